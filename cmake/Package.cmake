@@ -1,0 +1,18 @@
+# Installed package: CMake config (find_package(InfiniRT) -> InfiniRT::infinirt) and infinirt.pc.
+include(CMakePackageConfigHelpers)
+
+install(EXPORT InfiniRTTargets
+  NAMESPACE InfiniRT::
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/InfiniRT)
+configure_package_config_file(cmake/InfiniRTConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/InfiniRTConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/InfiniRT)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/InfiniRTConfigVersion.cmake
+  COMPATIBILITY SameMajorVersion)
+install(FILES
+  ${CMAKE_CURRENT_BINARY_DIR}/InfiniRTConfig.cmake
+  ${CMAKE_CURRENT_BINARY_DIR}/InfiniRTConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/InfiniRT)
+
+configure_file(cmake/infinirt.pc.in ${CMAKE_CURRENT_BINARY_DIR}/infinirt.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/infinirt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

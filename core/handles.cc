@@ -1,0 +1,62 @@
+#include "handles.h"
+
+namespace infinirt::core {
+
+namespace {
+
+// Fresh slots start at generations drawn from one process-wide counter, so a handle kept
+// across infinirtFinalize does not match the slot that reuses its index afterwards.
+std::atomic<uint32_t> g_generation_seed{1};
+
+}  // namespace
+
+HandleTable::HandleTable(HandleKind kind) : kind_(kind) {}
+
+HandleTable::~HandleTable() = default;
+
+uint64_t HandleTable::Insert(const ObjectRecord& record) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  uint32_t index;
+  if (!free_slots_.empty()) {
+    index = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    index = capacity_.load(std::memory_order_relaxed);
+    if (index >= kMaxChunks * kChunkSize) return 0;
+    if ((index & (kChunkSize - 1)) == 0) {
+      chunks_[index >> kChunkBits] = std::make_unique<Slot[]>(kChunkSize);
+      Slot* chunk = chunks_[index >> kChunkBits].get();
+      for (uint32_t i = 0; i < kChunkSize; ++i) {
+        const uint32_t generation = g_generation_seed.fetch_add(1, std::memory_order_relaxed);
+        chunk[i].state.store(uint64_t{generation} << 1, std::memory_order_relaxed);
+      }
+    }
+    capacity_.store(index + 1, std::memory_order_release);
+  }
+  Slot& slot = chunks_[index >> kChunkBits][index & (kChunkSize - 1)];
+  slot.record = record;
+  const uint32_t generation = static_cast<uint32_t>(slot.state.load(std::memory_order_relaxed) >> 1);
+  slot.state.store((uint64_t{generation} << 1) | 1u, std::memory_order_release);
+  ++live_;
+  return HandleCodec::Encode(kind_, generation, index);
+}
+
+bool HandleTable::Remove(uint64_t value, ObjectRecord* record) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!Lookup(value, record)) return false;
+  const uint32_t index = HandleCodec::Index(value);
+  Slot& slot = chunks_[index >> kChunkBits][index & (kChunkSize - 1)];
+  // The next generation, not live: every handle naming the old one is dead from now on.
+  const uint32_t next_generation = HandleCodec::Generation(value) + 1;
+  slot.state.store(uint64_t{next_generation} << 1, std::memory_order_release);
+  free_slots_.push_back(index);
+  --live_;
+  return true;
+}
+
+size_t HandleTable::live_count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return live_;
+}
+
+}  // namespace infinirt::core

@@ -1,0 +1,355 @@
+#include "loader.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <set>
+
+#include "env.h"
+#include "log.h"
+#include "plugin_table.h"
+
+namespace infinirt::core {
+
+namespace {
+
+constexpr char kPluginPrefix[] = "libinfinirt_";
+constexpr char kPluginSuffix[] = ".so";
+
+template <size_t N>
+void CopyString(char (&destination)[N], const std::string& source) {
+  std::snprintf(destination, N, "%s", source.c_str());
+}
+
+bool IsValidBackendName(const std::string& name) {
+  if (name.empty() || name.size() >= sizeof(infinirtBackendProp{}.name)) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+// "libinfinirt_<name>.so" -> "<name>"; "" when the file name does not have that form.
+std::string BackendNameOfFile(const std::string& path) {
+  const std::string file = path.substr(path.find_last_of('/') + 1);
+  const size_t prefix = sizeof(kPluginPrefix) - 1, suffix = sizeof(kPluginSuffix) - 1;
+  if (file.size() <= prefix + suffix || file.compare(0, prefix, kPluginPrefix) != 0 ||
+      file.compare(file.size() - suffix, suffix, kPluginSuffix) != 0) {
+    return "";
+  }
+  std::string name = file.substr(prefix, file.size() - prefix - suffix);
+  return IsValidBackendName(name) ? name : "";
+}
+
+std::vector<std::string> PluginFilesIn(const std::string& directory) {
+  std::vector<std::string> files;
+  DIR* dir = opendir(directory.c_str());
+  if (dir == nullptr) return files;
+  while (dirent* entry = readdir(dir)) {
+    const std::string path = directory + "/" + entry->d_name;
+    if (!BackendNameOfFile(path).empty()) files.push_back(path);
+  }
+  closedir(dir);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string RealPath(const std::string& path) {
+  char buffer[PATH_MAX];
+  if (realpath(path.c_str(), buffer) == nullptr) return path;
+  return buffer;
+}
+
+infinirtBackendProp NewListing(const std::string& name, const std::string& path) {
+  infinirtBackendProp prop{};
+  CopyString(prop.name, name);
+  CopyString(prop.path, path);
+  prop.deviceType = INFINI_DEVICE_TYPE_COUNT;
+  prop.abiMajor = prop.abiMinor = -1;
+  prop.runtimeVersion = -1;
+  return prop;
+}
+
+struct SearchPlan {
+  std::vector<std::string> entries;  // absolute directories or files
+  bool from_environment = false;
+};
+
+SearchPlan PlanSearch(const Config& config, const std::string& library_dir) {
+  SearchPlan plan;
+  std::vector<std::string> raw;
+  if (auto env = GetEnv("INFINIRT_PLUGIN_PATH"); env && !env->empty()) {
+    plan.from_environment = true;
+    raw = SplitList(*env, ':');
+    Log().debug("loader: INFINIRT_PLUGIN_PATH={} replaces the default search", *env);
+  } else {
+    if (!library_dir.empty()) raw.push_back(library_dir + "/infinirt");
+    raw.push_back(INFINIRT_INSTALL_PLUGIN_DIR);
+    raw.insert(raw.end(), config.plugin_search_paths.begin(), config.plugin_search_paths.end());
+  }
+  for (const std::string& entry : raw) {
+    if (entry.empty() || entry[0] != '/') {
+      Log().warn("loader: ignoring '{}': plugin search entries must be absolute paths", entry);
+      continue;
+    }
+    if (std::find(plan.entries.begin(), plan.entries.end(), entry) == plan.entries.end()) {
+      plan.entries.push_back(entry);
+    }
+  }
+  return plan;
+}
+
+bool PassesFilter(const std::vector<std::string>& filter, const std::string& name) {
+  return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
+}
+
+// Opens one plugin file and checks its table. On success returns the backend (not yet
+// initialised); on failure fills the listing's status and reason and returns null.
+std::unique_ptr<Backend> OpenPlugin(const std::string& path, infinirtBackendProp* listing) {
+  dlerror();
+  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* message = dlerror();
+    listing->status = infinirtBackendDlopenFailed;
+    CopyString(listing->reason, message ? message : "dlopen failed");
+    return nullptr;
+  }
+  auto get_table = reinterpret_cast<infinirtPluginGetTableFn>(
+      dlsym(library, INFINIRT_PLUGIN_ENTRY_SYMBOL));
+  if (get_table == nullptr) {
+    listing->status = infinirtBackendNoEntryPoint;
+    CopyString(listing->reason, std::string("the library does not export ") +
+                                    INFINIRT_PLUGIN_ENTRY_SYMBOL);
+    dlclose(library);
+    return nullptr;
+  }
+  const infinirtPluginTable* table = get_table();
+  auto reject = [&](infinirtBackendStatus_t status, const std::string& reason) {
+    listing->status = status;
+    CopyString(listing->reason, reason);
+    dlclose(library);
+    return nullptr;
+  };
+  if (table == nullptr) return reject(infinirtBackendBadTable, "the entry point returned NULL");
+  if (table->struct_size < INFINIRT_PLUGIN_TABLE_HEADER_SIZE) {
+    return reject(infinirtBackendBadTable,
+                  "struct_size " + std::to_string(table->struct_size) +
+                      " is smaller than the table header");
+  }
+  listing->abiMajor = static_cast<int>(table->abi_major);
+  listing->abiMinor = static_cast<int>(table->abi_minor);
+  const std::string versions = "plugin ABI " + std::to_string(table->abi_major) + "." +
+                               std::to_string(table->abi_minor) + ", core ABI " +
+                               std::to_string(INFINIRT_PLUGIN_ABI_MAJOR) + "." +
+                               std::to_string(INFINIRT_PLUGIN_ABI_MINOR);
+  if (table->abi_major < INFINIRT_PLUGIN_ABI_MAJOR) {
+    return reject(infinirtBackendAbiTooOld, versions + ": rebuild the plugin");
+  }
+  if (table->abi_major > INFINIRT_PLUGIN_ABI_MAJOR) {
+    return reject(infinirtBackendAbiTooNew, versions + ": upgrade InfiniRT");
+  }
+  const std::string name = table->name ? table->name : "";
+  if (!IsValidBackendName(name)) {
+    return reject(infinirtBackendBadTable, "invalid backend name '" + name + "'");
+  }
+  if (static_cast<int>(table->device_type) < 0 ||
+      table->device_type >= INFINI_DEVICE_TYPE_COUNT) {
+    return reject(infinirtBackendBadTable,
+                  "invalid device type " + std::to_string(static_cast<int>(table->device_type)));
+  }
+  auto backend = std::make_unique<Backend>();
+  backend->name = name;
+  backend->device_type = table->device_type;
+  backend->path = path;
+  backend->library = library;
+  backend->table = CompleteTable(*table, &backend->missing_entries);
+  CopyString(listing->name, name);
+  listing->deviceType = table->device_type;
+  return backend;
+}
+
+// Calls the plugin's Initialize, GetInfo and GetDeviceCount. False when it cannot be used.
+bool InitializePlugin(Backend* backend, const Config& config, infinirtBackendProp* listing) {
+  if (config.plugins.contains(backend->name)) {
+    backend->config_json = config.plugins[backend->name].dump();
+  }
+  backend->host.struct_size = sizeof(infinirtPluginHost);
+  backend->host.abi_major = INFINIRT_PLUGIN_ABI_MAJOR;
+  backend->host.abi_minor = INFINIRT_PLUGIN_ABI_MINOR;
+  backend->host.log = &PluginLog;
+  backend->host.config_json = backend->config_json.c_str();
+  const infinirtError_t init = backend->table.Initialize(&backend->host);
+  if (init != infinirtSuccess) {
+    listing->status = infinirtBackendInitFailed;
+    CopyString(listing->reason, std::string("Initialize returned ") + infinirtGetErrorName(init));
+    return false;
+  }
+  backend->initialized = true;
+  backend->info.struct_size = sizeof(infinirtPluginInfo);
+  backend->info.runtime_version = -1;
+  if (backend->table.GetInfo(&backend->info) != infinirtSuccess) {
+    backend->info.runtime_version = -1;
+  }
+  listing->runtimeVersion = backend->info.runtime_version;
+  CopyString(listing->runtimeLibrary, backend->info.runtime_library);
+  int count = 0;
+  const infinirtError_t counted = backend->table.GetDeviceCount(&count);
+  if (counted != infinirtSuccess && counted != infinirtErrorNoDevice) {
+    listing->status = infinirtBackendInitFailed;
+    CopyString(listing->reason, std::string("GetDeviceCount returned ") + infinirtGetErrorName(counted));
+    return false;
+  }
+  backend->device_count = counted == infinirtSuccess && count > 0 ? count : 0;
+  if (backend->info.runtime_missing) {
+    listing->status = infinirtBackendRuntimeMissing;
+    CopyString(listing->reason, backend->info.reason);
+  } else {
+    listing->status = infinirtBackendLoaded;
+    if (backend->device_count == 0) CopyString(listing->reason, backend->info.reason);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string LibraryDirectory() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&LibraryDirectory), &info) == 0 || !info.dli_fname) {
+    return "";
+  }
+  const std::string path = RealPath(info.dli_fname);
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+const std::vector<std::string>& KnownBackendNames() {
+  static const std::vector<std::string> names = {"cpu",   "nvidia",   "cambricon",
+                                                 "ascend", "metax",   "moore",
+                                                 "iluvatar", "kunlun", "hygon"};
+  return names;
+}
+
+LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
+  LoadResult result;
+  const SearchPlan plan = PlanSearch(config, library_dir);
+  std::vector<std::string> filter = config.backends;
+  if (auto env = GetEnv("INFINIRT_BACKENDS")) filter = SplitList(*env, ',');
+  for (std::string& name : filter) {
+    std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+  }
+
+  std::vector<std::string> candidates;
+  for (const std::string& entry : plan.entries) {
+    struct stat info {};
+    result.searched.push_back(entry);
+    if (stat(entry.c_str(), &info) != 0) {
+      Log().debug("loader: {} does not exist", entry);
+      if (plan.from_environment && !BackendNameOfFile(entry).empty()) {
+        infinirtBackendProp listing = NewListing(BackendNameOfFile(entry), entry);
+        listing.status = infinirtBackendNotFound;
+        CopyString(listing.reason, "no such file (named in INFINIRT_PLUGIN_PATH)");
+        result.listing.push_back(listing);
+      }
+      continue;
+    }
+    if (S_ISDIR(info.st_mode)) {
+      auto files = PluginFilesIn(entry);
+      Log().debug("loader: searching directory {}: {} plugin file(s)", entry, files.size());
+      candidates.insert(candidates.end(), files.begin(), files.end());
+    } else {
+      Log().debug("loader: plugin file named directly: {}", entry);
+      candidates.push_back(entry);
+    }
+  }
+
+  std::set<std::string> seen_paths;
+  for (const std::string& candidate : candidates) {
+    const std::string real = RealPath(candidate);
+    std::string name = BackendNameOfFile(candidate);
+    infinirtBackendProp listing = NewListing(name, real);
+    const auto started = std::chrono::steady_clock::now();
+    auto finish = [&](const char* verdict) {
+      listing.loadTimeMs = std::chrono::duration<double, std::milli>(
+                               std::chrono::steady_clock::now() - started).count();
+      Log().debug("loader: {} -> {}{}{}", candidate, verdict, listing.reason[0] ? ": " : "",
+                  listing.reason);
+      result.listing.push_back(listing);
+    };
+    if (!seen_paths.insert(real).second) {
+      listing.status = infinirtBackendDuplicate;
+      CopyString(listing.reason, "the same file was already considered as " + real);
+      finish("skipped (duplicate file)");
+      continue;
+    }
+    if (!name.empty() && !PassesFilter(filter, name)) {
+      listing.status = infinirtBackendFilteredOut;
+      CopyString(listing.reason, "not named in INFINIRT_BACKENDS or the config's backends");
+      finish("skipped (filtered out)");
+      continue;
+    }
+    std::unique_ptr<Backend> backend = OpenPlugin(real, &listing);
+    if (!backend) {
+      finish("rejected");
+      continue;
+    }
+    name = backend->name;
+    if (!PassesFilter(filter, name)) {
+      listing.status = infinirtBackendFilteredOut;
+      CopyString(listing.reason, "not named in INFINIRT_BACKENDS or the config's backends");
+      finish("skipped (filtered out)");
+      continue;
+    }
+    auto same_name = std::find_if(result.backends.begin(), result.backends.end(),
+                                  [&](const auto& loaded) { return loaded->name == name; });
+    if (same_name != result.backends.end()) {
+      listing.status = infinirtBackendDuplicate;
+      CopyString(listing.reason, "backend '" + name + "' is already loaded from " +
+                                     (*same_name)->path);
+      finish("skipped (duplicate backend)");
+      continue;
+    }
+    if (!backend->missing_entries.empty()) {
+      std::string missing;
+      for (const auto& entry : backend->missing_entries) missing += " " + entry;
+      Log().debug("loader: {} lacks entries (they answer NotSupported):{}", name, missing);
+    }
+    if (!InitializePlugin(backend.get(), config, &listing)) {
+      finish("rejected");
+      continue;
+    }
+    listing.deviceCount = backend->device_count;
+    finish(listing.status == infinirtBackendLoaded ? "loaded" : "loaded without its runtime");
+    result.listing_of_backend.push_back(static_cast<int>(result.listing.size()) - 1);
+    result.backends.push_back(std::move(backend));
+  }
+
+  std::string searched;
+  for (const auto& entry : result.searched) searched += (searched.empty() ? "" : ", ") + entry;
+  for (const std::string& name : KnownBackendNames()) {
+    const bool considered = std::any_of(result.listing.begin(), result.listing.end(),
+                                        [&](const auto& l) { return name == l.name; });
+    if (considered) continue;
+    infinirtBackendProp listing = NewListing(name, "");
+    if (!PassesFilter(filter, name)) {
+      listing.status = infinirtBackendFilteredOut;
+      CopyString(listing.reason, "not named in INFINIRT_BACKENDS or the config's backends");
+    } else {
+      listing.status = infinirtBackendNotFound;
+      CopyString(listing.reason, std::string(kPluginPrefix) + name + kPluginSuffix +
+                                     " not found in: " + (searched.empty() ? "(nothing)" : searched));
+    }
+    result.listing.push_back(listing);
+  }
+  if (result.backends.empty()) {
+    Log().error("no InfiniRT plugin could be loaded; searched: {}",
+                searched.empty() ? "(nothing)" : searched);
+  }
+  return result;
+}
+
+}  // namespace infinirt::core

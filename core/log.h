@@ -1,0 +1,38 @@
+// Logging for the core: one spdlog logger named "infinirt" writing to stderr. Plugins log through
+// PluginLog, which the core hands them in the host table.
+#ifndef INFINIRT_CORE_LOG_H_
+#define INFINIRT_CORE_LOG_H_
+
+#include <spdlog/spdlog.h>
+
+#include <string>
+
+#include "infinirt.h"
+#include "infinirt_plugin.h"
+
+namespace infinirt::core {
+
+// The core's logger; created on first use with the level from INFINIRT_LOG_LEVEL (default warn).
+spdlog::logger& Log();
+
+// Applies a level name (off/error/warn/info/debug/trace). Returns false for an unknown name.
+bool SetLogLevel(const std::string& level_name);
+
+// Re-reads INFINIRT_LOG_LEVEL; called at every initialisation so tests can change it.
+void ApplyLogLevelFromEnvironment();
+
+// The callback handed to plugins.
+void PluginLog(infinirtLogLevel_t level, const char* plugin, const char* message);
+
+// Logs why a call failed, at debug level, and returns the error: the single path for
+// rejecting bad input, so every rejection leaves a log line.
+template <class... Args>
+infinirtError_t Fail(infinirtError_t error, spdlog::format_string_t<Args...> format,
+                     Args&&... args) {
+  Log().debug(format, std::forward<Args>(args)...);
+  return error;
+}
+
+}  // namespace infinirt::core
+
+#endif  // INFINIRT_CORE_LOG_H_

@@ -1,0 +1,189 @@
+#include "runtime.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <climits>
+#include <mutex>
+
+#include "env.h"
+#include "loader.h"
+#include "log.h"
+
+namespace infinirt::core {
+
+std::atomic<Runtime*> Runtime::instance_{nullptr};
+
+namespace {
+
+std::mutex& InitMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// Parses one INFINIRT_VISIBLE_DEVICES token: a flat ordinal ("2") or "<backend>:<index>"
+// ("nvidia:1"). Returns the ordinal in the full device list, or -1.
+int ParseDeviceToken(const std::string& token, const std::vector<DeviceEntry>& all,
+                     const std::vector<std::unique_ptr<Backend>>& backends) {
+  auto parse_index = [](const std::string& text) -> int {
+    if (text.empty() || text.size() > 9 ||
+        !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return -1;
+    }
+    return std::stoi(text);
+  };
+  const size_t colon = token.find(':');
+  if (colon == std::string::npos) {
+    const int ordinal = parse_index(token);
+    return ordinal >= 0 && ordinal < static_cast<int>(all.size()) ? ordinal : -1;
+  }
+  const std::string name = token.substr(0, colon);
+  const int index = parse_index(token.substr(colon + 1));
+  for (size_t ordinal = 0; ordinal < all.size(); ++ordinal) {
+    if (backends[all[ordinal].backend]->name == name && all[ordinal].local_device == index) {
+      return static_cast<int>(ordinal);
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+Runtime::Runtime() {
+  const std::string library_dir = LibraryDirectory();
+  config_ = LoadConfig(library_dir);
+  if (!GetEnv("INFINIRT_LOG_LEVEL") && config_.log_level) {
+    if (!SetLogLevel(*config_.log_level)) {
+      Log().error("config: {}: log_level '{}' is not one of off/error/warn/info/debug/trace",
+                  config_.source, *config_.log_level);
+    }
+  }
+  LoadResult loaded = LoadPlugins(config_, library_dir);
+  backends_ = std::move(loaded.backends);
+  listing_ = std::move(loaded.listing);
+  listing_of_backend_ = std::move(loaded.listing_of_backend);
+  BuildDeviceList(listing_of_backend_);
+}
+
+void Runtime::BuildDeviceList(const std::vector<int>& listing_of_backend) {
+  std::vector<DeviceEntry> all;
+  for (size_t b = 0; b < backends_.size(); ++b) {
+    for (int local = 0; local < backends_[b]->device_count; ++local) {
+      all.push_back({static_cast<int>(b), local, backends_[b]->device_type});
+    }
+  }
+  // Accelerators first, by device type, then load order, then local index; the CPU last.
+  auto rank = [](infiniDevice_t type) { return type == INFINI_DEVICE_CPU ? INT_MAX : int(type); };
+  std::stable_sort(all.begin(), all.end(), [&](const DeviceEntry& a, const DeviceEntry& b) {
+    return rank(a.type) < rank(b.type);
+  });
+  devices_ = all;
+  std::optional<std::string> visible = GetEnv("INFINIRT_VISIBLE_DEVICES");
+  if (!visible) visible = config_.visible_devices;
+  if (visible) ApplyVisibleDevices(*visible);
+  for (size_t b = 0; b < backends_.size(); ++b) {
+    listing_[listing_of_backend[b]].deviceCount = static_cast<int>(
+        std::count_if(devices_.begin(), devices_.end(),
+                      [&](const DeviceEntry& d) { return d.backend == static_cast<int>(b); }));
+  }
+}
+
+void Runtime::ApplyVisibleDevices(const std::string& spec) {
+  // As CUDA_VISIBLE_DEVICES: the listed devices, in the listed order; parsing stops at the first
+  // token that names no device.
+  const std::vector<DeviceEntry> all = devices_;
+  devices_.clear();
+  std::vector<bool> taken(all.size(), false);
+  for (const std::string& token : SplitList(spec, ',')) {
+    const int ordinal = ParseDeviceToken(token, all, backends_);
+    if (ordinal < 0) {
+      Log().warn("INFINIRT_VISIBLE_DEVICES: '{}' names no device; ignoring it and what follows",
+                 token);
+      break;
+    }
+    if (taken[ordinal]) continue;
+    taken[ordinal] = true;
+    devices_.push_back(all[ordinal]);
+  }
+  Log().debug("INFINIRT_VISIBLE_DEVICES='{}': {} of {} devices visible", spec, devices_.size(),
+              all.size());
+}
+
+Runtime& Runtime::InitializeSlow() {
+  std::lock_guard<std::mutex> lock(InitMutex());
+  if (Runtime* existing = instance_.load(std::memory_order_acquire)) return *existing;
+  ApplyLogLevelFromEnvironment();
+  Runtime* runtime = new Runtime();
+  instance_.store(runtime, std::memory_order_release);
+  return *runtime;
+}
+
+void Runtime::Finalize() {
+  std::lock_guard<std::mutex> lock(InitMutex());
+  Runtime* runtime = instance_.exchange(nullptr, std::memory_order_acq_rel);
+  delete runtime;
+}
+
+void Runtime::ReleaseDeviceObjects(int device) {
+  const DeviceEntry entry = devices_[device];
+  Backend& owner = *backends_[entry.backend];
+  owner.table.DeviceSynchronize(entry.local_device);
+  auto on_device = [&](const ObjectRecord& record) { return record.device == device; };
+  ObjectRecord record;
+  for (const auto& [handle, live] : graph_execs_.Snapshot(on_device)) {
+    if (graph_execs_.Remove(handle, &record)) {
+      owner.table.GraphExecDestroy(record.local_device, record.plugin_handle);
+    }
+  }
+  for (const auto& [handle, live] : graphs_.Snapshot(on_device)) {
+    if (graphs_.Remove(handle, &record)) {
+      owner.table.GraphDestroy(record.local_device, record.plugin_handle);
+    }
+  }
+  for (const auto& [handle, live] : events_.Snapshot(on_device)) {
+    if (events_.Remove(handle, &record)) {
+      owner.table.EventDestroy(record.local_device, record.plugin_handle);
+    }
+  }
+  for (const auto& [handle, live] : streams_.Snapshot(on_device)) {
+    if (streams_.Remove(handle, &record)) {
+      owner.table.StreamDestroy(record.local_device, record.plugin_handle);
+    }
+  }
+  const auto allocations = allocations_.Snapshot([&](const Allocation& a) {
+    return a.device == device && a.kind != MemoryKind::kStreamOrdered;
+  });
+  for (const Allocation& allocation : allocations) {
+    auto removed = allocations_.RemoveExact(allocation.base, [](MemoryKind) { return true; });
+    if (!removed) continue;
+    void* pointer = reinterpret_cast<void*>(removed->base);
+    if (removed->kind == MemoryKind::kPinnedHost) {
+      owner.table.FreeHost(removed->local_device, pointer);
+    } else {
+      owner.table.Free(removed->local_device, pointer);
+    }
+  }
+}
+
+Runtime::~Runtime() {
+  // Everything the program left behind is released, device by device, before the plugins go.
+  for (size_t device = 0; device < devices_.size(); ++device) {
+    ReleaseDeviceObjects(static_cast<int>(device));
+  }
+  // Stream-ordered allocations survive a device reset but not finalize.
+  for (const Allocation& allocation : allocations_.Snapshot([](const Allocation&) { return true; })) {
+    if (allocations_.RemoveExact(allocation.base, [](MemoryKind) { return true; })) {
+      Backend& owner = *backends_[allocation.backend];
+      owner.table.Free(allocation.local_device, reinterpret_cast<void*>(allocation.base));
+    }
+  }
+  // Backends' destructors finalize and unload the plugins, last loaded first.
+  while (!backends_.empty()) backends_.pop_back();
+}
+
+Backend::~Backend() {
+  if (initialized) table.Finalize();
+  if (library) dlclose(library);
+}
+
+}  // namespace infinirt::core

@@ -1,0 +1,74 @@
+// The process-wide runtime: loaded backends, the flat device ordinal space, the handle tables
+// and the allocation registry. Created lazily by the first call (or infinirtInit) and torn down
+// by infinirtFinalize.
+#ifndef INFINIRT_CORE_RUNTIME_H_
+#define INFINIRT_CORE_RUNTIME_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+#include "config.h"
+#include "handles.h"
+#include "infinirt.h"
+#include "registry.h"
+
+namespace infinirt::core {
+
+// One entry of the flat device ordinal space.
+struct DeviceEntry {
+  int backend = -1;      // index in Runtime::backends
+  int local_device = -1; // the backend's own device index
+  infiniDevice_t type = INFINI_DEVICE_CPU;
+};
+
+class Runtime {
+ public:
+  // The runtime, initialising it on first use. Never null.
+  static Runtime& Get() {
+    Runtime* runtime = instance_.load(std::memory_order_acquire);
+    return runtime ? *runtime : InitializeSlow();
+  }
+  static void Finalize();
+
+  Backend& backend(int index) { return *backends_[index]; }
+  const std::vector<std::unique_ptr<Backend>>& backends() const { return backends_; }
+  const std::vector<DeviceEntry>& devices() const { return devices_; }
+  const std::vector<infinirtBackendProp>& listing() const { return listing_; }
+
+  HandleTable& streams() { return streams_; }
+  HandleTable& events() { return events_; }
+  HandleTable& graphs() { return graphs_; }
+  HandleTable& graph_execs() { return graph_execs_; }
+  AllocationRegistry& allocations() { return allocations_; }
+
+  // Waits for a device's work, then releases every stream, event, graph and allocation of the
+  // device that the core knows (stream-ordered allocations excepted), as infinirtDeviceReset.
+  void ReleaseDeviceObjects(int device);
+
+ private:
+  Runtime();
+  ~Runtime();
+  static Runtime& InitializeSlow();
+  void BuildDeviceList(const std::vector<int>& listing_of_backend);
+  void ApplyVisibleDevices(const std::string& spec);
+
+  static std::atomic<Runtime*> instance_;
+
+  Config config_;
+  std::vector<std::unique_ptr<Backend>> backends_;
+  std::vector<DeviceEntry> devices_;
+  std::vector<infinirtBackendProp> listing_;
+  std::vector<int> listing_of_backend_;
+  HandleTable streams_{HandleKind::kStream};
+  HandleTable events_{HandleKind::kEvent};
+  HandleTable graphs_{HandleKind::kGraph};
+  HandleTable graph_execs_{HandleKind::kGraphExec};
+  AllocationRegistry allocations_;
+};
+
+}  // namespace infinirt::core
+
+#endif  // INFINIRT_CORE_RUNTIME_H_

@@ -1,0 +1,409 @@
+// The CPU backend: a complete InfiniRT plugin whose "device" memory is host memory and whose
+// streams run on a bounded pool of worker threads (engine.h).
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "device_info.h"
+#include "engine.h"
+#include "infinirt_plugin.h"
+
+namespace infinirt::cpu {
+namespace {
+
+constexpr char kName[] = "cpu";
+constexpr size_t kAlignment = 256;  // what CUDA guarantees for cudaMalloc
+constexpr int kMaxWorkerThreads = 256;
+
+struct PluginState {
+  const infinirtPluginHost* host = nullptr;
+  uint64_t epoch = 0;
+  int worker_threads = 0;
+  std::unique_ptr<WorkerPool> pool;
+  std::shared_ptr<Device> device;  // the CPU is one device
+};
+
+PluginState* g_state = nullptr;
+uint64_t g_epoch = 0;
+
+void Log(infinirtLogLevel_t level, const std::string& message) {
+  if (g_state && g_state->host && g_state->host->log) {
+    g_state->host->log(level, kName, message.c_str());
+  }
+}
+
+// Each entry runs its body here: no exception crosses the C boundary.
+template <class Body>
+infinirtError_t Guarded(Body&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return infinirtErrorMemoryAllocation;
+  } catch (const std::exception& exception) {
+    Log(INFINIRT_LOG_ERROR, std::string("internal error: ") + exception.what());
+    return infinirtErrorUnknown;
+  } catch (...) {
+    return infinirtErrorUnknown;
+  }
+}
+
+// Blocking calls made from a host function would wait for the worker running them.
+infinirtError_t RefuseOnWorker(const char* what) {
+  Log(INFINIRT_LOG_DEBUG,
+      std::string(what) + " called from a host function: not permitted (it would deadlock)");
+  return infinirtErrorNotPermitted;
+}
+
+struct StreamHandle {
+  std::shared_ptr<Stream> stream;
+};
+
+// The calling thread's per-thread default stream, created on first use.
+Stream& PerThreadStream() {
+  struct PerThread {
+    uint64_t epoch = 0;
+    std::shared_ptr<Stream> stream;
+  };
+  thread_local PerThread per_thread;
+  if (per_thread.epoch != g_state->epoch || !per_thread.stream) {
+    per_thread.stream = g_state->device->CreateStream(Stream::Kind::kPerThread, false);
+    per_thread.epoch = g_state->epoch;
+  }
+  return *per_thread.stream;
+}
+
+Stream& StreamOf(infinirtPluginStream_t handle) {
+  if (handle == INFINIRT_PLUGIN_STREAM_LEGACY) return *g_state->device->legacy();
+  if (handle == INFINIRT_PLUGIN_STREAM_PER_THREAD) return PerThreadStream();
+  return *static_cast<StreamHandle*>(handle)->stream;
+}
+
+Event& EventOf(infinirtPluginEvent_t handle) { return *static_cast<Event*>(handle); }
+
+int WorkerThreadsFromConfig(const char* config_json) {
+  const int automatic = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 4, 64);
+  if (config_json == nullptr) return automatic;
+  const auto config = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object() || !config.contains("worker_threads")) return automatic;
+  const auto& value = config["worker_threads"];
+  if (!value.is_number_integer() || value.get<int>() < 0 || value.get<int>() > kMaxWorkerThreads) {
+    Log(INFINIRT_LOG_ERROR, "config: plugins.cpu.worker_threads must be an integer in [0, " +
+                                std::to_string(kMaxWorkerThreads) + "] (0 = automatic); using " +
+                                std::to_string(automatic));
+    return automatic;
+  }
+  return value.get<int>() == 0 ? automatic : value.get<int>();
+}
+
+infinirtError_t AllocateAligned(void** ptr, size_t size) {
+  void* memory = nullptr;
+  if (posix_memalign(&memory, kAlignment, size) != 0 || memory == nullptr) {
+    return infinirtErrorMemoryAllocation;
+  }
+  *ptr = memory;
+  return infinirtSuccess;
+}
+
+// Frees after the device's queued work is done, since that work may still use the memory
+// (as cudaFree synchronises).
+infinirtError_t FreeAfterSync(void* ptr, const char* what) {
+  if (OnWorkerThread()) return RefuseOnWorker(what);
+  g_state->device->Synchronize();
+  free(ptr);
+  return infinirtSuccess;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries
+
+infinirtError_t Initialize(const infinirtPluginHost* host) {
+  return Guarded([&] {
+    if (g_state != nullptr) return infinirtErrorIllegalState;
+    auto state = std::make_unique<PluginState>();
+    state->host = host;
+    state->epoch = ++g_epoch;
+    g_state = state.get();
+    state->worker_threads = WorkerThreadsFromConfig(host ? host->config_json : nullptr);
+    state->pool = std::make_unique<WorkerPool>(state->worker_threads);
+    state->device = std::make_shared<Device>(state->pool.get());
+    state->device->CreateLegacyStream();
+    state.release();
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t Finalize() {
+  return Guarded([&] {
+    if (g_state == nullptr) return infinirtSuccess;
+    std::unique_ptr<PluginState> state(g_state);
+    state->device->Shutdown();
+    state->pool.reset();  // joins the workers
+    g_state = nullptr;
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t GetInfo(infinirtPluginInfo* info) {
+  info->runtime_version = -1;  // built in: no vendor runtime
+  std::snprintf(info->runtime_library, sizeof(info->runtime_library), "(built in)");
+  info->runtime_missing = 0;
+  return infinirtSuccess;
+}
+
+infinirtError_t GetDeviceCount(int* count) {
+  *count = 1;
+  return infinirtSuccess;
+}
+
+infinirtError_t GetDeviceProperties(int, struct infinirtDeviceProp* prop) {
+  return Guarded([&] {
+    FillDeviceProperties(g_state->worker_threads, prop);
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t DeviceGetAttribute(int, int* value, enum infinirtDeviceAttr attr) {
+  *value = DeviceAttributeValue(attr, g_state->worker_threads);
+  return infinirtSuccess;
+}
+
+infinirtError_t DriverGetVersion(int, int* version) {
+  *version = INFINIRT_CUDA_API_VERSION;
+  return infinirtSuccess;
+}
+
+infinirtError_t DeviceSynchronize(int) {
+  return Guarded([&] {
+    if (OnWorkerThread()) return RefuseOnWorker("DeviceSynchronize");
+    g_state->device->Synchronize();
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t DeviceReset(int) {
+  // The core has already released the device's streams, events and allocations.
+  return DeviceSynchronize(0);
+}
+
+infinirtError_t MemGetInfo(int, size_t* free_bytes, size_t* total_bytes) {
+  const MemoryInfo info = ReadMemoryInfo();
+  *free_bytes = info.available;
+  *total_bytes = info.total;
+  return infinirtSuccess;
+}
+
+infinirtError_t Malloc(int, void** ptr, size_t size) { return AllocateAligned(ptr, size); }
+
+infinirtError_t Free(int, void* ptr) {
+  return Guarded([&] { return FreeAfterSync(ptr, "Free"); });
+}
+
+// Host memory is what the CPU device computes on: every host allocation is "pinned".
+infinirtError_t HostAlloc(int, void** ptr, size_t size, unsigned int) {
+  return AllocateAligned(ptr, size);
+}
+
+infinirtError_t FreeHost(int, void* ptr) {
+  return Guarded([&] { return FreeAfterSync(ptr, "FreeHost"); });
+}
+
+infinirtError_t Memcpy(int, void* dst, const void* src, size_t count, enum infinirtMemcpyKind) {
+  return Guarded([&] {
+    if (OnWorkerThread()) return RefuseOnWorker("Memcpy");
+    g_state->device->RunOnLegacyAndWait([=] { std::memmove(dst, src, count); });
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t MemcpyAsync(int, void* dst, const void* src, size_t count,
+                            enum infinirtMemcpyKind, infinirtPluginStream_t stream) {
+  return Guarded([&] {
+    g_state->device->Submit(StreamOf(stream), {}, [=] { std::memmove(dst, src, count); });
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t Memset(int, void* ptr, int value, size_t count) {
+  return Guarded([&] {
+    if (OnWorkerThread()) return RefuseOnWorker("Memset");
+    g_state->device->RunOnLegacyAndWait([=] { std::memset(ptr, value, count); });
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t MemsetAsync(int, void* ptr, int value, size_t count,
+                            infinirtPluginStream_t stream) {
+  return Guarded([&] {
+    g_state->device->Submit(StreamOf(stream), {}, [=] { std::memset(ptr, value, count); });
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t StreamCreate(int, infinirtPluginStream_t* stream, unsigned int flags) {
+  return Guarded([&] {
+    const bool non_blocking = (flags & infinirtStreamNonBlocking) != 0;
+    auto handle = std::make_unique<StreamHandle>();
+    handle->stream = g_state->device->CreateStream(Stream::Kind::kCreated, non_blocking);
+    *stream = handle.release();
+    return infinirtSuccess;
+  });
+}
+
+// Queued work still runs: the engine holds the stream until it is done.
+infinirtError_t StreamDestroy(int, infinirtPluginStream_t stream) {
+  delete static_cast<StreamHandle*>(stream);
+  return infinirtSuccess;
+}
+
+infinirtError_t StreamSynchronize(int, infinirtPluginStream_t stream) {
+  return Guarded([&] {
+    if (OnWorkerThread()) return RefuseOnWorker("StreamSynchronize");
+    g_state->device->SynchronizeStream(StreamOf(stream));
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t StreamQuery(int, infinirtPluginStream_t stream) {
+  return Guarded([&] {
+    return g_state->device->StreamIdle(StreamOf(stream)) ? infinirtSuccess
+                                                          : infinirtErrorNotReady;
+  });
+}
+
+infinirtError_t StreamWaitEvent(int, infinirtPluginStream_t stream, infinirtPluginEvent_t event,
+                                unsigned int) {
+  return Guarded([&] {
+    // The wait uses the event's state now; recording it again later does not change it.
+    auto record = EventOf(event).last();
+    if (!record) return infinirtSuccess;  // never recorded: nothing to wait for
+    g_state->device->Submit(StreamOf(stream), {record->point}, Task());
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t LaunchHostFunc(int, infinirtPluginStream_t stream, infinirtHostFn_t fn,
+                               void* user_data) {
+  return Guarded([&] {
+    g_state->device->Submit(StreamOf(stream), {}, [fn, user_data] { fn(user_data); });
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t EventCreate(int, infinirtPluginEvent_t* event, unsigned int flags) {
+  return Guarded([&] {
+    *event = new Event(flags);
+    return infinirtSuccess;
+  });
+}
+
+// A pending record still completes; its timestamp is simply dropped.
+infinirtError_t EventDestroy(int, infinirtPluginEvent_t event) {
+  delete static_cast<Event*>(event);
+  return infinirtSuccess;
+}
+
+infinirtError_t EventRecord(int, infinirtPluginEvent_t event, infinirtPluginStream_t stream) {
+  return Guarded([&] {
+    EventOf(event).Record(*g_state->device, StreamOf(stream));
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t EventQuery(int, infinirtPluginEvent_t event) {
+  auto record = EventOf(event).last();
+  return !record || record->point.Reached() ? infinirtSuccess : infinirtErrorNotReady;
+}
+
+infinirtError_t EventSynchronize(int, infinirtPluginEvent_t event) {
+  return Guarded([&] {
+    auto record = EventOf(event).last();
+    if (!record || record->point.Reached()) return infinirtSuccess;
+    if (OnWorkerThread()) return RefuseOnWorker("EventSynchronize");
+    record->point.stream->WaitFor(record->point.seq);
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t EventElapsedTime(int, float* ms, infinirtPluginEvent_t start,
+                                 infinirtPluginEvent_t end) {
+  Event& first = EventOf(start);
+  Event& last = EventOf(end);
+  if ((first.flags() | last.flags()) & infinirtEventDisableTiming) {
+    return infinirtErrorInvalidResourceHandle;
+  }
+  auto first_record = first.last();
+  auto last_record = last.last();
+  if (!first_record || !last_record) return infinirtErrorInvalidResourceHandle;
+  if (!first_record->point.Reached() || !last_record->point.Reached()) {
+    return infinirtErrorNotReady;
+  }
+  const int64_t nanoseconds = last_record->reached_ns.load() - first_record->reached_ns.load();
+  *ms = static_cast<float>(static_cast<double>(nanoseconds) / 1e6);
+  return infinirtSuccess;
+}
+
+infinirtError_t StreamIsCapturing(int, infinirtPluginStream_t,
+                                  enum infinirtStreamCaptureStatus* status) {
+  // Capture is not implemented yet (StreamBeginCapture answers NotSupported): never capturing.
+  *status = infinirtStreamCaptureStatusNone;
+  return infinirtSuccess;
+}
+
+infinirtPluginTable MakeTable() {
+  infinirtPluginTable table{};
+  table.struct_size = sizeof(infinirtPluginTable);
+  table.abi_major = INFINIRT_PLUGIN_ABI_MAJOR;
+  table.abi_minor = INFINIRT_PLUGIN_ABI_MINOR;
+  table.name = kName;
+  table.device_type = INFINI_DEVICE_CPU;
+  table.Initialize = Initialize;
+  table.Finalize = Finalize;
+  table.GetInfo = GetInfo;
+  table.GetDeviceCount = GetDeviceCount;
+  table.GetDeviceProperties = GetDeviceProperties;
+  table.DeviceGetAttribute = DeviceGetAttribute;
+  table.DriverGetVersion = DriverGetVersion;
+  table.DeviceSynchronize = DeviceSynchronize;
+  table.DeviceReset = DeviceReset;
+  table.MemGetInfo = MemGetInfo;
+  table.Malloc = Malloc;
+  table.Free = Free;
+  table.HostAlloc = HostAlloc;
+  table.FreeHost = FreeHost;
+  table.Memcpy = Memcpy;
+  table.MemcpyAsync = MemcpyAsync;
+  table.Memset = Memset;
+  table.MemsetAsync = MemsetAsync;
+  table.StreamCreate = StreamCreate;
+  table.StreamDestroy = StreamDestroy;
+  table.StreamSynchronize = StreamSynchronize;
+  table.StreamQuery = StreamQuery;
+  table.StreamWaitEvent = StreamWaitEvent;
+  table.LaunchHostFunc = LaunchHostFunc;
+  table.EventCreate = EventCreate;
+  table.EventDestroy = EventDestroy;
+  table.EventRecord = EventRecord;
+  table.EventQuery = EventQuery;
+  table.EventSynchronize = EventSynchronize;
+  table.EventElapsedTime = EventElapsedTime;
+  table.StreamIsCapturing = StreamIsCapturing;
+  // Stream capture, graphs and stream-ordered allocation: not yet (NULL = NotSupported).
+  return table;
+}
+
+}  // namespace
+}  // namespace infinirt::cpu
+
+extern "C" const infinirtPluginTable* infinirtPluginGetTable(void) {
+  static const infinirtPluginTable table = infinirt::cpu::MakeTable();
+  return &table;
+}

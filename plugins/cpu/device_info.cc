@@ -1,0 +1,145 @@
+#include "device_info.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace infinirt::cpu {
+
+namespace {
+
+// "MemAvailable:   123456 kB" -> bytes; 0 when absent.
+size_t MeminfoBytes(const std::string& key) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string name;
+  size_t kilobytes = 0;
+  std::string unit;
+  while (meminfo >> name >> kilobytes >> unit) {
+    if (name == key + ":") return kilobytes * 1024;
+  }
+  return 0;
+}
+
+// The cgroup v2 (or v1) memory limit of this process, or SIZE_MAX when none.
+size_t CgroupMemoryLimit() {
+  for (const char* path : {"/sys/fs/cgroup/memory.max",
+                           "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream file(path);
+    std::string value;
+    if (file >> value && !value.empty() && value != "max") {
+      try {
+        return static_cast<size_t>(std::stoull(value));
+      } catch (...) {
+      }
+    }
+  }
+  return SIZE_MAX;
+}
+
+std::string CpuModelName() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos && colon + 2 <= line.size()) return line.substr(colon + 2);
+    }
+  }
+  return "";
+}
+
+int HardwareThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+int CacheSize(int name) {
+  const long size = sysconf(name);
+  return size > 0 && size < INT_MAX ? static_cast<int>(size) : 0;
+}
+
+}  // namespace
+
+MemoryInfo ReadMemoryInfo() {
+  MemoryInfo info;
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  info.total = pages > 0 && page_size > 0 ? static_cast<size_t>(pages) * page_size : 0;
+  info.total = std::min(info.total, CgroupMemoryLimit());
+  info.available = std::min(MeminfoBytes("MemAvailable"), info.total);
+  return info;
+}
+
+void FillDeviceProperties(int worker_threads, struct infinirtDeviceProp* prop) {
+  const std::string model = CpuModelName();
+  std::snprintf(prop->name, sizeof(prop->name), "CPU%s%s", model.empty() ? "" : " (",
+                model.empty() ? "" : (model + ")").c_str());
+  prop->totalGlobalMem = ReadMemoryInfo().total;
+  prop->sharedMemPerBlock = 0;
+  prop->regsPerBlock = 0;
+  prop->warpSize = 1;
+  prop->memPitch = SIZE_MAX;
+  prop->maxThreadsPerBlock = 1;
+  prop->maxThreadsDim[0] = prop->maxThreadsDim[1] = prop->maxThreadsDim[2] = 1;
+  prop->maxGridSize[0] = INT_MAX;
+  prop->maxGridSize[1] = prop->maxGridSize[2] = 65535;
+  prop->totalConstMem = 0;
+  prop->major = 0;
+  prop->minor = 0;
+  prop->multiProcessorCount = HardwareThreads();
+  prop->integrated = 1;
+  prop->canMapHostMemory = 1;
+  prop->concurrentKernels = 1;
+  prop->asyncEngineCount = worker_threads;
+  prop->unifiedAddressing = 1;
+  prop->l2CacheSize = CacheSize(_SC_LEVEL2_CACHE_SIZE);
+  prop->maxThreadsPerMultiProcessor = 1;
+  prop->pageableMemoryAccess = 1;
+  prop->memoryPoolsSupported = 0;
+  prop->hostRegisterSupported = 0;
+  prop->managedMemory = 0;
+}
+
+int DeviceAttributeValue(enum infinirtDeviceAttr attr, int worker_threads) {
+  switch (attr) {
+    case infinirtDevAttrMaxThreadsPerBlock:
+    case infinirtDevAttrMaxBlockDimX:
+    case infinirtDevAttrMaxBlockDimY:
+    case infinirtDevAttrMaxBlockDimZ:
+    case infinirtDevAttrWarpSize:
+    case infinirtDevAttrMaxThreadsPerMultiProcessor:
+    case infinirtDevAttrMaxBlocksPerMultiprocessor:
+      return 1;
+    case infinirtDevAttrMaxGridDimX:
+      return INT_MAX;
+    case infinirtDevAttrMaxGridDimY:
+    case infinirtDevAttrMaxGridDimZ:
+      return 65535;
+    case infinirtDevAttrMaxPitch:
+      return INT_MAX;
+    case infinirtDevAttrMultiProcessorCount:
+      return HardwareThreads();
+    case infinirtDevAttrAsyncEngineCount:
+      return worker_threads;
+    case infinirtDevAttrL2CacheSize:
+      return CacheSize(_SC_LEVEL2_CACHE_SIZE);
+    case infinirtDevAttrGpuOverlap:
+    case infinirtDevAttrIntegrated:
+    case infinirtDevAttrCanMapHostMemory:
+    case infinirtDevAttrConcurrentKernels:
+    case infinirtDevAttrUnifiedAddressing:
+    case infinirtDevAttrPageableMemoryAccess:
+    case infinirtDevAttrHostNativeAtomicSupported:
+    case infinirtDevAttrPageableMemoryAccessUsesHostPageTables:
+      return 1;
+    case infinirtDevAttrHostNumaId:
+    case infinirtDevAttrNumaId:
+      return -1;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace infinirt::cpu

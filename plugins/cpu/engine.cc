@@ -1,0 +1,338 @@
+#include "engine.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace infinirt::cpu {
+
+namespace {
+
+thread_local bool tls_on_worker = false;
+
+// Operations a worker runs from one stream before letting other streams have a turn.
+constexpr int kRunBudget = 64;
+
+}  // namespace
+
+int64_t NowNanoseconds() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool OnWorkerThread() { return tls_on_worker; }
+
+void RunGuarded(const Task& work) {
+  if (!work) return;
+  try {
+    work();
+  } catch (...) {
+    // A C++ host function that throws: the exception must not unwind through the engine.
+    // CUDA leaves this undefined; the stream goes on with its next operation.
+  }
+}
+
+bool StreamPoint::Reached() const { return stream->completed() >= seq; }
+
+// ---------------------------------------------------------------------------------------------
+// WorkerPool
+
+WorkerPool::WorkerPool(int threads) {
+  threads_.reserve(threads);
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { WorkerLoop(); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  ready_cv_.notify_all();
+  for (std::thread& thread : threads_) thread.join();
+}
+
+void WorkerPool::Schedule(std::shared_ptr<Stream> stream) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ready_.push_back(std::move(stream));
+  }
+  ready_cv_.notify_one();
+}
+
+void WorkerPool::WorkerLoop() {
+  tls_on_worker = true;
+  for (;;) {
+    std::shared_ptr<Stream> stream;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      ready_cv_.wait(lock, [this] { return stopping_ || !ready_.empty(); });
+      if (ready_.empty()) return;  // stopping, nothing left
+      stream = std::move(ready_.front());
+      ready_.pop_front();
+    }
+    stream->RunSome();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream
+
+Stream::Stream(std::shared_ptr<Device> device, Kind kind, bool non_blocking)
+    : device_(std::move(device)), kind_(kind), non_blocking_(non_blocking) {}
+
+Stream::~Stream() { device_->Unregister(this); }
+
+void Stream::ScheduleLocked() {
+  scheduled_ = true;
+  device_->pool().Schedule(shared_from_this());
+}
+
+uint64_t Stream::Enqueue(std::vector<StreamPoint> waits, Task work) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint64_t seq = last_enqueued_.load(std::memory_order_relaxed) + 1;
+  queue_.push_back(Operation{seq, std::move(waits), std::move(work)});
+  last_enqueued_.store(seq, std::memory_order_release);
+  if (!scheduled_ && !parked_) ScheduleLocked();
+  return seq;
+}
+
+bool Stream::BeginInline(uint64_t* seq) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!queue_.empty() || scheduled_ || parked_) return false;
+  scheduled_ = true;
+  *seq = last_enqueued_.load(std::memory_order_relaxed) + 1;
+  last_enqueued_.store(*seq, std::memory_order_release);
+  return true;
+}
+
+void Stream::FinishInline(uint64_t seq) {
+  Complete(seq);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (queue_.empty()) {
+    scheduled_ = false;
+  } else {
+    ScheduleLocked();
+  }
+}
+
+void Stream::WaitFor(uint64_t seq) {
+  if (completed() >= seq) return;
+  std::unique_lock<std::mutex> lock(mutex_);
+  completed_cv_.wait(lock, [&] { return completed() >= seq; });
+}
+
+bool Stream::AddWaiter(uint64_t seq, std::shared_ptr<Stream> waiter) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (completed() >= seq) return false;
+  waiters_.push_back(Waiter{seq, std::move(waiter)});
+  return true;
+}
+
+void Stream::Wake() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (parked_) {
+    parked_ = false;
+    ScheduleLocked();
+  } else {
+    woken_ = true;  // the runner is checking waits right now: make it check again
+  }
+}
+
+void Stream::Complete(uint64_t seq) {
+  std::vector<Waiter> ready;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    completed_.store(seq, std::memory_order_release);
+    auto reached = std::partition(waiters_.begin(), waiters_.end(),
+                                  [&](const Waiter& waiter) { return waiter.seq > seq; });
+    std::move(reached, waiters_.end(), std::back_inserter(ready));
+    waiters_.erase(reached, waiters_.end());
+  }
+  completed_cv_.notify_all();
+  for (Waiter& waiter : ready) waiter.stream->Wake();
+}
+
+bool Stream::FrontReady() {
+  for (;;) {
+    StreamPoint pending;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      woken_ = false;
+      std::vector<StreamPoint>& waits = queue_.front().waits;
+      while (!waits.empty() && waits.back().Reached()) waits.pop_back();
+      if (waits.empty()) return true;
+      pending = waits.back();
+    }
+    // Register outside our own lock: the other stream's lock is never taken while ours is held.
+    if (!pending.stream->AddWaiter(pending.seq, shared_from_this())) continue;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (woken_) continue;  // reached between the check and the registration
+    parked_ = true;
+    scheduled_ = false;
+    return false;
+  }
+}
+
+void Stream::RunSome() {
+  for (int budget = 0; budget < kRunBudget; ++budget) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (queue_.empty()) {
+        scheduled_ = false;
+        return;
+      }
+    }
+    if (!FrontReady()) return;  // parked; a completion elsewhere reschedules us
+    Operation operation;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      operation = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    RunGuarded(operation.work);
+    Complete(operation.seq);
+  }
+  // Budget spent: give other streams a turn.
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (queue_.empty()) {
+    scheduled_ = false;
+  } else {
+    ScheduleLocked();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device
+
+Device::Device(WorkerPool* pool) : pool_(pool) {}
+
+void Device::Shutdown() {
+  Synchronize();
+  legacy_.reset();
+}
+
+void Device::CreateLegacyStream() {
+  legacy_ = std::make_shared<Stream>(shared_from_this(), Stream::Kind::kLegacy, false);
+}
+
+std::shared_ptr<Stream> Device::CreateStream(Stream::Kind kind, bool non_blocking) {
+  auto stream = std::make_shared<Stream>(shared_from_this(), kind, non_blocking);
+  std::lock_guard<std::mutex> lock(streams_mutex_);
+  streams_.push_back(stream.get());
+  return stream;
+}
+
+void Device::Unregister(Stream* stream) {
+  std::lock_guard<std::mutex> lock(streams_mutex_);
+  auto it = std::find(streams_.begin(), streams_.end(), stream);
+  if (it != streams_.end()) {
+    *it = streams_.back();
+    streams_.pop_back();
+  }
+}
+
+size_t Device::stream_count() {
+  std::lock_guard<std::mutex> lock(streams_mutex_);
+  return streams_.size();
+}
+
+std::vector<std::shared_ptr<Stream>> Device::LiveStreams(bool blocking_only) {
+  std::vector<std::shared_ptr<Stream>> live;
+  std::lock_guard<std::mutex> lock(streams_mutex_);
+  live.reserve(streams_.size());
+  for (Stream* stream : streams_) {
+    if (blocking_only && !stream->blocking()) continue;
+    // A stream whose destructor is waiting for streams_mutex_ has no owner left: skip it.
+    if (auto owned = stream->weak_from_this().lock()) live.push_back(std::move(owned));
+  }
+  return live;
+}
+
+std::vector<StreamPoint> Device::BusyBlockingPoints() {
+  std::vector<StreamPoint> points;
+  for (auto& stream : LiveStreams(/*blocking_only=*/true)) {
+    const uint64_t last = stream->last_enqueued();
+    if (stream->completed() < last) points.push_back(StreamPoint{std::move(stream), last});
+  }
+  return points;
+}
+
+uint64_t Device::Submit(Stream& stream, std::vector<StreamPoint> waits, Task work) {
+  if (stream.kind() == Stream::Kind::kLegacy) {
+    std::unique_lock<std::shared_mutex> order(order_mutex_);
+    for (StreamPoint& point : BusyBlockingPoints()) waits.push_back(std::move(point));
+    return stream.Enqueue(std::move(waits), std::move(work));
+  }
+  if (stream.blocking()) {
+    std::shared_lock<std::shared_mutex> order(order_mutex_);
+    const uint64_t legacy_last = legacy_->last_enqueued();
+    if (legacy_->completed() < legacy_last) waits.push_back(StreamPoint{legacy_, legacy_last});
+    return stream.Enqueue(std::move(waits), std::move(work));
+  }
+  return stream.Enqueue(std::move(waits), std::move(work));
+}
+
+void Device::RunOnLegacyAndWait(const Task& work) {
+  uint64_t seq;
+  {
+    std::unique_lock<std::shared_mutex> order(order_mutex_);
+    std::vector<StreamPoint> waits = BusyBlockingPoints();
+    if (waits.empty() && legacy_->BeginInline(&seq)) {
+      // Fast path: nothing to wait for, so the caller runs the work itself, in stream order.
+      // The legacy stream already counts it as pending, so blocking streams that enqueue work
+      // from now on wait for it.
+      order.unlock();
+      RunGuarded(work);
+      legacy_->FinishInline(seq);
+      return;
+    }
+    seq = legacy_->Enqueue(std::move(waits), work);
+  }
+  legacy_->WaitFor(seq);
+}
+
+bool Device::StreamIdle(Stream& stream) {
+  if (!stream.Idle()) return false;
+  if (stream.kind() != Stream::Kind::kLegacy) return true;
+  for (const auto& other : LiveStreams(/*blocking_only=*/true)) {
+    if (!other->Idle()) return false;
+  }
+  return true;
+}
+
+void Device::SynchronizeStream(Stream& stream) {
+  if (stream.kind() == Stream::Kind::kLegacy) {
+    // An empty operation on the legacy stream completes after all prior work in every
+    // blocking stream: waiting for it is waiting for all of them.
+    stream.WaitFor(Submit(stream, {}, Task()));
+    return;
+  }
+  stream.WaitFor(stream.last_enqueued());
+}
+
+void Device::Synchronize() {
+  auto streams = LiveStreams(/*blocking_only=*/false);
+  streams.push_back(legacy_);
+  for (const auto& stream : streams) stream->WaitFor(stream->last_enqueued());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Event
+
+void Event::Record(Device& device, Stream& stream) {
+  auto record = std::make_shared<RecordPoint>();
+  std::weak_ptr<RecordPoint> weak = record;
+  const uint64_t seq = device.Submit(stream, {}, [weak] {
+    if (auto target = weak.lock()) target->reached_ns.store(NowNanoseconds());
+  });
+  record->point = StreamPoint{stream.shared_from_this(), seq};
+  std::lock_guard<std::mutex> lock(mutex_);
+  last_ = std::move(record);
+}
+
+std::shared_ptr<Event::RecordPoint> Event::last() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_;
+}
+
+}  // namespace infinirt::cpu

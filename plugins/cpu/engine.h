@@ -1,0 +1,208 @@
+// The CPU backend's execution engine: streams are in-order queues of operations, run by a
+// bounded pool of worker threads. A stream is a unit of scheduling (a "strand"): at most one
+// worker runs it at a time, so its operations run in issue order, and 10,000 streams share the
+// same few threads.
+//
+// An operation may wait for points in other streams (event waits, the legacy default stream's
+// implicit synchronisation). A stream whose next operation waits does not hold a worker: it
+// parks, and the stream it waits for reschedules it when it reaches the point.
+//
+// Later work hooks in here: stream capture diverts Device::Submit into a graph, and
+// stream-ordered allocation is an operation like any other.
+#ifndef INFINIRT_PLUGINS_CPU_ENGINE_H_
+#define INFINIRT_PLUGINS_CPU_ENGINE_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+#include <vector>
+
+namespace infinirt::cpu {
+
+class Stream;
+class Device;
+
+using Task = std::function<void()>;
+
+// A point in a stream's order: reached once the stream has completed its operation `seq`.
+struct StreamPoint {
+  std::shared_ptr<Stream> stream;
+  uint64_t seq = 0;
+  bool Reached() const;
+};
+
+// True on the engine's worker threads, where blocking calls would wait on themselves.
+bool OnWorkerThread();
+
+// Runs a task, containing any exception it throws.
+void RunGuarded(const Task& work);
+
+class WorkerPool {
+ public:
+  explicit WorkerPool(int threads);
+  ~WorkerPool();  // stops and joins the workers
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  void Schedule(std::shared_ptr<Stream> stream);
+  int size() const { return static_cast<int>(threads_.size()); }
+
+ private:
+  void WorkerLoop();
+
+  std::mutex mutex_;
+  std::condition_variable ready_cv_;
+  std::deque<std::shared_ptr<Stream>> ready_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+class Stream : public std::enable_shared_from_this<Stream> {
+ public:
+  enum class Kind { kLegacy, kPerThread, kCreated };
+
+  Stream(std::shared_ptr<Device> device, Kind kind, bool non_blocking);
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  Kind kind() const { return kind_; }
+  // Blocking streams (created without NonBlocking, and per-thread streams) synchronise
+  // implicitly with the legacy default stream.
+  bool blocking() const { return kind_ != Kind::kLegacy && !non_blocking_; }
+  Device& device() { return *device_; }
+
+  uint64_t last_enqueued() const { return last_enqueued_.load(std::memory_order_acquire); }
+  uint64_t completed() const { return completed_.load(std::memory_order_acquire); }
+  bool Idle() const { return completed() == last_enqueued(); }
+
+  // Appends an operation; returns its sequence number. Call through Device::Submit, which adds
+  // the legacy-stream ordering.
+  uint64_t Enqueue(std::vector<StreamPoint> waits, Task work);
+
+  // Lets the calling thread run the stream's next operation itself: when the stream is idle,
+  // reserves the next sequence number, makes the caller the stream's runner and returns true.
+  // The caller then does the work and calls FinishInline(*seq).
+  bool BeginInline(uint64_t* seq);
+  void FinishInline(uint64_t seq);
+
+  // Blocks the calling host thread until the stream has completed operation seq.
+  void WaitFor(uint64_t seq);
+
+  // Worker side: runs ready operations, then yields or parks.
+  void RunSome();
+
+  // Arranges for waiter to be rescheduled when this stream completes seq. False when seq is
+  // already complete (nothing registered).
+  bool AddWaiter(uint64_t seq, std::shared_ptr<Stream> waiter);
+
+ private:
+  struct Operation {
+    uint64_t seq;
+    std::vector<StreamPoint> waits;
+    Task work;
+  };
+  struct Waiter {
+    uint64_t seq;
+    std::shared_ptr<Stream> stream;
+  };
+
+  void Complete(uint64_t seq);
+  void Wake();
+  void ScheduleLocked();
+  // Returns true when every wait of the front operation is reached; otherwise registers for a
+  // wake-up and returns false. Called by the stream's single runner, without mutex_ held.
+  bool FrontReady();
+
+  const std::shared_ptr<Device> device_;
+  const Kind kind_;
+  const bool non_blocking_;
+
+  std::mutex mutex_;
+  std::condition_variable completed_cv_;
+  std::deque<Operation> queue_;
+  std::vector<Waiter> waiters_;
+  bool scheduled_ = false;  // queued in the pool or being run (exactly one runner)
+  bool parked_ = false;     // the front operation waits; a waiter is registered
+  bool woken_ = false;      // a wake-up arrived while the runner was checking waits
+  std::atomic<uint64_t> last_enqueued_{0};
+  std::atomic<uint64_t> completed_{0};
+};
+
+// A device's streams and the legacy default stream's ordering rules.
+class Device : public std::enable_shared_from_this<Device> {
+ public:
+  explicit Device(WorkerPool* pool);
+  void CreateLegacyStream();
+
+  WorkerPool& pool() { return *pool_; }
+  // Waits for all work, then drops the legacy stream (which refers back to the device).
+  void Shutdown();
+  const std::shared_ptr<Stream>& legacy() { return legacy_; }
+
+  std::shared_ptr<Stream> CreateStream(Stream::Kind kind, bool non_blocking);
+
+  // Enqueues work on a stream with CUDA's legacy default stream semantics: work on the legacy
+  // stream waits for all prior work in blocking streams, and work in a blocking stream waits
+  // for all prior work in the legacy stream. Returns the operation's sequence number.
+  uint64_t Submit(Stream& stream, std::vector<StreamPoint> waits, Task work);
+
+  // Runs work in order on the legacy stream and returns when it is done (synchronous copies).
+  void RunOnLegacyAndWait(const Task& work);
+
+  // True when the stream has no pending work; for the legacy stream, also every blocking one.
+  bool StreamIdle(Stream& stream);
+  // Waits for all prior work in a stream (for the legacy stream, also every blocking one).
+  void SynchronizeStream(Stream& stream);
+  // Waits for all prior work in every stream of the device.
+  void Synchronize();
+
+  // Called by Stream's destructor.
+  void Unregister(Stream* stream);
+  size_t stream_count();
+
+ private:
+  std::vector<std::shared_ptr<Stream>> LiveStreams(bool blocking_only);
+  std::vector<StreamPoint> BusyBlockingPoints();
+
+  WorkerPool* const pool_;
+  std::shared_ptr<Stream> legacy_;
+  // Shared by enqueues on blocking streams, exclusive for enqueues on the legacy stream, so
+  // the two kinds of dependency are always computed from a consistent order (never a cycle).
+  std::shared_mutex order_mutex_;
+  std::mutex streams_mutex_;
+  std::vector<Stream*> streams_;  // every live stream but the legacy one
+};
+
+// An event: the last point recorded into it, with the time that point was reached.
+class Event {
+ public:
+  explicit Event(unsigned int flags) : flags_(flags) {}
+  unsigned int flags() const { return flags_; }
+
+  struct RecordPoint {
+    StreamPoint point;
+    std::atomic<int64_t> reached_ns{0};
+  };
+
+  void Record(Device& device, Stream& stream);
+  // The last record, or null if the event was never recorded.
+  std::shared_ptr<RecordPoint> last() const;
+
+ private:
+  const unsigned int flags_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<RecordPoint> last_;
+};
+
+int64_t NowNanoseconds();
+
+}  // namespace infinirt::cpu
+
+#endif  // INFINIRT_PLUGINS_CPU_ENGINE_H_

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds InfiniRT and runs the examples and infinirt-info on the CPU backend.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+
+echo
+echo "== infinirt-info"
+./build/bin/infinirt-info
+for example in build/bin/*; do
+  case "$(basename "$example")" in infinirt-info) continue ;; esac
+  echo
+  echo "== $(basename "$example")"
+  "$example"
+done

@@ -1,0 +1,93 @@
+// Helpers shared by the tests: deterministic ways to hold a stream busy (a host function
+// spinning on a flag the test releases, never a sleep), bounded waits, and process facts.
+#ifndef INFINIRT_TESTS_COMMON_TEST_SUPPORT_H_
+#define INFINIRT_TESTS_COMMON_TEST_SUPPORT_H_
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "infinirt.h"
+
+namespace infinirt::testing {
+
+// Every wait in the tests is bounded by this, so a broken build fails instead of hanging.
+constexpr std::chrono::seconds kTimeout{30};
+
+// Polls until predicate() is true or the timeout passes; returns the last value.
+inline bool WaitUntil(const std::function<bool()>& predicate,
+                      std::chrono::milliseconds timeout = kTimeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!predicate()) {
+    if (std::chrono::steady_clock::now() > deadline) return predicate();
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// Holds streams busy: Block(stream) enqueues a host function that spins until Open() is
+// called (or kTimeout passes, which sets timed_out()). The destructor opens the gate.
+class Gate {
+ public:
+  Gate() = default;
+  Gate(const Gate&) = delete;
+  Gate& operator=(const Gate&) = delete;
+  ~Gate() { Open(); }
+
+  infinirtError_t Block(infinirtStream_t stream) {
+    return infinirtLaunchHostFunc(stream, &Gate::Spin, this);
+  }
+  void Open() { open_.store(true); }
+  // Waits until n host functions of this gate have started running.
+  bool WaitEntered(int n = 1) {
+    return WaitUntil([&] { return entered_.load() >= n; });
+  }
+  int entered() const { return entered_.load(); }
+  bool timed_out() const { return timed_out_.load(); }
+
+ private:
+  static void Spin(void* self) {
+    auto* gate = static_cast<Gate*>(self);
+    gate->entered_.fetch_add(1);
+    const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+    while (!gate->open_.load()) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        gate->timed_out_.store(true);
+        return;
+      }
+      std::this_thread::yield();
+    }
+  }
+
+  std::atomic<bool> open_{false};
+  std::atomic<int> entered_{0};
+  std::atomic<bool> timed_out_{false};
+};
+
+// Host function that appends a value to a log, for checking execution order.
+struct OrderLog {
+  std::atomic<int> next{0};
+  int slots[1024] = {};
+  void Append(int value) { slots[next.fetch_add(1)] = value; }
+};
+
+// Threads of this process, from /proc/self/status.
+inline int ProcessThreadCount() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "Threads:") {
+      int threads = 0;
+      status >> threads;
+      return threads;
+    }
+  }
+  return -1;
+}
+
+}  // namespace infinirt::testing
+
+#endif  // INFINIRT_TESTS_COMMON_TEST_SUPPORT_H_
