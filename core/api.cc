@@ -275,8 +275,8 @@ infinirtError_t FreeRegistered(void* pointer, bool host, const char* function) {
 const char* ErrorName(infinirtError_t error) {
   switch (error) {
 #define INFINIRT_NAME_CASE_(name, value, description) \
-  case name:                                          \
-    return #name;
+  case infinirt##name:                                \
+    return "infinirt" #name;
     INFINIRT_ERROR_LIST(INFINIRT_NAME_CASE_)
 #undef INFINIRT_NAME_CASE_
   }
@@ -286,7 +286,7 @@ const char* ErrorName(infinirtError_t error) {
 const char* ErrorDescription(infinirtError_t error) {
   switch (error) {
 #define INFINIRT_STRING_CASE_(name, value, description) \
-  case name:                                            \
+  case infinirt##name:                                  \
     return description;
     INFINIRT_ERROR_LIST(INFINIRT_STRING_CASE_)
 #undef INFINIRT_STRING_CASE_

@@ -59,145 +59,146 @@ typedef enum {
 #endif
 
 /* ---------------------------------------------------------------------------------------------
- * Errors: every cudaError value of CUDA 13, renamed. X(name, value, description).
- * infinirtGetErrorName returns the name, infinirtGetErrorString the description.
+ * Errors: every cudaError value of CUDA 13, renamed. X(name without the "infinirt" prefix,
+ * value, description): X(ErrorInvalidValue, 1, ...) is infinirtErrorInvalidValue = 1.
+ * infinirtGetErrorName returns the full name, infinirtGetErrorString the description.
  * ------------------------------------------------------------------------------------------- */
 #define INFINIRT_ERROR_LIST(X) \
-  X(infinirtSuccess, 0, "no error") \
-  X(infinirtErrorInvalidValue, 1, "invalid argument") \
-  X(infinirtErrorMemoryAllocation, 2, "out of memory") \
-  X(infinirtErrorInitializationError, 3, "initialization error") \
-  X(infinirtErrorCudartUnloading, 4, "runtime is shutting down") \
-  X(infinirtErrorProfilerDisabled, 5, "profiler disabled") \
-  X(infinirtErrorProfilerNotInitialized, 6, "profiler not initialized") \
-  X(infinirtErrorProfilerAlreadyStarted, 7, "profiler already started") \
-  X(infinirtErrorProfilerAlreadyStopped, 8, "profiler already stopped") \
-  X(infinirtErrorInvalidConfiguration, 9, "invalid launch configuration") \
-  X(infinirtErrorInvalidPitchValue, 12, "invalid pitch") \
-  X(infinirtErrorInvalidSymbol, 13, "invalid symbol") \
-  X(infinirtErrorInvalidHostPointer, 16, "invalid host pointer (deprecated code)") \
-  X(infinirtErrorInvalidDevicePointer, 17, "invalid device pointer (deprecated code)") \
-  X(infinirtErrorInvalidTexture, 18, "invalid texture") \
-  X(infinirtErrorInvalidTextureBinding, 19, "invalid texture binding") \
-  X(infinirtErrorInvalidChannelDescriptor, 20, "invalid channel descriptor") \
-  X(infinirtErrorInvalidMemcpyDirection, 21, "invalid copy direction") \
-  X(infinirtErrorAddressOfConstant, 22, "address of constant requested (deprecated code)") \
-  X(infinirtErrorTextureFetchFailed, 23, "texture fetch failed (deprecated code)") \
-  X(infinirtErrorTextureNotBound, 24, "texture not bound (deprecated code)") \
-  X(infinirtErrorSynchronizationError, 25, "synchronization failed (deprecated code)") \
-  X(infinirtErrorInvalidFilterSetting, 26, "invalid filter setting") \
-  X(infinirtErrorInvalidNormSetting, 27, "invalid normalization setting") \
-  X(infinirtErrorMixedDeviceExecution, 28, "mixed device execution (deprecated code)") \
-  X(infinirtErrorNotYetImplemented, 31, "function not yet implemented (deprecated code)") \
-  X(infinirtErrorMemoryValueTooLarge, 32, "memory value too large (deprecated code)") \
-  X(infinirtErrorStubLibrary, 34, "a stub library was loaded instead of the real runtime") \
-  X(infinirtErrorInsufficientDriver, 35, "driver is older than the runtime requires") \
-  X(infinirtErrorCallRequiresNewerDriver, 36, "call requires a newer driver") \
-  X(infinirtErrorInvalidSurface, 37, "invalid surface") \
-  X(infinirtErrorDuplicateVariableName, 43, "duplicate global variable name") \
-  X(infinirtErrorDuplicateTextureName, 44, "duplicate texture name") \
-  X(infinirtErrorDuplicateSurfaceName, 45, "duplicate surface name") \
-  X(infinirtErrorDevicesUnavailable, 46, "all devices are busy or unavailable") \
-  X(infinirtErrorIncompatibleDriverContext, 49, "incompatible driver context") \
-  X(infinirtErrorMissingConfiguration, 52, "launch configuration missing") \
-  X(infinirtErrorPriorLaunchFailure, 53, "a previous launch failed (deprecated code)") \
-  X(infinirtErrorLaunchMaxDepthExceeded, 65, "launch nesting depth exceeded") \
-  X(infinirtErrorLaunchFileScopedTex, 66, "file-scoped texture used in a device launch") \
-  X(infinirtErrorLaunchFileScopedSurf, 67, "file-scoped surface used in a device launch") \
-  X(infinirtErrorSyncDepthExceeded, 68, "device synchronization depth exceeded") \
-  X(infinirtErrorLaunchPendingCountExceeded, 69, "too many pending device launches") \
-  X(infinirtErrorInvalidDeviceFunction, 98, "invalid device function") \
-  X(infinirtErrorNoDevice, 100, "no device is available") \
-  X(infinirtErrorInvalidDevice, 101, "invalid device ordinal") \
-  X(infinirtErrorDeviceNotLicensed, 102, "device not licensed for this use") \
-  X(infinirtErrorSoftwareValidityNotEstablished, 103, "software validity not established") \
-  X(infinirtErrorStartupFailure, 127, "runtime start-up failed") \
-  X(infinirtErrorInvalidKernelImage, 200, "invalid kernel image") \
-  X(infinirtErrorDeviceUninitialized, 201, "device context not initialized") \
-  X(infinirtErrorMapBufferObjectFailed, 205, "mapping a buffer object failed") \
-  X(infinirtErrorUnmapBufferObjectFailed, 206, "unmapping a buffer object failed") \
-  X(infinirtErrorArrayIsMapped, 207, "array is mapped") \
-  X(infinirtErrorAlreadyMapped, 208, "resource already mapped") \
-  X(infinirtErrorNoKernelImageForDevice, 209, "no kernel image for this device") \
-  X(infinirtErrorAlreadyAcquired, 210, "resource already acquired") \
-  X(infinirtErrorNotMapped, 211, "resource not mapped") \
-  X(infinirtErrorNotMappedAsArray, 212, "resource not mapped as an array") \
-  X(infinirtErrorNotMappedAsPointer, 213, "resource not mapped as a pointer") \
-  X(infinirtErrorECCUncorrectable, 214, "uncorrectable ECC error") \
-  X(infinirtErrorUnsupportedLimit, 215, "limit not supported") \
-  X(infinirtErrorDeviceAlreadyInUse, 216, "device already in use") \
-  X(infinirtErrorPeerAccessUnsupported, 217, "peer access not supported") \
-  X(infinirtErrorInvalidPtx, 218, "invalid PTX") \
-  X(infinirtErrorInvalidGraphicsContext, 219, "invalid graphics context") \
-  X(infinirtErrorNvlinkUncorrectable, 220, "uncorrectable NVLink error") \
-  X(infinirtErrorJitCompilerNotFound, 221, "JIT compiler not found") \
-  X(infinirtErrorUnsupportedPtxVersion, 222, "unsupported PTX version") \
-  X(infinirtErrorJitCompilationDisabled, 223, "JIT compilation disabled") \
-  X(infinirtErrorUnsupportedExecAffinity, 224, "unsupported execution affinity") \
-  X(infinirtErrorUnsupportedDevSideSync, 225, "device-side synchronization not supported") \
-  X(infinirtErrorContained, 226, "error contained by the device") \
-  X(infinirtErrorInvalidSource, 300, "invalid source") \
-  X(infinirtErrorFileNotFound, 301, "file not found") \
-  X(infinirtErrorSharedObjectSymbolNotFound, 302, "shared object symbol not found") \
-  X(infinirtErrorSharedObjectInitFailed, 303, "shared object initialization failed") \
-  X(infinirtErrorOperatingSystem, 304, "operating system call failed") \
-  X(infinirtErrorInvalidResourceHandle, 400, "invalid resource handle") \
-  X(infinirtErrorIllegalState, 401, "operation not valid in the current state") \
-  X(infinirtErrorLossyQuery, 402, "query result would lose information") \
-  X(infinirtErrorSymbolNotFound, 500, "symbol not found") \
-  X(infinirtErrorNotReady, 600, "work not yet complete") \
-  X(infinirtErrorIllegalAddress, 700, "illegal memory access") \
-  X(infinirtErrorLaunchOutOfResources, 701, "too many resources requested for launch") \
-  X(infinirtErrorLaunchTimeout, 702, "launch timed out") \
-  X(infinirtErrorLaunchIncompatibleTexturing, 703, "launch uses incompatible texturing") \
-  X(infinirtErrorPeerAccessAlreadyEnabled, 704, "peer access already enabled") \
-  X(infinirtErrorPeerAccessNotEnabled, 705, "peer access not enabled") \
-  X(infinirtErrorSetOnActiveProcess, 708, "cannot change settings of an active process") \
-  X(infinirtErrorContextIsDestroyed, 709, "context has been destroyed") \
-  X(infinirtErrorAssert, 710, "device-side assertion failed") \
-  X(infinirtErrorTooManyPeers, 711, "too many peers") \
-  X(infinirtErrorHostMemoryAlreadyRegistered, 712, "host memory already registered") \
-  X(infinirtErrorHostMemoryNotRegistered, 713, "host memory not registered") \
-  X(infinirtErrorHardwareStackError, 714, "hardware stack error") \
-  X(infinirtErrorIllegalInstruction, 715, "illegal instruction") \
-  X(infinirtErrorMisalignedAddress, 716, "misaligned address") \
-  X(infinirtErrorInvalidAddressSpace, 717, "invalid address space") \
-  X(infinirtErrorInvalidPc, 718, "invalid program counter") \
-  X(infinirtErrorLaunchFailure, 719, "launch failed") \
-  X(infinirtErrorCooperativeLaunchTooLarge, 720, "cooperative launch too large") \
-  X(infinirtErrorTensorMemoryLeak, 721, "tensor memory not released") \
-  X(infinirtErrorNotPermitted, 800, "operation not permitted") \
-  X(infinirtErrorNotSupported, 801, "operation not supported") \
-  X(infinirtErrorSystemNotReady, 802, "system not ready") \
-  X(infinirtErrorSystemDriverMismatch, 803, "driver and kernel module versions differ") \
-  X(infinirtErrorCompatNotSupportedOnDevice, 804, "forward compatibility not supported on this device") \
-  X(infinirtErrorMpsConnectionFailed, 805, "MPS connection failed") \
-  X(infinirtErrorMpsRpcFailure, 806, "MPS remote call failed") \
-  X(infinirtErrorMpsServerNotReady, 807, "MPS server not ready") \
-  X(infinirtErrorMpsMaxClientsReached, 808, "MPS client limit reached") \
-  X(infinirtErrorMpsMaxConnectionsReached, 809, "MPS connection limit reached") \
-  X(infinirtErrorMpsClientTerminated, 810, "MPS client terminated") \
-  X(infinirtErrorCdpNotSupported, 811, "dynamic parallelism not supported") \
-  X(infinirtErrorCdpVersionMismatch, 812, "dynamic parallelism version mismatch") \
-  X(infinirtErrorStreamCaptureUnsupported, 900, "operation not permitted while a stream is capturing") \
-  X(infinirtErrorStreamCaptureInvalidated, 901, "capture was invalidated by an earlier error") \
-  X(infinirtErrorStreamCaptureMerge, 902, "operation would merge two separate captures") \
-  X(infinirtErrorStreamCaptureUnmatched, 903, "capture was not ended in the stream that began it") \
-  X(infinirtErrorStreamCaptureUnjoined, 904, "capture has forked work that was not joined back") \
-  X(infinirtErrorStreamCaptureIsolation, 905, "capture would depend on work outside the capture") \
-  X(infinirtErrorStreamCaptureImplicit, 906, "operation would implicitly synchronize with a capturing stream") \
-  X(infinirtErrorCapturedEvent, 907, "operation not permitted on an event recorded during capture") \
-  X(infinirtErrorStreamCaptureWrongThread, 908, "capture must be ended by the thread that began it") \
-  X(infinirtErrorTimeout, 909, "wait timed out") \
-  X(infinirtErrorGraphExecUpdateFailure, 910, "graph exec update failed") \
-  X(infinirtErrorExternalDevice, 911, "external device error") \
-  X(infinirtErrorInvalidClusterSize, 912, "invalid cluster size") \
-  X(infinirtErrorFunctionNotLoaded, 913, "function not loaded") \
-  X(infinirtErrorInvalidResourceType, 914, "invalid resource type") \
-  X(infinirtErrorInvalidResourceConfiguration, 915, "invalid resource configuration") \
-  X(infinirtErrorUnknown, 999, "unknown error")
+  X(Success, 0, "no error") \
+  X(ErrorInvalidValue, 1, "invalid argument") \
+  X(ErrorMemoryAllocation, 2, "out of memory") \
+  X(ErrorInitializationError, 3, "initialization error") \
+  X(ErrorCudartUnloading, 4, "runtime is shutting down") \
+  X(ErrorProfilerDisabled, 5, "profiler disabled") \
+  X(ErrorProfilerNotInitialized, 6, "profiler not initialized") \
+  X(ErrorProfilerAlreadyStarted, 7, "profiler already started") \
+  X(ErrorProfilerAlreadyStopped, 8, "profiler already stopped") \
+  X(ErrorInvalidConfiguration, 9, "invalid launch configuration") \
+  X(ErrorInvalidPitchValue, 12, "invalid pitch") \
+  X(ErrorInvalidSymbol, 13, "invalid symbol") \
+  X(ErrorInvalidHostPointer, 16, "invalid host pointer (deprecated code)") \
+  X(ErrorInvalidDevicePointer, 17, "invalid device pointer (deprecated code)") \
+  X(ErrorInvalidTexture, 18, "invalid texture") \
+  X(ErrorInvalidTextureBinding, 19, "invalid texture binding") \
+  X(ErrorInvalidChannelDescriptor, 20, "invalid channel descriptor") \
+  X(ErrorInvalidMemcpyDirection, 21, "invalid copy direction") \
+  X(ErrorAddressOfConstant, 22, "address of constant requested (deprecated code)") \
+  X(ErrorTextureFetchFailed, 23, "texture fetch failed (deprecated code)") \
+  X(ErrorTextureNotBound, 24, "texture not bound (deprecated code)") \
+  X(ErrorSynchronizationError, 25, "synchronization failed (deprecated code)") \
+  X(ErrorInvalidFilterSetting, 26, "invalid filter setting") \
+  X(ErrorInvalidNormSetting, 27, "invalid normalization setting") \
+  X(ErrorMixedDeviceExecution, 28, "mixed device execution (deprecated code)") \
+  X(ErrorNotYetImplemented, 31, "function not yet implemented (deprecated code)") \
+  X(ErrorMemoryValueTooLarge, 32, "memory value too large (deprecated code)") \
+  X(ErrorStubLibrary, 34, "a stub library was loaded instead of the real runtime") \
+  X(ErrorInsufficientDriver, 35, "driver is older than the runtime requires") \
+  X(ErrorCallRequiresNewerDriver, 36, "call requires a newer driver") \
+  X(ErrorInvalidSurface, 37, "invalid surface") \
+  X(ErrorDuplicateVariableName, 43, "duplicate global variable name") \
+  X(ErrorDuplicateTextureName, 44, "duplicate texture name") \
+  X(ErrorDuplicateSurfaceName, 45, "duplicate surface name") \
+  X(ErrorDevicesUnavailable, 46, "all devices are busy or unavailable") \
+  X(ErrorIncompatibleDriverContext, 49, "incompatible driver context") \
+  X(ErrorMissingConfiguration, 52, "launch configuration missing") \
+  X(ErrorPriorLaunchFailure, 53, "a previous launch failed (deprecated code)") \
+  X(ErrorLaunchMaxDepthExceeded, 65, "launch nesting depth exceeded") \
+  X(ErrorLaunchFileScopedTex, 66, "file-scoped texture used in a device launch") \
+  X(ErrorLaunchFileScopedSurf, 67, "file-scoped surface used in a device launch") \
+  X(ErrorSyncDepthExceeded, 68, "device synchronization depth exceeded") \
+  X(ErrorLaunchPendingCountExceeded, 69, "too many pending device launches") \
+  X(ErrorInvalidDeviceFunction, 98, "invalid device function") \
+  X(ErrorNoDevice, 100, "no device is available") \
+  X(ErrorInvalidDevice, 101, "invalid device ordinal") \
+  X(ErrorDeviceNotLicensed, 102, "device not licensed for this use") \
+  X(ErrorSoftwareValidityNotEstablished, 103, "software validity not established") \
+  X(ErrorStartupFailure, 127, "runtime start-up failed") \
+  X(ErrorInvalidKernelImage, 200, "invalid kernel image") \
+  X(ErrorDeviceUninitialized, 201, "device context not initialized") \
+  X(ErrorMapBufferObjectFailed, 205, "mapping a buffer object failed") \
+  X(ErrorUnmapBufferObjectFailed, 206, "unmapping a buffer object failed") \
+  X(ErrorArrayIsMapped, 207, "array is mapped") \
+  X(ErrorAlreadyMapped, 208, "resource already mapped") \
+  X(ErrorNoKernelImageForDevice, 209, "no kernel image for this device") \
+  X(ErrorAlreadyAcquired, 210, "resource already acquired") \
+  X(ErrorNotMapped, 211, "resource not mapped") \
+  X(ErrorNotMappedAsArray, 212, "resource not mapped as an array") \
+  X(ErrorNotMappedAsPointer, 213, "resource not mapped as a pointer") \
+  X(ErrorECCUncorrectable, 214, "uncorrectable ECC error") \
+  X(ErrorUnsupportedLimit, 215, "limit not supported") \
+  X(ErrorDeviceAlreadyInUse, 216, "device already in use") \
+  X(ErrorPeerAccessUnsupported, 217, "peer access not supported") \
+  X(ErrorInvalidPtx, 218, "invalid PTX") \
+  X(ErrorInvalidGraphicsContext, 219, "invalid graphics context") \
+  X(ErrorNvlinkUncorrectable, 220, "uncorrectable NVLink error") \
+  X(ErrorJitCompilerNotFound, 221, "JIT compiler not found") \
+  X(ErrorUnsupportedPtxVersion, 222, "unsupported PTX version") \
+  X(ErrorJitCompilationDisabled, 223, "JIT compilation disabled") \
+  X(ErrorUnsupportedExecAffinity, 224, "unsupported execution affinity") \
+  X(ErrorUnsupportedDevSideSync, 225, "device-side synchronization not supported") \
+  X(ErrorContained, 226, "error contained by the device") \
+  X(ErrorInvalidSource, 300, "invalid source") \
+  X(ErrorFileNotFound, 301, "file not found") \
+  X(ErrorSharedObjectSymbolNotFound, 302, "shared object symbol not found") \
+  X(ErrorSharedObjectInitFailed, 303, "shared object initialization failed") \
+  X(ErrorOperatingSystem, 304, "operating system call failed") \
+  X(ErrorInvalidResourceHandle, 400, "invalid resource handle") \
+  X(ErrorIllegalState, 401, "operation not valid in the current state") \
+  X(ErrorLossyQuery, 402, "query result would lose information") \
+  X(ErrorSymbolNotFound, 500, "symbol not found") \
+  X(ErrorNotReady, 600, "work not yet complete") \
+  X(ErrorIllegalAddress, 700, "illegal memory access") \
+  X(ErrorLaunchOutOfResources, 701, "too many resources requested for launch") \
+  X(ErrorLaunchTimeout, 702, "launch timed out") \
+  X(ErrorLaunchIncompatibleTexturing, 703, "launch uses incompatible texturing") \
+  X(ErrorPeerAccessAlreadyEnabled, 704, "peer access already enabled") \
+  X(ErrorPeerAccessNotEnabled, 705, "peer access not enabled") \
+  X(ErrorSetOnActiveProcess, 708, "cannot change settings of an active process") \
+  X(ErrorContextIsDestroyed, 709, "context has been destroyed") \
+  X(ErrorAssert, 710, "device-side assertion failed") \
+  X(ErrorTooManyPeers, 711, "too many peers") \
+  X(ErrorHostMemoryAlreadyRegistered, 712, "host memory already registered") \
+  X(ErrorHostMemoryNotRegistered, 713, "host memory not registered") \
+  X(ErrorHardwareStackError, 714, "hardware stack error") \
+  X(ErrorIllegalInstruction, 715, "illegal instruction") \
+  X(ErrorMisalignedAddress, 716, "misaligned address") \
+  X(ErrorInvalidAddressSpace, 717, "invalid address space") \
+  X(ErrorInvalidPc, 718, "invalid program counter") \
+  X(ErrorLaunchFailure, 719, "launch failed") \
+  X(ErrorCooperativeLaunchTooLarge, 720, "cooperative launch too large") \
+  X(ErrorTensorMemoryLeak, 721, "tensor memory not released") \
+  X(ErrorNotPermitted, 800, "operation not permitted") \
+  X(ErrorNotSupported, 801, "operation not supported") \
+  X(ErrorSystemNotReady, 802, "system not ready") \
+  X(ErrorSystemDriverMismatch, 803, "driver and kernel module versions differ") \
+  X(ErrorCompatNotSupportedOnDevice, 804, "forward compatibility not supported on this device") \
+  X(ErrorMpsConnectionFailed, 805, "MPS connection failed") \
+  X(ErrorMpsRpcFailure, 806, "MPS remote call failed") \
+  X(ErrorMpsServerNotReady, 807, "MPS server not ready") \
+  X(ErrorMpsMaxClientsReached, 808, "MPS client limit reached") \
+  X(ErrorMpsMaxConnectionsReached, 809, "MPS connection limit reached") \
+  X(ErrorMpsClientTerminated, 810, "MPS client terminated") \
+  X(ErrorCdpNotSupported, 811, "dynamic parallelism not supported") \
+  X(ErrorCdpVersionMismatch, 812, "dynamic parallelism version mismatch") \
+  X(ErrorStreamCaptureUnsupported, 900, "operation not permitted while a stream is capturing") \
+  X(ErrorStreamCaptureInvalidated, 901, "capture was invalidated by an earlier error") \
+  X(ErrorStreamCaptureMerge, 902, "operation would merge two separate captures") \
+  X(ErrorStreamCaptureUnmatched, 903, "capture was not ended in the stream that began it") \
+  X(ErrorStreamCaptureUnjoined, 904, "capture has forked work that was not joined back") \
+  X(ErrorStreamCaptureIsolation, 905, "capture would depend on work outside the capture") \
+  X(ErrorStreamCaptureImplicit, 906, "operation would implicitly synchronize with a capturing stream") \
+  X(ErrorCapturedEvent, 907, "operation not permitted on an event recorded during capture") \
+  X(ErrorStreamCaptureWrongThread, 908, "capture must be ended by the thread that began it") \
+  X(ErrorTimeout, 909, "wait timed out") \
+  X(ErrorGraphExecUpdateFailure, 910, "graph exec update failed") \
+  X(ErrorExternalDevice, 911, "external device error") \
+  X(ErrorInvalidClusterSize, 912, "invalid cluster size") \
+  X(ErrorFunctionNotLoaded, 913, "function not loaded") \
+  X(ErrorInvalidResourceType, 914, "invalid resource type") \
+  X(ErrorInvalidResourceConfiguration, 915, "invalid resource configuration") \
+  X(ErrorUnknown, 999, "unknown error")
 
-#define INFINIRT_ENUMERATOR_(name, value, ...) name = value,
+#define INFINIRT_ENUMERATOR_(name, value, ...) infinirt##name = value,
 typedef enum infinirtError { INFINIRT_ERROR_LIST(INFINIRT_ENUMERATOR_) } infinirtError_t;
 
 /* ---------------------------------------------------------------------------------------------
@@ -237,133 +238,134 @@ enum infinirtGraphInstantiateFlags {
   infinirtGraphInstantiateFlagUseNodePriority = 8
 };
 
-/* Device attributes: every non-reserved cudaDeviceAttr of CUDA 13. X(name, value). */
+/* Device attributes: every non-reserved cudaDeviceAttr of CUDA 13. X(name without the
+ * "infinirt" prefix, value): X(DevAttrWarpSize, 10) is infinirtDevAttrWarpSize = 10. */
 #define INFINIRT_DEVICE_ATTR_LIST(X) \
-  X(infinirtDevAttrMaxThreadsPerBlock, 1) \
-  X(infinirtDevAttrMaxBlockDimX, 2) \
-  X(infinirtDevAttrMaxBlockDimY, 3) \
-  X(infinirtDevAttrMaxBlockDimZ, 4) \
-  X(infinirtDevAttrMaxGridDimX, 5) \
-  X(infinirtDevAttrMaxGridDimY, 6) \
-  X(infinirtDevAttrMaxGridDimZ, 7) \
-  X(infinirtDevAttrMaxSharedMemoryPerBlock, 8) \
-  X(infinirtDevAttrTotalConstantMemory, 9) \
-  X(infinirtDevAttrWarpSize, 10) \
-  X(infinirtDevAttrMaxPitch, 11) \
-  X(infinirtDevAttrMaxRegistersPerBlock, 12) \
-  X(infinirtDevAttrClockRate, 13) \
-  X(infinirtDevAttrTextureAlignment, 14) \
-  X(infinirtDevAttrGpuOverlap, 15) \
-  X(infinirtDevAttrMultiProcessorCount, 16) \
-  X(infinirtDevAttrKernelExecTimeout, 17) \
-  X(infinirtDevAttrIntegrated, 18) \
-  X(infinirtDevAttrCanMapHostMemory, 19) \
-  X(infinirtDevAttrComputeMode, 20) \
-  X(infinirtDevAttrMaxTexture1DWidth, 21) \
-  X(infinirtDevAttrMaxTexture2DWidth, 22) \
-  X(infinirtDevAttrMaxTexture2DHeight, 23) \
-  X(infinirtDevAttrMaxTexture3DWidth, 24) \
-  X(infinirtDevAttrMaxTexture3DHeight, 25) \
-  X(infinirtDevAttrMaxTexture3DDepth, 26) \
-  X(infinirtDevAttrMaxTexture2DLayeredWidth, 27) \
-  X(infinirtDevAttrMaxTexture2DLayeredHeight, 28) \
-  X(infinirtDevAttrMaxTexture2DLayeredLayers, 29) \
-  X(infinirtDevAttrSurfaceAlignment, 30) \
-  X(infinirtDevAttrConcurrentKernels, 31) \
-  X(infinirtDevAttrEccEnabled, 32) \
-  X(infinirtDevAttrPciBusId, 33) \
-  X(infinirtDevAttrPciDeviceId, 34) \
-  X(infinirtDevAttrTccDriver, 35) \
-  X(infinirtDevAttrMemoryClockRate, 36) \
-  X(infinirtDevAttrGlobalMemoryBusWidth, 37) \
-  X(infinirtDevAttrL2CacheSize, 38) \
-  X(infinirtDevAttrMaxThreadsPerMultiProcessor, 39) \
-  X(infinirtDevAttrAsyncEngineCount, 40) \
-  X(infinirtDevAttrUnifiedAddressing, 41) \
-  X(infinirtDevAttrMaxTexture1DLayeredWidth, 42) \
-  X(infinirtDevAttrMaxTexture1DLayeredLayers, 43) \
-  X(infinirtDevAttrMaxTexture2DGatherWidth, 45) \
-  X(infinirtDevAttrMaxTexture2DGatherHeight, 46) \
-  X(infinirtDevAttrMaxTexture3DWidthAlt, 47) \
-  X(infinirtDevAttrMaxTexture3DHeightAlt, 48) \
-  X(infinirtDevAttrMaxTexture3DDepthAlt, 49) \
-  X(infinirtDevAttrPciDomainId, 50) \
-  X(infinirtDevAttrTexturePitchAlignment, 51) \
-  X(infinirtDevAttrMaxTextureCubemapWidth, 52) \
-  X(infinirtDevAttrMaxTextureCubemapLayeredWidth, 53) \
-  X(infinirtDevAttrMaxTextureCubemapLayeredLayers, 54) \
-  X(infinirtDevAttrMaxSurface1DWidth, 55) \
-  X(infinirtDevAttrMaxSurface2DWidth, 56) \
-  X(infinirtDevAttrMaxSurface2DHeight, 57) \
-  X(infinirtDevAttrMaxSurface3DWidth, 58) \
-  X(infinirtDevAttrMaxSurface3DHeight, 59) \
-  X(infinirtDevAttrMaxSurface3DDepth, 60) \
-  X(infinirtDevAttrMaxSurface1DLayeredWidth, 61) \
-  X(infinirtDevAttrMaxSurface1DLayeredLayers, 62) \
-  X(infinirtDevAttrMaxSurface2DLayeredWidth, 63) \
-  X(infinirtDevAttrMaxSurface2DLayeredHeight, 64) \
-  X(infinirtDevAttrMaxSurface2DLayeredLayers, 65) \
-  X(infinirtDevAttrMaxSurfaceCubemapWidth, 66) \
-  X(infinirtDevAttrMaxSurfaceCubemapLayeredWidth, 67) \
-  X(infinirtDevAttrMaxSurfaceCubemapLayeredLayers, 68) \
-  X(infinirtDevAttrMaxTexture1DLinearWidth, 69) \
-  X(infinirtDevAttrMaxTexture2DLinearWidth, 70) \
-  X(infinirtDevAttrMaxTexture2DLinearHeight, 71) \
-  X(infinirtDevAttrMaxTexture2DLinearPitch, 72) \
-  X(infinirtDevAttrMaxTexture2DMipmappedWidth, 73) \
-  X(infinirtDevAttrMaxTexture2DMipmappedHeight, 74) \
-  X(infinirtDevAttrComputeCapabilityMajor, 75) \
-  X(infinirtDevAttrComputeCapabilityMinor, 76) \
-  X(infinirtDevAttrMaxTexture1DMipmappedWidth, 77) \
-  X(infinirtDevAttrStreamPrioritiesSupported, 78) \
-  X(infinirtDevAttrGlobalL1CacheSupported, 79) \
-  X(infinirtDevAttrLocalL1CacheSupported, 80) \
-  X(infinirtDevAttrMaxSharedMemoryPerMultiprocessor, 81) \
-  X(infinirtDevAttrMaxRegistersPerMultiprocessor, 82) \
-  X(infinirtDevAttrManagedMemory, 83) \
-  X(infinirtDevAttrIsMultiGpuBoard, 84) \
-  X(infinirtDevAttrMultiGpuBoardGroupID, 85) \
-  X(infinirtDevAttrHostNativeAtomicSupported, 86) \
-  X(infinirtDevAttrSingleToDoublePrecisionPerfRatio, 87) \
-  X(infinirtDevAttrPageableMemoryAccess, 88) \
-  X(infinirtDevAttrConcurrentManagedAccess, 89) \
-  X(infinirtDevAttrComputePreemptionSupported, 90) \
-  X(infinirtDevAttrCanUseHostPointerForRegisteredMem, 91) \
-  X(infinirtDevAttrCooperativeLaunch, 95) \
-  X(infinirtDevAttrMaxSharedMemoryPerBlockOptin, 97) \
-  X(infinirtDevAttrCanFlushRemoteWrites, 98) \
-  X(infinirtDevAttrHostRegisterSupported, 99) \
-  X(infinirtDevAttrPageableMemoryAccessUsesHostPageTables, 100) \
-  X(infinirtDevAttrDirectManagedMemAccessFromHost, 101) \
-  X(infinirtDevAttrMaxBlocksPerMultiprocessor, 106) \
-  X(infinirtDevAttrMaxPersistingL2CacheSize, 108) \
-  X(infinirtDevAttrMaxAccessPolicyWindowSize, 109) \
-  X(infinirtDevAttrSparseCudaArraySupported, 112) \
-  X(infinirtDevAttrHostRegisterReadOnlySupported, 113) \
-  X(infinirtDevAttrTimelineSemaphoreInteropSupported, 114) \
-  X(infinirtDevAttrMemoryPoolsSupported, 115) \
-  X(infinirtDevAttrGPUDirectRDMASupported, 116) \
-  X(infinirtDevAttrGPUDirectRDMAFlushWritesOptions, 117) \
-  X(infinirtDevAttrGPUDirectRDMAWritesOrdering, 118) \
-  X(infinirtDevAttrMemoryPoolSupportedHandleTypes, 119) \
-  X(infinirtDevAttrClusterLaunch, 120) \
-  X(infinirtDevAttrDeferredMappingCudaArraySupported, 121) \
-  X(infinirtDevAttrIpcEventSupport, 125) \
-  X(infinirtDevAttrMemSyncDomainCount, 126) \
-  X(infinirtDevAttrNumaConfig, 130) \
-  X(infinirtDevAttrNumaId, 131) \
-  X(infinirtDevAttrMpsEnabled, 133) \
-  X(infinirtDevAttrHostNumaId, 134) \
-  X(infinirtDevAttrD3D12CigSupported, 135) \
-  X(infinirtDevAttrVulkanCigSupported, 138) \
-  X(infinirtDevAttrGpuPciDeviceId, 139) \
-  X(infinirtDevAttrGpuPciSubsystemId, 140) \
-  X(infinirtDevAttrHostNumaMemoryPoolsSupported, 142) \
-  X(infinirtDevAttrHostNumaMultinodeIpcSupported, 143) \
-  X(infinirtDevAttrHostMemoryPoolsSupported, 144) \
-  X(infinirtDevAttrOnlyPartialHostNativeAtomicSupported, 147)
+  X(DevAttrMaxThreadsPerBlock, 1) \
+  X(DevAttrMaxBlockDimX, 2) \
+  X(DevAttrMaxBlockDimY, 3) \
+  X(DevAttrMaxBlockDimZ, 4) \
+  X(DevAttrMaxGridDimX, 5) \
+  X(DevAttrMaxGridDimY, 6) \
+  X(DevAttrMaxGridDimZ, 7) \
+  X(DevAttrMaxSharedMemoryPerBlock, 8) \
+  X(DevAttrTotalConstantMemory, 9) \
+  X(DevAttrWarpSize, 10) \
+  X(DevAttrMaxPitch, 11) \
+  X(DevAttrMaxRegistersPerBlock, 12) \
+  X(DevAttrClockRate, 13) \
+  X(DevAttrTextureAlignment, 14) \
+  X(DevAttrGpuOverlap, 15) \
+  X(DevAttrMultiProcessorCount, 16) \
+  X(DevAttrKernelExecTimeout, 17) \
+  X(DevAttrIntegrated, 18) \
+  X(DevAttrCanMapHostMemory, 19) \
+  X(DevAttrComputeMode, 20) \
+  X(DevAttrMaxTexture1DWidth, 21) \
+  X(DevAttrMaxTexture2DWidth, 22) \
+  X(DevAttrMaxTexture2DHeight, 23) \
+  X(DevAttrMaxTexture3DWidth, 24) \
+  X(DevAttrMaxTexture3DHeight, 25) \
+  X(DevAttrMaxTexture3DDepth, 26) \
+  X(DevAttrMaxTexture2DLayeredWidth, 27) \
+  X(DevAttrMaxTexture2DLayeredHeight, 28) \
+  X(DevAttrMaxTexture2DLayeredLayers, 29) \
+  X(DevAttrSurfaceAlignment, 30) \
+  X(DevAttrConcurrentKernels, 31) \
+  X(DevAttrEccEnabled, 32) \
+  X(DevAttrPciBusId, 33) \
+  X(DevAttrPciDeviceId, 34) \
+  X(DevAttrTccDriver, 35) \
+  X(DevAttrMemoryClockRate, 36) \
+  X(DevAttrGlobalMemoryBusWidth, 37) \
+  X(DevAttrL2CacheSize, 38) \
+  X(DevAttrMaxThreadsPerMultiProcessor, 39) \
+  X(DevAttrAsyncEngineCount, 40) \
+  X(DevAttrUnifiedAddressing, 41) \
+  X(DevAttrMaxTexture1DLayeredWidth, 42) \
+  X(DevAttrMaxTexture1DLayeredLayers, 43) \
+  X(DevAttrMaxTexture2DGatherWidth, 45) \
+  X(DevAttrMaxTexture2DGatherHeight, 46) \
+  X(DevAttrMaxTexture3DWidthAlt, 47) \
+  X(DevAttrMaxTexture3DHeightAlt, 48) \
+  X(DevAttrMaxTexture3DDepthAlt, 49) \
+  X(DevAttrPciDomainId, 50) \
+  X(DevAttrTexturePitchAlignment, 51) \
+  X(DevAttrMaxTextureCubemapWidth, 52) \
+  X(DevAttrMaxTextureCubemapLayeredWidth, 53) \
+  X(DevAttrMaxTextureCubemapLayeredLayers, 54) \
+  X(DevAttrMaxSurface1DWidth, 55) \
+  X(DevAttrMaxSurface2DWidth, 56) \
+  X(DevAttrMaxSurface2DHeight, 57) \
+  X(DevAttrMaxSurface3DWidth, 58) \
+  X(DevAttrMaxSurface3DHeight, 59) \
+  X(DevAttrMaxSurface3DDepth, 60) \
+  X(DevAttrMaxSurface1DLayeredWidth, 61) \
+  X(DevAttrMaxSurface1DLayeredLayers, 62) \
+  X(DevAttrMaxSurface2DLayeredWidth, 63) \
+  X(DevAttrMaxSurface2DLayeredHeight, 64) \
+  X(DevAttrMaxSurface2DLayeredLayers, 65) \
+  X(DevAttrMaxSurfaceCubemapWidth, 66) \
+  X(DevAttrMaxSurfaceCubemapLayeredWidth, 67) \
+  X(DevAttrMaxSurfaceCubemapLayeredLayers, 68) \
+  X(DevAttrMaxTexture1DLinearWidth, 69) \
+  X(DevAttrMaxTexture2DLinearWidth, 70) \
+  X(DevAttrMaxTexture2DLinearHeight, 71) \
+  X(DevAttrMaxTexture2DLinearPitch, 72) \
+  X(DevAttrMaxTexture2DMipmappedWidth, 73) \
+  X(DevAttrMaxTexture2DMipmappedHeight, 74) \
+  X(DevAttrComputeCapabilityMajor, 75) \
+  X(DevAttrComputeCapabilityMinor, 76) \
+  X(DevAttrMaxTexture1DMipmappedWidth, 77) \
+  X(DevAttrStreamPrioritiesSupported, 78) \
+  X(DevAttrGlobalL1CacheSupported, 79) \
+  X(DevAttrLocalL1CacheSupported, 80) \
+  X(DevAttrMaxSharedMemoryPerMultiprocessor, 81) \
+  X(DevAttrMaxRegistersPerMultiprocessor, 82) \
+  X(DevAttrManagedMemory, 83) \
+  X(DevAttrIsMultiGpuBoard, 84) \
+  X(DevAttrMultiGpuBoardGroupID, 85) \
+  X(DevAttrHostNativeAtomicSupported, 86) \
+  X(DevAttrSingleToDoublePrecisionPerfRatio, 87) \
+  X(DevAttrPageableMemoryAccess, 88) \
+  X(DevAttrConcurrentManagedAccess, 89) \
+  X(DevAttrComputePreemptionSupported, 90) \
+  X(DevAttrCanUseHostPointerForRegisteredMem, 91) \
+  X(DevAttrCooperativeLaunch, 95) \
+  X(DevAttrMaxSharedMemoryPerBlockOptin, 97) \
+  X(DevAttrCanFlushRemoteWrites, 98) \
+  X(DevAttrHostRegisterSupported, 99) \
+  X(DevAttrPageableMemoryAccessUsesHostPageTables, 100) \
+  X(DevAttrDirectManagedMemAccessFromHost, 101) \
+  X(DevAttrMaxBlocksPerMultiprocessor, 106) \
+  X(DevAttrMaxPersistingL2CacheSize, 108) \
+  X(DevAttrMaxAccessPolicyWindowSize, 109) \
+  X(DevAttrSparseCudaArraySupported, 112) \
+  X(DevAttrHostRegisterReadOnlySupported, 113) \
+  X(DevAttrTimelineSemaphoreInteropSupported, 114) \
+  X(DevAttrMemoryPoolsSupported, 115) \
+  X(DevAttrGPUDirectRDMASupported, 116) \
+  X(DevAttrGPUDirectRDMAFlushWritesOptions, 117) \
+  X(DevAttrGPUDirectRDMAWritesOrdering, 118) \
+  X(DevAttrMemoryPoolSupportedHandleTypes, 119) \
+  X(DevAttrClusterLaunch, 120) \
+  X(DevAttrDeferredMappingCudaArraySupported, 121) \
+  X(DevAttrIpcEventSupport, 125) \
+  X(DevAttrMemSyncDomainCount, 126) \
+  X(DevAttrNumaConfig, 130) \
+  X(DevAttrNumaId, 131) \
+  X(DevAttrMpsEnabled, 133) \
+  X(DevAttrHostNumaId, 134) \
+  X(DevAttrD3D12CigSupported, 135) \
+  X(DevAttrVulkanCigSupported, 138) \
+  X(DevAttrGpuPciDeviceId, 139) \
+  X(DevAttrGpuPciSubsystemId, 140) \
+  X(DevAttrHostNumaMemoryPoolsSupported, 142) \
+  X(DevAttrHostNumaMultinodeIpcSupported, 143) \
+  X(DevAttrHostMemoryPoolsSupported, 144) \
+  X(DevAttrOnlyPartialHostNativeAtomicSupported, 147)
 
-#define INFINIRT_ATTR_ENUMERATOR_(name, value) name = value,
+#define INFINIRT_ATTR_ENUMERATOR_(name, value) infinirt##name = value,
 enum infinirtDeviceAttr { INFINIRT_DEVICE_ATTR_LIST(INFINIRT_ATTR_ENUMERATOR_) };
 
 /* ---------------------------------------------------------------------------------------------
