@@ -14,5 +14,8 @@ install(FILES
   ${CMAKE_CURRENT_BINARY_DIR}/InfiniRTConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/InfiniRT)
 
+# The .pc file locates the prefix relative to itself, so an installed tree can be moved.
+file(RELATIVE_PATH INFINIRT_PC_PREFIX_FROM_PCFILEDIR
+  "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 configure_file(cmake/infinirt.pc.in ${CMAKE_CURRENT_BINARY_DIR}/infinirt.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/infinirt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# usage: install_consumer_test.sh BUILD_DIR SCRATCH_DIR CONSUMER_SRC CMAKE PKG_CONFIG CC SANITIZE_FLAGS
+set -euo pipefail
+build_dir=$1 scratch=$2 consumer_src=$3 cmake=$4 pkg_config=$5 cc=$6 sanitize_flags=$7
+
+rm -rf "$scratch"
+prefix="$scratch/prefix"
+"$cmake" --install "$build_dir" --prefix "$prefix" >/dev/null
+
+# The layout promised by the docs.
+for path in include/infinirt.h include/infinirt_plugin.h bin/infinirt-info \
+            share/infinirt/infinirt.json; do
+  [ -e "$prefix/$path" ] || { echo "missing from the install: $path"; exit 1; }
+done
+libdir=$(cd "$prefix" && ls -d lib* | head -n 1)
+for path in "$libdir/libinfinirt.so" "$libdir/infinirt/libinfinirt_cpu.so" \
+            "$libdir/cmake/InfiniRT/InfiniRTConfig.cmake" "$libdir/pkgconfig/infinirt.pc"; do
+  [ -e "$prefix/$path" ] || { echo "missing from the install: $path"; exit 1; }
+done
+
+# Nothing may lead the runtime back to the build tree.
+unset INFINIRT_PLUGIN_PATH INFINIRT_CONFIG INFINIRT_BACKENDS INFINIRT_VISIBLE_DEVICES
+
+echo "== infinirt-info from the install"
+"$prefix/bin/infinirt-info" | tee "$scratch/info.txt"
+grep -q "$prefix/$libdir/infinirt/libinfinirt_cpu.so" "$scratch/info.txt" ||
+  { echo "infinirt-info did not load the installed CPU plugin"; exit 1; }
+
+echo "== consumer built with find_package(InfiniRT)"
+"$cmake" -S "$consumer_src" -B "$scratch/cmake-consumer" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_C_FLAGS="$sanitize_flags" -DCMAKE_EXE_LINKER_FLAGS="$sanitize_flags" >/dev/null
+"$cmake" --build "$scratch/cmake-consumer" >/dev/null
+"$scratch/cmake-consumer/consumer"
+
+echo "== consumer built with pkg-config"
+if [ -z "$pkg_config" ]; then
+  echo "pkg-config is not installed"; exit 1
+fi
+export PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig"
+# shellcheck disable=SC2046,SC2086
+"$cc" $sanitize_flags -o "$scratch/pc-consumer" "$consumer_src/main.c" \
+  $("$pkg_config" --cflags --libs infinirt) -Wl,-rpath,"$("$pkg_config" --variable=libdir infinirt)"
+"$scratch/pc-consumer"
