@@ -113,8 +113,8 @@ infinirtError_t ResolveStream(Runtime& runtime, infinirtStream_t stream, StreamT
   return infinirtSuccess;
 }
 
-infinirtError_t ResolveObject(HandleTable& table, const void* handle,
-                              const char* what, ObjectRecord* record, const char* function) {
+infinirtError_t ResolveObject(HandleTable& table, const void* handle, const char* what,
+                              ObjectRecord* record, const char* function) {
   if (!table.Lookup(HandleValue(handle), record)) {
     return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live {}", function, handle,
                 what);
@@ -191,9 +191,8 @@ enum infinirtMemcpyKind InferKind(const Span& dst, const Span& src) {
 // Validates a copy and finds the backend that performs it: the stream's for an asynchronous
 // copy, otherwise the owner of the device memory involved, otherwise the current device.
 infinirtError_t RouteCopy(Runtime& runtime, void* dst, const void* src, size_t count,
-                          enum infinirtMemcpyKind kind, const StreamTarget* stream,
-                          Target* target, enum infinirtMemcpyKind* resolved_kind,
-                          const char* function) {
+                          enum infinirtMemcpyKind kind, const StreamTarget* stream, Target* target,
+                          enum infinirtMemcpyKind* resolved_kind, const char* function) {
   if (static_cast<unsigned>(kind) > static_cast<unsigned>(infinirtMemcpyDefault)) {
     return Fail(infinirtErrorInvalidMemcpyDirection, "{}: {} is not a memcpy kind", function,
                 static_cast<int>(kind));
@@ -244,8 +243,7 @@ infinirtError_t RouteMemset(Runtime& runtime, void* pointer, size_t count,
     if (span.on_device() && span.allocation->backend != stream->backend_index) {
       return Fail(infinirtErrorNotSupported,
                   "{}: memory of backend '{}' cannot be set from a stream of backend '{}'",
-                  function, runtime.backend(span.allocation->backend).name,
-                  stream->backend->name);
+                  function, runtime.backend(span.allocation->backend).name, stream->backend->name);
     }
     *target = *stream;
   } else {
@@ -371,8 +369,7 @@ infinirtError_t infinirtGetDeviceProperties(struct infinirtDeviceProp* prop, int
     if (auto error = target.backend->table.GetDeviceProperties(target.local, prop)) return error;
     prop->deviceType = target.backend->device_type;
     prop->vendorDeviceIndex = target.local;
-    std::snprintf(prop->backendName, sizeof(prop->backendName), "%s",
-                  target.backend->name.c_str());
+    std::snprintf(prop->backendName, sizeof(prop->backendName), "%s", target.backend->name.c_str());
     return infinirtSuccess;
   });
 }
@@ -454,8 +451,8 @@ infinirtError_t infinirtMalloc(void** devPtr, size_t size) {
     if (pointer == nullptr) {
       return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", __func__);
     }
-    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kDevice,
-                                        __func__)) {
+    if (auto error =
+            RegisterAllocation(runtime, target, pointer, size, MemoryKind::kDevice, __func__)) {
       return error;
     }
     *devPtr = pointer;
@@ -487,8 +484,8 @@ infinirtError_t infinirtHostAlloc(void** pHost, size_t size, unsigned int flags)
     if (pointer == nullptr) {
       return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", __func__);
     }
-    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kPinnedHost,
-                                        __func__)) {
+    if (auto error =
+            RegisterAllocation(runtime, target, pointer, size, MemoryKind::kPinnedHost, __func__)) {
       return error;
     }
     *pHost = pointer;
@@ -688,8 +685,7 @@ infinirtError_t infinirtStreamWaitEvent(infinirtStream_t stream, infinirtEvent_t
     StreamTarget target;
     if (auto error = ResolveStream(runtime, stream, &target, __func__)) return error;
     ObjectRecord event_record;
-    if (auto error =
-            ResolveObject(runtime.events(), event, "event", &event_record, __func__)) {
+    if (auto error = ResolveObject(runtime.events(), event, "event", &event_record, __func__)) {
       return error;
     }
     if (flags & ~static_cast<unsigned int>(infinirtEventWaitExternal)) {
@@ -771,8 +767,8 @@ infinirtError_t infinirtEventQuery(infinirtEvent_t event) {
     if (auto error = ResolveObject(runtime.events(), event, "event", &record, __func__)) {
       return error;
     }
-    return runtime.backend(record.backend).table.EventQuery(record.local_device,
-                                                            record.plugin_handle);
+    return runtime.backend(record.backend)
+        .table.EventQuery(record.local_device, record.plugin_handle);
   });
 }
 
@@ -783,8 +779,8 @@ infinirtError_t infinirtEventSynchronize(infinirtEvent_t event) {
     if (auto error = ResolveObject(runtime.events(), event, "event", &record, __func__)) {
       return error;
     }
-    return runtime.backend(record.backend).table.EventSynchronize(record.local_device,
-                                                                  record.plugin_handle);
+    return runtime.backend(record.backend)
+        .table.EventSynchronize(record.local_device, record.plugin_handle);
   });
 }
 
@@ -796,8 +792,8 @@ infinirtError_t infinirtEventDestroy(infinirtEvent_t event) {
       return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live event", __func__,
                   static_cast<void*>(event));
     }
-    return runtime.backend(record.backend).table.EventDestroy(record.local_device,
-                                                              record.plugin_handle);
+    return runtime.backend(record.backend)
+        .table.EventDestroy(record.local_device, record.plugin_handle);
   });
 }
 
@@ -814,8 +810,8 @@ infinirtError_t infinirtEventElapsedTime(float* ms, infinirtEvent_t start, infin
     }
     if (first.device != last.device) {
       return Fail(infinirtErrorInvalidResourceHandle,
-                  "{}: the events belong to different devices ({} and {})", __func__,
-                  first.device, last.device);
+                  "{}: the events belong to different devices ({} and {})", __func__, first.device,
+                  last.device);
     }
     return runtime.backend(first.backend)
         .table.EventElapsedTime(first.local_device, ms, first.plugin_handle, last.plugin_handle);
@@ -869,8 +865,7 @@ infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infini
 }
 
 infinirtError_t infinirtGraphInstantiateWithFlags(infinirtGraphExec_t* pGraphExec,
-                                                  infinirtGraph_t graph,
-                                                  unsigned long long flags) {
+                                                  infinirtGraph_t graph, unsigned long long flags) {
   return infinirtGraphInstantiate(pGraphExec, graph, flags);
 }
 
@@ -952,8 +947,8 @@ infinirtError_t infinirtDeviceGetOrdinal(int* device, infiniDevice_t type, int i
         return infinirtSuccess;
       }
     }
-    return Fail(infinirtErrorInvalidDevice, "{}: there is no device {} of type {}", __func__,
-                index, static_cast<int>(type));
+    return Fail(infinirtErrorInvalidDevice, "{}: there is no device {} of type {}", __func__, index,
+                static_cast<int>(type));
   });
 }
 

@@ -12,14 +12,14 @@ namespace infinirt::core {
 struct Backend {
   std::string name;
   infiniDevice_t device_type = INFINI_DEVICE_TYPE_COUNT;
-  std::string path;                         // real path of the plugin file
-  void* library = nullptr;                  // dlopen handle
-  infinirtPluginTable table{};              // complete: missing entries answer NotSupported
+  std::string path;             // real path of the plugin file
+  void* library = nullptr;      // dlopen handle
+  infinirtPluginTable table{};  // complete: missing entries answer NotSupported
   std::vector<std::string> missing_entries;
-  std::string config_json = "{}";           // the plugin's config section
-  infinirtPluginHost host{};                // handed to Initialize; points into this object
-  infinirtPluginInfo info{};                // what GetInfo reported
-  int device_count = 0;                     // devices the plugin has (before visibility filter)
+  std::string config_json = "{}";  // the plugin's config section
+  infinirtPluginHost host{};       // handed to Initialize; points into this object
+  infinirtPluginInfo info{};       // what GetInfo reported
+  int device_count = 0;            // devices the plugin has (before visibility filter)
   bool initialized = false;
 
   Backend() = default;

@@ -116,7 +116,8 @@ Config LoadConfig(const std::string& library_dir) {
   if (from_env && !from_env->empty()) {
     candidates.push_back(*from_env);
   } else {
-    if (!library_dir.empty()) candidates.push_back(library_dir + "/../share/infinirt/infinirt.json");
+    if (!library_dir.empty())
+      candidates.push_back(library_dir + "/../share/infinirt/infinirt.json");
     candidates.push_back(INFINIRT_INSTALL_CONFIG_FILE);
   }
   for (const std::string& path : candidates) {

@@ -6,7 +6,6 @@
 #define INFINIRT_CORE_CONFIG_H_
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,11 +13,11 @@
 namespace infinirt::core {
 
 struct Config {
-  std::string source;                          // the file read, or "" for built-in defaults
-  std::optional<std::string> log_level;        // overridden by INFINIRT_LOG_LEVEL
-  std::vector<std::string> backends;           // overridden by INFINIRT_BACKENDS; empty = all
+  std::string source;                            // the file read, or "" for built-in defaults
+  std::optional<std::string> log_level;          // overridden by INFINIRT_LOG_LEVEL
+  std::vector<std::string> backends;             // overridden by INFINIRT_BACKENDS; empty = all
   std::vector<std::string> plugin_search_paths;  // searched after the default directories
-  std::optional<std::string> visible_devices;  // overridden by INFINIRT_VISIBLE_DEVICES
+  std::optional<std::string> visible_devices;    // overridden by INFINIRT_VISIBLE_DEVICES
   nlohmann::json plugins = nlohmann::json::object();  // per-plugin sections, by plugin name
 };
 

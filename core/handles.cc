@@ -35,7 +35,8 @@ uint64_t HandleTable::Insert(const ObjectRecord& record) {
   }
   Slot& slot = chunks_[index >> kChunkBits][index & (kChunkSize - 1)];
   slot.record = record;
-  const uint32_t generation = static_cast<uint32_t>(slot.state.load(std::memory_order_relaxed) >> 1);
+  const uint32_t generation =
+      static_cast<uint32_t>(slot.state.load(std::memory_order_relaxed) >> 1);
   slot.state.store((uint64_t{generation} << 1) | 1u, std::memory_order_release);
   ++live_;
   return HandleCodec::Encode(kind_, generation, index);

@@ -16,9 +16,9 @@ enum class HandleKind : uint64_t { kStream = 1, kEvent = 2, kGraph = 3, kGraphEx
 
 // What the core remembers about a stream, event, graph or graph exec.
 struct ObjectRecord {
-  int backend = -1;           // index in Runtime::backends()
-  int device = -1;            // flat ordinal
-  int local_device = -1;      // the backend's own device index
+  int backend = -1;       // index in Runtime::backends()
+  int device = -1;        // flat ordinal
+  int local_device = -1;  // the backend's own device index
   void* plugin_handle = nullptr;
   unsigned int flags = 0;
 };
@@ -40,9 +40,7 @@ class HandleCodec {
     return (value >> 56) == ((kMarker >> 56) | static_cast<uint64_t>(kind));
   }
   static uint32_t Index(uint64_t value) { return static_cast<uint32_t>(value & kIndexMask); }
-  static uint32_t Generation(uint64_t value) {
-    return static_cast<uint32_t>(value >> kIndexBits);
-  }
+  static uint32_t Generation(uint64_t value) { return static_cast<uint32_t>(value >> kIndexBits); }
 };
 
 // A table of live objects of one kind. Slots live in fixed chunks that never move, so lookups

@@ -119,12 +119,12 @@ std::unique_ptr<Backend> OpenPlugin(const std::string& path, infinirtBackendProp
     CopyString(listing->reason, message ? message : "dlopen failed");
     return nullptr;
   }
-  auto get_table = reinterpret_cast<infinirtPluginGetTableFn>(
-      dlsym(library, INFINIRT_PLUGIN_ENTRY_SYMBOL));
+  auto get_table =
+      reinterpret_cast<infinirtPluginGetTableFn>(dlsym(library, INFINIRT_PLUGIN_ENTRY_SYMBOL));
   if (get_table == nullptr) {
     listing->status = infinirtBackendNoEntryPoint;
-    CopyString(listing->reason, std::string("the library does not export ") +
-                                    INFINIRT_PLUGIN_ENTRY_SYMBOL);
+    CopyString(listing->reason,
+               std::string("the library does not export ") + INFINIRT_PLUGIN_ENTRY_SYMBOL);
     dlclose(library);
     return nullptr;
   }
@@ -137,9 +137,8 @@ std::unique_ptr<Backend> OpenPlugin(const std::string& path, infinirtBackendProp
   };
   if (table == nullptr) return reject(infinirtBackendBadTable, "the entry point returned NULL");
   if (table->struct_size < INFINIRT_PLUGIN_TABLE_HEADER_SIZE) {
-    return reject(infinirtBackendBadTable,
-                  "struct_size " + std::to_string(table->struct_size) +
-                      " is smaller than the table header");
+    return reject(infinirtBackendBadTable, "struct_size " + std::to_string(table->struct_size) +
+                                               " is smaller than the table header");
   }
   listing->abiMajor = static_cast<int>(table->abi_major);
   listing->abiMinor = static_cast<int>(table->abi_minor);
@@ -157,8 +156,7 @@ std::unique_ptr<Backend> OpenPlugin(const std::string& path, infinirtBackendProp
   if (!IsValidBackendName(name)) {
     return reject(infinirtBackendBadTable, "invalid backend name '" + name + "'");
   }
-  if (static_cast<int>(table->device_type) < 0 ||
-      table->device_type >= INFINI_DEVICE_TYPE_COUNT) {
+  if (static_cast<int>(table->device_type) < 0 || table->device_type >= INFINI_DEVICE_TYPE_COUNT) {
     return reject(infinirtBackendBadTable,
                   "invalid device type " + std::to_string(static_cast<int>(table->device_type)));
   }
@@ -201,7 +199,8 @@ bool InitializePlugin(Backend* backend, const Config& config, infinirtBackendPro
   const infinirtError_t counted = backend->table.GetDeviceCount(&count);
   if (counted != infinirtSuccess && counted != infinirtErrorNoDevice) {
     listing->status = infinirtBackendInitFailed;
-    CopyString(listing->reason, std::string("GetDeviceCount returned ") + infinirtGetErrorName(counted));
+    CopyString(listing->reason,
+               std::string("GetDeviceCount returned ") + infinirtGetErrorName(counted));
     return false;
   }
   backend->device_count = counted == infinirtSuccess && count > 0 ? count : 0;
@@ -228,9 +227,8 @@ std::string LibraryDirectory() {
 }
 
 const std::vector<std::string>& KnownBackendNames() {
-  static const std::vector<std::string> names = {"cpu",   "nvidia",   "cambricon",
-                                                 "ascend", "metax",   "moore",
-                                                 "iluvatar", "kunlun", "hygon"};
+  static const std::vector<std::string> names = {
+      "cpu", "nvidia", "cambricon", "ascend", "metax", "moore", "iluvatar", "kunlun", "hygon"};
   return names;
 }
 
@@ -274,8 +272,9 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
     infinirtBackendProp listing = NewListing(name, real);
     const auto started = std::chrono::steady_clock::now();
     auto finish = [&](const char* verdict) {
-      listing.loadTimeMs = std::chrono::duration<double, std::milli>(
-                               std::chrono::steady_clock::now() - started).count();
+      listing.loadTimeMs =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+              .count();
       Log().debug("loader: {} -> {}{}{}", candidate, verdict, listing.reason[0] ? ": " : "",
                   listing.reason);
       result.listing.push_back(listing);
@@ -308,8 +307,8 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
                                   [&](const auto& loaded) { return loaded->name == name; });
     if (same_name != result.backends.end()) {
       listing.status = infinirtBackendDuplicate;
-      CopyString(listing.reason, "backend '" + name + "' is already loaded from " +
-                                     (*same_name)->path);
+      CopyString(listing.reason,
+                 "backend '" + name + "' is already loaded from " + (*same_name)->path);
       finish("skipped (duplicate backend)");
       continue;
     }
@@ -340,8 +339,9 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
       CopyString(listing.reason, "not named in INFINIRT_BACKENDS or the config's backends");
     } else {
       listing.status = infinirtBackendNotFound;
-      CopyString(listing.reason, std::string(kPluginPrefix) + name + kPluginSuffix +
-                                     " not found in: " + (searched.empty() ? "(nothing)" : searched));
+      CopyString(listing.reason,
+                 std::string(kPluginPrefix) + name + kPluginSuffix +
+                     " not found in: " + (searched.empty() ? "(nothing)" : searched));
     }
     result.listing.push_back(listing);
   }

@@ -52,9 +52,9 @@ void ApplyLogLevelFromEnvironment() {
 }
 
 void PluginLog(infinirtLogLevel_t level, const char* plugin, const char* message) {
-  static constexpr spdlog::level::level_enum kLevels[] = {
-      spdlog::level::trace, spdlog::level::debug, spdlog::level::info, spdlog::level::warn,
-      spdlog::level::err};
+  static constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::trace,
+                                                          spdlog::level::debug, spdlog::level::info,
+                                                          spdlog::level::warn, spdlog::level::err};
   const int index = static_cast<int>(level);
   const auto spd_level = (index >= 0 && index <= 4) ? kLevels[index] : spdlog::level::err;
   Log().log(spd_level, "[{}] {}", plugin ? plugin : "?", message ? message : "");

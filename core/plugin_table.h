@@ -58,12 +58,12 @@ inline infinirtPluginTable CompleteTable(const infinirtPluginTable& plugin,
   table.name = plugin.name;
   table.device_type = plugin.device_type;
   const size_t covered = plugin.struct_size;
-#define INFINIRT_COPY_ENTRY_(name, params)                                                 \
-  if (offsetof(infinirtPluginTable, name) + sizeof(plugin.name) <= covered &&              \
-      plugin.name != nullptr) {                                                            \
-    table.name = plugin.name;                                                              \
-  } else {                                                                                 \
-    missing->push_back(#name);                                                             \
+#define INFINIRT_COPY_ENTRY_(name, params)                                    \
+  if (offsetof(infinirtPluginTable, name) + sizeof(plugin.name) <= covered && \
+      plugin.name != nullptr) {                                               \
+    table.name = plugin.name;                                                 \
+  } else {                                                                    \
+    missing->push_back(#name);                                                \
   }
   INFINIRT_PLUGIN_ENTRIES(INFINIRT_COPY_ENTRY_)
 #undef INFINIRT_COPY_ENTRY_

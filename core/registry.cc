@@ -8,7 +8,8 @@ namespace infinirt::core {
 template <class Visit>
 void AllocationRegistry::ForEachRangeShard(const Allocation& allocation, Visit visit) {
   const uintptr_t first = allocation.base >> kRegionShift;
-  const uintptr_t last = (allocation.base + (allocation.size ? allocation.size - 1 : 0)) >> kRegionShift;
+  const uintptr_t last =
+      (allocation.base + (allocation.size ? allocation.size - 1 : 0)) >> kRegionShift;
   std::bitset<kShards> seen;
   for (uintptr_t region = first;; ++region) {
     const size_t shard = RangeShardOf(region);

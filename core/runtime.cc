@@ -82,9 +82,10 @@ void Runtime::BuildDeviceList(const std::vector<int>& listing_of_backend) {
   if (!visible) visible = config_.visible_devices;
   if (visible) ApplyVisibleDevices(*visible);
   for (size_t b = 0; b < backends_.size(); ++b) {
-    listing_[listing_of_backend[b]].deviceCount = static_cast<int>(
-        std::count_if(devices_.begin(), devices_.end(),
-                      [&](const DeviceEntry& d) { return d.backend == static_cast<int>(b); }));
+    listing_[listing_of_backend[b]].deviceCount =
+        static_cast<int>(std::count_if(devices_.begin(), devices_.end(), [&](const DeviceEntry& d) {
+          return d.backend == static_cast<int>(b);
+        }));
   }
 }
 
@@ -129,27 +130,18 @@ void Runtime::ReleaseDeviceObjects(int device) {
   Backend& owner = *backends_[entry.backend];
   owner.table.DeviceSynchronize(entry.local_device);
   auto on_device = [&](const ObjectRecord& record) { return record.device == device; };
-  ObjectRecord record;
-  for (const auto& [handle, live] : graph_execs_.Snapshot(on_device)) {
-    if (graph_execs_.Remove(handle, &record)) {
-      owner.table.GraphExecDestroy(record.local_device, record.plugin_handle);
+  auto release_all = [&](HandleTable& table, auto destroy_entry) {
+    ObjectRecord record;
+    for (const auto& live : table.Snapshot(on_device)) {
+      if (table.Remove(live.first, &record))
+        destroy_entry(record.local_device, record.plugin_handle);
     }
-  }
-  for (const auto& [handle, live] : graphs_.Snapshot(on_device)) {
-    if (graphs_.Remove(handle, &record)) {
-      owner.table.GraphDestroy(record.local_device, record.plugin_handle);
-    }
-  }
-  for (const auto& [handle, live] : events_.Snapshot(on_device)) {
-    if (events_.Remove(handle, &record)) {
-      owner.table.EventDestroy(record.local_device, record.plugin_handle);
-    }
-  }
-  for (const auto& [handle, live] : streams_.Snapshot(on_device)) {
-    if (streams_.Remove(handle, &record)) {
-      owner.table.StreamDestroy(record.local_device, record.plugin_handle);
-    }
-  }
+  };
+  // Execs before graphs, events before streams: a dependent goes before what it depends on.
+  release_all(graph_execs_, owner.table.GraphExecDestroy);
+  release_all(graphs_, owner.table.GraphDestroy);
+  release_all(events_, owner.table.EventDestroy);
+  release_all(streams_, owner.table.StreamDestroy);
   const auto allocations = allocations_.Snapshot([&](const Allocation& a) {
     return a.device == device && a.kind != MemoryKind::kStreamOrdered;
   });
@@ -171,7 +163,8 @@ Runtime::~Runtime() {
     ReleaseDeviceObjects(static_cast<int>(device));
   }
   // Stream-ordered allocations survive a device reset but not finalize.
-  for (const Allocation& allocation : allocations_.Snapshot([](const Allocation&) { return true; })) {
+  for (const Allocation& allocation :
+       allocations_.Snapshot([](const Allocation&) { return true; })) {
     if (allocations_.RemoveExact(allocation.base, [](MemoryKind) { return true; })) {
       Backend& owner = *backends_[allocation.backend];
       owner.table.Free(allocation.local_device, reinterpret_cast<void*>(allocation.base));

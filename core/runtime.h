@@ -19,8 +19,8 @@ namespace infinirt::core {
 
 // One entry of the flat device ordinal space.
 struct DeviceEntry {
-  int backend = -1;      // index in Runtime::backends
-  int local_device = -1; // the backend's own device index
+  int backend = -1;       // index in Runtime::backends
+  int local_device = -1;  // the backend's own device index
   infiniDevice_t type = INFINI_DEVICE_CPU;
 };
 

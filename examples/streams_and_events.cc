@@ -7,14 +7,14 @@
 
 #include "infinirt.h"
 
-#define CHECK(call)                                                                 \
-  do {                                                                              \
-    infinirtError_t error_ = (call);                                                \
-    if (error_ != infinirtSuccess) {                                                \
+#define CHECK(call)                                                                  \
+  do {                                                                               \
+    infinirtError_t error_ = (call);                                                 \
+    if (error_ != infinirtSuccess) {                                                 \
       std::fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call, \
-                   infinirtGetErrorName(error_), infinirtGetErrorString(error_));   \
-      std::exit(1);                                                                 \
-    }                                                                               \
+                   infinirtGetErrorName(error_), infinirtGetErrorString(error_));    \
+      std::exit(1);                                                                  \
+    }                                                                                \
   } while (0)
 
 namespace {
@@ -76,8 +76,8 @@ int main() {
 
   size_t wrong = 0;
   for (size_t i = 0; i < count; ++i) wrong += host_out[i] != 2.0f * static_cast<float>(i);
-  std::printf("copied and scaled %zu floats in %.3f ms (events); %zu wrong\n", count,
-              milliseconds, wrong);
+  std::printf("copied and scaled %zu floats in %.3f ms (events); %zu wrong\n", count, milliseconds,
+              wrong);
 
   CHECK(infinirtEventDestroy(start));
   CHECK(infinirtEventDestroy(uploaded));

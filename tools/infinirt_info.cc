@@ -2,48 +2,43 @@
 // device it exposes. --json prints the same as one JSON document.
 #include <cstdio>
 #include <cstring>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "infinirt.h"
 
 namespace {
 
-const char* StatusName(infinirtBackendStatus_t status) {
-  switch (status) {
-    case infinirtBackendLoaded: return "loaded";
-    case infinirtBackendNotFound: return "not found";
-    case infinirtBackendDlopenFailed: return "dlopen failed";
-    case infinirtBackendNoEntryPoint: return "no entry point";
-    case infinirtBackendAbiTooOld: return "ABI too old";
-    case infinirtBackendAbiTooNew: return "ABI too new";
-    case infinirtBackendBadTable: return "bad plugin table";
-    case infinirtBackendRuntimeMissing: return "vendor runtime missing";
-    case infinirtBackendInitFailed: return "init failed";
-    case infinirtBackendFilteredOut: return "filtered out";
-    case infinirtBackendDuplicate: return "duplicate";
+struct StatusNames {
+  infinirtBackendStatus_t status;
+  const char* text;  // for people
+  const char* key;   // for --json: stable, machine-readable
+};
+
+constexpr StatusNames kStatusNames[] = {
+    {infinirtBackendLoaded, "loaded", "loaded"},
+    {infinirtBackendNotFound, "not found", "not_found"},
+    {infinirtBackendDlopenFailed, "dlopen failed", "dlopen_failed"},
+    {infinirtBackendNoEntryPoint, "no entry point", "no_entry_point"},
+    {infinirtBackendAbiTooOld, "ABI too old", "abi_too_old"},
+    {infinirtBackendAbiTooNew, "ABI too new", "abi_too_new"},
+    {infinirtBackendBadTable, "bad plugin table", "bad_table"},
+    {infinirtBackendRuntimeMissing, "vendor runtime missing", "runtime_missing"},
+    {infinirtBackendInitFailed, "init failed", "init_failed"},
+    {infinirtBackendFilteredOut, "filtered out", "filtered_out"},
+    {infinirtBackendDuplicate, "duplicate", "duplicate"},
+};
+
+const StatusNames& NamesOf(infinirtBackendStatus_t status) {
+  static constexpr StatusNames kUnknown = {infinirtBackendLoaded, "unknown", "unknown"};
+  for (const StatusNames& names : kStatusNames) {
+    if (names.status == status) return names;
   }
-  return "unknown";
+  return kUnknown;
 }
 
-// Stable machine-readable status names for --json.
-const char* StatusKey(infinirtBackendStatus_t status) {
-  switch (status) {
-    case infinirtBackendLoaded: return "loaded";
-    case infinirtBackendNotFound: return "not_found";
-    case infinirtBackendDlopenFailed: return "dlopen_failed";
-    case infinirtBackendNoEntryPoint: return "no_entry_point";
-    case infinirtBackendAbiTooOld: return "abi_too_old";
-    case infinirtBackendAbiTooNew: return "abi_too_new";
-    case infinirtBackendBadTable: return "bad_table";
-    case infinirtBackendRuntimeMissing: return "runtime_missing";
-    case infinirtBackendInitFailed: return "init_failed";
-    case infinirtBackendFilteredOut: return "filtered_out";
-    case infinirtBackendDuplicate: return "duplicate";
-  }
-  return "unknown";
-}
+const char* StatusName(infinirtBackendStatus_t status) { return NamesOf(status).text; }
+const char* StatusKey(infinirtBackendStatus_t status) { return NamesOf(status).key; }
 
 const char* DeviceTypeName(infiniDevice_t type) {
   static const char* const kNames[] = {"cpu",   "nvidia",   "cambricon", "ascend", "metax",
@@ -71,23 +66,21 @@ nlohmann::json BackendJson(const infinirtBackendProp& backend) {
   entry["device_type"] = backend.deviceType < INFINI_DEVICE_TYPE_COUNT
                              ? nlohmann::json(DeviceTypeName(backend.deviceType))
                              : nlohmann::json(nullptr);
-  entry["abi_version"] = backend.abiMajor >= 0 ? nlohmann::json(std::to_string(backend.abiMajor) +
-                                                                "." + std::to_string(backend.abiMinor))
-                                               : nlohmann::json(nullptr);
-  entry["runtime_version"] =
-      backend.runtimeVersion >= 0 ? nlohmann::json(backend.runtimeVersion) : nlohmann::json(nullptr);
+  entry["abi_version"] = backend.abiMajor >= 0
+                             ? nlohmann::json(std::to_string(backend.abiMajor) + "." +
+                                              std::to_string(backend.abiMinor))
+                             : nlohmann::json(nullptr);
+  entry["runtime_version"] = backend.runtimeVersion >= 0 ? nlohmann::json(backend.runtimeVersion)
+                                                         : nlohmann::json(nullptr);
   entry["runtime_library"] = backend.runtimeLibrary;
   return entry;
 }
 
 nlohmann::json DeviceJson(const DeviceReport& device) {
   nlohmann::json entry = {
-      {"ordinal", device.ordinal},
-      {"type", DeviceTypeName(device.prop.deviceType)},
-      {"backend", device.prop.backendName},
-      {"index", device.prop.vendorDeviceIndex},
-      {"name", device.prop.name},
-      {"total_memory_bytes", device.prop.totalGlobalMem},
+      {"ordinal", device.ordinal},          {"type", DeviceTypeName(device.prop.deviceType)},
+      {"backend", device.prop.backendName}, {"index", device.prop.vendorDeviceIndex},
+      {"name", device.prop.name},           {"total_memory_bytes", device.prop.totalGlobalMem},
   };
   entry["free_memory_bytes"] =
       device.have_free ? nlohmann::json(device.free_bytes) : nlohmann::json(nullptr);
@@ -105,14 +98,16 @@ void PrintText(const std::vector<infinirtBackendProp>& backends,
   std::printf("Backends (%zu considered):\n", backends.size());
   for (const auto& backend : backends) {
     std::printf("  %-10s %-22s", backend.name, StatusName(backend.status));
-    if (backend.status == infinirtBackendLoaded || backend.status == infinirtBackendRuntimeMissing) {
+    if (backend.status == infinirtBackendLoaded ||
+        backend.status == infinirtBackendRuntimeMissing) {
       std::printf(" %d device(s), ABI %d.%d, %.2f ms", backend.deviceCount, backend.abiMajor,
                   backend.abiMinor, backend.loadTimeMs);
       if (backend.runtimeVersion >= 0) std::printf(", runtime %d", backend.runtimeVersion);
     }
     std::printf("\n");
     if (backend.path[0]) std::printf("             path:    %s\n", backend.path);
-    if (backend.runtimeLibrary[0]) std::printf("             runtime: %s\n", backend.runtimeLibrary);
+    if (backend.runtimeLibrary[0])
+      std::printf("             runtime: %s\n", backend.runtimeLibrary);
     if (backend.reason[0]) std::printf("             reason:  %s\n", backend.reason);
   }
   std::printf("\nDevices (%zu):\n", devices.size());
@@ -174,7 +169,8 @@ int main(int argc, char** argv) {
     for (const auto& backend : backends) report["backends"].push_back(BackendJson(backend));
     report["devices"] = nlohmann::json::array();
     for (const auto& device : devices) report["devices"].push_back(DeviceJson(device));
-    std::printf("%s\n", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n",
+                report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     PrintText(backends, devices);
   }

@@ -7,11 +7,10 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "device_info.h"
 #include "engine.h"
@@ -224,8 +223,8 @@ infinirtError_t Memcpy(int, void* dst, const void* src, size_t count, enum infin
   });
 }
 
-infinirtError_t MemcpyAsync(int, void* dst, const void* src, size_t count,
-                            enum infinirtMemcpyKind, infinirtPluginStream_t stream) {
+infinirtError_t MemcpyAsync(int, void* dst, const void* src, size_t count, enum infinirtMemcpyKind,
+                            infinirtPluginStream_t stream) {
   return Guarded([&] {
     g_state->device->Submit(StreamOf(stream), {}, [=] { std::memmove(dst, src, count); });
     return infinirtSuccess;
@@ -274,8 +273,7 @@ infinirtError_t StreamSynchronize(int, infinirtPluginStream_t stream) {
 
 infinirtError_t StreamQuery(int, infinirtPluginStream_t stream) {
   return Guarded([&] {
-    return g_state->device->StreamIdle(StreamOf(stream)) ? infinirtSuccess
-                                                          : infinirtErrorNotReady;
+    return g_state->device->StreamIdle(StreamOf(stream)) ? infinirtSuccess : infinirtErrorNotReady;
   });
 }
 

@@ -27,8 +27,8 @@ size_t MeminfoBytes(const std::string& key) {
 
 // The cgroup v2 (or v1) memory limit of this process, or SIZE_MAX when none.
 size_t CgroupMemoryLimit() {
-  for (const char* path : {"/sys/fs/cgroup/memory.max",
-                           "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+  for (const char* path :
+       {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
     std::ifstream file(path);
     std::string value;
     if (file >> value && !value.empty() && value != "max") {
