@@ -3,8 +3,8 @@
  *
  * This header is the CUDA Runtime API with the prefix "cuda" renamed to "infinirt": every function,
  * type, enum value and flag below has the CUDA 13 prototype or number of its namesake, so CUDA code
- * ports by renaming. Calls are routed to vendor plugins (libinfinirt_<vendor>.so) loaded at start-up;
- * a CPU backend is always available. Valid C99 and C++17.
+ * ports by renaming. Calls are routed to vendor plugins (libinfinirt_<vendor>.so) loaded at
+ * start-up; a CPU backend is always available. Valid C99 and C++17.
  *
  * Semantic differences from CUDA are listed in README.md ("Differences from CUDA").
  */
@@ -63,139 +63,140 @@ typedef enum {
  * value, description): X(ErrorInvalidValue, 1, ...) is infinirtErrorInvalidValue = 1.
  * infinirtGetErrorName returns the full name, infinirtGetErrorString the description.
  * ------------------------------------------------------------------------------------------- */
-#define INFINIRT_ERROR_LIST(X) \
-  X(Success, 0, "no error") \
-  X(ErrorInvalidValue, 1, "invalid argument") \
-  X(ErrorMemoryAllocation, 2, "out of memory") \
-  X(ErrorInitializationError, 3, "initialization error") \
-  X(ErrorCudartUnloading, 4, "runtime is shutting down") \
-  X(ErrorProfilerDisabled, 5, "profiler disabled") \
-  X(ErrorProfilerNotInitialized, 6, "profiler not initialized") \
-  X(ErrorProfilerAlreadyStarted, 7, "profiler already started") \
-  X(ErrorProfilerAlreadyStopped, 8, "profiler already stopped") \
-  X(ErrorInvalidConfiguration, 9, "invalid launch configuration") \
-  X(ErrorInvalidPitchValue, 12, "invalid pitch") \
-  X(ErrorInvalidSymbol, 13, "invalid symbol") \
-  X(ErrorInvalidHostPointer, 16, "invalid host pointer (deprecated code)") \
-  X(ErrorInvalidDevicePointer, 17, "invalid device pointer (deprecated code)") \
-  X(ErrorInvalidTexture, 18, "invalid texture") \
-  X(ErrorInvalidTextureBinding, 19, "invalid texture binding") \
-  X(ErrorInvalidChannelDescriptor, 20, "invalid channel descriptor") \
-  X(ErrorInvalidMemcpyDirection, 21, "invalid copy direction") \
-  X(ErrorAddressOfConstant, 22, "address of constant requested (deprecated code)") \
-  X(ErrorTextureFetchFailed, 23, "texture fetch failed (deprecated code)") \
-  X(ErrorTextureNotBound, 24, "texture not bound (deprecated code)") \
-  X(ErrorSynchronizationError, 25, "synchronization failed (deprecated code)") \
-  X(ErrorInvalidFilterSetting, 26, "invalid filter setting") \
-  X(ErrorInvalidNormSetting, 27, "invalid normalization setting") \
-  X(ErrorMixedDeviceExecution, 28, "mixed device execution (deprecated code)") \
-  X(ErrorNotYetImplemented, 31, "function not yet implemented (deprecated code)") \
-  X(ErrorMemoryValueTooLarge, 32, "memory value too large (deprecated code)") \
-  X(ErrorStubLibrary, 34, "a stub library was loaded instead of the real runtime") \
-  X(ErrorInsufficientDriver, 35, "driver is older than the runtime requires") \
-  X(ErrorCallRequiresNewerDriver, 36, "call requires a newer driver") \
-  X(ErrorInvalidSurface, 37, "invalid surface") \
-  X(ErrorDuplicateVariableName, 43, "duplicate global variable name") \
-  X(ErrorDuplicateTextureName, 44, "duplicate texture name") \
-  X(ErrorDuplicateSurfaceName, 45, "duplicate surface name") \
-  X(ErrorDevicesUnavailable, 46, "all devices are busy or unavailable") \
-  X(ErrorIncompatibleDriverContext, 49, "incompatible driver context") \
-  X(ErrorMissingConfiguration, 52, "launch configuration missing") \
-  X(ErrorPriorLaunchFailure, 53, "a previous launch failed (deprecated code)") \
-  X(ErrorLaunchMaxDepthExceeded, 65, "launch nesting depth exceeded") \
-  X(ErrorLaunchFileScopedTex, 66, "file-scoped texture used in a device launch") \
-  X(ErrorLaunchFileScopedSurf, 67, "file-scoped surface used in a device launch") \
-  X(ErrorSyncDepthExceeded, 68, "device synchronization depth exceeded") \
-  X(ErrorLaunchPendingCountExceeded, 69, "too many pending device launches") \
-  X(ErrorInvalidDeviceFunction, 98, "invalid device function") \
-  X(ErrorNoDevice, 100, "no device is available") \
-  X(ErrorInvalidDevice, 101, "invalid device ordinal") \
-  X(ErrorDeviceNotLicensed, 102, "device not licensed for this use") \
-  X(ErrorSoftwareValidityNotEstablished, 103, "software validity not established") \
-  X(ErrorStartupFailure, 127, "runtime start-up failed") \
-  X(ErrorInvalidKernelImage, 200, "invalid kernel image") \
-  X(ErrorDeviceUninitialized, 201, "device context not initialized") \
-  X(ErrorMapBufferObjectFailed, 205, "mapping a buffer object failed") \
-  X(ErrorUnmapBufferObjectFailed, 206, "unmapping a buffer object failed") \
-  X(ErrorArrayIsMapped, 207, "array is mapped") \
-  X(ErrorAlreadyMapped, 208, "resource already mapped") \
-  X(ErrorNoKernelImageForDevice, 209, "no kernel image for this device") \
-  X(ErrorAlreadyAcquired, 210, "resource already acquired") \
-  X(ErrorNotMapped, 211, "resource not mapped") \
-  X(ErrorNotMappedAsArray, 212, "resource not mapped as an array") \
-  X(ErrorNotMappedAsPointer, 213, "resource not mapped as a pointer") \
-  X(ErrorECCUncorrectable, 214, "uncorrectable ECC error") \
-  X(ErrorUnsupportedLimit, 215, "limit not supported") \
-  X(ErrorDeviceAlreadyInUse, 216, "device already in use") \
-  X(ErrorPeerAccessUnsupported, 217, "peer access not supported") \
-  X(ErrorInvalidPtx, 218, "invalid PTX") \
-  X(ErrorInvalidGraphicsContext, 219, "invalid graphics context") \
-  X(ErrorNvlinkUncorrectable, 220, "uncorrectable NVLink error") \
-  X(ErrorJitCompilerNotFound, 221, "JIT compiler not found") \
-  X(ErrorUnsupportedPtxVersion, 222, "unsupported PTX version") \
-  X(ErrorJitCompilationDisabled, 223, "JIT compilation disabled") \
-  X(ErrorUnsupportedExecAffinity, 224, "unsupported execution affinity") \
-  X(ErrorUnsupportedDevSideSync, 225, "device-side synchronization not supported") \
-  X(ErrorContained, 226, "error contained by the device") \
-  X(ErrorInvalidSource, 300, "invalid source") \
-  X(ErrorFileNotFound, 301, "file not found") \
-  X(ErrorSharedObjectSymbolNotFound, 302, "shared object symbol not found") \
-  X(ErrorSharedObjectInitFailed, 303, "shared object initialization failed") \
-  X(ErrorOperatingSystem, 304, "operating system call failed") \
-  X(ErrorInvalidResourceHandle, 400, "invalid resource handle") \
-  X(ErrorIllegalState, 401, "operation not valid in the current state") \
-  X(ErrorLossyQuery, 402, "query result would lose information") \
-  X(ErrorSymbolNotFound, 500, "symbol not found") \
-  X(ErrorNotReady, 600, "work not yet complete") \
-  X(ErrorIllegalAddress, 700, "illegal memory access") \
-  X(ErrorLaunchOutOfResources, 701, "too many resources requested for launch") \
-  X(ErrorLaunchTimeout, 702, "launch timed out") \
-  X(ErrorLaunchIncompatibleTexturing, 703, "launch uses incompatible texturing") \
-  X(ErrorPeerAccessAlreadyEnabled, 704, "peer access already enabled") \
-  X(ErrorPeerAccessNotEnabled, 705, "peer access not enabled") \
-  X(ErrorSetOnActiveProcess, 708, "cannot change settings of an active process") \
-  X(ErrorContextIsDestroyed, 709, "context has been destroyed") \
-  X(ErrorAssert, 710, "device-side assertion failed") \
-  X(ErrorTooManyPeers, 711, "too many peers") \
-  X(ErrorHostMemoryAlreadyRegistered, 712, "host memory already registered") \
-  X(ErrorHostMemoryNotRegistered, 713, "host memory not registered") \
-  X(ErrorHardwareStackError, 714, "hardware stack error") \
-  X(ErrorIllegalInstruction, 715, "illegal instruction") \
-  X(ErrorMisalignedAddress, 716, "misaligned address") \
-  X(ErrorInvalidAddressSpace, 717, "invalid address space") \
-  X(ErrorInvalidPc, 718, "invalid program counter") \
-  X(ErrorLaunchFailure, 719, "launch failed") \
-  X(ErrorCooperativeLaunchTooLarge, 720, "cooperative launch too large") \
-  X(ErrorTensorMemoryLeak, 721, "tensor memory not released") \
-  X(ErrorNotPermitted, 800, "operation not permitted") \
-  X(ErrorNotSupported, 801, "operation not supported") \
-  X(ErrorSystemNotReady, 802, "system not ready") \
-  X(ErrorSystemDriverMismatch, 803, "driver and kernel module versions differ") \
+#define INFINIRT_ERROR_LIST(X)                                                                  \
+  X(Success, 0, "no error")                                                                     \
+  X(ErrorInvalidValue, 1, "invalid argument")                                                   \
+  X(ErrorMemoryAllocation, 2, "out of memory")                                                  \
+  X(ErrorInitializationError, 3, "initialization error")                                        \
+  X(ErrorCudartUnloading, 4, "runtime is shutting down")                                        \
+  X(ErrorProfilerDisabled, 5, "profiler disabled")                                              \
+  X(ErrorProfilerNotInitialized, 6, "profiler not initialized")                                 \
+  X(ErrorProfilerAlreadyStarted, 7, "profiler already started")                                 \
+  X(ErrorProfilerAlreadyStopped, 8, "profiler already stopped")                                 \
+  X(ErrorInvalidConfiguration, 9, "invalid launch configuration")                               \
+  X(ErrorInvalidPitchValue, 12, "invalid pitch")                                                \
+  X(ErrorInvalidSymbol, 13, "invalid symbol")                                                   \
+  X(ErrorInvalidHostPointer, 16, "invalid host pointer (deprecated code)")                      \
+  X(ErrorInvalidDevicePointer, 17, "invalid device pointer (deprecated code)")                  \
+  X(ErrorInvalidTexture, 18, "invalid texture")                                                 \
+  X(ErrorInvalidTextureBinding, 19, "invalid texture binding")                                  \
+  X(ErrorInvalidChannelDescriptor, 20, "invalid channel descriptor")                            \
+  X(ErrorInvalidMemcpyDirection, 21, "invalid copy direction")                                  \
+  X(ErrorAddressOfConstant, 22, "address of constant requested (deprecated code)")              \
+  X(ErrorTextureFetchFailed, 23, "texture fetch failed (deprecated code)")                      \
+  X(ErrorTextureNotBound, 24, "texture not bound (deprecated code)")                            \
+  X(ErrorSynchronizationError, 25, "synchronization failed (deprecated code)")                  \
+  X(ErrorInvalidFilterSetting, 26, "invalid filter setting")                                    \
+  X(ErrorInvalidNormSetting, 27, "invalid normalization setting")                               \
+  X(ErrorMixedDeviceExecution, 28, "mixed device execution (deprecated code)")                  \
+  X(ErrorNotYetImplemented, 31, "function not yet implemented (deprecated code)")               \
+  X(ErrorMemoryValueTooLarge, 32, "memory value too large (deprecated code)")                   \
+  X(ErrorStubLibrary, 34, "a stub library was loaded instead of the real runtime")              \
+  X(ErrorInsufficientDriver, 35, "driver is older than the runtime requires")                   \
+  X(ErrorCallRequiresNewerDriver, 36, "call requires a newer driver")                           \
+  X(ErrorInvalidSurface, 37, "invalid surface")                                                 \
+  X(ErrorDuplicateVariableName, 43, "duplicate global variable name")                           \
+  X(ErrorDuplicateTextureName, 44, "duplicate texture name")                                    \
+  X(ErrorDuplicateSurfaceName, 45, "duplicate surface name")                                    \
+  X(ErrorDevicesUnavailable, 46, "all devices are busy or unavailable")                         \
+  X(ErrorIncompatibleDriverContext, 49, "incompatible driver context")                          \
+  X(ErrorMissingConfiguration, 52, "launch configuration missing")                              \
+  X(ErrorPriorLaunchFailure, 53, "a previous launch failed (deprecated code)")                  \
+  X(ErrorLaunchMaxDepthExceeded, 65, "launch nesting depth exceeded")                           \
+  X(ErrorLaunchFileScopedTex, 66, "file-scoped texture used in a device launch")                \
+  X(ErrorLaunchFileScopedSurf, 67, "file-scoped surface used in a device launch")               \
+  X(ErrorSyncDepthExceeded, 68, "device synchronization depth exceeded")                        \
+  X(ErrorLaunchPendingCountExceeded, 69, "too many pending device launches")                    \
+  X(ErrorInvalidDeviceFunction, 98, "invalid device function")                                  \
+  X(ErrorNoDevice, 100, "no device is available")                                               \
+  X(ErrorInvalidDevice, 101, "invalid device ordinal")                                          \
+  X(ErrorDeviceNotLicensed, 102, "device not licensed for this use")                            \
+  X(ErrorSoftwareValidityNotEstablished, 103, "software validity not established")              \
+  X(ErrorStartupFailure, 127, "runtime start-up failed")                                        \
+  X(ErrorInvalidKernelImage, 200, "invalid kernel image")                                       \
+  X(ErrorDeviceUninitialized, 201, "device context not initialized")                            \
+  X(ErrorMapBufferObjectFailed, 205, "mapping a buffer object failed")                          \
+  X(ErrorUnmapBufferObjectFailed, 206, "unmapping a buffer object failed")                      \
+  X(ErrorArrayIsMapped, 207, "array is mapped")                                                 \
+  X(ErrorAlreadyMapped, 208, "resource already mapped")                                         \
+  X(ErrorNoKernelImageForDevice, 209, "no kernel image for this device")                        \
+  X(ErrorAlreadyAcquired, 210, "resource already acquired")                                     \
+  X(ErrorNotMapped, 211, "resource not mapped")                                                 \
+  X(ErrorNotMappedAsArray, 212, "resource not mapped as an array")                              \
+  X(ErrorNotMappedAsPointer, 213, "resource not mapped as a pointer")                           \
+  X(ErrorECCUncorrectable, 214, "uncorrectable ECC error")                                      \
+  X(ErrorUnsupportedLimit, 215, "limit not supported")                                          \
+  X(ErrorDeviceAlreadyInUse, 216, "device already in use")                                      \
+  X(ErrorPeerAccessUnsupported, 217, "peer access not supported")                               \
+  X(ErrorInvalidPtx, 218, "invalid PTX")                                                        \
+  X(ErrorInvalidGraphicsContext, 219, "invalid graphics context")                               \
+  X(ErrorNvlinkUncorrectable, 220, "uncorrectable NVLink error")                                \
+  X(ErrorJitCompilerNotFound, 221, "JIT compiler not found")                                    \
+  X(ErrorUnsupportedPtxVersion, 222, "unsupported PTX version")                                 \
+  X(ErrorJitCompilationDisabled, 223, "JIT compilation disabled")                               \
+  X(ErrorUnsupportedExecAffinity, 224, "unsupported execution affinity")                        \
+  X(ErrorUnsupportedDevSideSync, 225, "device-side synchronization not supported")              \
+  X(ErrorContained, 226, "error contained by the device")                                       \
+  X(ErrorInvalidSource, 300, "invalid source")                                                  \
+  X(ErrorFileNotFound, 301, "file not found")                                                   \
+  X(ErrorSharedObjectSymbolNotFound, 302, "shared object symbol not found")                     \
+  X(ErrorSharedObjectInitFailed, 303, "shared object initialization failed")                    \
+  X(ErrorOperatingSystem, 304, "operating system call failed")                                  \
+  X(ErrorInvalidResourceHandle, 400, "invalid resource handle")                                 \
+  X(ErrorIllegalState, 401, "operation not valid in the current state")                         \
+  X(ErrorLossyQuery, 402, "query result would lose information")                                \
+  X(ErrorSymbolNotFound, 500, "symbol not found")                                               \
+  X(ErrorNotReady, 600, "work not yet complete")                                                \
+  X(ErrorIllegalAddress, 700, "illegal memory access")                                          \
+  X(ErrorLaunchOutOfResources, 701, "too many resources requested for launch")                  \
+  X(ErrorLaunchTimeout, 702, "launch timed out")                                                \
+  X(ErrorLaunchIncompatibleTexturing, 703, "launch uses incompatible texturing")                \
+  X(ErrorPeerAccessAlreadyEnabled, 704, "peer access already enabled")                          \
+  X(ErrorPeerAccessNotEnabled, 705, "peer access not enabled")                                  \
+  X(ErrorSetOnActiveProcess, 708, "cannot change settings of an active process")                \
+  X(ErrorContextIsDestroyed, 709, "context has been destroyed")                                 \
+  X(ErrorAssert, 710, "device-side assertion failed")                                           \
+  X(ErrorTooManyPeers, 711, "too many peers")                                                   \
+  X(ErrorHostMemoryAlreadyRegistered, 712, "host memory already registered")                    \
+  X(ErrorHostMemoryNotRegistered, 713, "host memory not registered")                            \
+  X(ErrorHardwareStackError, 714, "hardware stack error")                                       \
+  X(ErrorIllegalInstruction, 715, "illegal instruction")                                        \
+  X(ErrorMisalignedAddress, 716, "misaligned address")                                          \
+  X(ErrorInvalidAddressSpace, 717, "invalid address space")                                     \
+  X(ErrorInvalidPc, 718, "invalid program counter")                                             \
+  X(ErrorLaunchFailure, 719, "launch failed")                                                   \
+  X(ErrorCooperativeLaunchTooLarge, 720, "cooperative launch too large")                        \
+  X(ErrorTensorMemoryLeak, 721, "tensor memory not released")                                   \
+  X(ErrorNotPermitted, 800, "operation not permitted")                                          \
+  X(ErrorNotSupported, 801, "operation not supported")                                          \
+  X(ErrorSystemNotReady, 802, "system not ready")                                               \
+  X(ErrorSystemDriverMismatch, 803, "driver and kernel module versions differ")                 \
   X(ErrorCompatNotSupportedOnDevice, 804, "forward compatibility not supported on this device") \
-  X(ErrorMpsConnectionFailed, 805, "MPS connection failed") \
-  X(ErrorMpsRpcFailure, 806, "MPS remote call failed") \
-  X(ErrorMpsServerNotReady, 807, "MPS server not ready") \
-  X(ErrorMpsMaxClientsReached, 808, "MPS client limit reached") \
-  X(ErrorMpsMaxConnectionsReached, 809, "MPS connection limit reached") \
-  X(ErrorMpsClientTerminated, 810, "MPS client terminated") \
-  X(ErrorCdpNotSupported, 811, "dynamic parallelism not supported") \
-  X(ErrorCdpVersionMismatch, 812, "dynamic parallelism version mismatch") \
-  X(ErrorStreamCaptureUnsupported, 900, "operation not permitted while a stream is capturing") \
-  X(ErrorStreamCaptureInvalidated, 901, "capture was invalidated by an earlier error") \
-  X(ErrorStreamCaptureMerge, 902, "operation would merge two separate captures") \
-  X(ErrorStreamCaptureUnmatched, 903, "capture was not ended in the stream that began it") \
-  X(ErrorStreamCaptureUnjoined, 904, "capture has forked work that was not joined back") \
-  X(ErrorStreamCaptureIsolation, 905, "capture would depend on work outside the capture") \
-  X(ErrorStreamCaptureImplicit, 906, "operation would implicitly synchronize with a capturing stream") \
-  X(ErrorCapturedEvent, 907, "operation not permitted on an event recorded during capture") \
-  X(ErrorStreamCaptureWrongThread, 908, "capture must be ended by the thread that began it") \
-  X(ErrorTimeout, 909, "wait timed out") \
-  X(ErrorGraphExecUpdateFailure, 910, "graph exec update failed") \
-  X(ErrorExternalDevice, 911, "external device error") \
-  X(ErrorInvalidClusterSize, 912, "invalid cluster size") \
-  X(ErrorFunctionNotLoaded, 913, "function not loaded") \
-  X(ErrorInvalidResourceType, 914, "invalid resource type") \
-  X(ErrorInvalidResourceConfiguration, 915, "invalid resource configuration") \
+  X(ErrorMpsConnectionFailed, 805, "MPS connection failed")                                     \
+  X(ErrorMpsRpcFailure, 806, "MPS remote call failed")                                          \
+  X(ErrorMpsServerNotReady, 807, "MPS server not ready")                                        \
+  X(ErrorMpsMaxClientsReached, 808, "MPS client limit reached")                                 \
+  X(ErrorMpsMaxConnectionsReached, 809, "MPS connection limit reached")                         \
+  X(ErrorMpsClientTerminated, 810, "MPS client terminated")                                     \
+  X(ErrorCdpNotSupported, 811, "dynamic parallelism not supported")                             \
+  X(ErrorCdpVersionMismatch, 812, "dynamic parallelism version mismatch")                       \
+  X(ErrorStreamCaptureUnsupported, 900, "operation not permitted while a stream is capturing")  \
+  X(ErrorStreamCaptureInvalidated, 901, "capture was invalidated by an earlier error")          \
+  X(ErrorStreamCaptureMerge, 902, "operation would merge two separate captures")                \
+  X(ErrorStreamCaptureUnmatched, 903, "capture was not ended in the stream that began it")      \
+  X(ErrorStreamCaptureUnjoined, 904, "capture has forked work that was not joined back")        \
+  X(ErrorStreamCaptureIsolation, 905, "capture would depend on work outside the capture")       \
+  X(ErrorStreamCaptureImplicit, 906,                                                            \
+    "operation would implicitly synchronize with a capturing stream")                           \
+  X(ErrorCapturedEvent, 907, "operation not permitted on an event recorded during capture")     \
+  X(ErrorStreamCaptureWrongThread, 908, "capture must be ended by the thread that began it")    \
+  X(ErrorTimeout, 909, "wait timed out")                                                        \
+  X(ErrorGraphExecUpdateFailure, 910, "graph exec update failed")                               \
+  X(ErrorExternalDevice, 911, "external device error")                                          \
+  X(ErrorInvalidClusterSize, 912, "invalid cluster size")                                       \
+  X(ErrorFunctionNotLoaded, 913, "function not loaded")                                         \
+  X(ErrorInvalidResourceType, 914, "invalid resource type")                                     \
+  X(ErrorInvalidResourceConfiguration, 915, "invalid resource configuration")                   \
   X(ErrorUnknown, 999, "unknown error")
 
 #define INFINIRT_ENUMERATOR_(name, value, ...) infinirt##name = value,
@@ -240,129 +241,129 @@ enum infinirtGraphInstantiateFlags {
 
 /* Device attributes: every non-reserved cudaDeviceAttr of CUDA 13. X(name without the
  * "infinirt" prefix, value): X(DevAttrWarpSize, 10) is infinirtDevAttrWarpSize = 10. */
-#define INFINIRT_DEVICE_ATTR_LIST(X) \
-  X(DevAttrMaxThreadsPerBlock, 1) \
-  X(DevAttrMaxBlockDimX, 2) \
-  X(DevAttrMaxBlockDimY, 3) \
-  X(DevAttrMaxBlockDimZ, 4) \
-  X(DevAttrMaxGridDimX, 5) \
-  X(DevAttrMaxGridDimY, 6) \
-  X(DevAttrMaxGridDimZ, 7) \
-  X(DevAttrMaxSharedMemoryPerBlock, 8) \
-  X(DevAttrTotalConstantMemory, 9) \
-  X(DevAttrWarpSize, 10) \
-  X(DevAttrMaxPitch, 11) \
-  X(DevAttrMaxRegistersPerBlock, 12) \
-  X(DevAttrClockRate, 13) \
-  X(DevAttrTextureAlignment, 14) \
-  X(DevAttrGpuOverlap, 15) \
-  X(DevAttrMultiProcessorCount, 16) \
-  X(DevAttrKernelExecTimeout, 17) \
-  X(DevAttrIntegrated, 18) \
-  X(DevAttrCanMapHostMemory, 19) \
-  X(DevAttrComputeMode, 20) \
-  X(DevAttrMaxTexture1DWidth, 21) \
-  X(DevAttrMaxTexture2DWidth, 22) \
-  X(DevAttrMaxTexture2DHeight, 23) \
-  X(DevAttrMaxTexture3DWidth, 24) \
-  X(DevAttrMaxTexture3DHeight, 25) \
-  X(DevAttrMaxTexture3DDepth, 26) \
-  X(DevAttrMaxTexture2DLayeredWidth, 27) \
-  X(DevAttrMaxTexture2DLayeredHeight, 28) \
-  X(DevAttrMaxTexture2DLayeredLayers, 29) \
-  X(DevAttrSurfaceAlignment, 30) \
-  X(DevAttrConcurrentKernels, 31) \
-  X(DevAttrEccEnabled, 32) \
-  X(DevAttrPciBusId, 33) \
-  X(DevAttrPciDeviceId, 34) \
-  X(DevAttrTccDriver, 35) \
-  X(DevAttrMemoryClockRate, 36) \
-  X(DevAttrGlobalMemoryBusWidth, 37) \
-  X(DevAttrL2CacheSize, 38) \
-  X(DevAttrMaxThreadsPerMultiProcessor, 39) \
-  X(DevAttrAsyncEngineCount, 40) \
-  X(DevAttrUnifiedAddressing, 41) \
-  X(DevAttrMaxTexture1DLayeredWidth, 42) \
-  X(DevAttrMaxTexture1DLayeredLayers, 43) \
-  X(DevAttrMaxTexture2DGatherWidth, 45) \
-  X(DevAttrMaxTexture2DGatherHeight, 46) \
-  X(DevAttrMaxTexture3DWidthAlt, 47) \
-  X(DevAttrMaxTexture3DHeightAlt, 48) \
-  X(DevAttrMaxTexture3DDepthAlt, 49) \
-  X(DevAttrPciDomainId, 50) \
-  X(DevAttrTexturePitchAlignment, 51) \
-  X(DevAttrMaxTextureCubemapWidth, 52) \
-  X(DevAttrMaxTextureCubemapLayeredWidth, 53) \
-  X(DevAttrMaxTextureCubemapLayeredLayers, 54) \
-  X(DevAttrMaxSurface1DWidth, 55) \
-  X(DevAttrMaxSurface2DWidth, 56) \
-  X(DevAttrMaxSurface2DHeight, 57) \
-  X(DevAttrMaxSurface3DWidth, 58) \
-  X(DevAttrMaxSurface3DHeight, 59) \
-  X(DevAttrMaxSurface3DDepth, 60) \
-  X(DevAttrMaxSurface1DLayeredWidth, 61) \
-  X(DevAttrMaxSurface1DLayeredLayers, 62) \
-  X(DevAttrMaxSurface2DLayeredWidth, 63) \
-  X(DevAttrMaxSurface2DLayeredHeight, 64) \
-  X(DevAttrMaxSurface2DLayeredLayers, 65) \
-  X(DevAttrMaxSurfaceCubemapWidth, 66) \
-  X(DevAttrMaxSurfaceCubemapLayeredWidth, 67) \
-  X(DevAttrMaxSurfaceCubemapLayeredLayers, 68) \
-  X(DevAttrMaxTexture1DLinearWidth, 69) \
-  X(DevAttrMaxTexture2DLinearWidth, 70) \
-  X(DevAttrMaxTexture2DLinearHeight, 71) \
-  X(DevAttrMaxTexture2DLinearPitch, 72) \
-  X(DevAttrMaxTexture2DMipmappedWidth, 73) \
-  X(DevAttrMaxTexture2DMipmappedHeight, 74) \
-  X(DevAttrComputeCapabilityMajor, 75) \
-  X(DevAttrComputeCapabilityMinor, 76) \
-  X(DevAttrMaxTexture1DMipmappedWidth, 77) \
-  X(DevAttrStreamPrioritiesSupported, 78) \
-  X(DevAttrGlobalL1CacheSupported, 79) \
-  X(DevAttrLocalL1CacheSupported, 80) \
-  X(DevAttrMaxSharedMemoryPerMultiprocessor, 81) \
-  X(DevAttrMaxRegistersPerMultiprocessor, 82) \
-  X(DevAttrManagedMemory, 83) \
-  X(DevAttrIsMultiGpuBoard, 84) \
-  X(DevAttrMultiGpuBoardGroupID, 85) \
-  X(DevAttrHostNativeAtomicSupported, 86) \
-  X(DevAttrSingleToDoublePrecisionPerfRatio, 87) \
-  X(DevAttrPageableMemoryAccess, 88) \
-  X(DevAttrConcurrentManagedAccess, 89) \
-  X(DevAttrComputePreemptionSupported, 90) \
-  X(DevAttrCanUseHostPointerForRegisteredMem, 91) \
-  X(DevAttrCooperativeLaunch, 95) \
-  X(DevAttrMaxSharedMemoryPerBlockOptin, 97) \
-  X(DevAttrCanFlushRemoteWrites, 98) \
-  X(DevAttrHostRegisterSupported, 99) \
+#define INFINIRT_DEVICE_ATTR_LIST(X)                    \
+  X(DevAttrMaxThreadsPerBlock, 1)                       \
+  X(DevAttrMaxBlockDimX, 2)                             \
+  X(DevAttrMaxBlockDimY, 3)                             \
+  X(DevAttrMaxBlockDimZ, 4)                             \
+  X(DevAttrMaxGridDimX, 5)                              \
+  X(DevAttrMaxGridDimY, 6)                              \
+  X(DevAttrMaxGridDimZ, 7)                              \
+  X(DevAttrMaxSharedMemoryPerBlock, 8)                  \
+  X(DevAttrTotalConstantMemory, 9)                      \
+  X(DevAttrWarpSize, 10)                                \
+  X(DevAttrMaxPitch, 11)                                \
+  X(DevAttrMaxRegistersPerBlock, 12)                    \
+  X(DevAttrClockRate, 13)                               \
+  X(DevAttrTextureAlignment, 14)                        \
+  X(DevAttrGpuOverlap, 15)                              \
+  X(DevAttrMultiProcessorCount, 16)                     \
+  X(DevAttrKernelExecTimeout, 17)                       \
+  X(DevAttrIntegrated, 18)                              \
+  X(DevAttrCanMapHostMemory, 19)                        \
+  X(DevAttrComputeMode, 20)                             \
+  X(DevAttrMaxTexture1DWidth, 21)                       \
+  X(DevAttrMaxTexture2DWidth, 22)                       \
+  X(DevAttrMaxTexture2DHeight, 23)                      \
+  X(DevAttrMaxTexture3DWidth, 24)                       \
+  X(DevAttrMaxTexture3DHeight, 25)                      \
+  X(DevAttrMaxTexture3DDepth, 26)                       \
+  X(DevAttrMaxTexture2DLayeredWidth, 27)                \
+  X(DevAttrMaxTexture2DLayeredHeight, 28)               \
+  X(DevAttrMaxTexture2DLayeredLayers, 29)               \
+  X(DevAttrSurfaceAlignment, 30)                        \
+  X(DevAttrConcurrentKernels, 31)                       \
+  X(DevAttrEccEnabled, 32)                              \
+  X(DevAttrPciBusId, 33)                                \
+  X(DevAttrPciDeviceId, 34)                             \
+  X(DevAttrTccDriver, 35)                               \
+  X(DevAttrMemoryClockRate, 36)                         \
+  X(DevAttrGlobalMemoryBusWidth, 37)                    \
+  X(DevAttrL2CacheSize, 38)                             \
+  X(DevAttrMaxThreadsPerMultiProcessor, 39)             \
+  X(DevAttrAsyncEngineCount, 40)                        \
+  X(DevAttrUnifiedAddressing, 41)                       \
+  X(DevAttrMaxTexture1DLayeredWidth, 42)                \
+  X(DevAttrMaxTexture1DLayeredLayers, 43)               \
+  X(DevAttrMaxTexture2DGatherWidth, 45)                 \
+  X(DevAttrMaxTexture2DGatherHeight, 46)                \
+  X(DevAttrMaxTexture3DWidthAlt, 47)                    \
+  X(DevAttrMaxTexture3DHeightAlt, 48)                   \
+  X(DevAttrMaxTexture3DDepthAlt, 49)                    \
+  X(DevAttrPciDomainId, 50)                             \
+  X(DevAttrTexturePitchAlignment, 51)                   \
+  X(DevAttrMaxTextureCubemapWidth, 52)                  \
+  X(DevAttrMaxTextureCubemapLayeredWidth, 53)           \
+  X(DevAttrMaxTextureCubemapLayeredLayers, 54)          \
+  X(DevAttrMaxSurface1DWidth, 55)                       \
+  X(DevAttrMaxSurface2DWidth, 56)                       \
+  X(DevAttrMaxSurface2DHeight, 57)                      \
+  X(DevAttrMaxSurface3DWidth, 58)                       \
+  X(DevAttrMaxSurface3DHeight, 59)                      \
+  X(DevAttrMaxSurface3DDepth, 60)                       \
+  X(DevAttrMaxSurface1DLayeredWidth, 61)                \
+  X(DevAttrMaxSurface1DLayeredLayers, 62)               \
+  X(DevAttrMaxSurface2DLayeredWidth, 63)                \
+  X(DevAttrMaxSurface2DLayeredHeight, 64)               \
+  X(DevAttrMaxSurface2DLayeredLayers, 65)               \
+  X(DevAttrMaxSurfaceCubemapWidth, 66)                  \
+  X(DevAttrMaxSurfaceCubemapLayeredWidth, 67)           \
+  X(DevAttrMaxSurfaceCubemapLayeredLayers, 68)          \
+  X(DevAttrMaxTexture1DLinearWidth, 69)                 \
+  X(DevAttrMaxTexture2DLinearWidth, 70)                 \
+  X(DevAttrMaxTexture2DLinearHeight, 71)                \
+  X(DevAttrMaxTexture2DLinearPitch, 72)                 \
+  X(DevAttrMaxTexture2DMipmappedWidth, 73)              \
+  X(DevAttrMaxTexture2DMipmappedHeight, 74)             \
+  X(DevAttrComputeCapabilityMajor, 75)                  \
+  X(DevAttrComputeCapabilityMinor, 76)                  \
+  X(DevAttrMaxTexture1DMipmappedWidth, 77)              \
+  X(DevAttrStreamPrioritiesSupported, 78)               \
+  X(DevAttrGlobalL1CacheSupported, 79)                  \
+  X(DevAttrLocalL1CacheSupported, 80)                   \
+  X(DevAttrMaxSharedMemoryPerMultiprocessor, 81)        \
+  X(DevAttrMaxRegistersPerMultiprocessor, 82)           \
+  X(DevAttrManagedMemory, 83)                           \
+  X(DevAttrIsMultiGpuBoard, 84)                         \
+  X(DevAttrMultiGpuBoardGroupID, 85)                    \
+  X(DevAttrHostNativeAtomicSupported, 86)               \
+  X(DevAttrSingleToDoublePrecisionPerfRatio, 87)        \
+  X(DevAttrPageableMemoryAccess, 88)                    \
+  X(DevAttrConcurrentManagedAccess, 89)                 \
+  X(DevAttrComputePreemptionSupported, 90)              \
+  X(DevAttrCanUseHostPointerForRegisteredMem, 91)       \
+  X(DevAttrCooperativeLaunch, 95)                       \
+  X(DevAttrMaxSharedMemoryPerBlockOptin, 97)            \
+  X(DevAttrCanFlushRemoteWrites, 98)                    \
+  X(DevAttrHostRegisterSupported, 99)                   \
   X(DevAttrPageableMemoryAccessUsesHostPageTables, 100) \
-  X(DevAttrDirectManagedMemAccessFromHost, 101) \
-  X(DevAttrMaxBlocksPerMultiprocessor, 106) \
-  X(DevAttrMaxPersistingL2CacheSize, 108) \
-  X(DevAttrMaxAccessPolicyWindowSize, 109) \
-  X(DevAttrSparseCudaArraySupported, 112) \
-  X(DevAttrHostRegisterReadOnlySupported, 113) \
-  X(DevAttrTimelineSemaphoreInteropSupported, 114) \
-  X(DevAttrMemoryPoolsSupported, 115) \
-  X(DevAttrGPUDirectRDMASupported, 116) \
-  X(DevAttrGPUDirectRDMAFlushWritesOptions, 117) \
-  X(DevAttrGPUDirectRDMAWritesOrdering, 118) \
-  X(DevAttrMemoryPoolSupportedHandleTypes, 119) \
-  X(DevAttrClusterLaunch, 120) \
-  X(DevAttrDeferredMappingCudaArraySupported, 121) \
-  X(DevAttrIpcEventSupport, 125) \
-  X(DevAttrMemSyncDomainCount, 126) \
-  X(DevAttrNumaConfig, 130) \
-  X(DevAttrNumaId, 131) \
-  X(DevAttrMpsEnabled, 133) \
-  X(DevAttrHostNumaId, 134) \
-  X(DevAttrD3D12CigSupported, 135) \
-  X(DevAttrVulkanCigSupported, 138) \
-  X(DevAttrGpuPciDeviceId, 139) \
-  X(DevAttrGpuPciSubsystemId, 140) \
-  X(DevAttrHostNumaMemoryPoolsSupported, 142) \
-  X(DevAttrHostNumaMultinodeIpcSupported, 143) \
-  X(DevAttrHostMemoryPoolsSupported, 144) \
+  X(DevAttrDirectManagedMemAccessFromHost, 101)         \
+  X(DevAttrMaxBlocksPerMultiprocessor, 106)             \
+  X(DevAttrMaxPersistingL2CacheSize, 108)               \
+  X(DevAttrMaxAccessPolicyWindowSize, 109)              \
+  X(DevAttrSparseCudaArraySupported, 112)               \
+  X(DevAttrHostRegisterReadOnlySupported, 113)          \
+  X(DevAttrTimelineSemaphoreInteropSupported, 114)      \
+  X(DevAttrMemoryPoolsSupported, 115)                   \
+  X(DevAttrGPUDirectRDMASupported, 116)                 \
+  X(DevAttrGPUDirectRDMAFlushWritesOptions, 117)        \
+  X(DevAttrGPUDirectRDMAWritesOrdering, 118)            \
+  X(DevAttrMemoryPoolSupportedHandleTypes, 119)         \
+  X(DevAttrClusterLaunch, 120)                          \
+  X(DevAttrDeferredMappingCudaArraySupported, 121)      \
+  X(DevAttrIpcEventSupport, 125)                        \
+  X(DevAttrMemSyncDomainCount, 126)                     \
+  X(DevAttrNumaConfig, 130)                             \
+  X(DevAttrNumaId, 131)                                 \
+  X(DevAttrMpsEnabled, 133)                             \
+  X(DevAttrHostNumaId, 134)                             \
+  X(DevAttrD3D12CigSupported, 135)                      \
+  X(DevAttrVulkanCigSupported, 138)                     \
+  X(DevAttrGpuPciDeviceId, 139)                         \
+  X(DevAttrGpuPciSubsystemId, 140)                      \
+  X(DevAttrHostNumaMemoryPoolsSupported, 142)           \
+  X(DevAttrHostNumaMultinodeIpcSupported, 143)          \
+  X(DevAttrHostMemoryPoolsSupported, 144)               \
   X(DevAttrOnlyPartialHostNativeAtomicSupported, 147)
 
 #define INFINIRT_ATTR_ENUMERATOR_(name, value) infinirt##name = value,
@@ -408,23 +409,23 @@ enum infinirtDeviceAttr { INFINIRT_DEVICE_ATTR_LIST(INFINIRT_ATTR_ENUMERATOR_) }
  * ------------------------------------------------------------------------------------------- */
 /* Opaque handles. InfiniRT owns the objects behind them; a destroyed, foreign or garbage handle
  * is rejected with infinirtErrorInvalidResourceHandle instead of being dereferenced. */
-typedef struct infinirtStream_st *infinirtStream_t;
-typedef struct infinirtEvent_st *infinirtEvent_t;
-typedef struct infinirtGraph_st *infinirtGraph_t;
-typedef struct infinirtGraphExec_st *infinirtGraphExec_t;
-typedef struct infinirtGraphNode_st *infinirtGraphNode_t;
+typedef struct infinirtStream_st* infinirtStream_t;
+typedef struct infinirtEvent_st* infinirtEvent_t;
+typedef struct infinirtGraph_st* infinirtGraph_t;
+typedef struct infinirtGraphExec_st* infinirtGraphExec_t;
+typedef struct infinirtGraphNode_st* infinirtGraphNode_t;
 
 /* The legacy default stream (same as 0) and the calling thread's per-thread default stream. */
 #define infinirtStreamLegacy ((infinirtStream_t)0x1)
 #define infinirtStreamPerThread ((infinirtStream_t)0x2)
 
-typedef void (*infinirtHostFn_t)(void *userData);
+typedef void (*infinirtHostFn_t)(void* userData);
 
 struct infinirtPointerAttributes {
   enum infinirtMemoryType type;
   int device;
-  void *devicePointer;
-  void *hostPointer;
+  void* devicePointer;
+  void* hostPointer;
   long reserved[8];
 };
 
@@ -479,31 +480,32 @@ struct infinirtDeviceProp {
 
 /* Backend listing (InfiniRT extension): one entry per plugin considered, loaded or not. */
 typedef enum {
-  infinirtBackendLoaded = 0,          /* loaded and contributing its devices */
-  infinirtBackendNotFound = 1,        /* no library found for this backend */
-  infinirtBackendDlopenFailed = 2,    /* dlopen refused the file; reason holds dlerror() */
-  infinirtBackendNoEntryPoint = 3,    /* the library lacks infinirtPluginGetTable */
-  infinirtBackendAbiTooOld = 4,       /* plugin ABI major version older than the core's */
-  infinirtBackendAbiTooNew = 5,       /* plugin ABI major version newer than the core's */
-  infinirtBackendBadTable = 6,        /* the plugin table is malformed (size, name, device type) */
-  infinirtBackendRuntimeMissing = 7,  /* plugin loaded, but its vendor runtime is absent: 0 devices */
-  infinirtBackendInitFailed = 8,      /* the plugin's Initialize entry failed */
-  infinirtBackendFilteredOut = 9,     /* excluded by INFINIRT_BACKENDS or the config file */
-  infinirtBackendDuplicate = 10       /* same file or same backend name already loaded */
+  infinirtBackendLoaded = 0,       /* loaded and contributing its devices */
+  infinirtBackendNotFound = 1,     /* no library found for this backend */
+  infinirtBackendDlopenFailed = 2, /* dlopen refused the file; reason holds dlerror() */
+  infinirtBackendNoEntryPoint = 3, /* the library lacks infinirtPluginGetTable */
+  infinirtBackendAbiTooOld = 4,    /* plugin ABI major version older than the core's */
+  infinirtBackendAbiTooNew = 5,    /* plugin ABI major version newer than the core's */
+  infinirtBackendBadTable = 6,     /* the plugin table is malformed (size, name, device type) */
+  infinirtBackendRuntimeMissing =
+      7,                          /* plugin loaded, but its vendor runtime is absent: 0 devices */
+  infinirtBackendInitFailed = 8,  /* the plugin's Initialize entry failed */
+  infinirtBackendFilteredOut = 9, /* excluded by INFINIRT_BACKENDS or the config file */
+  infinirtBackendDuplicate = 10   /* same file or same backend name already loaded */
 } infinirtBackendStatus_t;
 
 typedef struct infinirtBackendProp {
-  char name[32];                   /* e.g. "cpu", "nvidia" */
-  infiniDevice_t deviceType;       /* INFINI_DEVICE_TYPE_COUNT when unknown (not loaded) */
-  char path[4096];                 /* the plugin file (real path), or "" */
-  int abiMajor;                    /* plugin ABI version; -1 when unknown */
+  char name[32];             /* e.g. "cpu", "nvidia" */
+  infiniDevice_t deviceType; /* INFINI_DEVICE_TYPE_COUNT when unknown (not loaded) */
+  char path[4096];           /* the plugin file (real path), or "" */
+  int abiMajor;              /* plugin ABI version; -1 when unknown */
   int abiMinor;
-  int runtimeVersion;              /* vendor runtime version; -1 when unknown or absent */
-  char runtimeLibrary[1024];       /* vendor runtime library in use, or "" */
-  int deviceCount;                 /* devices contributed (after INFINIRT_VISIBLE_DEVICES) */
-  double loadTimeMs;               /* time spent loading and initialising the plugin */
+  int runtimeVersion;        /* vendor runtime version; -1 when unknown or absent */
+  char runtimeLibrary[1024]; /* vendor runtime library in use, or "" */
+  int deviceCount;           /* devices contributed (after INFINIRT_VISIBLE_DEVICES) */
+  double loadTimeMs;         /* time spent loading and initialising the plugin */
   infinirtBackendStatus_t status;
-  char reason[2048];               /* human-readable detail, e.g. dlerror() text */
+  char reason[2048]; /* human-readable detail, e.g. dlerror() text */
 } infinirtBackendProp;
 
 /* ---------------------------------------------------------------------------------------------
@@ -511,93 +513,94 @@ typedef struct infinirtBackendProp {
  * parameter list). INFINIRT_CUDA_FUNCTIONS are cuda<Name> renamed, prototype for prototype;
  * a test compares each with the real CUDA header where the CUDA Toolkit is installed.
  * ------------------------------------------------------------------------------------------- */
-#define INFINIRT_CUDA_FUNCTIONS(X)                                                                  \
-  /* Device management */                                                                         \
-  X(infinirtError_t, GetDeviceCount, (int *count))                                                \
-  X(infinirtError_t, SetDevice, (int device))                                                     \
-  X(infinirtError_t, GetDevice, (int *device))                                                    \
-  /* Waits for all work on the current device, in every stream. */                                \
-  X(infinirtError_t, DeviceSynchronize, (void))                                                   \
-  /* Destroys every allocation, stream and event of the current device (stream-ordered           \
-     allocations excepted), after waiting for its queued work. */                                 \
-  X(infinirtError_t, DeviceReset, (void))                                                         \
-  X(infinirtError_t, GetDeviceProperties, (struct infinirtDeviceProp * prop, int device))         \
-  X(infinirtError_t, DeviceGetAttribute, (int *value, enum infinirtDeviceAttr attr, int device))  \
-  /* The CUDA Runtime API version implemented (INFINIRT_CUDA_API_VERSION). */                     \
-  X(infinirtError_t, RuntimeGetVersion, (int *runtimeVersion))                                    \
-  /* The current device's vendor runtime version, in CUDA's encoding where the vendor has one. */ \
-  X(infinirtError_t, DriverGetVersion, (int *driverVersion))                                      \
-  /* Errors: one last-error variable per host thread. */                                          \
-  X(infinirtError_t, GetLastError, (void))                                                        \
-  X(infinirtError_t, PeekAtLastError, (void))                                                     \
-  X(const char *, GetErrorName, (infinirtError_t error))                                          \
-  X(const char *, GetErrorString, (infinirtError_t error))                                        \
-  /* Memory. Every allocation is recorded by the core, which routes frees and copies. */         \
-  X(infinirtError_t, Malloc, (void **devPtr, size_t size))                                        \
-  X(infinirtError_t, Free, (void *devPtr))                                                        \
-  X(infinirtError_t, MallocHost, (void **ptr, size_t size))                                       \
-  X(infinirtError_t, HostAlloc, (void **pHost, size_t size, unsigned int flags))                  \
-  X(infinirtError_t, FreeHost, (void *ptr))                                                       \
-  X(infinirtError_t, MallocAsync, (void **devPtr, size_t size, infinirtStream_t hStream))         \
-  X(infinirtError_t, FreeAsync, (void *devPtr, infinirtStream_t hStream))                         \
-  X(infinirtError_t, MemGetInfo, (size_t * free, size_t * total))                                \
-  X(infinirtError_t, Memcpy,                                                                      \
-    (void *dst, const void *src, size_t count, enum infinirtMemcpyKind kind))                     \
-  X(infinirtError_t, MemcpyAsync,                                                                 \
-    (void *dst, const void *src, size_t count, enum infinirtMemcpyKind kind,                      \
-     infinirtStream_t stream INFINIRT_DV(0)))                                                     \
-  X(infinirtError_t, Memset, (void *devPtr, int value, size_t count))                             \
-  X(infinirtError_t, MemsetAsync,                                                                 \
-    (void *devPtr, int value, size_t count, infinirtStream_t stream INFINIRT_DV(0)))              \
-  X(infinirtError_t, PointerGetAttributes,                                                        \
-    (struct infinirtPointerAttributes * attributes, const void *ptr))                             \
-  /* Streams */                                                                                   \
-  X(infinirtError_t, StreamCreate, (infinirtStream_t * pStream))                                  \
-  X(infinirtError_t, StreamCreateWithFlags, (infinirtStream_t * pStream, unsigned int flags))     \
-  X(infinirtError_t, StreamDestroy, (infinirtStream_t stream))                                    \
-  X(infinirtError_t, StreamSynchronize, (infinirtStream_t stream))                                \
-  X(infinirtError_t, StreamQuery, (infinirtStream_t stream))                                      \
-  X(infinirtError_t, StreamWaitEvent,                                                             \
-    (infinirtStream_t stream, infinirtEvent_t event, unsigned int flags INFINIRT_DV(0)))          \
-  X(infinirtError_t, LaunchHostFunc, (infinirtStream_t stream, infinirtHostFn_t fn, void *userData)) \
-  /* Events */                                                                                    \
-  X(infinirtError_t, EventCreate, (infinirtEvent_t * event))                                      \
-  X(infinirtError_t, EventCreateWithFlags, (infinirtEvent_t * event, unsigned int flags))         \
+#define INFINIRT_CUDA_FUNCTIONS(X)                                                                 \
+  /* Device management */                                                                          \
+  X(infinirtError_t, GetDeviceCount, (int* count))                                                 \
+  X(infinirtError_t, SetDevice, (int device))                                                      \
+  X(infinirtError_t, GetDevice, (int* device))                                                     \
+  /* Waits for all work on the current device, in every stream. */                                 \
+  X(infinirtError_t, DeviceSynchronize, (void))                                                    \
+  /* Destroys every allocation, stream and event of the current device (stream-ordered             \
+     allocations excepted), after waiting for its queued work. */                                  \
+  X(infinirtError_t, DeviceReset, (void))                                                          \
+  X(infinirtError_t, GetDeviceProperties, (struct infinirtDeviceProp * prop, int device))          \
+  X(infinirtError_t, DeviceGetAttribute, (int* value, enum infinirtDeviceAttr attr, int device))   \
+  /* The CUDA Runtime API version implemented (INFINIRT_CUDA_API_VERSION). */                      \
+  X(infinirtError_t, RuntimeGetVersion, (int* runtimeVersion))                                     \
+  /* The current device's vendor runtime version, in CUDA's encoding where the vendor has one. */  \
+  X(infinirtError_t, DriverGetVersion, (int* driverVersion))                                       \
+  /* Errors: one last-error variable per host thread. */                                           \
+  X(infinirtError_t, GetLastError, (void))                                                         \
+  X(infinirtError_t, PeekAtLastError, (void))                                                      \
+  X(const char*, GetErrorName, (infinirtError_t error))                                            \
+  X(const char*, GetErrorString, (infinirtError_t error))                                          \
+  /* Memory. Every allocation is recorded by the core, which routes frees and copies. */           \
+  X(infinirtError_t, Malloc, (void** devPtr, size_t size))                                         \
+  X(infinirtError_t, Free, (void* devPtr))                                                         \
+  X(infinirtError_t, MallocHost, (void** ptr, size_t size))                                        \
+  X(infinirtError_t, HostAlloc, (void** pHost, size_t size, unsigned int flags))                   \
+  X(infinirtError_t, FreeHost, (void* ptr))                                                        \
+  X(infinirtError_t, MallocAsync, (void** devPtr, size_t size, infinirtStream_t hStream))          \
+  X(infinirtError_t, FreeAsync, (void* devPtr, infinirtStream_t hStream))                          \
+  X(infinirtError_t, MemGetInfo, (size_t * free, size_t * total))                                  \
+  X(infinirtError_t, Memcpy,                                                                       \
+    (void* dst, const void* src, size_t count, enum infinirtMemcpyKind kind))                      \
+  X(infinirtError_t, MemcpyAsync,                                                                  \
+    (void* dst, const void* src, size_t count, enum infinirtMemcpyKind kind,                       \
+     infinirtStream_t stream INFINIRT_DV(0)))                                                      \
+  X(infinirtError_t, Memset, (void* devPtr, int value, size_t count))                              \
+  X(infinirtError_t, MemsetAsync,                                                                  \
+    (void* devPtr, int value, size_t count, infinirtStream_t stream INFINIRT_DV(0)))               \
+  X(infinirtError_t, PointerGetAttributes,                                                         \
+    (struct infinirtPointerAttributes * attributes, const void* ptr))                              \
+  /* Streams */                                                                                    \
+  X(infinirtError_t, StreamCreate, (infinirtStream_t * pStream))                                   \
+  X(infinirtError_t, StreamCreateWithFlags, (infinirtStream_t * pStream, unsigned int flags))      \
+  X(infinirtError_t, StreamDestroy, (infinirtStream_t stream))                                     \
+  X(infinirtError_t, StreamSynchronize, (infinirtStream_t stream))                                 \
+  X(infinirtError_t, StreamQuery, (infinirtStream_t stream))                                       \
+  X(infinirtError_t, StreamWaitEvent,                                                              \
+    (infinirtStream_t stream, infinirtEvent_t event, unsigned int flags INFINIRT_DV(0)))           \
+  X(infinirtError_t, LaunchHostFunc,                                                               \
+    (infinirtStream_t stream, infinirtHostFn_t fn, void* userData))                                \
+  /* Events */                                                                                     \
+  X(infinirtError_t, EventCreate, (infinirtEvent_t * event))                                       \
+  X(infinirtError_t, EventCreateWithFlags, (infinirtEvent_t * event, unsigned int flags))          \
   X(infinirtError_t, EventRecord, (infinirtEvent_t event, infinirtStream_t stream INFINIRT_DV(0))) \
-  X(infinirtError_t, EventQuery, (infinirtEvent_t event))                                         \
-  X(infinirtError_t, EventSynchronize, (infinirtEvent_t event))                                   \
-  X(infinirtError_t, EventDestroy, (infinirtEvent_t event))                                       \
-  X(infinirtError_t, EventElapsedTime, (float *ms, infinirtEvent_t start, infinirtEvent_t end))   \
-  /* Stream capture and graphs */                                                                 \
-  X(infinirtError_t, StreamBeginCapture,                                                          \
-    (infinirtStream_t stream, enum infinirtStreamCaptureMode mode))                               \
-  X(infinirtError_t, StreamEndCapture, (infinirtStream_t stream, infinirtGraph_t * pGraph))       \
-  X(infinirtError_t, StreamIsCapturing,                                                           \
-    (infinirtStream_t stream, enum infinirtStreamCaptureStatus * pCaptureStatus))                 \
-  X(infinirtError_t, GraphInstantiate,                                                            \
-    (infinirtGraphExec_t * pGraphExec, infinirtGraph_t graph,                                     \
-     unsigned long long flags INFINIRT_DV(0)))                                                    \
-  X(infinirtError_t, GraphInstantiateWithFlags,                                                   \
-    (infinirtGraphExec_t * pGraphExec, infinirtGraph_t graph,                                     \
-     unsigned long long flags INFINIRT_DV(0)))                                                    \
-  X(infinirtError_t, GraphLaunch, (infinirtGraphExec_t graphExec, infinirtStream_t stream))       \
-  X(infinirtError_t, GraphExecDestroy, (infinirtGraphExec_t graphExec))                           \
+  X(infinirtError_t, EventQuery, (infinirtEvent_t event))                                          \
+  X(infinirtError_t, EventSynchronize, (infinirtEvent_t event))                                    \
+  X(infinirtError_t, EventDestroy, (infinirtEvent_t event))                                        \
+  X(infinirtError_t, EventElapsedTime, (float* ms, infinirtEvent_t start, infinirtEvent_t end))    \
+  /* Stream capture and graphs */                                                                  \
+  X(infinirtError_t, StreamBeginCapture,                                                           \
+    (infinirtStream_t stream, enum infinirtStreamCaptureMode mode))                                \
+  X(infinirtError_t, StreamEndCapture, (infinirtStream_t stream, infinirtGraph_t * pGraph))        \
+  X(infinirtError_t, StreamIsCapturing,                                                            \
+    (infinirtStream_t stream, enum infinirtStreamCaptureStatus * pCaptureStatus))                  \
+  X(infinirtError_t, GraphInstantiate,                                                             \
+    (infinirtGraphExec_t * pGraphExec, infinirtGraph_t graph,                                      \
+     unsigned long long flags INFINIRT_DV(0)))                                                     \
+  X(infinirtError_t, GraphInstantiateWithFlags,                                                    \
+    (infinirtGraphExec_t * pGraphExec, infinirtGraph_t graph,                                      \
+     unsigned long long flags INFINIRT_DV(0)))                                                     \
+  X(infinirtError_t, GraphLaunch, (infinirtGraphExec_t graphExec, infinirtStream_t stream))        \
+  X(infinirtError_t, GraphExecDestroy, (infinirtGraphExec_t graphExec))                            \
   X(infinirtError_t, GraphDestroy, (infinirtGraph_t graph))
 
-#define INFINIRT_EXTENSION_FUNCTIONS(X)                                                             \
-  /* Discovers and loads plugins. Optional (every call initialises lazily), idempotent and       \
-     thread-safe. Returns infinirtErrorNoDevice when no backend contributes a device. */          \
-  X(infinirtError_t, Init, (void))                                                                \
-  /* Waits for queued work, releases every object and unloads the plugins. Calls made after it   \
-     initialise again. Not to be called while other threads use the runtime. */                   \
-  X(infinirtError_t, Finalize, (void))                                                            \
-  /* count_array[t] = devices of device type t, for every t < INFINI_DEVICE_TYPE_COUNT. */        \
-  X(infinirtError_t, GetAllDeviceCount, (int *count_array))                                       \
-  /* Device type of a flat ordinal, and the flat ordinal of the index-th device of a type. */     \
-  X(infinirtError_t, DeviceGetType, (infiniDevice_t * type, int device))                          \
-  X(infinirtError_t, DeviceGetOrdinal, (int *device, infiniDevice_t type, int index))             \
-  /* Backend listing: every plugin considered, loaded or not, with the reason. */                 \
-  X(infinirtError_t, GetBackendCount, (int *count))                                               \
+#define INFINIRT_EXTENSION_FUNCTIONS(X)                                                        \
+  /* Discovers and loads plugins. Optional (every call initialises lazily), idempotent and     \
+     thread-safe. Returns infinirtErrorNoDevice when no backend contributes a device. */       \
+  X(infinirtError_t, Init, (void))                                                             \
+  /* Waits for queued work, releases every object and unloads the plugins. Calls made after it \
+     initialise again. Not to be called while other threads use the runtime. */                \
+  X(infinirtError_t, Finalize, (void))                                                         \
+  /* count_array[t] = devices of device type t, for every t < INFINI_DEVICE_TYPE_COUNT. */     \
+  X(infinirtError_t, GetAllDeviceCount, (int* count_array))                                    \
+  /* Device type of a flat ordinal, and the flat ordinal of the index-th device of a type. */  \
+  X(infinirtError_t, DeviceGetType, (infiniDevice_t * type, int device))                       \
+  X(infinirtError_t, DeviceGetOrdinal, (int* device, infiniDevice_t type, int index))          \
+  /* Backend listing: every plugin considered, loaded or not, with the reason. */              \
+  X(infinirtError_t, GetBackendCount, (int* count))                                            \
   X(infinirtError_t, GetBackendProperties, (infinirtBackendProp * prop, int index))
 
 #define INFINIRT_DECLARE_(ret, name, params) INFINIRT_API ret infinirt##name params;
@@ -612,22 +615,23 @@ INFINIRT_EXTENSION_FUNCTIONS(INFINIRT_DECLARE_)
  * get the plain C declarations only (as including cuda_runtime_api.h instead of cuda_runtime.h). */
 #ifndef INFINIRT_NO_CXX_OVERLOADS
 template <class T>
-static inline infinirtError_t infinirtMalloc(T **devPtr, size_t size) {
-  return infinirtMalloc(reinterpret_cast<void **>(devPtr), size);
+static inline infinirtError_t infinirtMalloc(T** devPtr, size_t size) {
+  return infinirtMalloc(reinterpret_cast<void**>(devPtr), size);
 }
 template <class T>
-static inline infinirtError_t infinirtMallocHost(T **ptr, size_t size, unsigned int flags = 0) {
-  return infinirtHostAlloc(reinterpret_cast<void **>(ptr), size, flags);
+static inline infinirtError_t infinirtMallocHost(T** ptr, size_t size, unsigned int flags = 0) {
+  return infinirtHostAlloc(reinterpret_cast<void**>(ptr), size, flags);
 }
 template <class T>
-static inline infinirtError_t infinirtHostAlloc(T **ptr, size_t size, unsigned int flags) {
-  return infinirtHostAlloc(reinterpret_cast<void **>(ptr), size, flags);
+static inline infinirtError_t infinirtHostAlloc(T** ptr, size_t size, unsigned int flags) {
+  return infinirtHostAlloc(reinterpret_cast<void**>(ptr), size, flags);
 }
 template <class T>
-static inline infinirtError_t infinirtMallocAsync(T **devPtr, size_t size, infinirtStream_t stream) {
-  return infinirtMallocAsync(reinterpret_cast<void **>(devPtr), size, stream);
+static inline infinirtError_t infinirtMallocAsync(T** devPtr, size_t size,
+                                                  infinirtStream_t stream) {
+  return infinirtMallocAsync(reinterpret_cast<void**>(devPtr), size, stream);
 }
-static inline infinirtError_t infinirtEventCreate(infinirtEvent_t *event, unsigned int flags) {
+static inline infinirtError_t infinirtEventCreate(infinirtEvent_t* event, unsigned int flags) {
   return infinirtEventCreateWithFlags(event, flags);
 }
 #endif /* INFINIRT_NO_CXX_OVERLOADS */

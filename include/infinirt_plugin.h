@@ -32,10 +32,10 @@ extern "C" {
 
 #define INFINIRT_PLUGIN_ENTRY_SYMBOL "infinirtPluginGetTable"
 
-typedef void *infinirtPluginStream_t;
-typedef void *infinirtPluginEvent_t;
-typedef void *infinirtPluginGraph_t;
-typedef void *infinirtPluginGraphExec_t;
+typedef void* infinirtPluginStream_t;
+typedef void* infinirtPluginEvent_t;
+typedef void* infinirtPluginGraph_t;
+typedef void* infinirtPluginGraphExec_t;
 
 #define INFINIRT_PLUGIN_STREAM_LEGACY ((infinirtPluginStream_t)0x1)
 #define INFINIRT_PLUGIN_STREAM_PER_THREAD ((infinirtPluginStream_t)0x2)
@@ -54,66 +54,66 @@ typedef struct infinirtPluginHost {
   uint32_t abi_major;
   uint32_t abi_minor;
   /* Logs a message through the core's logger; plugin is the plugin's name. */
-  void (*log)(infinirtLogLevel_t level, const char *plugin, const char *message);
+  void (*log)(infinirtLogLevel_t level, const char* plugin, const char* message);
   /* The plugin's section of the configuration file as JSON text ("{}" when absent). */
-  const char *config_json;
+  const char* config_json;
 } infinirtPluginHost;
 
 /* What a plugin reports about itself for the backend listing. The core zero-fills it and sets
  * struct_size before calling GetInfo. */
 typedef struct infinirtPluginInfo {
   size_t struct_size;
-  int runtime_version;          /* vendor runtime version, -1 when unknown or absent */
-  char runtime_library[1024];   /* vendor runtime library loaded, or the candidates tried */
-  int runtime_missing;          /* nonzero when the vendor runtime could not be loaded */
-  char reason[2048];            /* why the plugin has no devices, if it has none */
+  int runtime_version;        /* vendor runtime version, -1 when unknown or absent */
+  char runtime_library[1024]; /* vendor runtime library loaded, or the candidates tried */
+  int runtime_missing;        /* nonzero when the vendor runtime could not be loaded */
+  char reason[2048];          /* why the plugin has no devices, if it has none */
 } infinirtPluginInfo;
 
 /* The one list of plugin entry points: X(name, parameter list). Every entry returns
  * infinirtError_t. Append only. */
-#define INFINIRT_PLUGIN_ENTRIES(X)                                                                  \
-  X(Initialize, (const infinirtPluginHost *host))                                                 \
+#define INFINIRT_PLUGIN_ENTRIES(X)                                                                \
+  X(Initialize, (const infinirtPluginHost* host))                                                 \
   X(Finalize, (void))                                                                             \
   X(GetInfo, (infinirtPluginInfo * info))                                                         \
-  X(GetDeviceCount, (int *count))                                                                 \
-  X(GetDeviceProperties, (int device, struct infinirtDeviceProp *prop))                           \
-  X(DeviceGetAttribute, (int device, int *value, enum infinirtDeviceAttr attr))                   \
-  X(DriverGetVersion, (int device, int *version))                                                 \
+  X(GetDeviceCount, (int* count))                                                                 \
+  X(GetDeviceProperties, (int device, struct infinirtDeviceProp* prop))                           \
+  X(DeviceGetAttribute, (int device, int* value, enum infinirtDeviceAttr attr))                   \
+  X(DriverGetVersion, (int device, int* version))                                                 \
   X(DeviceSynchronize, (int device))                                                              \
   X(DeviceReset, (int device))                                                                    \
-  X(MemGetInfo, (int device, size_t *free_bytes, size_t *total_bytes))                            \
-  X(Malloc, (int device, void **ptr, size_t size))                                                \
-  X(Free, (int device, void *ptr))                                                                \
-  X(HostAlloc, (int device, void **ptr, size_t size, unsigned int flags))                         \
-  X(FreeHost, (int device, void *ptr))                                                            \
-  X(MallocAsync, (int device, void **ptr, size_t size, infinirtPluginStream_t stream))            \
-  X(FreeAsync, (int device, void *ptr, infinirtPluginStream_t stream))                            \
-  X(Memcpy, (int device, void *dst, const void *src, size_t count, enum infinirtMemcpyKind kind)) \
-  X(MemcpyAsync, (int device, void *dst, const void *src, size_t count,                           \
+  X(MemGetInfo, (int device, size_t* free_bytes, size_t* total_bytes))                            \
+  X(Malloc, (int device, void** ptr, size_t size))                                                \
+  X(Free, (int device, void* ptr))                                                                \
+  X(HostAlloc, (int device, void** ptr, size_t size, unsigned int flags))                         \
+  X(FreeHost, (int device, void* ptr))                                                            \
+  X(MallocAsync, (int device, void** ptr, size_t size, infinirtPluginStream_t stream))            \
+  X(FreeAsync, (int device, void* ptr, infinirtPluginStream_t stream))                            \
+  X(Memcpy, (int device, void* dst, const void* src, size_t count, enum infinirtMemcpyKind kind)) \
+  X(MemcpyAsync, (int device, void* dst, const void* src, size_t count,                           \
                   enum infinirtMemcpyKind kind, infinirtPluginStream_t stream))                   \
-  X(Memset, (int device, void *ptr, int value, size_t count))                                     \
-  X(MemsetAsync, (int device, void *ptr, int value, size_t count, infinirtPluginStream_t stream)) \
-  X(StreamCreate, (int device, infinirtPluginStream_t *stream, unsigned int flags))               \
+  X(Memset, (int device, void* ptr, int value, size_t count))                                     \
+  X(MemsetAsync, (int device, void* ptr, int value, size_t count, infinirtPluginStream_t stream)) \
+  X(StreamCreate, (int device, infinirtPluginStream_t* stream, unsigned int flags))               \
   X(StreamDestroy, (int device, infinirtPluginStream_t stream))                                   \
   X(StreamSynchronize, (int device, infinirtPluginStream_t stream))                               \
   X(StreamQuery, (int device, infinirtPluginStream_t stream))                                     \
-  X(StreamWaitEvent, (int device, infinirtPluginStream_t stream, infinirtPluginEvent_t event,     \
-                      unsigned int flags))                                                        \
-  X(LaunchHostFunc, (int device, infinirtPluginStream_t stream, infinirtHostFn_t fn,              \
-                     void *user_data))                                                            \
-  X(EventCreate, (int device, infinirtPluginEvent_t *event, unsigned int flags))                  \
+  X(StreamWaitEvent,                                                                              \
+    (int device, infinirtPluginStream_t stream, infinirtPluginEvent_t event, unsigned int flags)) \
+  X(LaunchHostFunc,                                                                               \
+    (int device, infinirtPluginStream_t stream, infinirtHostFn_t fn, void* user_data))            \
+  X(EventCreate, (int device, infinirtPluginEvent_t* event, unsigned int flags))                  \
   X(EventDestroy, (int device, infinirtPluginEvent_t event))                                      \
   X(EventRecord, (int device, infinirtPluginEvent_t event, infinirtPluginStream_t stream))        \
   X(EventQuery, (int device, infinirtPluginEvent_t event))                                        \
   X(EventSynchronize, (int device, infinirtPluginEvent_t event))                                  \
-  X(EventElapsedTime, (int device, float *ms, infinirtPluginEvent_t start,                        \
-                       infinirtPluginEvent_t end))                                                \
-  X(StreamBeginCapture, (int device, infinirtPluginStream_t stream,                               \
-                         enum infinirtStreamCaptureMode mode))                                    \
-  X(StreamEndCapture, (int device, infinirtPluginStream_t stream, infinirtPluginGraph_t *graph))  \
-  X(StreamIsCapturing, (int device, infinirtPluginStream_t stream,                                \
-                        enum infinirtStreamCaptureStatus *status))                                \
-  X(GraphInstantiate, (int device, infinirtPluginGraphExec_t *exec, infinirtPluginGraph_t graph,  \
+  X(EventElapsedTime,                                                                             \
+    (int device, float* ms, infinirtPluginEvent_t start, infinirtPluginEvent_t end))              \
+  X(StreamBeginCapture,                                                                           \
+    (int device, infinirtPluginStream_t stream, enum infinirtStreamCaptureMode mode))             \
+  X(StreamEndCapture, (int device, infinirtPluginStream_t stream, infinirtPluginGraph_t* graph))  \
+  X(StreamIsCapturing,                                                                            \
+    (int device, infinirtPluginStream_t stream, enum infinirtStreamCaptureStatus* status))        \
+  X(GraphInstantiate, (int device, infinirtPluginGraphExec_t* exec, infinirtPluginGraph_t graph,  \
                        unsigned long long flags))                                                 \
   X(GraphLaunch, (int device, infinirtPluginGraphExec_t exec, infinirtPluginStream_t stream))     \
   X(GraphExecDestroy, (int device, infinirtPluginGraphExec_t exec))                               \
@@ -122,10 +122,10 @@ typedef struct infinirtPluginInfo {
 #define INFINIRT_PLUGIN_FIELD_(name, params) infinirtError_t(*name) params;
 
 typedef struct infinirtPluginTable {
-  size_t struct_size;     /* sizeof(infinirtPluginTable) as the plugin was compiled */
-  uint32_t abi_major;     /* INFINIRT_PLUGIN_ABI_MAJOR as the plugin was compiled */
+  size_t struct_size; /* sizeof(infinirtPluginTable) as the plugin was compiled */
+  uint32_t abi_major; /* INFINIRT_PLUGIN_ABI_MAJOR as the plugin was compiled */
   uint32_t abi_minor;
-  const char *name;       /* short lowercase name, e.g. "cpu"; matches libinfinirt_<name>.so */
+  const char* name; /* short lowercase name, e.g. "cpu"; matches libinfinirt_<name>.so */
   infiniDevice_t device_type;
   INFINIRT_PLUGIN_ENTRIES(INFINIRT_PLUGIN_FIELD_)
 } infinirtPluginTable;
@@ -135,7 +135,7 @@ typedef struct infinirtPluginTable {
 /* The size of the table header that every ABI version has. */
 #define INFINIRT_PLUGIN_TABLE_HEADER_SIZE offsetof(infinirtPluginTable, Initialize)
 
-typedef const infinirtPluginTable *(*infinirtPluginGetTableFn)(void);
+typedef const infinirtPluginTable* (*infinirtPluginGetTableFn)(void);
 
 /* Declares and exports the entry point; use once in a plugin's source. */
 #if defined(_WIN32)
@@ -144,7 +144,7 @@ typedef const infinirtPluginTable *(*infinirtPluginGetTableFn)(void);
 #define INFINIRT_PLUGIN_EXPORT __attribute__((visibility("default")))
 #endif
 
-INFINIRT_PLUGIN_EXPORT const infinirtPluginTable *infinirtPluginGetTable(void);
+INFINIRT_PLUGIN_EXPORT const infinirtPluginTable* infinirtPluginGetTable(void);
 
 #ifdef __cplusplus
 } /* extern "C" */
