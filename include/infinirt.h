@@ -197,7 +197,8 @@ typedef enum {
   X(ErrorFunctionNotLoaded, 913, "function not loaded")                                         \
   X(ErrorInvalidResourceType, 914, "invalid resource type")                                     \
   X(ErrorInvalidResourceConfiguration, 915, "invalid resource configuration")                   \
-  X(ErrorUnknown, 999, "unknown error")
+  X(ErrorUnknown, 999, "unknown error")                                                         \
+  X(ErrorApiFailureBase, 10000, "base of the deprecated API failure range (deprecated code)")
 
 #define INFINIRT_ENUMERATOR_(name, value, ...) infinirt##name = value,
 typedef enum infinirtError { INFINIRT_ERROR_LIST(INFINIRT_ENUMERATOR_) } infinirtError_t;

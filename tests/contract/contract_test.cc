@@ -1,0 +1,541 @@
+// The API contract (DESIGN.md section 1), checked against the CUDA Toolkit's own headers: every
+// InfiniRT function has the renamed CUDA prototype, every enum value and flag has CUDA's number,
+// and the structs keep CUDA's field types. Compiled against the CUDA headers only; libcudart is
+// not linked.
+//
+// Where possible the checks are driven by infinirt.h's own X-macro lists and by the text of the
+// headers, so that an entry added to infinirt.h (or to CUDA) is checked without editing this file.
+// Type mismatches are recorded in tables and reported by the tests (no static_assert), so one
+// mismatch names itself instead of stopping the whole file from compiling.
+
+// Removes InfiniRT's C++ overloads so that &infinirtMalloc names the one C function.
+#define INFINIRT_NO_CXX_OVERLOADS
+#include "infinirt.h"
+
+// The C declarations only, as CUDA's cuda_runtime.h would add C++ overloads.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <vector>
+
+#include "contract_support.h"
+#include "cuda_rename.h"
+
+#ifndef INFINIRT_CONTRACT_DRIVER_TYPES_H
+#error "INFINIRT_CONTRACT_DRIVER_TYPES_H (path of CUDA's driver_types.h) must be defined"
+#endif
+#ifndef INFINIRT_CONTRACT_INFINIRT_H
+#error "INFINIRT_CONTRACT_INFINIRT_H (path of include/infinirt.h) must be defined"
+#endif
+
+namespace infinirt::contract {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Header text, read once.
+// ---------------------------------------------------------------------------------------------
+
+// The comment-free text of a header; empty when unreadable (the tests then fail, naming the path).
+const std::string& HeaderText(const std::string& path) {
+  static std::map<std::string, std::string> cache;
+  auto found = cache.find(path);
+  if (found == cache.end()) {
+    found = cache.emplace(path, StripComments(ReadFile(path).value_or(""))).first;
+  }
+  return found->second;
+}
+
+const std::string& CudaDriverTypesText() { return HeaderText(INFINIRT_CONTRACT_DRIVER_TYPES_H); }
+const std::string& InfinirtHeaderText() { return HeaderText(INFINIRT_CONTRACT_INFINIRT_H); }
+
+// ---------------------------------------------------------------------------------------------
+// The header reader, on text shaped like CUDA's.
+// ---------------------------------------------------------------------------------------------
+
+TEST(ContractSupport, ReadsEnumsStructsAndDefines) {
+  const std::string text = StripComments(R"(
+    enum __device_builtin__ sample { a = 0x10, /* b = 99, */ b, c = (-2)
+      , d = a  // alias
+    };
+    enum sample s;
+    struct __device_builtin__ point { int x, y; char name[N]; long reserved[8]; };
+    #define sampleFlag 0x04 /* #define sampleHidden 1 */
+    #  define sampleHandle ((void*)0x1)
+    #define sampleMacro(x) (x)
+    #define SAMPLE_UPPER 1
+  )");
+  std::string error;
+  const auto enumerators = ParseEnum(text, "sample", &error);
+  ASSERT_TRUE(enumerators.has_value()) << error;
+  ASSERT_EQ(enumerators->size(), 4u);
+  EXPECT_EQ((*enumerators)[0].value, 16);
+  EXPECT_EQ((*enumerators)[1].name, "b");
+  EXPECT_EQ((*enumerators)[1].value, 17);
+  EXPECT_EQ((*enumerators)[2].value, -2);
+  EXPECT_EQ((*enumerators)[3].value, 16);
+  EXPECT_FALSE(ParseEnum(text, "missing", &error).has_value());
+  EXPECT_EQ(ParseStructFields(text, "point", &error),
+            (std::vector<std::string>{"x", "y", "name", "reserved"}));
+  EXPECT_EQ(ObjectMacrosWithPrefix(text, "sample"),
+            (std::vector<std::string>{"sampleFlag", "sampleHandle"}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rename itself.
+// ---------------------------------------------------------------------------------------------
+
+template <class Cuda, class Expected>
+testing::AssertionResult RenamesTo() {
+  if (std::is_same_v<RenameT<Cuda>, Expected>) return testing::AssertionSuccess();
+  return testing::AssertionFailure()
+         << Demangle(typeid(Cuda)) << " renames to " << Demangle(typeid(RenameT<Cuda>))
+         << ", expected " << Demangle(typeid(Expected));
+}
+
+TEST(ContractRename, RecursesThroughCompoundTypes) {
+  EXPECT_TRUE((RenamesTo<int, int>()));
+  EXPECT_TRUE((RenamesTo<cudaError_t, infinirtError_t>()));
+  EXPECT_TRUE((RenamesTo<const cudaStream_t*, const infinirtStream_t*>()));
+  EXPECT_TRUE((RenamesTo<cudaEvent_t* const, infinirtEvent_t* const>()));
+  EXPECT_TRUE((RenamesTo<volatile cudaGraph_t&, volatile infinirtGraph_t&>()));
+  EXPECT_TRUE((RenamesTo<const cudaUUID_t[2], const infinirtUUID_t[2]>()));
+  EXPECT_TRUE((RenamesTo<cudaHostFn_t, infinirtHostFn_t>()));
+  EXPECT_TRUE(
+      (RenamesTo<cudaError_t(cudaStream_t, ...), infinirtError_t(infinirtStream_t, ...)>()));
+  EXPECT_TRUE((RenamesTo<cudaError_t (*)(struct cudaDeviceProp*, int) noexcept,
+                         infinirtError_t (*)(struct infinirtDeviceProp*, int) noexcept>()));
+  // A type it does not know stays as it is, so a mismatch shows the CUDA name.
+  EXPECT_FALSE((std::is_same_v<RenameT<cudaArray_t>, infinirtStream_t>));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Function prototypes: &infinirt<Name> has the type of &cuda<Name>, renamed.
+// ---------------------------------------------------------------------------------------------
+
+struct FunctionRow {
+  const char* name;  // without prefix
+  bool same;
+  const std::type_info* ours;
+  const std::type_info* renamed_cuda;
+};
+
+template <class Ours, class Cuda>
+constexpr FunctionRow MakeFunctionRow(const char* name) {
+  return {name, std::is_same_v<Ours, RenameT<Cuda>>, &typeid(Ours), &typeid(RenameT<Cuda>)};
+}
+
+// One row per INFINIRT_CUDA_FUNCTIONS entry, computed at compile time. cuda##name may be a CUDA
+// macro (cudaMemcpy is one in per-thread-stream builds); the pasted token is expanded as usual.
+#define INFINIRT_CONTRACT_FUNCTION_ROW(ret, name, params) \
+  MakeFunctionRow<decltype(&infinirt##name), decltype(&cuda##name)>(#name),
+constexpr FunctionRow kFunctionRows[] = {INFINIRT_CUDA_FUNCTIONS(INFINIRT_CONTRACT_FUNCTION_ROW)};
+#undef INFINIRT_CONTRACT_FUNCTION_ROW
+
+TEST(CudaContract, EveryFunctionHasTheRenamedCudaPrototype) {
+  const FunctionRow* first = nullptr;
+  std::vector<std::string> others;
+  for (const FunctionRow& row : kFunctionRows) {
+    if (row.same) continue;
+    if (first == nullptr) {
+      first = &row;
+    } else {
+      others.push_back(std::string("infinirt") + row.name);
+    }
+  }
+  if (first == nullptr) return;
+  FAIL() << "infinirt" << first->name << " does not have the prototype of cuda" << first->name
+         << " renamed:\n  infinirt" << first->name << ": " << Demangle(*first->ours) << "\n  cuda"
+         << first->name << " renamed: " << Demangle(*first->renamed_cuda)
+         << "\n  other mismatches: " << (others.empty() ? "none" : testing::PrintToString(others));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2 and 3. Values: enumerators and flags equal CUDA's, with the renamed type.
+// ---------------------------------------------------------------------------------------------
+
+struct ValueRow {
+  std::string name;  // without prefix
+  long long ours;
+  long long cuda;
+  bool same_type;
+  std::string our_type;
+  std::string renamed_cuda_type;
+};
+
+// Special handles such as infinirtStreamLegacy are pointers; compare their addresses.
+template <class T>
+long long AsInteger(T value) {
+  if constexpr (std::is_pointer_v<T>) {
+    return static_cast<long long>(reinterpret_cast<std::uintptr_t>(value));
+  } else {
+    return static_cast<long long>(value);
+  }
+}
+
+template <class Ours, class Cuda>
+ValueRow MakeValueRow(const char* name, Ours ours, Cuda cuda) {
+  return {name,
+          AsInteger(ours),
+          AsInteger(cuda),
+          std::is_same_v<Ours, RenameT<Cuda>>,
+          Demangle(typeid(Ours)),
+          Demangle(typeid(RenameT<Cuda>))};
+}
+
+#define INFINIRT_CONTRACT_VALUE_ROW(suffix) MakeValueRow(#suffix, infinirt##suffix, cuda##suffix)
+
+// Names the first row whose value or type differs from CUDA's.
+testing::AssertionResult AllValuesMatch(const std::vector<ValueRow>& rows) {
+  for (const ValueRow& row : rows) {
+    if (row.ours != row.cuda) {
+      return testing::AssertionFailure() << "infinirt" << row.name << " = " << row.ours
+                                         << " but cuda" << row.name << " = " << row.cuda;
+    }
+    if (!row.same_type) {
+      return testing::AssertionFailure()
+             << "infinirt" << row.name << " has type " << row.our_type << " but cuda" << row.name
+             << " renamed has type " << row.renamed_cuda_type;
+    }
+  }
+  return testing::AssertionSuccess();
+}
+
+std::vector<ValueRow> ErrorRows() {
+#define INFINIRT_CONTRACT_ERROR_ROW(suffix, ...) INFINIRT_CONTRACT_VALUE_ROW(suffix),
+  return {INFINIRT_ERROR_LIST(INFINIRT_CONTRACT_ERROR_ROW)};
+#undef INFINIRT_CONTRACT_ERROR_ROW
+}
+
+std::vector<ValueRow> DeviceAttrRows() {
+#define INFINIRT_CONTRACT_ATTR_ROW(suffix, value) INFINIRT_CONTRACT_VALUE_ROW(suffix),
+  return {INFINIRT_DEVICE_ATTR_LIST(INFINIRT_CONTRACT_ATTR_ROW)};
+#undef INFINIRT_CONTRACT_ATTR_ROW
+}
+
+TEST(CudaContract, ErrorValuesEqualCuda) { EXPECT_TRUE(AllValuesMatch(ErrorRows())); }
+
+TEST(CudaContract, DeviceAttrValuesEqualCuda) { EXPECT_TRUE(AllValuesMatch(DeviceAttrRows())); }
+
+// Suffix -> value, e.g. "ErrorNotReady" -> 600, from the rows of an X-macro list.
+std::map<std::string, long long> ValuesBySuffix(const std::vector<ValueRow>& rows) {
+  std::map<std::string, long long> values;
+  for (const ValueRow& row : rows) values[row.name] = row.ours;
+  return values;
+}
+
+// Completeness: every enumerator of CUDA's `enum <cuda_enum>` (as written in driver_types.h),
+// except those `skip` accepts, has an InfiniRT entry of the same name and value in `list`.
+testing::AssertionResult EveryCudaEnumeratorIsListed(const std::string& cuda_enum,
+                                                     const std::map<std::string, long long>& ours,
+                                                     const std::string& list,
+                                                     bool (*skip)(const std::string&)) {
+  std::string error;
+  const auto cuda = ParseEnum(CudaDriverTypesText(), cuda_enum, &error);
+  if (!cuda) {
+    return testing::AssertionFailure() << INFINIRT_CONTRACT_DRIVER_TYPES_H << ": " << error;
+  }
+  std::vector<std::string> problems;
+  for (const Enumerator& enumerator : *cuda) {
+    if (skip(enumerator.name)) continue;
+    const std::string suffix = enumerator.name.substr(4);  // after "cuda"
+    const auto found = ours.find(suffix);
+    if (found == ours.end()) {
+      problems.push_back(enumerator.name + " = " + std::to_string(enumerator.value) +
+                         " has no entry infinirt" + suffix + " in " + list);
+    } else if (found->second != enumerator.value) {
+      problems.push_back(enumerator.name + " = " + std::to_string(enumerator.value) +
+                         " but infinirt" + suffix + " = " + std::to_string(found->second));
+    }
+  }
+  if (problems.empty()) return testing::AssertionSuccess();
+  return testing::AssertionFailure()
+         << problems.front() << " (" << problems.size()
+         << " problem(s) in all: " << testing::PrintToString(problems) << ")";
+}
+
+bool SkipNothing(const std::string&) { return false; }
+
+// Reserved attribute numbers have no meaning, and cudaDevAttrMax is the count sentinel.
+bool SkipReservedOrSentinelAttr(const std::string& name) {
+  return name.find("Reserved") != std::string::npos || name == "cudaDevAttrMax";
+}
+
+TEST(CudaContract, EveryCudaErrorIsInTheErrorList) {
+  EXPECT_TRUE(EveryCudaEnumeratorIsListed("cudaError", ValuesBySuffix(ErrorRows()),
+                                          "INFINIRT_ERROR_LIST", &SkipNothing));
+}
+
+TEST(CudaContract, EveryCudaDeviceAttrIsInTheAttrList) {
+  EXPECT_TRUE(EveryCudaEnumeratorIsListed("cudaDeviceAttr", ValuesBySuffix(DeviceAttrRows()),
+                                          "INFINIRT_DEVICE_ATTR_LIST",
+                                          &SkipReservedOrSentinelAttr));
+}
+
+// The smaller enums: a table here, checked both ways (values against CUDA's enumerators, and
+// CUDA's enumerators, read from driver_types.h, against the table).
+std::vector<ValueRow> SmallEnumRows() {
+  return {
+      INFINIRT_CONTRACT_VALUE_ROW(MemcpyHostToHost),
+      INFINIRT_CONTRACT_VALUE_ROW(MemcpyHostToDevice),
+      INFINIRT_CONTRACT_VALUE_ROW(MemcpyDeviceToHost),
+      INFINIRT_CONTRACT_VALUE_ROW(MemcpyDeviceToDevice),
+      INFINIRT_CONTRACT_VALUE_ROW(MemcpyDefault),
+      INFINIRT_CONTRACT_VALUE_ROW(MemoryTypeUnregistered),
+      INFINIRT_CONTRACT_VALUE_ROW(MemoryTypeHost),
+      INFINIRT_CONTRACT_VALUE_ROW(MemoryTypeDevice),
+      INFINIRT_CONTRACT_VALUE_ROW(MemoryTypeManaged),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamCaptureStatusNone),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamCaptureStatusActive),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamCaptureStatusInvalidated),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamCaptureModeGlobal),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamCaptureModeThreadLocal),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamCaptureModeRelaxed),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateFlagAutoFreeOnLaunch),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateFlagUpload),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateFlagDeviceLaunch),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateFlagUseNodePriority),
+  };
+}
+
+TEST(CudaContract, SmallEnumValuesEqualCuda) { EXPECT_TRUE(AllValuesMatch(SmallEnumRows())); }
+
+TEST(CudaContract, SmallEnumTableCoversEveryCudaEnumerator) {
+  const auto ours = ValuesBySuffix(SmallEnumRows());
+  for (const char* cuda_enum : {"cudaMemcpyKind", "cudaMemoryType", "cudaStreamCaptureStatus",
+                                "cudaStreamCaptureMode", "cudaGraphInstantiateFlags"}) {
+    EXPECT_TRUE(EveryCudaEnumeratorIsListed(cuda_enum, ours, "infinirt.h", &SkipNothing));
+  }
+}
+
+// Every #define flag and special handle of infinirt.h.
+std::vector<ValueRow> FlagRows() {
+  return {
+      INFINIRT_CONTRACT_VALUE_ROW(HostAllocDefault),
+      INFINIRT_CONTRACT_VALUE_ROW(HostAllocPortable),
+      INFINIRT_CONTRACT_VALUE_ROW(HostAllocMapped),
+      INFINIRT_CONTRACT_VALUE_ROW(HostAllocWriteCombined),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamDefault),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamNonBlocking),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamLegacy),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamPerThread),
+      INFINIRT_CONTRACT_VALUE_ROW(EventDefault),
+      INFINIRT_CONTRACT_VALUE_ROW(EventBlockingSync),
+      INFINIRT_CONTRACT_VALUE_ROW(EventDisableTiming),
+      INFINIRT_CONTRACT_VALUE_ROW(EventInterprocess),
+      INFINIRT_CONTRACT_VALUE_ROW(EventRecordDefault),
+      INFINIRT_CONTRACT_VALUE_ROW(EventRecordExternal),
+      INFINIRT_CONTRACT_VALUE_ROW(EventWaitDefault),
+      INFINIRT_CONTRACT_VALUE_ROW(EventWaitExternal),
+      INFINIRT_CONTRACT_VALUE_ROW(DeviceScheduleAuto),
+      INFINIRT_CONTRACT_VALUE_ROW(DeviceScheduleSpin),
+      INFINIRT_CONTRACT_VALUE_ROW(DeviceScheduleYield),
+      INFINIRT_CONTRACT_VALUE_ROW(DeviceScheduleBlockingSync),
+      INFINIRT_CONTRACT_VALUE_ROW(DeviceBlockingSync),
+      INFINIRT_CONTRACT_VALUE_ROW(DeviceScheduleMask),
+      INFINIRT_CONTRACT_VALUE_ROW(DeviceMapHost),
+      INFINIRT_CONTRACT_VALUE_ROW(DeviceLmemResizeToMax),
+      INFINIRT_CONTRACT_VALUE_ROW(DeviceSyncMemops),
+      INFINIRT_CONTRACT_VALUE_ROW(DeviceMask),
+      INFINIRT_CONTRACT_VALUE_ROW(CpuDeviceId),
+      INFINIRT_CONTRACT_VALUE_ROW(InvalidDeviceId),
+  };
+}
+
+#undef INFINIRT_CONTRACT_VALUE_ROW
+
+TEST(CudaContract, FlagValuesEqualCuda) { EXPECT_TRUE(AllValuesMatch(FlagRows())); }
+
+// Flags cannot be enumerated by the preprocessor, so the table above is hand-written; this test
+// reads every `#define infinirt<Name>` of infinirt.h and fails on one the table lacks.
+TEST(CudaContract, FlagTableCoversEveryDefineInTheHeader) {
+  const std::vector<std::string> defines = ObjectMacrosWithPrefix(InfinirtHeaderText(), "infinirt");
+  ASSERT_FALSE(defines.empty()) << "no #define infinirt* read from " INFINIRT_CONTRACT_INFINIRT_H;
+  std::set<std::string> checked;
+  for (const ValueRow& row : FlagRows()) checked.insert("infinirt" + row.name);
+  for (const std::string& name : defines) {
+    EXPECT_TRUE(checked.count(name) != 0)
+        << name << " is #defined in infinirt.h but not compared with CUDA: add it to FlagRows()";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Structs.
+// ---------------------------------------------------------------------------------------------
+
+struct FieldRow {
+  std::string name;
+  bool same_type;
+  size_t our_offset;
+  size_t cuda_offset;
+  std::string our_type;
+  std::string renamed_cuda_type;
+};
+
+template <class Ours, class Cuda>
+FieldRow MakeFieldRow(const char* name, size_t our_offset, size_t cuda_offset) {
+  return {name,
+          std::is_same_v<Ours, RenameT<Cuda>>,
+          our_offset,
+          cuda_offset,
+          Demangle(typeid(Ours)),
+          Demangle(typeid(RenameT<Cuda>))};
+}
+
+#define INFINIRT_CONTRACT_FIELD_ROW(ours, cuda, field)                                      \
+  MakeFieldRow<decltype(ours::field), decltype(cuda::field)>(#field, offsetof(ours, field), \
+                                                             offsetof(cuda, field)),
+
+// Names the first field whose renamed type differs (and, if `same_offsets`, whose offset does).
+testing::AssertionResult FieldsMatch(const char* ours, const std::vector<FieldRow>& rows,
+                                     bool same_offsets) {
+  for (const FieldRow& row : rows) {
+    if (!row.same_type) {
+      return testing::AssertionFailure() << ours << "::" << row.name << " has type " << row.our_type
+                                         << ", CUDA's renamed has type " << row.renamed_cuda_type;
+    }
+    if (same_offsets && row.our_offset != row.cuda_offset) {
+      return testing::AssertionFailure() << ours << "::" << row.name << " is at offset "
+                                         << row.our_offset << ", CUDA's at " << row.cuda_offset;
+    }
+  }
+  return testing::AssertionSuccess();
+}
+
+std::vector<std::string> NamesOf(const std::vector<FieldRow>& rows) {
+  std::vector<std::string> names;
+  for (const FieldRow& row : rows) names.push_back(row.name);
+  return names;
+}
+
+// Names the first position where the field names written in a header differ from `expected`.
+testing::AssertionResult SameFieldNames(const std::vector<std::string>& written,
+                                        const std::vector<std::string>& expected) {
+  for (size_t i = 0; i < std::max(written.size(), expected.size()); ++i) {
+    const std::string have = i < written.size() ? written[i] : "(end of struct)";
+    const std::string want = i < expected.size() ? expected[i] : "(end of struct)";
+    if (have != want) {
+      return testing::AssertionFailure()
+             << "field " << i << " is " << have << ", expected " << want;
+    }
+  }
+  return testing::AssertionSuccess();
+}
+
+// Field names of a struct as written in a header; the test fails if it cannot be read.
+std::vector<std::string> WrittenFields(const std::string& text, const std::string& name) {
+  std::string error;
+  const auto fields = ParseStructFields(text, name, &error);
+  EXPECT_TRUE(fields.has_value()) << error;
+  return fields.value_or(std::vector<std::string>{});
+}
+
+// infinirtPointerAttributes is cudaPointerAttributes renamed, byte for byte.
+#define INFINIRT_CONTRACT_POINTER_ATTRIBUTES_FIELDS(X) \
+  X(type)                                              \
+  X(device)                                            \
+  X(devicePointer)                                     \
+  X(hostPointer)                                       \
+  X(reserved)
+
+std::vector<FieldRow> PointerAttributesRows() {
+#define INFINIRT_CONTRACT_ROW(field) \
+  INFINIRT_CONTRACT_FIELD_ROW(infinirtPointerAttributes, cudaPointerAttributes, field)
+  return {INFINIRT_CONTRACT_POINTER_ATTRIBUTES_FIELDS(INFINIRT_CONTRACT_ROW)};
+#undef INFINIRT_CONTRACT_ROW
+}
+
+TEST(CudaContract, PointerAttributesHasCudasLayout) {
+  EXPECT_EQ(sizeof(infinirtPointerAttributes), sizeof(cudaPointerAttributes));
+  EXPECT_EQ(alignof(infinirtPointerAttributes), alignof(cudaPointerAttributes));
+  EXPECT_TRUE(FieldsMatch("infinirtPointerAttributes", PointerAttributesRows(), true));
+  // The field list above is complete: both headers declare exactly these fields, in order.
+  const std::vector<std::string> listed = NamesOf(PointerAttributesRows());
+  EXPECT_TRUE(
+      SameFieldNames(WrittenFields(InfinirtHeaderText(), "infinirtPointerAttributes"), listed))
+      << "in infinirt.h";
+  EXPECT_TRUE(SameFieldNames(WrittenFields(CudaDriverTypesText(), "cudaPointerAttributes"), listed))
+      << "in driver_types.h";
+}
+
+TEST(CudaContract, UuidHasCudasLayout) {
+  EXPECT_EQ(sizeof(infinirtUUID_t), sizeof(cudaUUID_t));
+  EXPECT_TRUE(FieldsMatch("infinirtUUID_t",
+                          {INFINIRT_CONTRACT_FIELD_ROW(infinirtUUID_st, CUuuid_st, bytes)}, true));
+}
+
+// infinirtDeviceProp keeps a subset of cudaDeviceProp's fields (same names and renamed types, not
+// the same layout), then InfiniRT's own fields.
+#define INFINIRT_CONTRACT_SHARED_DEVICE_PROP_FIELDS(X) \
+  X(name)                                              \
+  X(uuid)                                              \
+  X(totalGlobalMem)                                    \
+  X(sharedMemPerBlock)                                 \
+  X(regsPerBlock)                                      \
+  X(warpSize)                                          \
+  X(memPitch)                                          \
+  X(maxThreadsPerBlock)                                \
+  X(maxThreadsDim)                                     \
+  X(maxGridSize)                                       \
+  X(totalConstMem)                                     \
+  X(major)                                             \
+  X(minor)                                             \
+  X(multiProcessorCount)                               \
+  X(integrated)                                        \
+  X(canMapHostMemory)                                  \
+  X(concurrentKernels)                                 \
+  X(ECCEnabled)                                        \
+  X(pciBusID)                                          \
+  X(pciDeviceID)                                       \
+  X(pciDomainID)                                       \
+  X(asyncEngineCount)                                  \
+  X(unifiedAddressing)                                 \
+  X(memoryBusWidth)                                    \
+  X(l2CacheSize)                                       \
+  X(maxThreadsPerMultiProcessor)                       \
+  X(streamPrioritiesSupported)                         \
+  X(sharedMemPerMultiprocessor)                        \
+  X(regsPerMultiprocessor)                             \
+  X(managedMemory)                                     \
+  X(isMultiGpuBoard)                                   \
+  X(pageableMemoryAccess)                              \
+  X(concurrentManagedAccess)                           \
+  X(hostRegisterSupported)                             \
+  X(memoryPoolsSupported)
+
+// InfiniRT's own fields, which must come after the shared ones.
+const std::vector<std::string> kOwnDevicePropFields = {"deviceType", "vendorDeviceIndex",
+                                                       "backendName", "reserved"};
+
+std::vector<FieldRow> SharedDevicePropRows() {
+#define INFINIRT_CONTRACT_ROW(field) \
+  INFINIRT_CONTRACT_FIELD_ROW(infinirtDeviceProp, cudaDeviceProp, field)
+  return {INFINIRT_CONTRACT_SHARED_DEVICE_PROP_FIELDS(INFINIRT_CONTRACT_ROW)};
+#undef INFINIRT_CONTRACT_ROW
+}
+
+#undef INFINIRT_CONTRACT_FIELD_ROW
+
+TEST(CudaContract, DevicePropSharedFieldsHaveCudasTypes) {
+  EXPECT_TRUE(FieldsMatch("infinirtDeviceProp", SharedDevicePropRows(), false));
+}
+
+TEST(CudaContract, DevicePropIsSharedFieldsThenOwnFields) {
+  // Read from infinirt.h, so that a field added there must be added to the shared list above
+  // (and so compared with CUDA) or be one of InfiniRT's own.
+  std::vector<std::string> expected = NamesOf(SharedDevicePropRows());
+  expected.insert(expected.end(), kOwnDevicePropFields.begin(), kOwnDevicePropFields.end());
+  EXPECT_TRUE(SameFieldNames(WrittenFields(InfinirtHeaderText(), "infinirtDeviceProp"), expected))
+      << "in infinirt.h: a field must be in the shared list (compared with cudaDeviceProp) or be "
+         "one of InfiniRT's own, which come last";
+}
+
+}  // namespace
+}  // namespace infinirt::contract

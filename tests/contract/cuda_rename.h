@@ -1,0 +1,104 @@
+// Rename<T>: the type T with every CUDA Runtime type in it replaced by its InfiniRT namesake, the
+// type-level form of DESIGN.md's rule "s/cuda/infinirt/ on the CUDA prototype gives ours".
+// It recurses through pointers, references, arrays, cv-qualifiers and function types (return and
+// parameter types), so cudaHostFn_t (void (*)(void*)) or cudaStream_t* need no entry of their own.
+//
+// Include after infinirt.h and <cuda_runtime_api.h>.
+#ifndef INFINIRT_TESTS_CONTRACT_CUDA_RENAME_H_
+#define INFINIRT_TESTS_CONTRACT_CUDA_RENAME_H_
+
+#include <cstddef>
+#include <type_traits>
+
+namespace infinirt::contract {
+
+// RenameBare<T> handles a T without top-level cv-qualifiers. The primary template is the leaf
+// case: a type that is not a CUDA type and has no parts (int, size_t, void, char, ...).
+template <class T>
+struct RenameBare {
+  using type = T;
+};
+
+// Top-level cv-qualifiers are stripped, the rest renamed, and the qualifiers put back. Doing this
+// here instead of in partial specialisations for `const T` keeps `const int[3]` (which matches
+// both `const T` and `T[N]`) unambiguous.
+template <class T>
+struct Rename {
+ private:
+  using Renamed = typename RenameBare<std::remove_cv_t<T>>::type;
+  using WithConst = std::conditional_t<std::is_const_v<T>, std::add_const_t<Renamed>, Renamed>;
+
+ public:
+  using type = std::conditional_t<std::is_volatile_v<T>, std::add_volatile_t<WithConst>, WithConst>;
+};
+
+template <class T>
+using RenameT = typename Rename<T>::type;
+
+// Compound types: rename the parts.
+template <class T>
+struct RenameBare<T*> {
+  using type = RenameT<T>*;
+};
+template <class T>
+struct RenameBare<T&> {
+  using type = RenameT<T>&;
+};
+template <class T>
+struct RenameBare<T&&> {
+  using type = RenameT<T>&&;
+};
+template <class T, std::size_t N>
+struct RenameBare<T[N]> {
+  using type = RenameT<T>[N];
+};
+template <class T>
+struct RenameBare<T[]> {
+  using type = RenameT<T>[];
+};
+template <class R, class... Args>
+struct RenameBare<R(Args...)> {
+  using type = RenameT<R>(RenameT<Args>...);
+};
+template <class R, class... Args>
+struct RenameBare<R(Args..., ...)> {
+  using type = RenameT<R>(RenameT<Args>..., ...);
+};
+template <class R, class... Args>
+struct RenameBare<R(Args...) noexcept> {
+  using type = RenameT<R>(RenameT<Args>...) noexcept;
+};
+template <class R, class... Args>
+struct RenameBare<R(Args..., ...) noexcept> {
+  using type = RenameT<R>(RenameT<Args>..., ...) noexcept;
+};
+
+// The CUDA types InfiniRT renames (DESIGN.md section 1). A CUDA type missing here survives the
+// renaming, and the failure message shows it by name.
+#define INFINIRT_CONTRACT_RENAME(cuda_type, infinirt_type) \
+  template <>                                              \
+  struct RenameBare<cuda_type> {                           \
+    using type = infinirt_type;                            \
+  };
+
+INFINIRT_CONTRACT_RENAME(enum cudaError, enum infinirtError)  // and so cudaError_t
+INFINIRT_CONTRACT_RENAME(cudaStream_t, infinirtStream_t)
+INFINIRT_CONTRACT_RENAME(cudaEvent_t, infinirtEvent_t)
+INFINIRT_CONTRACT_RENAME(cudaGraph_t, infinirtGraph_t)
+INFINIRT_CONTRACT_RENAME(cudaGraphExec_t, infinirtGraphExec_t)
+INFINIRT_CONTRACT_RENAME(cudaGraphNode_t, infinirtGraphNode_t)
+INFINIRT_CONTRACT_RENAME(enum cudaMemcpyKind, enum infinirtMemcpyKind)
+INFINIRT_CONTRACT_RENAME(enum cudaMemoryType, enum infinirtMemoryType)
+INFINIRT_CONTRACT_RENAME(enum cudaStreamCaptureStatus, enum infinirtStreamCaptureStatus)
+INFINIRT_CONTRACT_RENAME(enum cudaStreamCaptureMode, enum infinirtStreamCaptureMode)
+INFINIRT_CONTRACT_RENAME(enum cudaGraphInstantiateFlags, enum infinirtGraphInstantiateFlags)
+INFINIRT_CONTRACT_RENAME(enum cudaDeviceAttr, enum infinirtDeviceAttr)
+INFINIRT_CONTRACT_RENAME(struct cudaPointerAttributes, struct infinirtPointerAttributes)
+INFINIRT_CONTRACT_RENAME(struct cudaDeviceProp, struct infinirtDeviceProp)
+INFINIRT_CONTRACT_RENAME(struct CUuuid_st, struct infinirtUUID_st)  // cudaUUID_t
+
+#undef INFINIRT_CONTRACT_RENAME
+
+}  // namespace infinirt::contract
+
+#endif  // INFINIRT_TESTS_CONTRACT_CUDA_RENAME_H_

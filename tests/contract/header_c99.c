@@ -1,0 +1,32 @@
+/* Compiled as strict C99 (-std=c99 -pedantic -Werror -Wall -Wextra, see CMakeLists.txt): proves
+ * that infinirt.h is valid C, and reports what a C compiler makes of it. */
+#include "header_c99.h"
+
+#include "infinirt.h"
+
+/* A pointer to every public function, declared with its prototype as C parses it. */
+static int CountFunctions(void) {
+  int count = 0;
+#define INFINIRT_C99_TAKE_ADDRESS(ret, name, params) \
+  {                                                  \
+    ret(*pointer) params = infinirt##name;           \
+    (void)pointer;                                   \
+    ++count;                                         \
+  }
+  INFINIRT_CUDA_FUNCTIONS(INFINIRT_C99_TAKE_ADDRESS)
+  INFINIRT_EXTENSION_FUNCTIONS(INFINIRT_C99_TAKE_ADDRESS)
+#undef INFINIRT_C99_TAKE_ADDRESS
+  return count;
+}
+
+void InfinirtC99GetFacts(InfinirtC99Facts* facts) {
+  enum infinirtError not_ready = infinirtErrorNotReady;
+  infinirtStream_t legacy = infinirtStreamLegacy;
+  facts->function_count = CountFunctions();
+  facts->device_prop_size = sizeof(struct infinirtDeviceProp);
+  facts->pointer_attributes_size = sizeof(struct infinirtPointerAttributes);
+  facts->backend_prop_size = sizeof(infinirtBackendProp);
+  facts->stream_legacy = (uintptr_t)legacy;
+  facts->not_ready = (int)not_ready;
+  facts->invalid_value_name = infinirtGetErrorName(infinirtErrorInvalidValue);
+}
