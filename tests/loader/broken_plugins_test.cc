@@ -1,0 +1,179 @@
+// Plugins the loader must reject, each reported in the listing with its status and reason while
+// the runtime goes on with the plugins that work; and no plugin at all.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "infinirt.h"
+#include "infinirt_plugin.h"
+#include "loader_support.h"
+
+namespace infinirt::loader_test {
+namespace {
+
+// Asserts that the CPU plugin loaded beside the rejected one and that its device works.
+void ExpectCpuStillWorks() {
+  const auto cpu = OnlyEntryNamed("cpu");
+  ASSERT_TRUE(cpu);
+  EXPECT_EQ(cpu->status, infinirtBackendLoaded) << cpu->reason;
+  EXPECT_EQ(cpu->deviceCount, 1);
+  ASSERT_EQ(infinirtInit(), infinirtSuccess);
+  EXPECT_EQ(DeviceCount(), 1);
+  infiniDevice_t type = INFINI_DEVICE_TYPE_COUNT;
+  EXPECT_EQ(infinirtDeviceGetType(&type, 0), infinirtSuccess);
+  EXPECT_EQ(type, INFINI_DEVICE_CPU);
+  ExpectDeviceRoundTrip(0);
+}
+
+// --- INFINIRT_PLUGIN_PATH names an empty or a missing directory ---------------------------
+
+class NoPlugin : public RuntimeTest {
+ protected:
+  // The one directory the scenario searches.
+  static std::string Searched() {
+    const char* path = std::getenv("INFINIRT_PLUGIN_PATH");
+    return path ? path : "(INFINIRT_PLUGIN_PATH unset)";
+  }
+};
+
+TEST_F(NoPlugin, InitAndDeviceCountAnswerNoDevice) {
+  EXPECT_EQ(infinirtInit(), infinirtErrorNoDevice);
+  int count = -1;
+  EXPECT_EQ(infinirtGetDeviceCount(&count), infinirtErrorNoDevice);
+  EXPECT_EQ(count, 0);
+  void* pointer = nullptr;
+  EXPECT_EQ(infinirtMalloc(&pointer, 64), infinirtErrorNoDevice);
+}
+
+TEST_F(NoPlugin, ListingHasNotFoundEntriesNamingTheDirectorySearched) {
+  const auto listing = Listing();
+  ASSERT_FALSE(listing.empty());
+  for (const infinirtBackendProp& entry : listing) {
+    SCOPED_TRACE(entry.name);
+    EXPECT_EQ(entry.status, infinirtBackendNotFound);
+    EXPECT_TRUE(Contains(entry.reason, Searched())) << entry.reason;
+    EXPECT_EQ(entry.deviceCount, 0);
+    EXPECT_STREQ(entry.path, "");
+  }
+  const auto cpu = OnlyEntryNamed("cpu");
+  ASSERT_TRUE(cpu);
+  EXPECT_TRUE(Contains(cpu->reason, "libinfinirt_cpu.so")) << cpu->reason;
+}
+
+TEST_F(NoPlugin, ErrorLogNamesTheDirectoriesSearched) {
+  const std::string log = CaptureStderrOf([] { infinirtInit(); });
+  EXPECT_TRUE(HasLineWith(log, {"[infinirt]", "[error]", Searched()})) << log;
+}
+
+TEST_F(NoPlugin, MissingFileNamedInThePathIsListedAsNotFound) {
+  const std::string ghost = Searched() + "/libinfinirt_ghost.so";
+  ScopedEnv path("INFINIRT_PLUGIN_PATH", ghost);
+  const auto entry = OnlyEntryNamed("ghost");
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->status, infinirtBackendNotFound);
+  EXPECT_EQ(entry->path, ghost);
+  EXPECT_TRUE(Contains(entry->reason, "INFINIRT_PLUGIN_PATH")) << entry->reason;
+}
+
+TEST_F(NoPlugin, RuntimeWorksOnceAPluginIsOnThePath) {
+  {
+    ScopedEnv path("INFINIRT_PLUGIN_PATH", Searched() + ":" + CpuPlugin());
+    ExpectCpuStillWorks();
+    ASSERT_EQ(infinirtFinalize(), infinirtSuccess);
+  }
+  EXPECT_EQ(infinirtInit(), infinirtErrorNoDevice);
+}
+
+// --- A file named like a plugin that is not a shared library ------------------------------
+
+using NotALibrary = RuntimeTest;
+
+TEST_F(NotALibrary, ReportedAsDlopenFailedWithDlerrorText) {
+  const std::string file = PluginFile("notelf", "notelf");
+  // What dlopen says about this file here, to compare with the listing's reason.
+  dlerror();
+  ASSERT_EQ(dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL), nullptr);
+  const std::string expected = dlerror();
+  const auto entry = OnlyEntryNamed("notelf");
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->status, infinirtBackendDlopenFailed);
+  EXPECT_EQ(entry->path, RealPath(file));
+  EXPECT_TRUE(Contains(entry->reason, "libinfinirt_notelf.so")) << entry->reason;
+  EXPECT_EQ(std::string(entry->reason), expected);
+  EXPECT_EQ(entry->deviceCount, 0);
+  EXPECT_EQ(entry->abiMajor, -1);
+}
+
+TEST_F(NotALibrary, OtherPluginsStillLoad) { ExpectCpuStillWorks(); }
+
+// --- A shared library without infinirtPluginGetTable --------------------------------------
+
+using NoEntryPoint = RuntimeTest;
+
+TEST_F(NoEntryPoint, ReportedAsNoEntryPoint) {
+  const auto entry = OnlyEntryNamed("noentry");
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->status, infinirtBackendNoEntryPoint);
+  EXPECT_EQ(entry->path, RealPath(PluginFile("noentry", "noentry")));
+  EXPECT_TRUE(Contains(entry->reason, INFINIRT_PLUGIN_ENTRY_SYMBOL)) << entry->reason;
+  EXPECT_EQ(entry->deviceCount, 0);
+}
+
+TEST_F(NoEntryPoint, OtherPluginsStillLoad) { ExpectCpuStillWorks(); }
+
+// --- ABI major versions the core does not speak -------------------------------------------
+
+using AbiTooOld = RuntimeTest;
+
+TEST_F(AbiTooOld, ReportedWithThePluginsAbiVersion) {
+  const auto entry = OnlyEntryNamed("abi_old");
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->status, infinirtBackendAbiTooOld);
+  EXPECT_EQ(entry->abiMajor, 0);
+  EXPECT_EQ(entry->abiMinor, INFINIRT_PLUGIN_ABI_MINOR);
+  EXPECT_TRUE(Contains(entry->reason, "plugin ABI 0.")) << entry->reason;
+  EXPECT_EQ(entry->deviceCount, 0);
+}
+
+TEST_F(AbiTooOld, OtherPluginsStillLoad) { ExpectCpuStillWorks(); }
+
+using AbiTooNew = RuntimeTest;
+
+TEST_F(AbiTooNew, ReportedWithThePluginsAbiVersion) {
+  const auto entry = OnlyEntryNamed("abi_new");
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->status, infinirtBackendAbiTooNew);
+  EXPECT_EQ(entry->abiMajor, 2);
+  EXPECT_TRUE(Contains(entry->reason, "plugin ABI 2.")) << entry->reason;
+  EXPECT_EQ(entry->deviceCount, 0);
+}
+
+TEST_F(AbiTooNew, OtherPluginsStillLoad) { ExpectCpuStillWorks(); }
+
+// --- Initialize fails ---------------------------------------------------------------------
+
+using InitFailed = RuntimeTest;
+
+TEST_F(InitFailed, ReportedWithTheErrorInitializeReturned) {
+  const auto entry = OnlyEntryNamed("init_fails");
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->status, infinirtBackendInitFailed);
+  EXPECT_TRUE(Contains(entry->reason, "infinirtErrorInitializationError")) << entry->reason;
+  EXPECT_EQ(entry->deviceType, INFINI_DEVICE_HYGON);
+  EXPECT_EQ(entry->deviceCount, 0);
+}
+
+TEST_F(InitFailed, ContributesNoDevice) {
+  int counts[INFINI_DEVICE_TYPE_COUNT] = {};
+  ASSERT_EQ(infinirtGetAllDeviceCount(counts), infinirtSuccess);
+  EXPECT_EQ(counts[INFINI_DEVICE_HYGON], 0);
+  int device = -1;
+  EXPECT_EQ(infinirtDeviceGetOrdinal(&device, INFINI_DEVICE_HYGON, 0), infinirtErrorInvalidDevice);
+}
+
+TEST_F(InitFailed, OtherPluginsStillLoad) { ExpectCpuStillWorks(); }
+
+}  // namespace
+}  // namespace infinirt::loader_test
