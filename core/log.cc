@@ -43,7 +43,8 @@ bool SetLogLevel(const std::string& level_name) {
   return true;
 }
 
-void ApplyLogLevelFromEnvironment() {
+void ResetLogLevel() {
+  Log().set_level(spdlog::level::warn);
   if (auto level = GetEnv("INFINIRT_LOG_LEVEL")) {
     if (!SetLogLevel(*level)) {
       Log().warn("INFINIRT_LOG_LEVEL='{}' is not one of off/error/warn/info/debug/trace", *level);

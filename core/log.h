@@ -18,8 +18,9 @@ spdlog::logger& Log();
 // Applies a level name (off/error/warn/info/debug/trace). Returns false for an unknown name.
 bool SetLogLevel(const std::string& level_name);
 
-// Re-reads INFINIRT_LOG_LEVEL; called at every initialisation so tests can change it.
-void ApplyLogLevelFromEnvironment();
+// Back to the default level (warn), then INFINIRT_LOG_LEVEL if set. Called at every
+// initialisation, so a level set by an earlier initialisation does not outlive it.
+void ResetLogLevel();
 
 // The callback handed to plugins.
 void PluginLog(infinirtLogLevel_t level, const char* plugin, const char* message);
