@@ -21,7 +21,21 @@ using infinirt::core::Runtime;
 namespace {
 
 thread_local infinirtError_t tls_last_error = infinirtSuccess;
-thread_local int tls_current_device = 0;
+
+// The calling thread's current device, valid for the runtime it was set in: after
+// infinirtFinalize every thread starts again from device 0, as in a fresh process.
+struct CurrentDevice {
+  uint64_t runtime_generation = 0;
+  int ordinal = 0;
+};
+thread_local CurrentDevice tls_current_device;
+
+int CurrentOrdinal(const Runtime& runtime) {
+  if (tls_current_device.runtime_generation != runtime.generation()) {
+    tls_current_device = CurrentDevice{runtime.generation(), 0};
+  }
+  return tls_current_device.ordinal;
+}
 
 // NotReady answers a query; it is not a failure and does not become the last error.
 template <class Body>
@@ -69,7 +83,7 @@ infinirtError_t DeviceTarget(Runtime& runtime, int device, Target* target, const
 }
 
 infinirtError_t CurrentTarget(Runtime& runtime, Target* target, const char* function) {
-  return DeviceTarget(runtime, tls_current_device, target, function);
+  return DeviceTarget(runtime, CurrentOrdinal(runtime), target, function);
 }
 
 Target TargetOf(Runtime& runtime, const ObjectRecord& record) {
@@ -324,9 +338,10 @@ infinirtError_t infinirtGetDeviceCount(int* count) {
 
 infinirtError_t infinirtSetDevice(int device) {
   return Guard(__func__, [&] {
+    Runtime& runtime = Runtime::Get();
     Target target;
-    if (auto error = DeviceTarget(Runtime::Get(), device, &target, __func__)) return error;
-    tls_current_device = device;
+    if (auto error = DeviceTarget(runtime, device, &target, __func__)) return error;
+    tls_current_device = CurrentDevice{runtime.generation(), device};
     return infinirtSuccess;
   });
 }
@@ -334,10 +349,11 @@ infinirtError_t infinirtSetDevice(int device) {
 infinirtError_t infinirtGetDevice(int* device) {
   return Guard(__func__, [&] {
     if (device == nullptr) return Fail(infinirtErrorInvalidValue, "{}: device is NULL", __func__);
-    if (Runtime::Get().devices().empty()) {
+    Runtime& runtime = Runtime::Get();
+    if (runtime.devices().empty()) {
       return Fail(infinirtErrorNoDevice, "{}: no device is available", __func__);
     }
-    *device = tls_current_device;
+    *device = CurrentOrdinal(runtime);
     return infinirtSuccess;
   });
 }

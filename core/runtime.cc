@@ -13,6 +13,7 @@
 namespace infinirt::core {
 
 std::atomic<Runtime*> Runtime::instance_{nullptr};
+std::atomic<uint64_t> Runtime::generations_{0};
 
 namespace {
 
@@ -49,7 +50,8 @@ int ParseDeviceToken(const std::string& token, const std::vector<DeviceEntry>& a
 
 }  // namespace
 
-Runtime::Runtime() {
+Runtime::Runtime() : generation_(++generations_) {
+  ResetLogLevel();
   const std::string library_dir = LibraryDirectory();
   config_ = LoadConfig(library_dir);
   if (!GetEnv("INFINIRT_LOG_LEVEL") && config_.log_level) {
@@ -113,7 +115,6 @@ void Runtime::ApplyVisibleDevices(const std::string& spec) {
 Runtime& Runtime::InitializeSlow() {
   std::lock_guard<std::mutex> lock(InitMutex());
   if (Runtime* existing = instance_.load(std::memory_order_acquire)) return *existing;
-  ApplyLogLevelFromEnvironment();
   Runtime* runtime = new Runtime();
   instance_.store(runtime, std::memory_order_release);
   return *runtime;

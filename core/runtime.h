@@ -33,6 +33,9 @@ class Runtime {
   }
   static void Finalize();
 
+  // Distinguishes this runtime from those before it (initialisations since the process began).
+  uint64_t generation() const { return generation_; }
+
   Backend& backend(int index) { return *backends_[index]; }
   const std::vector<std::unique_ptr<Backend>>& backends() const { return backends_; }
   const std::vector<DeviceEntry>& devices() const { return devices_; }
@@ -56,6 +59,9 @@ class Runtime {
   void ApplyVisibleDevices(const std::string& spec);
 
   static std::atomic<Runtime*> instance_;
+  static std::atomic<uint64_t> generations_;
+
+  const uint64_t generation_;
 
   Config config_;
   std::vector<std::unique_ptr<Backend>> backends_;
