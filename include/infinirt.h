@@ -28,6 +28,15 @@
 #define INFINIRT_API __attribute__((visibility("default")))
 #endif
 
+/* In C++ every InfiniRT enum has int as its fixed underlying type, so that any int a caller
+ * passes (a bad memcpy kind, an unknown attribute) is a valid value that the runtime can reject
+ * with an error code, rather than undefined behaviour. In C an enum is an int already. */
+#ifdef __cplusplus
+#define INFINIRT_ENUM_BASE : int
+#else
+#define INFINIRT_ENUM_BASE
+#endif
+
 /* C++ default arguments, as CUDA's __dv(v). */
 #ifdef __cplusplus
 #define INFINIRT_DV(v) = v
@@ -44,7 +53,7 @@ extern "C" {
  * ------------------------------------------------------------------------------------------- */
 #ifndef __INFINI_DEVICE__
 #define __INFINI_DEVICE__
-typedef enum {
+typedef enum INFINIRT_ENUM_BASE {
   INFINI_DEVICE_CPU = 0,
   INFINI_DEVICE_NVIDIA = 1,
   INFINI_DEVICE_CAMBRICON = 2,
@@ -201,12 +210,14 @@ typedef enum {
   X(ErrorApiFailureBase, 10000, "base of the deprecated API failure range (deprecated code)")
 
 #define INFINIRT_ENUMERATOR_(name, value, ...) infinirt##name = value,
-typedef enum infinirtError { INFINIRT_ERROR_LIST(INFINIRT_ENUMERATOR_) } infinirtError_t;
+typedef enum infinirtError INFINIRT_ENUM_BASE {
+  INFINIRT_ERROR_LIST(INFINIRT_ENUMERATOR_)
+} infinirtError_t;
 
 /* ---------------------------------------------------------------------------------------------
  * Enumerations (CUDA 13 values)
  * ------------------------------------------------------------------------------------------- */
-enum infinirtMemcpyKind {
+enum infinirtMemcpyKind INFINIRT_ENUM_BASE {
   infinirtMemcpyHostToHost = 0,
   infinirtMemcpyHostToDevice = 1,
   infinirtMemcpyDeviceToHost = 2,
@@ -214,26 +225,26 @@ enum infinirtMemcpyKind {
   infinirtMemcpyDefault = 4 /* direction inferred from the pointers */
 };
 
-enum infinirtMemoryType {
+enum infinirtMemoryType INFINIRT_ENUM_BASE {
   infinirtMemoryTypeUnregistered = 0,
   infinirtMemoryTypeHost = 1,
   infinirtMemoryTypeDevice = 2,
   infinirtMemoryTypeManaged = 3
 };
 
-enum infinirtStreamCaptureStatus {
+enum infinirtStreamCaptureStatus INFINIRT_ENUM_BASE {
   infinirtStreamCaptureStatusNone = 0,
   infinirtStreamCaptureStatusActive = 1,
   infinirtStreamCaptureStatusInvalidated = 2
 };
 
-enum infinirtStreamCaptureMode {
+enum infinirtStreamCaptureMode INFINIRT_ENUM_BASE {
   infinirtStreamCaptureModeGlobal = 0,
   infinirtStreamCaptureModeThreadLocal = 1,
   infinirtStreamCaptureModeRelaxed = 2
 };
 
-enum infinirtGraphInstantiateFlags {
+enum infinirtGraphInstantiateFlags INFINIRT_ENUM_BASE {
   infinirtGraphInstantiateFlagAutoFreeOnLaunch = 1,
   infinirtGraphInstantiateFlagUpload = 2,
   infinirtGraphInstantiateFlagDeviceLaunch = 4,
@@ -368,7 +379,7 @@ enum infinirtGraphInstantiateFlags {
   X(DevAttrOnlyPartialHostNativeAtomicSupported, 147)
 
 #define INFINIRT_ATTR_ENUMERATOR_(name, value) infinirt##name = value,
-enum infinirtDeviceAttr { INFINIRT_DEVICE_ATTR_LIST(INFINIRT_ATTR_ENUMERATOR_) };
+enum infinirtDeviceAttr INFINIRT_ENUM_BASE { INFINIRT_DEVICE_ATTR_LIST(INFINIRT_ATTR_ENUMERATOR_) };
 
 /* ---------------------------------------------------------------------------------------------
  * Flags and special handles (CUDA 13 values)
@@ -480,7 +491,7 @@ struct infinirtDeviceProp {
 };
 
 /* Backend listing (InfiniRT extension): one entry per plugin considered, loaded or not. */
-typedef enum {
+typedef enum INFINIRT_ENUM_BASE {
   infinirtBackendLoaded = 0,       /* loaded and contributing its devices */
   infinirtBackendNotFound = 1,     /* no library found for this backend */
   infinirtBackendDlopenFailed = 2, /* dlopen refused the file; reason holds dlerror() */

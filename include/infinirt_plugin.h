@@ -40,7 +40,7 @@ typedef void* infinirtPluginGraphExec_t;
 #define INFINIRT_PLUGIN_STREAM_LEGACY ((infinirtPluginStream_t)0x1)
 #define INFINIRT_PLUGIN_STREAM_PER_THREAD ((infinirtPluginStream_t)0x2)
 
-typedef enum {
+typedef enum INFINIRT_ENUM_BASE {
   INFINIRT_LOG_TRACE = 0,
   INFINIRT_LOG_DEBUG = 1,
   INFINIRT_LOG_INFO = 2,

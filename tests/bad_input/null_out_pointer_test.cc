@@ -1,0 +1,101 @@
+// Every function with an output pointer answers infinirtErrorInvalidValue for NULL, records it
+// as the last error, and leaves the runtime usable.
+#include <gtest/gtest.h>
+
+#include "bad_input_support.h"
+#include "infinirt.h"
+
+namespace infinirt::testing {
+namespace {
+
+using NullOutPointerTest = BadInputTest;
+
+TEST_F(NullOutPointerTest, DeviceQueriesRejectNull) {
+  EXPECT_ANSWER(infinirtGetDeviceCount(nullptr), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtGetDevice(nullptr), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtGetDeviceProperties(nullptr, 0), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtDeviceGetAttribute(nullptr, infinirtDevAttrWarpSize, 0),
+                infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtRuntimeGetVersion(nullptr), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtDriverGetVersion(nullptr), infinirtErrorInvalidValue);
+}
+
+TEST_F(NullOutPointerTest, AllocationsRejectNull) {
+  EXPECT_ANSWER(infinirtMalloc(nullptr, 64), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtMallocHost(nullptr, 64), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtHostAlloc(nullptr, 64, infinirtHostAllocDefault),
+                infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtHostAlloc(nullptr, 64, infinirtHostAllocPortable),
+                infinirtErrorInvalidValue);
+}
+
+TEST_F(NullOutPointerTest, MemGetInfoRejectsEachNullArgument) {
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  EXPECT_ANSWER(infinirtMemGetInfo(nullptr, &total_bytes), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtMemGetInfo(&free_bytes, nullptr), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtMemGetInfo(nullptr, nullptr), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtMemGetInfo(&free_bytes, &total_bytes), infinirtSuccess);
+  EXPECT_LE(free_bytes, total_bytes);
+}
+
+TEST_F(NullOutPointerTest, StreamAndEventCreationRejectNull) {
+  EXPECT_ANSWER(infinirtStreamCreate(nullptr), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtStreamCreateWithFlags(nullptr, infinirtStreamDefault),
+                infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtStreamCreateWithFlags(nullptr, infinirtStreamNonBlocking),
+                infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtEventCreate(nullptr), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtEventCreateWithFlags(nullptr, infinirtEventDefault),
+                infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtEventCreateWithFlags(nullptr, infinirtEventDisableTiming),
+                infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtEventCreate(nullptr, infinirtEventBlockingSync), infinirtErrorInvalidValue);
+}
+
+TEST_F(NullOutPointerTest, EventElapsedTimeRejectsNullResult) {
+  infinirtEvent_t start = nullptr;
+  infinirtEvent_t end = nullptr;
+  ASSERT_OK(infinirtEventCreate(&start));
+  ASSERT_OK(infinirtEventCreate(&end));
+  ASSERT_OK(infinirtEventRecord(start, nullptr));
+  ASSERT_OK(infinirtEventRecord(end, nullptr));
+  ASSERT_OK(infinirtEventSynchronize(end));
+  EXPECT_ANSWER(infinirtEventElapsedTime(nullptr, start, end), infinirtErrorInvalidValue);
+  float ms = -1.0f;
+  EXPECT_ANSWER(infinirtEventElapsedTime(&ms, start, end), infinirtSuccess);
+  EXPECT_GE(ms, 0.0f);
+  EXPECT_OK(infinirtEventDestroy(start));
+  EXPECT_OK(infinirtEventDestroy(end));
+}
+
+TEST_F(NullOutPointerTest, PointerGetAttributesRejectsNull) {
+  void* device = nullptr;
+  ASSERT_OK(infinirtMalloc(&device, 64));
+  EXPECT_ANSWER(infinirtPointerGetAttributes(nullptr, device), infinirtErrorInvalidValue);
+  infinirtPointerAttributes attributes{};
+  EXPECT_ANSWER(infinirtPointerGetAttributes(&attributes, nullptr), infinirtErrorInvalidValue);
+  EXPECT_OK(infinirtFree(device));
+}
+
+TEST_F(NullOutPointerTest, StreamIsCapturingRejectsNullStatusOnEveryKindOfStream) {
+  infinirtStream_t created = nullptr;
+  ASSERT_OK(infinirtStreamCreate(&created));
+  for (infinirtStream_t stream : {created, static_cast<infinirtStream_t>(nullptr),
+                                  infinirtStreamLegacy, infinirtStreamPerThread}) {
+    SCOPED_TRACE(::testing::Message() << "stream " << static_cast<void*>(stream));
+    EXPECT_ANSWER(infinirtStreamIsCapturing(stream, nullptr), infinirtErrorInvalidValue);
+  }
+  EXPECT_OK(infinirtStreamDestroy(created));
+}
+
+TEST_F(NullOutPointerTest, ExtensionsRejectNull) {
+  EXPECT_ANSWER(infinirtGetAllDeviceCount(nullptr), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtDeviceGetType(nullptr, 0), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtDeviceGetOrdinal(nullptr, INFINI_DEVICE_CPU, 0), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtGetBackendCount(nullptr), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtGetBackendProperties(nullptr, 0), infinirtErrorInvalidValue);
+}
+
+}  // namespace
+}  // namespace infinirt::testing

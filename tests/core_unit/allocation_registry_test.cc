@@ -1,0 +1,255 @@
+// Unit tests of core/registry.h: AllocationRegistry. Addresses are made up: the registry only
+// records ranges and never touches the memory.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "registry.h"
+
+namespace infinirt::core {
+namespace {
+
+constexpr uintptr_t kRegion = uintptr_t{1} << 24;  // the registry's 16 MiB regions
+
+Allocation MakeAllocation(uintptr_t base, size_t size, MemoryKind kind = MemoryKind::kDevice,
+                          int device = 0) {
+  Allocation allocation;
+  allocation.base = base;
+  allocation.size = size;
+  allocation.kind = kind;
+  allocation.backend = 0;
+  allocation.device = device;
+  allocation.local_device = device;
+  return allocation;
+}
+
+bool AcceptAny(MemoryKind) { return true; }
+bool AcceptPinned(MemoryKind kind) { return kind == MemoryKind::kPinnedHost; }
+bool AcceptDevice(MemoryKind kind) { return kind != MemoryKind::kPinnedHost; }
+
+// The base of the allocation containing address, or 0 when none does.
+uintptr_t BaseFound(const AllocationRegistry& registry, uintptr_t address) {
+  const std::optional<Allocation> found = registry.Find(address);
+  return found ? found->base : 0;
+}
+
+TEST(AllocationRegistryTest, FindsAnAllocationFromItsBaseAndEveryInteriorAddress) {
+  AllocationRegistry registry;
+  const uintptr_t base = 0x7f0000001000;
+  ASSERT_TRUE(registry.Add(MakeAllocation(base, 1000, MemoryKind::kPinnedHost, 3)));
+  for (uintptr_t offset = 0; offset < 1000; ++offset) {
+    ASSERT_EQ(BaseFound(registry, base + offset), base) << "offset " << offset;
+  }
+  const auto found = registry.Find(base + 500);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->size, 1000u);
+  EXPECT_EQ(found->kind, MemoryKind::kPinnedHost);
+  EXPECT_EQ(found->device, 3);
+  EXPECT_TRUE(registry.FindExact(base).has_value());
+  EXPECT_FALSE(registry.FindExact(base + 1).has_value()) << "FindExact is for bases only";
+}
+
+TEST(AllocationRegistryTest, OnePastTheEndAndOneBeforeTheBaseAreNotFound) {
+  AllocationRegistry registry;
+  const uintptr_t base = 0x600000000100;
+  ASSERT_TRUE(registry.Add(MakeAllocation(base, 256)));
+  EXPECT_EQ(BaseFound(registry, base + 256), 0u);
+  EXPECT_EQ(BaseFound(registry, base - 1), 0u);
+  EXPECT_EQ(BaseFound(registry, base + 255), base);
+}
+
+TEST(AllocationRegistryTest, AdjacentAllocationsAreToldApart) {
+  AllocationRegistry registry;
+  const uintptr_t first = 0x500000000000;
+  ASSERT_TRUE(registry.Add(MakeAllocation(first, 512)));
+  ASSERT_TRUE(registry.Add(MakeAllocation(first + 512, 512)));
+  EXPECT_EQ(BaseFound(registry, first + 511), first);
+  EXPECT_EQ(BaseFound(registry, first + 512), first + 512);
+  EXPECT_EQ(BaseFound(registry, first + 1023), first + 512);
+  EXPECT_EQ(BaseFound(registry, first + 1024), 0u);
+}
+
+TEST(AllocationRegistryTest, AddingTheSameBaseTwiceFails) {
+  AllocationRegistry registry;
+  ASSERT_TRUE(registry.Add(MakeAllocation(0x400000, 64)));
+  EXPECT_FALSE(registry.Add(MakeAllocation(0x400000, 128)));
+  EXPECT_EQ(registry.size(), 1u);
+  EXPECT_EQ(registry.Find(0x400000)->size, 64u);
+}
+
+// An allocation over several 16 MiB regions, starting just before a region boundary, with
+// small allocations around it (in regions whose shards it shares).
+TEST(AllocationRegistryTest, AllocationSpanningSeveralRegionsIsFoundFromAnyInteriorAddress) {
+  AllocationRegistry registry;
+  const uintptr_t base = 0x3000 * kRegion - 4096;
+  const size_t size = 5 * kRegion + 8192;
+  const uintptr_t end = base + size;
+  ASSERT_TRUE(registry.Add(MakeAllocation(base, size)));
+  ASSERT_TRUE(registry.Add(MakeAllocation(base - 4096, 4096)));  // right before
+  ASSERT_TRUE(registry.Add(MakeAllocation(end, 4096)));          // right after
+  for (uintptr_t region = 1; region <= 70; ++region) {           // far away, sharing range shards
+    ASSERT_TRUE(registry.Add(MakeAllocation(end + region * kRegion + 64, 64)));
+  }
+  for (uintptr_t boundary = (base / kRegion + 1) * kRegion; boundary < end; boundary += kRegion) {
+    EXPECT_EQ(BaseFound(registry, boundary - 1), base) << std::hex << boundary;
+    EXPECT_EQ(BaseFound(registry, boundary), base) << std::hex << boundary;
+    if (boundary + kRegion / 2 < end) {
+      EXPECT_EQ(BaseFound(registry, boundary + kRegion / 2), base) << std::hex << boundary;
+    }
+  }
+  EXPECT_EQ(BaseFound(registry, base), base);
+  EXPECT_EQ(BaseFound(registry, end - 1), base);
+  EXPECT_EQ(BaseFound(registry, end), end);
+  EXPECT_EQ(BaseFound(registry, base - 1), base - 4096);
+  EXPECT_EQ(BaseFound(registry, end + 3 * kRegion + 63), 0u);
+  EXPECT_EQ(BaseFound(registry, end + 3 * kRegion + 64), end + 3 * kRegion + 64);
+
+  ASSERT_TRUE(registry.RemoveExact(base, AcceptAny).has_value());
+  for (uintptr_t address = base; address < end; address += kRegion / 4) {
+    EXPECT_EQ(BaseFound(registry, address), 0u) << std::hex << address;
+  }
+  EXPECT_EQ(BaseFound(registry, end), end);
+}
+
+// 2 GiB covers 128 regions: more regions than the registry has range shards.
+TEST(AllocationRegistryTest, AllocationCoveringMoreRegionsThanShardsIsFoundEverywhere) {
+  AllocationRegistry registry;
+  const uintptr_t base = 0x100000000000;
+  const size_t size = 128 * kRegion;
+  ASSERT_TRUE(registry.Add(MakeAllocation(base, size)));
+  for (uintptr_t address = base; address < base + size; address += kRegion / 2) {
+    ASSERT_EQ(BaseFound(registry, address), base) << std::hex << address;
+  }
+  EXPECT_EQ(BaseFound(registry, base + size - 1), base);
+  EXPECT_EQ(BaseFound(registry, base + size), 0u);
+  ASSERT_TRUE(registry.RemoveExact(base, AcceptAny).has_value());
+  for (uintptr_t address = base; address < base + size; address += kRegion / 2) {
+    ASSERT_EQ(BaseFound(registry, address), 0u) << std::hex << address;
+  }
+}
+
+TEST(AllocationRegistryTest, RemoveExactHonoursTheKindFilter) {
+  AllocationRegistry registry;
+  const uintptr_t device = 0x200000;
+  const uintptr_t pinned = 0x300000;
+  ASSERT_TRUE(registry.Add(MakeAllocation(device, 128, MemoryKind::kDevice)));
+  ASSERT_TRUE(registry.Add(MakeAllocation(pinned, 128, MemoryKind::kPinnedHost)));
+
+  EXPECT_FALSE(registry.RemoveExact(device, AcceptPinned).has_value());
+  EXPECT_FALSE(registry.RemoveExact(pinned, AcceptDevice).has_value());
+  EXPECT_EQ(BaseFound(registry, device + 1), device) << "a refused remove must keep it";
+  EXPECT_EQ(BaseFound(registry, pinned + 1), pinned) << "a refused remove must keep it";
+
+  const auto removed = registry.RemoveExact(device, AcceptDevice);
+  ASSERT_TRUE(removed.has_value());
+  EXPECT_EQ(removed->base, device);
+  EXPECT_EQ(removed->kind, MemoryKind::kDevice);
+  EXPECT_EQ(BaseFound(registry, device), 0u);
+  EXPECT_EQ(BaseFound(registry, device + 1), 0u);
+  EXPECT_EQ(registry.size(), 1u);
+}
+
+TEST(AllocationRegistryTest, SecondAndInteriorRemovesFindNothing) {
+  AllocationRegistry registry;
+  const uintptr_t base = 0x900000;
+  ASSERT_TRUE(registry.Add(MakeAllocation(base, 4096)));
+  EXPECT_FALSE(registry.RemoveExact(base + 1, AcceptAny).has_value()) << "interior address";
+  EXPECT_TRUE(registry.RemoveExact(base, AcceptAny).has_value());
+  EXPECT_FALSE(registry.RemoveExact(base, AcceptAny).has_value()) << "second remove";
+  EXPECT_EQ(registry.size(), 0u);
+  // The base can be registered again once removed.
+  EXPECT_TRUE(registry.Add(MakeAllocation(base, 64)));
+  EXPECT_EQ(BaseFound(registry, base + 63), base);
+  EXPECT_EQ(BaseFound(registry, base + 64), 0u);
+}
+
+// 100,000 allocations of varied sizes with gaps between them: every base, last byte and gap
+// answers correctly, before and after removing every other one.
+TEST(AllocationRegistryTest, HundredThousandAllocationsAreAllFoundAndGapsAreNot) {
+  constexpr int kCount = 100000;
+  AllocationRegistry registry;
+  std::vector<Allocation> all;
+  all.reserve(kCount);
+  uintptr_t next = 0x10000000;
+  for (int i = 0; i < kCount; ++i) {
+    const size_t size = 256 * (1 + i % 37) + (i % 5 == 0 ? 3 * kRegion : 0);
+    all.push_back(
+        MakeAllocation(next, size, i % 3 ? MemoryKind::kDevice : MemoryKind::kPinnedHost, i % 4));
+    ASSERT_TRUE(registry.Add(all.back()));
+    next += size + 256 * (1 + i % 3);  // a gap after each
+  }
+  EXPECT_EQ(registry.size(), static_cast<size_t>(kCount));
+  for (const Allocation& a : all) {
+    ASSERT_EQ(BaseFound(registry, a.base), a.base);
+    ASSERT_EQ(BaseFound(registry, a.base + a.size / 2), a.base);
+    ASSERT_EQ(BaseFound(registry, a.base + a.size - 1), a.base);
+    ASSERT_EQ(BaseFound(registry, a.base + a.size), 0u) << "gap after " << std::hex << a.base;
+  }
+  for (int i = 0; i < kCount; i += 2) {
+    ASSERT_TRUE(registry.RemoveExact(all[i].base, AcceptAny).has_value());
+  }
+  EXPECT_EQ(registry.size(), static_cast<size_t>(kCount / 2));
+  for (int i = 0; i < kCount; ++i) {
+    const Allocation& a = all[i];
+    const uintptr_t expected = i % 2 ? a.base : 0;
+    ASSERT_EQ(BaseFound(registry, a.base), expected) << i;
+    ASSERT_EQ(BaseFound(registry, a.base + a.size - 1), expected) << i;
+  }
+  const auto pinned =
+      registry.Snapshot([](const Allocation& a) { return a.kind == MemoryKind::kPinnedHost; });
+  size_t expected_pinned = 0;
+  for (int i = 1; i < kCount; i += 2) expected_pinned += all[i].kind == MemoryKind::kPinnedHost;
+  EXPECT_EQ(pinned.size(), expected_pinned);
+}
+
+// 8 threads add, find and remove allocations in their own address ranges (some spanning
+// regions), while all of them also read a shared set of allocations that never changes.
+TEST(AllocationRegistryTest, ConcurrentAddsRemovesAndFindsFromEightThreadsStayConsistent) {
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 200;
+  constexpr int kBatch = 32;
+  AllocationRegistry registry;
+  std::vector<Allocation> shared;
+  for (int i = 0; i < 256; ++i) {
+    shared.push_back(MakeAllocation(0x40000000 + i * kRegion / 4, kRegion / 8));
+    ASSERT_TRUE(registry.Add(shared.back()));
+  }
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &registry, &shared, &failures] {
+      const uintptr_t area = (static_cast<uintptr_t>(t) + 1) << 40;
+      for (int round = 0; round < kRounds; ++round) {
+        std::vector<Allocation> mine;
+        for (int i = 0; i < kBatch; ++i) {
+          const size_t size = i % 8 == 0 ? 2 * kRegion : 4096;
+          mine.push_back(MakeAllocation(area + (round % 4) * 64 * kRegion + i * 3 * kRegion - 512,
+                                        size, MemoryKind::kDevice, t));
+          if (!registry.Add(mine.back())) failures.fetch_add(1);
+        }
+        for (const Allocation& a : mine) {
+          if (BaseFound(registry, a.base + a.size - 1) != a.base) failures.fetch_add(1);
+          if (BaseFound(registry, a.base + a.size / 2) != a.base) failures.fetch_add(1);
+          const Allocation& other = shared[(round + t) % shared.size()];
+          if (BaseFound(registry, other.base + 17) != other.base) failures.fetch_add(1);
+        }
+        for (const Allocation& a : mine) {
+          const auto removed = registry.RemoveExact(a.base, AcceptDevice);
+          if (!removed || removed->device != t) failures.fetch_add(1);
+          if (BaseFound(registry, a.base + 1) != 0) failures.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(registry.size(), shared.size());
+  for (const Allocation& a : shared) EXPECT_EQ(BaseFound(registry, a.base + a.size - 1), a.base);
+}
+
+}  // namespace
+}  // namespace infinirt::core
