@@ -1,0 +1,299 @@
+// S27, S28: device reset and device selection; and InfiniRT's rules for host functions (they run
+// on the runtime's threads, and blocking calls made from them are refused, not deadlocked).
+#include <climits>
+#include <thread>
+
+#include "conformance.h"
+
+namespace infinirt::conformance {
+namespace {
+
+constexpr size_t kBytes = 4096;
+
+// ---------------------------------------------------------------------------------------------
+// S27: DeviceReset destroys the device's allocations, streams and events; the device works
+// afterwards.
+
+TEST_F(Conformance, S27_DeviceResetDestroysAllocationsStreamsAndEvents) {
+  infinirtStream_t stream = NewStream();
+  infinirtStream_t non_blocking = NewStream(infinirtStreamNonBlocking);
+  infinirtEvent_t event = NewEvent();
+  unsigned char* device = NewDeviceMemory(kBytes);
+  unsigned char* pinned = NewPinnedMemory(kBytes);
+  ASSERT_NE(device, nullptr);
+  ASSERT_NE(pinned, nullptr);
+  ASSERT_EQ(infinirtEventRecord(event, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtDeviceSynchronize(), infinirtSuccess);
+
+  ASSERT_EQ(infinirtDeviceReset(), infinirtSuccess);
+
+  EXPECT_EQ(infinirtFree(device), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtFreeHost(pinned), infinirtErrorInvalidValue);
+  for (infinirtStream_t dead : {stream, non_blocking}) {
+    EXPECT_EQ(infinirtStreamQuery(dead), infinirtErrorInvalidResourceHandle);
+    EXPECT_EQ(infinirtStreamSynchronize(dead), infinirtErrorInvalidResourceHandle);
+    EXPECT_EQ(infinirtMemsetAsync(nullptr, 0, 0, dead), infinirtErrorInvalidResourceHandle);
+    EXPECT_EQ(infinirtStreamDestroy(dead), infinirtErrorInvalidResourceHandle);
+  }
+  EXPECT_EQ(infinirtEventQuery(event), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtEventRecord(event, nullptr), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtEventDestroy(event), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidResourceHandle);
+
+  // The device works afterwards, the special streams included.
+  infinirtStream_t fresh = NewStream();
+  infinirtEvent_t fresh_event = NewEvent();
+  unsigned char* fresh_device = NewDeviceMemory(kBytes);
+  unsigned char* fresh_pinned = NewPinnedMemory(kBytes);
+  ASSERT_NE(fresh_device, nullptr);
+  ASSERT_NE(fresh_pinned, nullptr);
+  ASSERT_EQ(infinirtMemsetAsync(fresh_device, 0x27, kBytes, fresh), infinirtSuccess);
+  ASSERT_EQ(
+      infinirtMemcpyAsync(fresh_pinned, fresh_device, kBytes, infinirtMemcpyDeviceToHost, fresh),
+      infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(fresh_event, fresh), infinirtSuccess);
+  ASSERT_EQ(infinirtEventSynchronize(fresh_event), infinirtSuccess);
+  EXPECT_TRUE(AllBytesAre(fresh_pinned, kBytes, 0x27));
+  EXPECT_EQ(infinirtStreamSynchronize(nullptr), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamSynchronize(infinirtStreamPerThread), infinirtSuccess);
+  EXPECT_EQ(infinirtPeekAtLastError(), infinirtSuccess);
+}
+
+// InfiniRT's documented choice (infinirt.h): DeviceReset waits for the device's queued work
+// before destroying anything.
+TEST_F(Conformance, S27_DeviceResetWaitsForQueuedWork) {
+  infinirtStream_t stream = NewStream();
+  auto& ran = Keep<std::atomic<bool>>(false);
+  Gate& gate = NewGate();
+  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchHostFunc(stream, SetFlag, &ran), infinirtSuccess);
+
+  DelayedOpen release(gate);
+  EXPECT_EQ(infinirtDeviceReset(), infinirtSuccess);
+  EXPECT_TRUE(release.started()) << "DeviceReset did not wait for queued work";
+  EXPECT_TRUE(ran.load());
+}
+
+// ---------------------------------------------------------------------------------------------
+// S28: SetDevice does not synchronise; objects belong to the device current at creation.
+
+TEST_F(Conformance, S28_SetDeviceDoesNotSynchronize) {
+  infinirtStream_t stream = NewStream();
+  Gate& gate = NewGate();
+  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
+  ASSERT_EQ(gate.Block(nullptr), infinirtSuccess);  // the legacy stream too
+
+  for (int device = device_count() - 1; device >= 0; --device) {
+    EXPECT_EQ(infinirtSetDevice(device), infinirtSuccess);
+  }
+  EXPECT_FALSE(gate.timed_out()) << "SetDevice waited for the device";
+  EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorNotReady);
+  EXPECT_EQ(infinirtStreamQuery(nullptr), infinirtErrorNotReady);
+  gate.Open();
+}
+
+TEST_F(Conformance, S28_SetDeviceValidatesTheOrdinalAndGetDeviceReportsIt) {
+  static_assert(infinirtErrorInvalidDevice == 101, "CUDA's value");
+  for (int device = 0; device < device_count(); ++device) {
+    ASSERT_EQ(infinirtSetDevice(device), infinirtSuccess);
+    int current = -1;
+    ASSERT_EQ(infinirtGetDevice(&current), infinirtSuccess);
+    EXPECT_EQ(current, device);
+  }
+  ASSERT_EQ(infinirtSetDevice(0), infinirtSuccess);
+  for (int invalid : {device_count(), device_count() + 1, -1, INT_MIN}) {
+    EXPECT_EQ(infinirtSetDevice(invalid), infinirtErrorInvalidDevice) << invalid;
+    int current = -1;
+    ASSERT_EQ(infinirtGetDevice(&current), infinirtSuccess);
+    EXPECT_EQ(current, 0) << "a rejected SetDevice changed the current device";
+  }
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidDevice);
+  EXPECT_EQ(infinirtGetDevice(nullptr), infinirtErrorInvalidValue);
+}
+
+TEST_F(Conformance, S28_ObjectsBelongToTheDeviceCurrentAtCreation) {
+  unsigned char* device_memory = NewDeviceMemory(kBytes);
+  ASSERT_NE(device_memory, nullptr);
+  infinirtStream_t stream = NewStream();
+  infinirtPointerAttributes attributes{};
+  ASSERT_EQ(infinirtPointerGetAttributes(&attributes, device_memory), infinirtSuccess);
+  EXPECT_EQ(attributes.device, 0);
+  if (device_count() < 2) GTEST_SKIP() << "the rest needs two devices";
+
+  ASSERT_EQ(infinirtSetDevice(1), infinirtSuccess);
+  // Switching devices does not move existing objects.
+  ASSERT_EQ(infinirtPointerGetAttributes(&attributes, device_memory), infinirtSuccess);
+  EXPECT_EQ(attributes.device, 0);
+  infinirtEvent_t event_on_1 = NewEvent();
+  EXPECT_EQ(infinirtEventRecord(event_on_1, stream), infinirtErrorInvalidResourceHandle)
+      << "an event of device 1 was recorded into a stream of device 0";
+  // The current device is per host thread.
+  int other_current = -1;
+  ScopedThread other([&] { infinirtGetDevice(&other_current); });
+  other.Join();
+  EXPECT_EQ(other_current, 0);
+  ASSERT_EQ(infinirtSetDevice(0), infinirtSuccess);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host functions (InfiniRT, CPU backend): they run on the runtime's worker threads, and
+// blocking calls made from them return NotPermitted instead of deadlocking (CUDA forbids API
+// calls in host functions).
+
+struct ThreadProbe {
+  std::atomic<bool> ran{false};
+  std::thread::id id;
+};
+void RecordThread(void* probe) {
+  auto* p = static_cast<ThreadProbe*>(probe);
+  p->id = std::this_thread::get_id();
+  p->ran.store(true);
+}
+
+TEST_F(Conformance, HostFunction_RunsOnAnotherThread) {
+  infinirtStream_t stream = NewStream();
+  for (infinirtStream_t target :
+       {stream, static_cast<infinirtStream_t>(nullptr), infinirtStreamPerThread}) {
+    auto& probe = Keep<ThreadProbe>();
+    ASSERT_EQ(infinirtLaunchHostFunc(target, RecordThread, &probe), infinirtSuccess);
+    ASSERT_EQ(infinirtStreamSynchronize(target), infinirtSuccess);
+    ASSERT_TRUE(probe.ran.load());
+    EXPECT_NE(probe.id, std::this_thread::get_id());
+  }
+}
+
+// What a host function got from the blocking calls it made.
+struct BlockingCalls {
+  infinirtStream_t own_stream = nullptr;
+  infinirtEvent_t pending_event = nullptr;
+  void* device = nullptr;       // freed from the host function
+  void* pinned = nullptr;       // freed from the host function
+  void* copy_source = nullptr;  // device memory
+  void* copy_target = nullptr;  // pinned memory
+  infinirtError_t stream_sync = infinirtErrorUnknown;
+  infinirtError_t legacy_sync = infinirtErrorUnknown;
+  infinirtError_t device_sync = infinirtErrorUnknown;
+  infinirtError_t event_sync = infinirtErrorUnknown;
+  infinirtError_t memcpy = infinirtErrorUnknown;
+  infinirtError_t memset = infinirtErrorUnknown;
+  infinirtError_t free = infinirtErrorUnknown;
+  infinirtError_t free_host = infinirtErrorUnknown;
+  infinirtError_t last_error = infinirtErrorUnknown;
+  std::atomic<bool> done{false};
+};
+
+void CallBlockingApis(void* calls) {
+  auto* c = static_cast<BlockingCalls*>(calls);
+  c->stream_sync = infinirtStreamSynchronize(c->own_stream);
+  c->legacy_sync = infinirtStreamSynchronize(nullptr);
+  c->device_sync = infinirtDeviceSynchronize();
+  c->event_sync = infinirtEventSynchronize(c->pending_event);
+  c->memcpy = infinirtMemcpy(c->copy_target, c->copy_source, 64, infinirtMemcpyDeviceToHost);
+  c->memset = infinirtMemset(c->copy_source, 0, 64);
+  c->free = infinirtFree(c->device);
+  c->free_host = infinirtFreeHost(c->pinned);
+  c->last_error = infinirtGetLastError();
+  c->done.store(true);
+}
+
+// Runs CallBlockingApis in a host function while another stream holds the pending event.
+void RunBlockingCallsInHostFunction(BlockingCalls& calls, Gate& gate, infinirtStream_t stream,
+                                    infinirtStream_t held) {
+  ASSERT_EQ(gate.Block(held), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(calls.pending_event, held), infinirtSuccess);
+  calls.own_stream = stream;
+  ASSERT_EQ(infinirtLaunchHostFunc(stream, CallBlockingApis, &calls), infinirtSuccess);
+  EXPECT_TRUE(WaitUntil([&] { return calls.done.load(); }))
+      << "a blocking call made in a host function did not return";
+  gate.Open();
+  EXPECT_EQ(infinirtStreamSynchronize(held), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+}
+
+TEST_F(Conformance, HostFunction_BlockingCallsReturnNotPermitted) {
+  static_assert(infinirtErrorNotPermitted == 800, "CUDA's value");
+  auto& calls = Keep<BlockingCalls>();
+  calls.pending_event = NewEvent();
+  calls.device = NewDeviceMemory(kBytes);
+  calls.pinned = NewPinnedMemory(kBytes);
+  calls.copy_source = NewDeviceMemory(kBytes);
+  calls.copy_target = NewPinnedMemory(kBytes);
+  ASSERT_NE(calls.device, nullptr);
+  ASSERT_NE(calls.pinned, nullptr);
+  ASSERT_NE(calls.copy_source, nullptr);
+  ASSERT_NE(calls.copy_target, nullptr);
+  RunBlockingCallsInHostFunction(calls, NewGate(), NewStream(), NewStream());
+
+  EXPECT_EQ(calls.stream_sync, infinirtErrorNotPermitted) << "StreamSynchronize(own stream)";
+  EXPECT_EQ(calls.legacy_sync, infinirtErrorNotPermitted) << "StreamSynchronize(0)";
+  EXPECT_EQ(calls.device_sync, infinirtErrorNotPermitted) << "DeviceSynchronize";
+  EXPECT_EQ(calls.event_sync, infinirtErrorNotPermitted) << "EventSynchronize(pending)";
+  EXPECT_EQ(calls.memcpy, infinirtErrorNotPermitted) << "Memcpy";
+  EXPECT_EQ(calls.memset, infinirtErrorNotPermitted) << "Memset";
+  EXPECT_EQ(calls.free, infinirtErrorNotPermitted) << "Free";
+  EXPECT_EQ(calls.free_host, infinirtErrorNotPermitted) << "FreeHost";
+  // The refusals are the worker thread's last error, not this thread's (S17).
+  EXPECT_EQ(calls.last_error, infinirtErrorNotPermitted);
+  EXPECT_EQ(infinirtPeekAtLastError(), infinirtSuccess);
+}
+
+// A refused call has no effect: Free and FreeHost refused in a host function leave the memory
+// allocated, so the program can free it later from a host thread.
+TEST_F(Conformance, HostFunction_RefusedFreeKeepsTheAllocation) {
+  auto& calls = Keep<BlockingCalls>();
+  calls.pending_event = NewEvent();
+  calls.copy_source = NewDeviceMemory(kBytes);
+  calls.copy_target = NewPinnedMemory(kBytes);
+  ASSERT_EQ(infinirtMalloc(&calls.device, kBytes), infinirtSuccess);
+  ASSERT_EQ(infinirtMallocHost(&calls.pinned, kBytes), infinirtSuccess);
+  RunBlockingCallsInHostFunction(calls, NewGate(), NewStream(), NewStream());
+  ASSERT_EQ(calls.free, infinirtErrorNotPermitted);
+  ASSERT_EQ(calls.free_host, infinirtErrorNotPermitted);
+
+  infinirtPointerAttributes attributes{};
+  ASSERT_EQ(infinirtPointerGetAttributes(&attributes, calls.device), infinirtSuccess);
+  EXPECT_EQ(attributes.type, infinirtMemoryTypeDevice) << "the refused Free unregistered it";
+  ASSERT_EQ(infinirtPointerGetAttributes(&attributes, calls.pinned), infinirtSuccess);
+  EXPECT_EQ(attributes.type, infinirtMemoryTypeHost) << "the refused FreeHost unregistered it";
+  EXPECT_EQ(infinirtFree(calls.device), infinirtSuccess);
+  EXPECT_EQ(infinirtFreeHost(calls.pinned), infinirtSuccess);
+}
+
+// DeviceReset waits for the device's queued work (infinirt.h), so from a host function it is
+// refused like the other blocking calls, and a refused reset destroys nothing.
+struct ResetCall {
+  infinirtError_t result = infinirtErrorUnknown;
+  std::atomic<bool> done{false};
+};
+void CallDeviceReset(void* call) {
+  auto* c = static_cast<ResetCall*>(call);
+  c->result = infinirtDeviceReset();
+  c->done.store(true);
+}
+
+TEST_F(Conformance, HostFunction_RefusedDeviceResetDestroysNothing) {
+  infinirtStream_t stream = NewStream();
+  infinirtStream_t other = NewStream();
+  infinirtEvent_t event = NewEvent();
+  unsigned char* device = NewDeviceMemory(kBytes);
+  unsigned char* pinned = NewPinnedMemory(kBytes);
+  ASSERT_NE(device, nullptr);
+  ASSERT_NE(pinned, nullptr);
+  auto& call = Keep<ResetCall>();
+
+  ASSERT_EQ(infinirtLaunchHostFunc(stream, CallDeviceReset, &call), infinirtSuccess);
+  ASSERT_TRUE(WaitUntil([&] { return call.done.load(); })) << "DeviceReset did not return";
+  EXPECT_EQ(call.result, infinirtErrorNotPermitted);
+
+  EXPECT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess) << "the stream was destroyed";
+  EXPECT_EQ(infinirtStreamQuery(other), infinirtSuccess) << "the stream was destroyed";
+  EXPECT_EQ(infinirtEventRecord(event, other), infinirtSuccess) << "the event was destroyed";
+  infinirtPointerAttributes attributes{};
+  ASSERT_EQ(infinirtPointerGetAttributes(&attributes, device), infinirtSuccess);
+  EXPECT_EQ(attributes.type, infinirtMemoryTypeDevice) << "the device memory was released";
+  ASSERT_EQ(infinirtPointerGetAttributes(&attributes, pinned), infinirtSuccess);
+  EXPECT_EQ(attributes.type, infinirtMemoryTypeHost) << "the pinned memory was released";
+}
+
+}  // namespace
+}  // namespace infinirt::conformance

@@ -1,0 +1,249 @@
+// S21-S26: freeing, implicit synchronisation of Free, Malloc edge cases, stream-ordered
+// allocation, pointer attributes and MemGetInfo.
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+
+#include "conformance.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define INFINIRT_CONFORMANCE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define INFINIRT_CONFORMANCE_ASAN 1
+#endif
+#endif
+
+#ifdef INFINIRT_CONFORMANCE_ASAN
+// AddressSanitizer aborts on an impossible allocation by default; S23 needs the allocator to
+// report failure, as it does without the sanitizer. ASAN_OPTIONS still overrides this. Default
+// visibility: the sanitizer runtime looks the hook up dynamically.
+extern "C" __attribute__((visibility("default"))) const char* __asan_default_options() {
+  return "allocator_may_return_null=1";
+}
+#endif
+
+namespace infinirt::conformance {
+namespace {
+
+constexpr size_t kBytes = 4096;
+
+// ---------------------------------------------------------------------------------------------
+// S21: freeing NULL is a no-op; anything but the start of a live allocation of the right kind
+// is InvalidValue, and leaves live allocations alone.
+
+TEST_F(Conformance, S21_FreeOfNullSucceeds) {
+  EXPECT_EQ(infinirtFree(nullptr), infinirtSuccess);
+  EXPECT_EQ(infinirtFreeHost(nullptr), infinirtSuccess);
+  EXPECT_EQ(infinirtPeekAtLastError(), infinirtSuccess);
+}
+
+TEST_F(Conformance, S21_DoubleFreeIsInvalidValue) {
+  void* device = nullptr;
+  void* pinned = nullptr;
+  ASSERT_EQ(infinirtMalloc(&device, kBytes), infinirtSuccess);
+  ASSERT_EQ(infinirtMallocHost(&pinned, kBytes), infinirtSuccess);
+  EXPECT_EQ(infinirtFree(device), infinirtSuccess);
+  EXPECT_EQ(infinirtFree(device), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtFreeHost(pinned), infinirtSuccess);
+  EXPECT_EQ(infinirtFreeHost(pinned), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidValue);
+}
+
+TEST_F(Conformance, S21_FreeOfForeignPointerIsInvalidValue) {
+  int on_stack = 0;
+  EXPECT_EQ(infinirtFree(&on_stack), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtFreeHost(&on_stack), infinirtErrorInvalidValue);
+  void* from_malloc = std::malloc(kBytes);
+  ASSERT_NE(from_malloc, nullptr);
+  EXPECT_EQ(infinirtFree(from_malloc), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtFreeHost(from_malloc), infinirtErrorInvalidValue);
+  std::free(from_malloc);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidValue);
+}
+
+TEST_F(Conformance, S21_FreeOfInteriorPointerIsInvalidValue) {
+  unsigned char* device = NewDeviceMemory(kBytes);
+  unsigned char* pinned = NewPinnedMemory(kBytes);
+  ASSERT_NE(device, nullptr);
+  ASSERT_NE(pinned, nullptr);
+  EXPECT_EQ(infinirtFree(device + 16), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtFreeHost(pinned + 16), infinirtErrorInvalidValue);
+  // The allocations are still live and whole.
+  ASSERT_EQ(infinirtMemset(device, 0x21, kBytes), infinirtSuccess);
+  EXPECT_TRUE(AllBytesAre(ReadBack(device, kBytes).data(), kBytes, 0x21));
+  EXPECT_EQ(infinirtFree(device), infinirtSuccess);
+  EXPECT_EQ(infinirtFreeHost(pinned), infinirtSuccess);
+}
+
+TEST_F(Conformance, S21_FreeOfTheOtherKindIsInvalidValue) {
+  void* device = nullptr;
+  void* pinned = nullptr;
+  ASSERT_EQ(infinirtMalloc(&device, kBytes), infinirtSuccess);
+  ASSERT_EQ(infinirtMallocHost(&pinned, kBytes), infinirtSuccess);
+  EXPECT_EQ(infinirtFreeHost(device), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtFree(pinned), infinirtErrorInvalidValue);
+  // The rejected calls freed nothing.
+  EXPECT_EQ(infinirtFree(device), infinirtSuccess);
+  EXPECT_EQ(infinirtFreeHost(pinned), infinirtSuccess);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S22: Free of Malloc memory synchronises: the legacy stream is idle when it returns.
+
+TEST_F(Conformance, S22_FreeWaitsForPendingLegacyStreamWork) {
+  infinirtStream_t blocking = NewStream();
+  unsigned char* busy = NewDeviceMemory(kBytes);
+  ASSERT_NE(busy, nullptr);
+  void* to_free = nullptr;
+  ASSERT_EQ(infinirtMalloc(&to_free, kBytes), infinirtSuccess);
+  Gate& gate = NewGate();
+
+  // The legacy stream's memset waits for the gated blocking stream.
+  ASSERT_EQ(gate.Block(blocking), infinirtSuccess);
+  ASSERT_EQ(infinirtMemsetAsync(busy, 0x42, kBytes, nullptr), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamQuery(nullptr), infinirtErrorNotReady);
+
+  DelayedOpen release(gate);
+  EXPECT_EQ(infinirtFree(to_free), infinirtSuccess);
+  EXPECT_TRUE(release.started()) << "Free returned while the legacy stream had pending work";
+  EXPECT_EQ(infinirtStreamQuery(nullptr), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamQuery(blocking), infinirtSuccess);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S23: Malloc edge cases.
+
+TEST_F(Conformance, S23_MallocOfZeroBytesGivesNull) {
+  int marker = 0;
+  void* memory = &marker;
+  EXPECT_EQ(infinirtMalloc(&memory, 0), infinirtSuccess);
+  EXPECT_EQ(memory, nullptr);
+  EXPECT_EQ(infinirtFree(memory), infinirtSuccess);
+}
+
+TEST_F(Conformance, S23_MallocWithNullOutputIsInvalidValue) {
+  EXPECT_EQ(infinirtMalloc(nullptr, kBytes), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidValue);
+}
+
+TEST_F(Conformance, S23_HugeMallocIsMemoryAllocationAndRuntimeStaysUsable) {
+  static_assert(infinirtErrorMemoryAllocation == 2, "CUDA's value");
+  for (size_t size : {size_t{1} << 62, std::numeric_limits<size_t>::max()}) {
+    void* memory = nullptr;
+    EXPECT_EQ(infinirtMalloc(&memory, size), infinirtErrorMemoryAllocation) << size;
+    EXPECT_EQ(infinirtGetLastError(), infinirtErrorMemoryAllocation);
+  }
+  // Not sticky (S19): the runtime goes on working.
+  infinirtStream_t stream = NewStream();
+  unsigned char* device = NewDeviceMemory(kBytes);
+  ASSERT_NE(device, nullptr);
+  ASSERT_EQ(infinirtMemsetAsync(device, 0x13, kBytes, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_TRUE(AllBytesAre(ReadBack(device, kBytes).data(), kBytes, 0x13));
+  EXPECT_EQ(infinirtPeekAtLastError(), infinirtSuccess);
+}
+
+TEST_F(Conformance, S23_MallocReturns256ByteAlignedPointers) {
+  for (size_t size :
+       {size_t{1}, size_t{3}, size_t{255}, size_t{257}, size_t{4097}, size_t{1} << 20}) {
+    for (int repeat = 0; repeat < 4; ++repeat) {
+      unsigned char* memory = NewDeviceMemory(size);
+      ASSERT_NE(memory, nullptr);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(memory) % 256, 0u) << "size " << size;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// S24 (InfiniRT, for now): stream-ordered allocation answers NotSupported, and the device says
+// it has no memory pools.
+
+TEST_F(Conformance, S24_StreamOrderedAllocationIsNotSupportedYet) {
+  static_assert(infinirtErrorNotSupported == 801, "CUDA's value");
+  infinirtStream_t stream = NewStream();
+  void* memory = nullptr;
+  EXPECT_EQ(infinirtMallocAsync(&memory, kBytes, stream), infinirtErrorNotSupported);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorNotSupported);
+  unsigned char* device = NewDeviceMemory(kBytes);
+  ASSERT_NE(device, nullptr);
+  EXPECT_EQ(infinirtFreeAsync(device, stream), infinirtErrorNotSupported);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorNotSupported);
+  int pools = -1;
+  ASSERT_EQ(infinirtDeviceGetAttribute(&pools, infinirtDevAttrMemoryPoolsSupported, 0),
+            infinirtSuccess);
+  EXPECT_EQ(pools, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S25: PointerGetAttributes.
+
+infinirtPointerAttributes AttributesOf(const void* pointer) {
+  infinirtPointerAttributes attributes;
+  std::memset(&attributes, 0xCD, sizeof(attributes));
+  EXPECT_EQ(infinirtPointerGetAttributes(&attributes, pointer), infinirtSuccess);
+  return attributes;
+}
+
+TEST_F(Conformance, S25_AttributesOfDeviceMemory) {
+  unsigned char* device = NewDeviceMemory(kBytes);
+  ASSERT_NE(device, nullptr);
+  for (unsigned char* pointer : {device, device + 100, device + kBytes - 1}) {
+    SCOPED_TRACE(pointer - device);
+    const infinirtPointerAttributes attributes = AttributesOf(pointer);
+    EXPECT_EQ(attributes.type, infinirtMemoryTypeDevice);
+    EXPECT_EQ(attributes.device, 0);
+    EXPECT_EQ(attributes.devicePointer, pointer);
+    EXPECT_EQ(attributes.hostPointer, nullptr);
+  }
+}
+
+TEST_F(Conformance, S25_AttributesOfPinnedHostMemory) {
+  unsigned char* pinned = NewPinnedMemory(kBytes);
+  void* host_alloc = nullptr;
+  ASSERT_NE(pinned, nullptr);
+  ASSERT_EQ(infinirtHostAlloc(&host_alloc, kBytes, infinirtHostAllocPortable), infinirtSuccess);
+  auto* allocated = static_cast<unsigned char*>(host_alloc);
+  for (unsigned char* pointer :
+       {pinned, pinned + 100, pinned + kBytes - 1, allocated, allocated + 7}) {
+    const infinirtPointerAttributes attributes = AttributesOf(pointer);
+    EXPECT_EQ(attributes.type, infinirtMemoryTypeHost);
+    EXPECT_EQ(attributes.device, 0);
+    EXPECT_EQ(attributes.devicePointer, pointer);
+    EXPECT_EQ(attributes.hostPointer, pointer);
+  }
+  EXPECT_EQ(infinirtFreeHost(host_alloc), infinirtSuccess);
+}
+
+TEST_F(Conformance, S25_AttributesOfUnregisteredMemory) {
+  int on_stack = 0;
+  void* from_malloc = std::malloc(kBytes);
+  ASSERT_NE(from_malloc, nullptr);
+  EXPECT_EQ(AttributesOf(&on_stack).type, infinirtMemoryTypeUnregistered);
+  EXPECT_EQ(AttributesOf(from_malloc).type, infinirtMemoryTypeUnregistered);
+  std::free(from_malloc);
+  EXPECT_EQ(infinirtPeekAtLastError(), infinirtSuccess);
+}
+
+TEST_F(Conformance, S25_NullAttributesIsInvalidValue) {
+  unsigned char* device = NewDeviceMemory(kBytes);
+  ASSERT_NE(device, nullptr);
+  EXPECT_EQ(infinirtPointerGetAttributes(nullptr, device), infinirtErrorInvalidValue);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S26: MemGetInfo.
+
+TEST_F(Conformance, S26_MemGetInfoReportsFreeWithinTotal) {
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  ASSERT_EQ(infinirtMemGetInfo(&free_bytes, &total_bytes), infinirtSuccess);
+  EXPECT_GT(total_bytes, 0u);
+  EXPECT_LE(free_bytes, total_bytes);
+  EXPECT_EQ(infinirtMemGetInfo(nullptr, &total_bytes), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemGetInfo(&free_bytes, nullptr), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemGetInfo(nullptr, nullptr), infinirtErrorInvalidValue);
+}
+
+}  // namespace
+}  // namespace infinirt::conformance

@@ -1,0 +1,419 @@
+// S1-S7: stream order, the legacy default stream, non-blocking and per-thread streams, stream
+// query and synchronisation, stream destruction.
+#include <array>
+#include <vector>
+
+#include "conformance.h"
+
+namespace infinirt::conformance {
+namespace {
+
+constexpr size_t kBytes = 4096;
+
+// Host function that copies the first byte of a pinned buffer into a plain variable, so that a
+// test can see which copies had completed when it ran.
+struct Snapshot {
+  const unsigned char* pinned = nullptr;
+  int seen = -1;
+};
+void TakeSnapshot(void* snapshot) {
+  auto* s = static_cast<Snapshot*>(snapshot);
+  s->seen = s->pinned[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// S1: work in one stream runs in issue order; a host function runs after all prior work and
+// blocks later work.
+
+TEST_F(Conformance, S01_StreamRunsWorkInIssueOrderIncludingHostFunctions) {
+  constexpr int kRounds = 32;
+  infinirtStream_t stream = NewStream();
+  unsigned char* device = NewDeviceMemory(kBytes);
+  unsigned char* pinned = NewPinnedMemory(kRounds);
+  ASSERT_NE(device, nullptr);
+  ASSERT_NE(pinned, nullptr);
+  auto& log = Keep<OrderLog>();
+  auto& marks = Keep<std::array<Mark, kRounds>>();
+  auto& snapshots = Keep<std::array<Snapshot, kRounds>>();
+  Gate& gate = NewGate();
+
+  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
+  for (int i = 0; i < kRounds; ++i) {
+    // memset -> copy one byte into pinned[i] -> host function reads pinned[i] and logs i.
+    marks[i] = Mark{&log, i};
+    snapshots[i].pinned = pinned + i;
+    ASSERT_EQ(infinirtMemsetAsync(device, i + 1, kBytes, stream), infinirtSuccess);
+    ASSERT_EQ(infinirtMemcpyAsync(pinned + i, device, 1, infinirtMemcpyDeviceToHost, stream),
+              infinirtSuccess);
+    ASSERT_EQ(infinirtLaunchHostFunc(stream, TakeSnapshot, &snapshots[i]), infinirtSuccess);
+    ASSERT_EQ(infinirtLaunchHostFunc(stream, AppendMark, &marks[i]), infinirtSuccess);
+  }
+
+  // The gate (a host function) holds back everything issued after it.
+  EXPECT_TRUE(HoldsFor([&] { return log.next.load() == 0; }));
+  EXPECT_TRUE(AllBytesAre(pinned, kRounds, 0));
+  EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorNotReady);
+
+  gate.Open();
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  ASSERT_EQ(log.next.load(), kRounds);
+  for (int i = 0; i < kRounds; ++i) {
+    EXPECT_EQ(log.slots[i], i) << "host functions ran out of order";
+    EXPECT_EQ(snapshots[i].seen, i + 1) << "host function " << i << " ran before the copy";
+    EXPECT_EQ(pinned[i], i + 1);
+  }
+}
+
+TEST_F(Conformance, S01_LaunchHostFuncRejectsNullFunction) {
+  EXPECT_EQ(infinirtLaunchHostFunc(NewStream(), nullptr, nullptr), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtLaunchHostFunc(nullptr, nullptr, nullptr), infinirtErrorInvalidValue);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S2: work on the legacy stream waits for all prior work in every blocking stream, and
+// blocking streams wait for prior legacy work.
+
+TEST_F(Conformance, S02_LegacyStreamWaitsForBlockingStreams) {
+  infinirtStream_t blocking = NewStream();
+  unsigned char* device = NewDeviceMemory(kBytes);
+  unsigned char* pinned = NewPinnedMemory(1);
+  ASSERT_NE(device, nullptr);
+  ASSERT_NE(pinned, nullptr);
+  ASSERT_EQ(infinirtMemset(device, 0, kBytes), infinirtSuccess);
+  auto& log = Keep<OrderLog>();
+  auto& legacy_mark = Keep<Mark>(Mark{&log, 1});
+  auto& blocking_mark = Keep<Mark>(Mark{&log, 2});
+  auto& snapshot = Keep<Snapshot>();
+  snapshot.pinned = pinned;
+  Gate& gate = NewGate();
+
+  // The reference test: block s, memset on NULL, then a host function on s sees the memset.
+  ASSERT_EQ(gate.Block(blocking), infinirtSuccess);
+  ASSERT_EQ(infinirtMemsetAsync(device, 0x11, kBytes, nullptr), infinirtSuccess);
+  ASSERT_EQ(infinirtMemcpyAsync(pinned, device, 1, infinirtMemcpyDeviceToHost, nullptr),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchHostFunc(nullptr, AppendMark, &legacy_mark), infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchHostFunc(blocking, TakeSnapshot, &snapshot), infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchHostFunc(blocking, AppendMark, &blocking_mark), infinirtSuccess);
+
+  // The legacy work waits for the gate in the blocking stream.
+  EXPECT_TRUE(HoldsFor([&] { return log.next.load() == 0 && pinned[0] == 0; }));
+  EXPECT_EQ(infinirtStreamQuery(nullptr), infinirtErrorNotReady);
+
+  gate.Open();
+  ASSERT_EQ(infinirtStreamSynchronize(blocking), infinirtSuccess);
+  ASSERT_EQ(log.next.load(), 2);
+  EXPECT_EQ(log.slots[0], 1) << "the legacy host function did not run first";
+  EXPECT_EQ(log.slots[1], 2);
+  EXPECT_EQ(snapshot.seen, 0x11) << "the blocking stream did not wait for the legacy memset";
+}
+
+TEST_F(Conformance, S02_BlockingStreamsWaitForPriorLegacyWork) {
+  infinirtStream_t first = NewStream();
+  infinirtStream_t second = NewStream();
+  unsigned char* device = NewDeviceMemory(kBytes);
+  ASSERT_NE(device, nullptr);
+  infinirtEvent_t first_done = NewEvent();
+  infinirtEvent_t second_done = NewEvent();
+  Gate& gate = NewGate();
+
+  // infinirtStreamLegacy and NULL name the same stream.
+  ASSERT_EQ(gate.Block(infinirtStreamLegacy), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamQuery(nullptr), infinirtErrorNotReady);
+  ASSERT_EQ(infinirtMemsetAsync(device, 0x22, kBytes, first), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(first_done, first), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(second_done, second), infinirtSuccess);
+
+  EXPECT_TRUE(HoldsFor([&] { return IsPending(first_done) && IsPending(second_done); }))
+      << "a blocking stream ran ahead of earlier legacy work";
+  EXPECT_EQ(infinirtStreamQuery(first), infinirtErrorNotReady);
+
+  gate.Open();
+  EXPECT_EQ(infinirtEventSynchronize(first_done), infinirtSuccess);
+  EXPECT_EQ(infinirtEventSynchronize(second_done), infinirtSuccess);
+  EXPECT_TRUE(AllBytesAre(ReadBack(device, kBytes).data(), kBytes, 0x22));
+}
+
+// ---------------------------------------------------------------------------------------------
+// S3: non-blocking streams never synchronise implicitly with the legacy stream.
+
+TEST_F(Conformance, S03_NonBlockingStreamDoesNotDelayLegacyStream) {
+  infinirtStream_t non_blocking = NewStream(infinirtStreamNonBlocking);
+  unsigned char* device = NewDeviceMemory(kBytes);
+  ASSERT_NE(device, nullptr);
+  infinirtEvent_t legacy_done = NewEvent();
+  Gate& gate = NewGate();
+
+  ASSERT_EQ(gate.Block(non_blocking), infinirtSuccess);
+  ASSERT_EQ(infinirtMemsetAsync(device, 0x33, kBytes, nullptr), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(legacy_done, nullptr), infinirtSuccess);
+  EXPECT_TRUE(Completes(legacy_done));
+  // Synchronous calls on the legacy stream complete too.
+  EXPECT_TRUE(AllBytesAre(ReadBack(device, kBytes).data(), kBytes, 0x33));
+  EXPECT_EQ(infinirtStreamSynchronize(nullptr), infinirtSuccess);
+  // ... all while the non-blocking stream was still held.
+  EXPECT_FALSE(gate.timed_out());
+  EXPECT_EQ(infinirtStreamQuery(non_blocking), infinirtErrorNotReady);
+  gate.Open();
+}
+
+TEST_F(Conformance, S03_LegacyStreamDoesNotDelayNonBlockingStream) {
+  infinirtStream_t non_blocking = NewStream(infinirtStreamNonBlocking);
+  infinirtStream_t blocking = NewStream();
+  unsigned char* device = NewDeviceMemory(kBytes);
+  ASSERT_NE(device, nullptr);
+  infinirtEvent_t non_blocking_done = NewEvent();
+  infinirtEvent_t blocking_done = NewEvent();
+  Gate& gate = NewGate();
+
+  ASSERT_EQ(gate.Block(nullptr), infinirtSuccess);
+  ASSERT_EQ(infinirtMemsetAsync(device, 0x44, kBytes, non_blocking), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(non_blocking_done, non_blocking), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(blocking_done, blocking), infinirtSuccess);
+
+  EXPECT_TRUE(Completes(non_blocking_done));
+  EXPECT_EQ(infinirtStreamQuery(non_blocking), infinirtSuccess);
+  // For contrast, the blocking stream does wait for the legacy stream (S2).
+  EXPECT_TRUE(IsPending(blocking_done));
+  EXPECT_EQ(infinirtStreamQuery(nullptr), infinirtErrorNotReady);
+  gate.Open();
+  EXPECT_EQ(infinirtEventSynchronize(blocking_done), infinirtSuccess);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S4: infinirtStreamPerThread is local to the calling host thread, does not synchronise with
+// other created streams, and synchronises with the legacy stream.
+
+TEST_F(Conformance, S04_PerThreadStreamsOfTwoThreadsDoNotBlockEachOther) {
+  unsigned char* device = NewDeviceMemory(kBytes);
+  ASSERT_NE(device, nullptr);
+  infinirtEvent_t other_done = NewEvent();
+  Gate& gate = NewGate();
+
+  ASSERT_EQ(gate.Block(infinirtStreamPerThread), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamQuery(infinirtStreamPerThread), infinirtErrorNotReady);
+
+  infinirtError_t other_query = infinirtErrorUnknown;
+  infinirtError_t other_memset = infinirtErrorUnknown;
+  infinirtError_t other_record = infinirtErrorUnknown;
+  bool other_completed = false;
+  infinirtError_t other_sync = infinirtErrorUnknown;
+  ScopedThread other([&] {
+    // This thread's per-thread stream is another stream: idle, and not held by the gate.
+    other_query = infinirtStreamQuery(infinirtStreamPerThread);
+    other_memset = infinirtMemsetAsync(device, 0x55, kBytes, infinirtStreamPerThread);
+    other_record = infinirtEventRecord(other_done, infinirtStreamPerThread);
+    other_completed = Completes(other_done);
+    other_sync = infinirtStreamSynchronize(infinirtStreamPerThread);
+  });
+  other.Join();
+
+  EXPECT_EQ(other_query, infinirtSuccess);
+  EXPECT_EQ(other_memset, infinirtSuccess);
+  EXPECT_EQ(other_record, infinirtSuccess);
+  EXPECT_TRUE(other_completed) << "another thread's per-thread stream waited for this one's";
+  EXPECT_EQ(other_sync, infinirtSuccess);
+  EXPECT_FALSE(gate.timed_out());
+  EXPECT_EQ(infinirtStreamQuery(infinirtStreamPerThread), infinirtErrorNotReady);
+  gate.Open();
+  EXPECT_EQ(infinirtStreamSynchronize(infinirtStreamPerThread), infinirtSuccess);
+  EXPECT_TRUE(AllBytesAre(ReadBack(device, kBytes).data(), kBytes, 0x55));
+}
+
+TEST_F(Conformance, S04_PerThreadStreamDoesNotWaitForOtherBlockingStreams) {
+  infinirtStream_t blocking = NewStream();
+  infinirtEvent_t per_thread_done = NewEvent();
+  Gate& gate = NewGate();
+
+  ASSERT_EQ(gate.Block(blocking), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(per_thread_done, infinirtStreamPerThread), infinirtSuccess);
+  EXPECT_TRUE(Completes(per_thread_done));
+  EXPECT_EQ(infinirtStreamQuery(blocking), infinirtErrorNotReady);
+  gate.Open();
+}
+
+TEST_F(Conformance, S04_LegacyStreamWaitsForPerThreadStream) {
+  infinirtEvent_t legacy_done = NewEvent();
+  Gate& gate = NewGate();
+
+  ASSERT_EQ(gate.Block(infinirtStreamPerThread), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(legacy_done, nullptr), infinirtSuccess);
+  EXPECT_TRUE(HoldsFor([&] { return IsPending(legacy_done); }))
+      << "the legacy stream ran ahead of the per-thread stream";
+  EXPECT_EQ(infinirtStreamQuery(nullptr), infinirtErrorNotReady);
+  gate.Open();
+  EXPECT_EQ(infinirtEventSynchronize(legacy_done), infinirtSuccess);
+}
+
+TEST_F(Conformance, S04_PerThreadStreamWaitsForLegacyStream) {
+  infinirtEvent_t per_thread_done = NewEvent();
+  Gate& gate = NewGate();
+
+  ASSERT_EQ(gate.Block(nullptr), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(per_thread_done, infinirtStreamPerThread), infinirtSuccess);
+  EXPECT_TRUE(HoldsFor([&] { return IsPending(per_thread_done); }))
+      << "the per-thread stream ran ahead of the legacy stream";
+  gate.Open();
+  EXPECT_EQ(infinirtEventSynchronize(per_thread_done), infinirtSuccess);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S5: querying or synchronising the legacy stream covers all blocking streams, but not the
+// non-blocking ones.
+
+TEST_F(Conformance, S05_LegacyQueryAndSynchronizeCoverBlockingStreams) {
+  // Three held streams: one worker of the CPU backend's minimum of four stays free.
+  constexpr int kStreams = 3;
+  std::array<infinirtStream_t, kStreams> streams;
+  std::array<infinirtEvent_t, kStreams> done;
+  Gate& gate = NewGate();
+  for (int i = 0; i < kStreams; ++i) {
+    streams[i] = NewStream();
+    done[i] = NewEvent();
+    ASSERT_EQ(gate.Block(streams[i]), infinirtSuccess);
+    ASSERT_EQ(infinirtEventRecord(done[i], streams[i]), infinirtSuccess);
+  }
+  EXPECT_EQ(infinirtStreamQuery(nullptr), infinirtErrorNotReady);
+  EXPECT_EQ(infinirtStreamQuery(infinirtStreamLegacy), infinirtErrorNotReady);
+
+  DelayedOpen release(gate);
+  EXPECT_EQ(infinirtStreamSynchronize(nullptr), infinirtSuccess);
+  EXPECT_TRUE(release.started()) << "StreamSynchronize(0) returned before the blocking streams";
+  for (int i = 0; i < kStreams; ++i) {
+    EXPECT_EQ(infinirtStreamQuery(streams[i]), infinirtSuccess) << "stream " << i;
+    EXPECT_EQ(infinirtEventQuery(done[i]), infinirtSuccess) << "stream " << i;
+  }
+  EXPECT_EQ(infinirtStreamQuery(nullptr), infinirtSuccess);
+}
+
+TEST_F(Conformance, S05_LegacyQueryAndSynchronizeIgnoreNonBlockingStreams) {
+  infinirtStream_t non_blocking = NewStream(infinirtStreamNonBlocking);
+  Gate& gate = NewGate();
+
+  ASSERT_EQ(gate.Block(non_blocking), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamQuery(nullptr), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamSynchronize(nullptr), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamSynchronize(infinirtStreamLegacy), infinirtSuccess);
+  EXPECT_FALSE(gate.timed_out()) << "StreamSynchronize(0) waited for a non-blocking stream";
+  EXPECT_EQ(infinirtStreamQuery(non_blocking), infinirtErrorNotReady);
+  gate.Open();
+}
+
+// ---------------------------------------------------------------------------------------------
+// S6: StreamQuery answers Success iff all work is complete, else NotReady (600);
+// DeviceSynchronize waits for every stream, non-blocking ones included.
+
+TEST_F(Conformance, S06_StreamQueryReportsPendingWork) {
+  static_assert(infinirtErrorNotReady == 600, "CUDA's value");
+  infinirtStream_t stream = NewStream();
+  Gate& gate = NewGate();
+
+  EXPECT_EQ(infinirtStreamQuery(stream), infinirtSuccess);
+  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorNotReady);
+  EXPECT_TRUE(gate.WaitEntered());
+  EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorNotReady);
+  gate.Open();
+  EXPECT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamQuery(stream), infinirtSuccess);
+}
+
+TEST_F(Conformance, S06_DeviceSynchronizeWaitsForNonBlockingStreams) {
+  infinirtStream_t non_blocking = NewStream(infinirtStreamNonBlocking);
+  infinirtStream_t blocking = NewStream();
+  infinirtEvent_t done = NewEvent();
+  auto& after_gate = Keep<std::atomic<bool>>(false);
+  Gate& gate = NewGate();
+
+  ASSERT_EQ(gate.Block(non_blocking), infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchHostFunc(non_blocking, SetFlag, &after_gate), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(done, non_blocking), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(NewEvent(), blocking), infinirtSuccess);
+
+  DelayedOpen release(gate);
+  EXPECT_EQ(infinirtDeviceSynchronize(), infinirtSuccess);
+  EXPECT_TRUE(release.started()) << "DeviceSynchronize returned before the non-blocking stream";
+  EXPECT_TRUE(after_gate.load());
+  EXPECT_EQ(infinirtEventQuery(done), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamQuery(non_blocking), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamQuery(blocking), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamQuery(nullptr), infinirtSuccess);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S7: StreamDestroy returns at once, pending work still completes; the special streams cannot
+// be destroyed.
+
+TEST_F(Conformance, S07_StreamDestroyWithPendingWorkReturnsAndWorkCompletes) {
+  infinirtStream_t stream = NewStream();
+  infinirtEvent_t done = NewEvent();
+  auto& ran = Keep<std::atomic<bool>>(false);
+  Gate& gate = NewGate();
+
+  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchHostFunc(stream, SetFlag, &ran), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(done, stream), infinirtSuccess);
+
+  EXPECT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
+  // Returned while the work was still held back.
+  EXPECT_FALSE(gate.timed_out());
+  EXPECT_FALSE(ran.load());
+  EXPECT_TRUE(IsPending(done));
+  EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtStreamDestroy(stream), infinirtErrorInvalidResourceHandle);
+
+  gate.Open();
+  EXPECT_TRUE(WaitUntil([&] { return ran.load(); })) << "work of a destroyed stream was dropped";
+  EXPECT_EQ(infinirtEventSynchronize(done), infinirtSuccess);
+}
+
+// The pending work of a destroyed blocking stream is still device work: later legacy work and
+// DeviceSynchronize wait for it.
+TEST_F(Conformance, S07_PendingWorkOfDestroyedStreamStillOrdersBeforeLegacyWork) {
+  infinirtStream_t stream = NewStream();
+  unsigned char* device = NewDeviceMemory(kBytes);
+  ASSERT_NE(device, nullptr);
+  ASSERT_EQ(infinirtMemset(device, 0, kBytes), infinirtSuccess);
+  Gate& gate = NewGate();
+
+  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
+  ASSERT_EQ(infinirtMemsetAsync(device, 0x66, kBytes, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamQuery(nullptr), infinirtErrorNotReady);
+  std::vector<unsigned char>& host = NewPageableMemory(kBytes);
+  {
+    DelayedOpen release(gate);
+    EXPECT_EQ(infinirtMemcpy(host.data(), device, kBytes, infinirtMemcpyDeviceToHost),
+              infinirtSuccess);
+    EXPECT_TRUE(release.started()) << "Memcpy did not wait for the destroyed stream's work";
+  }
+  EXPECT_TRUE(AllBytesAre(host.data(), kBytes, 0x66));
+
+  // DeviceSynchronize, likewise.
+  infinirtStream_t second = NewStream();
+  auto& ran = Keep<std::atomic<bool>>(false);
+  Gate& second_gate = NewGate();
+  ASSERT_EQ(second_gate.Block(second), infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchHostFunc(second, SetFlag, &ran), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamDestroy(second), infinirtSuccess);
+  DelayedOpen release(second_gate);
+  EXPECT_EQ(infinirtDeviceSynchronize(), infinirtSuccess);
+  EXPECT_TRUE(release.started()) << "DeviceSynchronize did not wait for a destroyed stream";
+  EXPECT_TRUE(ran.load());
+}
+
+TEST_F(Conformance, S07_DestroyingSpecialStreamsIsInvalidResourceHandle) {
+  EXPECT_EQ(infinirtStreamDestroy(nullptr), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtStreamDestroy(infinirtStreamLegacy), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtStreamDestroy(infinirtStreamPerThread), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidResourceHandle);
+  // Both still work.
+  infinirtEvent_t event = NewEvent();
+  EXPECT_EQ(infinirtEventRecord(event, nullptr), infinirtSuccess);
+  EXPECT_EQ(infinirtEventRecord(event, infinirtStreamPerThread), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamSynchronize(nullptr), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamSynchronize(infinirtStreamPerThread), infinirtSuccess);
+}
+
+}  // namespace
+}  // namespace infinirt::conformance
