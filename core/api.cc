@@ -43,6 +43,9 @@ infinirtError_t Guard(const char* function, Body&& body) {
   infinirtError_t error;
   try {
     error = body();
+  } catch (const infinirt::core::RuntimeUnloading&) {
+    error =
+        Fail(infinirtErrorCudartUnloading, "{}: the runtime has been torn down at exit", function);
   } catch (const std::bad_alloc&) {
     error = Fail(infinirtErrorMemoryAllocation, "{}: out of host memory", function);
   } catch (const std::exception& exception) {
@@ -280,8 +283,11 @@ infinirtError_t FreeRegistered(void* pointer, bool host, const char* function) {
                 function, pointer, host ? "pinned host" : "device");
   }
   Backend& owner = runtime.backend(removed->backend);
-  return host ? owner.table.FreeHost(removed->local_device, pointer)
-              : owner.table.Free(removed->local_device, pointer);
+  const infinirtError_t error = host ? owner.table.FreeHost(removed->local_device, pointer)
+                                     : owner.table.Free(removed->local_device, pointer);
+  // A refused free has no effect: the allocation stays live and can be freed later.
+  if (error != infinirtSuccess) runtime.allocations().Add(*removed);
+  return error;
 }
 
 const char* ErrorName(infinirtError_t error) {
@@ -371,7 +377,7 @@ infinirtError_t infinirtDeviceReset(void) {
     Runtime& runtime = Runtime::Get();
     Target target;
     if (auto error = CurrentTarget(runtime, &target, __func__)) return error;
-    runtime.ReleaseDeviceObjects(target.device);
+    if (auto error = runtime.ReleaseDeviceObjects(target.device)) return error;
     return target.backend->table.DeviceReset(target.local);
   });
 }
@@ -573,16 +579,10 @@ infinirtError_t infinirtMemcpyAsync(void* dst, const void* src, size_t count,
                                __func__)) {
       return error;
     }
-    Backend& backend = *stream_target.backend;
-    if (auto error = backend.table.MemcpyAsync(stream_target.local, dst, src, count, resolved,
-                                               stream_target.stream)) {
-      return error;
-    }
-    // CUDA: a copy between two host buffers is synchronous with respect to the host.
-    if (resolved == infinirtMemcpyHostToHost) {
-      return backend.table.StreamSynchronize(stream_target.local, stream_target.stream);
-    }
-    return infinirtSuccess;
+    // A host-to-host copy is synchronous with respect to the host (CUDA); the plugin ABI makes
+    // that the plugin's job, since only it can refuse before enqueuing (in a host function).
+    return stream_target.backend->table.MemcpyAsync(stream_target.local, dst, src, count, resolved,
+                                                    stream_target.stream);
   });
 }
 

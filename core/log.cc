@@ -24,14 +24,16 @@ std::shared_ptr<spdlog::logger> MakeLogger() {
 }  // namespace
 
 spdlog::logger& Log() {
-  static std::shared_ptr<spdlog::logger> logger = [] {
+  // Never destroyed: calls made from static destructors and atexit handlers that run after
+  // this function's statics would be destroyed still log safely.
+  static std::shared_ptr<spdlog::logger>& logger = *new std::shared_ptr<spdlog::logger>([] {
     auto created = MakeLogger();
     if (auto level = GetEnv("INFINIRT_LOG_LEVEL")) {
       auto parsed = spdlog::level::from_str(*level);
       if (parsed != spdlog::level::off || *level == "off") created->set_level(parsed);
     }
     return created;
-  }();
+  }());
   return *logger;
 }
 

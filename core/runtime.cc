@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <mutex>
 
 #include "env.h"
@@ -14,6 +15,7 @@ namespace infinirt::core {
 
 std::atomic<Runtime*> Runtime::instance_{nullptr};
 std::atomic<uint64_t> Runtime::generations_{0};
+std::atomic<bool> Runtime::unloading_{false};
 
 namespace {
 
@@ -115,6 +117,14 @@ void Runtime::ApplyVisibleDevices(const std::string& spec) {
 Runtime& Runtime::InitializeSlow() {
   std::lock_guard<std::mutex> lock(InitMutex());
   if (Runtime* existing = instance_.load(std::memory_order_acquire)) return *existing;
+  if (unloading_.load()) throw RuntimeUnloading{};
+  // Once per process. The logger is created first: statics destroyed after this handler runs
+  // must have been constructed before it was registered.
+  static const bool registered = [] {
+    Log();
+    return std::atexit(&Runtime::TearDownAtExit) == 0;
+  }();
+  if (!registered) Log().warn("could not register the teardown at exit");
   Runtime* runtime = new Runtime();
   instance_.store(runtime, std::memory_order_release);
   return *runtime;
@@ -126,10 +136,20 @@ void Runtime::Finalize() {
   delete runtime;
 }
 
-void Runtime::ReleaseDeviceObjects(int device) {
+void Runtime::TearDownAtExit() {
+  try {
+    std::lock_guard<std::mutex> lock(InitMutex());
+    unloading_.store(true);
+    delete instance_.exchange(nullptr, std::memory_order_acq_rel);
+  } catch (...) {
+    // Nothing may escape an atexit handler.
+  }
+}
+
+infinirtError_t Runtime::ReleaseDeviceObjects(int device) {
   const DeviceEntry entry = devices_[device];
   Backend& owner = *backends_[entry.backend];
-  owner.table.DeviceSynchronize(entry.local_device);
+  if (auto error = owner.table.DeviceSynchronize(entry.local_device)) return error;
   auto on_device = [&](const ObjectRecord& record) { return record.device == device; };
   auto release_all = [&](HandleTable& table, auto destroy_entry) {
     ObjectRecord record;
@@ -156,6 +176,7 @@ void Runtime::ReleaseDeviceObjects(int device) {
       owner.table.Free(removed->local_device, pointer);
     }
   }
+  return infinirtSuccess;
 }
 
 Runtime::~Runtime() {

@@ -24,9 +24,14 @@ struct DeviceEntry {
   infiniDevice_t type = INFINI_DEVICE_CPU;
 };
 
+// Thrown by Runtime::Get once the process is exiting and the runtime has been torn down; the
+// API answers infinirtErrorCudartUnloading, as CUDA's runtime does.
+struct RuntimeUnloading {};
+
 class Runtime {
  public:
-  // The runtime, initialising it on first use. Never null.
+  // The runtime, initialising it on first use. Never null; throws RuntimeUnloading after
+  // the teardown at process exit.
   static Runtime& Get() {
     Runtime* runtime = instance_.load(std::memory_order_acquire);
     return runtime ? *runtime : InitializeSlow();
@@ -49,17 +54,22 @@ class Runtime {
 
   // Waits for a device's work, then releases every stream, event, graph and allocation of the
   // device that the core knows (stream-ordered allocations excepted), as infinirtDeviceReset.
-  void ReleaseDeviceObjects(int device);
+  // If the wait is refused (called from a host function), releases nothing and returns why.
+  infinirtError_t ReleaseDeviceObjects(int device);
 
  private:
   Runtime();
   ~Runtime();
   static Runtime& InitializeSlow();
+  // Registered with atexit at the first initialisation: waits for queued work, releases
+  // everything, joins the backends' threads and unloads the plugins.
+  static void TearDownAtExit();
   void BuildDeviceList(const std::vector<int>& listing_of_backend);
   void ApplyVisibleDevices(const std::string& spec);
 
   static std::atomic<Runtime*> instance_;
   static std::atomic<uint64_t> generations_;
+  static std::atomic<bool> unloading_;
 
   const uint64_t generation_;
 

@@ -13,6 +13,10 @@
  * Plugins never link the core or spdlog; they log through the host table handed to Initialize.
  * No C++ exception may leave an entry point.
  *
+ * MemcpyAsync with kind infinirtMemcpyHostToHost must return with the copy done, as CUDA makes
+ * host-to-host copies synchronous; where that is impossible (inside a host function) it refuses
+ * before enqueuing anything.
+ *
  * Device arguments are the plugin's own device indices (0 .. GetDeviceCount-1). Stream arguments
  * are the plugin's own handles, or INFINIRT_PLUGIN_STREAM_LEGACY / _PER_THREAD for the device's
  * legacy default stream and the calling thread's per-thread default stream. Before calling an

@@ -223,10 +223,15 @@ infinirtError_t Memcpy(int, void* dst, const void* src, size_t count, enum infin
   });
 }
 
-infinirtError_t MemcpyAsync(int, void* dst, const void* src, size_t count, enum infinirtMemcpyKind,
-                            infinirtPluginStream_t stream) {
+infinirtError_t MemcpyAsync(int, void* dst, const void* src, size_t count,
+                            enum infinirtMemcpyKind kind, infinirtPluginStream_t stream) {
   return Guarded([&] {
-    g_state->device->Submit(StreamOf(stream), {}, [=] { std::memmove(dst, src, count); });
+    const bool synchronous = kind == infinirtMemcpyHostToHost;  // as CUDA
+    if (synchronous && OnWorkerThread()) return RefuseOnWorker("host-to-host MemcpyAsync");
+    Stream& target = StreamOf(stream);
+    const uint64_t seq =
+        g_state->device->Submit(target, {}, [=] { std::memmove(dst, src, count); });
+    if (synchronous) target.WaitFor(seq);
     return infinirtSuccess;
   });
 }

@@ -295,5 +295,39 @@ TEST_F(Conformance, HostFunction_RefusedDeviceResetDestroysNothing) {
   EXPECT_EQ(attributes.type, infinirtMemoryTypeHost) << "the pinned memory was released";
 }
 
+// A host-to-host infinirtMemcpyAsync is synchronous (S9), so from a host function it is
+// refused like the other blocking calls — and refused before anything is enqueued: the copy
+// must not happen later behind the caller's back.
+struct HostCopyCall {
+  unsigned char* source = nullptr;  // pinned
+  unsigned char* target = nullptr;  // pinned
+  infinirtStream_t stream = nullptr;
+  infinirtError_t result = infinirtErrorUnknown;
+  std::atomic<bool> done{false};
+};
+void CallHostToHostCopy(void* call) {
+  auto* c = static_cast<HostCopyCall*>(call);
+  c->result = infinirtMemcpyAsync(c->target, c->source, 64, infinirtMemcpyHostToHost, c->stream);
+  c->done.store(true);
+}
+
+TEST_F(Conformance, HostFunction_RefusedHostToHostCopyDoesNotHappen) {
+  auto& call = Keep<HostCopyCall>();
+  call.source = NewPinnedMemory(kBytes);
+  call.target = NewPinnedMemory(kBytes);
+  ASSERT_NE(call.source, nullptr);
+  ASSERT_NE(call.target, nullptr);
+  std::memset(call.source, 0x5A, 64);
+  std::memset(call.target, 0, 64);
+  call.stream = NewStream();
+  infinirtStream_t caller = NewStream();
+  ASSERT_EQ(infinirtLaunchHostFunc(caller, CallHostToHostCopy, &call), infinirtSuccess);
+  ASSERT_TRUE(WaitUntil([&] { return call.done.load(); }));
+  EXPECT_EQ(call.result, infinirtErrorNotPermitted);
+  ASSERT_EQ(infinirtStreamSynchronize(call.stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(caller), infinirtSuccess);
+  EXPECT_EQ(call.target[0], 0) << "the refused copy was carried out";
+}
+
 }  // namespace
 }  // namespace infinirt::conformance
