@@ -1,0 +1,79 @@
+// At process exit InfiniRT tears itself down (queued work done, worker threads joined, plugins
+// unloaded), and calls made after that — from atexit handlers or static destructors that run
+// later — answer infinirtErrorCudartUnloading, as CUDA's runtime does, instead of loading the
+// plugins again.
+//
+// Not a GoogleTest program: what it checks happens after main returns. The check runs in an
+// atexit handler registered before InfiniRT's own, so it runs after InfiniRT's; it ends the
+// process with _exit, whose status CTest reads.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "infinirt.h"
+
+namespace {
+
+int ThreadCount() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "Threads:") {
+      int threads = 0;
+      status >> threads;
+      return threads;
+    }
+  }
+  return -1;
+}
+
+void CheckAfterTeardown() {
+  int failures = 0;
+  int count = -1;
+  const infinirtError_t error = infinirtGetDeviceCount(&count);
+  if (error != infinirtErrorCudartUnloading) {
+    std::fprintf(stderr, "after exit: infinirtGetDeviceCount returned %s, expected %s\n",
+                 infinirtGetErrorName(error), infinirtGetErrorName(infinirtErrorCudartUnloading));
+    ++failures;
+  }
+  void* memory = nullptr;
+  if (infinirtMalloc(&memory, 16) != infinirtErrorCudartUnloading) {
+    std::fprintf(stderr, "after exit: infinirtMalloc did not answer CudartUnloading\n");
+    ++failures;
+  }
+  // The worker threads of the CPU backend are gone: only this thread is left.
+  if (ThreadCount() != 1) {
+    std::fprintf(stderr, "after exit: %d threads remain, expected 1\n", ThreadCount());
+    ++failures;
+  }
+  std::fprintf(stderr, "exit teardown: %s\n", failures ? "FAILED" : "ok");
+  std::fflush(stderr);
+  _exit(failures ? 1 : 0);
+}
+
+void Run() {
+  infinirtStream_t stream;
+  static char source[1 << 16], destination[1 << 16];
+  void* device = nullptr;
+  if (infinirtStreamCreate(&stream) != infinirtSuccess ||
+      infinirtMalloc(&device, sizeof source) != infinirtSuccess) {
+    std::fprintf(stderr, "set-up failed\n");
+    _exit(2);
+  }
+  // Leave work queued, a stream, and an allocation behind: teardown must handle them.
+  for (int i = 0; i < 100; ++i) {
+    infinirtMemcpyAsync(device, source, sizeof source, infinirtMemcpyHostToDevice, stream);
+    infinirtMemcpyAsync(destination, device, sizeof source, infinirtMemcpyDeviceToHost, stream);
+  }
+}
+
+}  // namespace
+
+int main() {
+  std::atexit(CheckAfterTeardown);  // before InfiniRT registers its handler: runs after it
+  Run();
+  return 0;
+}
