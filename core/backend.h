@@ -21,11 +21,14 @@ struct Backend {
   infinirtPluginInfo info{};       // what GetInfo reported
   int device_count = 0;            // devices the plugin has (before visibility filter)
   bool initialized = false;
+  // At process exit the library stays mapped: code that runs later (thread-local destructors,
+  // a straggling thread) may still belong to it, and unmapping gains nothing then.
+  bool keep_loaded = false;
 
   Backend() = default;
   Backend(const Backend&) = delete;
   Backend& operator=(const Backend&) = delete;
-  ~Backend();  // finalizes the plugin if initialized, then dlcloses it
+  ~Backend();  // finalizes the plugin if initialized, then dlcloses it (unless keep_loaded)
 };
 
 }  // namespace infinirt::core

@@ -140,7 +140,10 @@ void Runtime::TearDownAtExit() {
   try {
     std::lock_guard<std::mutex> lock(InitMutex());
     unloading_.store(true);
-    delete instance_.exchange(nullptr, std::memory_order_acq_rel);
+    Runtime* runtime = instance_.exchange(nullptr, std::memory_order_acq_rel);
+    if (runtime == nullptr) return;
+    for (auto& backend : runtime->backends_) backend->keep_loaded = true;
+    delete runtime;
   } catch (...) {
     // Nothing may escape an atexit handler.
   }
@@ -198,7 +201,7 @@ Runtime::~Runtime() {
 
 Backend::~Backend() {
   if (initialized) table.Finalize();
-  if (library) dlclose(library);
+  if (library && !keep_loaded) dlclose(library);
 }
 
 }  // namespace infinirt::core
