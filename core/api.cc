@@ -139,6 +139,26 @@ infinirtError_t ResolveObject(HandleTable& table, const void* handle, const char
   return infinirtSuccess;
 }
 
+// A plugin entry that takes (device, handle) and nothing else.
+using HandleEntry = infinirtError_t (*infinirtPluginTable::*)(int, void*);
+
+// Resolves a stream (special values included) and calls the owning backend's entry on it.
+infinirtError_t CallOnStream(infinirtStream_t stream, HandleEntry entry, const char* function) {
+  StreamTarget target;
+  if (auto error = ResolveStream(Runtime::Get(), stream, &target, function)) return error;
+  return (target.backend->table.*entry)(target.local, target.stream);
+}
+
+// Resolves an event and calls the owning backend's entry on it.
+infinirtError_t CallOnEvent(infinirtEvent_t event, HandleEntry entry, const char* function) {
+  Runtime& runtime = Runtime::Get();
+  ObjectRecord record;
+  if (auto error = ResolveObject(runtime.events(), event, "event", &record, function)) {
+    return error;
+  }
+  return (runtime.backend(record.backend).table.*entry)(record.local_device, record.plugin_handle);
+}
+
 // Registers a new object and hands out its handle; destroys the plugin object if the table
 // is full.
 template <class Handle, class DestroyEntry>
@@ -680,18 +700,13 @@ infinirtError_t infinirtStreamDestroy(infinirtStream_t stream) {
 
 infinirtError_t infinirtStreamSynchronize(infinirtStream_t stream) {
   return Guard(__func__, [&] {
-    StreamTarget target;
-    if (auto error = ResolveStream(Runtime::Get(), stream, &target, __func__)) return error;
-    return target.backend->table.StreamSynchronize(target.local, target.stream);
+    return CallOnStream(stream, &infinirtPluginTable::StreamSynchronize, __func__);
   });
 }
 
 infinirtError_t infinirtStreamQuery(infinirtStream_t stream) {
-  return Guard(__func__, [&] {
-    StreamTarget target;
-    if (auto error = ResolveStream(Runtime::Get(), stream, &target, __func__)) return error;
-    return target.backend->table.StreamQuery(target.local, target.stream);
-  });
+  return Guard(__func__,
+               [&] { return CallOnStream(stream, &infinirtPluginTable::StreamQuery, __func__); });
 }
 
 infinirtError_t infinirtStreamWaitEvent(infinirtStream_t stream, infinirtEvent_t event,
@@ -777,26 +792,13 @@ infinirtError_t infinirtEventRecord(infinirtEvent_t event, infinirtStream_t stre
 }
 
 infinirtError_t infinirtEventQuery(infinirtEvent_t event) {
-  return Guard(__func__, [&] {
-    Runtime& runtime = Runtime::Get();
-    ObjectRecord record;
-    if (auto error = ResolveObject(runtime.events(), event, "event", &record, __func__)) {
-      return error;
-    }
-    return runtime.backend(record.backend)
-        .table.EventQuery(record.local_device, record.plugin_handle);
-  });
+  return Guard(__func__,
+               [&] { return CallOnEvent(event, &infinirtPluginTable::EventQuery, __func__); });
 }
 
 infinirtError_t infinirtEventSynchronize(infinirtEvent_t event) {
   return Guard(__func__, [&] {
-    Runtime& runtime = Runtime::Get();
-    ObjectRecord record;
-    if (auto error = ResolveObject(runtime.events(), event, "event", &record, __func__)) {
-      return error;
-    }
-    return runtime.backend(record.backend)
-        .table.EventSynchronize(record.local_device, record.plugin_handle);
+    return CallOnEvent(event, &infinirtPluginTable::EventSynchronize, __func__);
   });
 }
 

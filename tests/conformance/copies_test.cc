@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "conformance.h"
-#include "raw_kind.h"
+#include "raw_enum_calls.h"
 
 namespace infinirt::conformance {
 namespace {
@@ -240,9 +240,9 @@ TEST_F(Conformance, S11_InvalidKindIsInvalidMemcpyDirection) {
   std::vector<unsigned char>& host = NewPageableMemory(kBytes);
   for (int kind : {5, -1, 100}) {
     SCOPED_TRACE(kind);
-    EXPECT_EQ(ConformanceMemcpyRawKind(device, host.data(), kBytes, kind),
+    EXPECT_EQ(RawKindMemcpy(device, host.data(), kBytes, kind),
               infinirtErrorInvalidMemcpyDirection);
-    EXPECT_EQ(ConformanceMemcpyAsyncRawKind(host.data(), device, kBytes, kind, stream),
+    EXPECT_EQ(RawKindMemcpyAsync(host.data(), device, kBytes, kind, stream),
               infinirtErrorInvalidMemcpyDirection);
     EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidMemcpyDirection);
   }

@@ -10,25 +10,11 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <string>
 
 #include "infinirt.h"
+#include "test_support.h"
 
 namespace {
-
-int ThreadCount() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  while (status >> key) {
-    if (key == "Threads:") {
-      int threads = 0;
-      status >> threads;
-      return threads;
-    }
-  }
-  return -1;
-}
 
 void CheckAfterTeardown() {
   int failures = 0;
@@ -45,8 +31,9 @@ void CheckAfterTeardown() {
     ++failures;
   }
   // The worker threads of the CPU backend are gone: only this thread is left.
-  if (ThreadCount() != 1) {
-    std::fprintf(stderr, "after exit: %d threads remain, expected 1\n", ThreadCount());
+  if (infinirt::testing::ProcessThreadCount() != 1) {
+    std::fprintf(stderr, "after exit: %d threads remain, expected 1\n",
+                 infinirt::testing::ProcessThreadCount());
     ++failures;
   }
   std::fprintf(stderr, "exit teardown: %s\n", failures ? "FAILED" : "ok");

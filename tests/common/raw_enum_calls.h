@@ -2,8 +2,8 @@
  * where an enumeration is an integer type and every int value may be passed: in C++ a cast of
  * 100 or -1 to these enumerations would itself be undefined behaviour, so the caller's side of
  * the call stays well-defined and anything the sanitizers find is in the runtime. */
-#ifndef INFINIRT_TESTS_BAD_INPUT_RAW_ENUM_CALLS_H_
-#define INFINIRT_TESTS_BAD_INPUT_RAW_ENUM_CALLS_H_
+#ifndef INFINIRT_TESTS_COMMON_RAW_ENUM_CALLS_H_
+#define INFINIRT_TESTS_COMMON_RAW_ENUM_CALLS_H_
 
 #include <stddef.h>
 
@@ -23,4 +23,4 @@ infinirtError_t RawDeviceGetOrdinal(int* device, int type, int index);
 }
 #endif
 
-#endif /* INFINIRT_TESTS_BAD_INPUT_RAW_ENUM_CALLS_H_ */
+#endif /* INFINIRT_TESTS_COMMON_RAW_ENUM_CALLS_H_ */
