@@ -37,12 +37,14 @@ int CurrentOrdinal(const Runtime& runtime) {
   return tls_current_device.ordinal;
 }
 
-// NotReady answers a query; it is not a failure and does not become the last error.
+// Runs an API function's body, handing it the function's name for log lines (inside a lambda,
+// __func__ would say "operator()"). NotReady answers a query; it is not a failure and does not
+// become the last error.
 template <class Body>
 infinirtError_t Guard(const char* function, Body&& body) {
   infinirtError_t error;
   try {
-    error = body();
+    error = body(function);
   } catch (const infinirt::core::RuntimeUnloading&) {
     error =
         Fail(infinirtErrorCudartUnloading, "{}: the runtime has been torn down at exit", function);
@@ -353,31 +355,34 @@ extern "C" {
 // ------------------------------------------------------------------------------------------
 
 infinirtError_t infinirtGetDeviceCount(int* count) {
-  return Guard(__func__, [&] {
-    if (count == nullptr) return Fail(infinirtErrorInvalidValue, "{}: count is NULL", __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    if (count == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: count is NULL", function_name);
     const size_t devices = Runtime::Get().devices().size();
     *count = static_cast<int>(devices);
-    if (devices == 0) return Fail(infinirtErrorNoDevice, "{}: no device is available", __func__);
+    if (devices == 0)
+      return Fail(infinirtErrorNoDevice, "{}: no device is available", function_name);
     return infinirtSuccess;
   });
 }
 
 infinirtError_t infinirtSetDevice(int device) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     Runtime& runtime = Runtime::Get();
     Target target;
-    if (auto error = DeviceTarget(runtime, device, &target, __func__)) return error;
+    if (auto error = DeviceTarget(runtime, device, &target, function_name)) return error;
     tls_current_device = CurrentDevice{runtime.generation(), device};
     return infinirtSuccess;
   });
 }
 
 infinirtError_t infinirtGetDevice(int* device) {
-  return Guard(__func__, [&] {
-    if (device == nullptr) return Fail(infinirtErrorInvalidValue, "{}: device is NULL", __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    if (device == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: device is NULL", function_name);
     Runtime& runtime = Runtime::Get();
     if (runtime.devices().empty()) {
-      return Fail(infinirtErrorNoDevice, "{}: no device is available", __func__);
+      return Fail(infinirtErrorNoDevice, "{}: no device is available", function_name);
     }
     *device = CurrentOrdinal(runtime);
     return infinirtSuccess;
@@ -385,28 +390,28 @@ infinirtError_t infinirtGetDevice(int* device) {
 }
 
 infinirtError_t infinirtDeviceSynchronize(void) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     Target target;
-    if (auto error = CurrentTarget(Runtime::Get(), &target, __func__)) return error;
+    if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
     return target.backend->table.DeviceSynchronize(target.local);
   });
 }
 
 infinirtError_t infinirtDeviceReset(void) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     Runtime& runtime = Runtime::Get();
     Target target;
-    if (auto error = CurrentTarget(runtime, &target, __func__)) return error;
+    if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
     if (auto error = runtime.ReleaseDeviceObjects(target.device)) return error;
     return target.backend->table.DeviceReset(target.local);
   });
 }
 
 infinirtError_t infinirtGetDeviceProperties(struct infinirtDeviceProp* prop, int device) {
-  return Guard(__func__, [&] {
-    if (prop == nullptr) return Fail(infinirtErrorInvalidValue, "{}: prop is NULL", __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    if (prop == nullptr) return Fail(infinirtErrorInvalidValue, "{}: prop is NULL", function_name);
     Target target;
-    if (auto error = DeviceTarget(Runtime::Get(), device, &target, __func__)) return error;
+    if (auto error = DeviceTarget(Runtime::Get(), device, &target, function_name)) return error;
     std::memset(prop, 0, sizeof(*prop));
     if (auto error = target.backend->table.GetDeviceProperties(target.local, prop)) return error;
     prop->deviceType = target.backend->device_type;
@@ -417,12 +422,13 @@ infinirtError_t infinirtGetDeviceProperties(struct infinirtDeviceProp* prop, int
 }
 
 infinirtError_t infinirtDeviceGetAttribute(int* value, enum infinirtDeviceAttr attr, int device) {
-  return Guard(__func__, [&] {
-    if (value == nullptr) return Fail(infinirtErrorInvalidValue, "{}: value is NULL", __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    if (value == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: value is NULL", function_name);
     Target target;
-    if (auto error = DeviceTarget(Runtime::Get(), device, &target, __func__)) return error;
+    if (auto error = DeviceTarget(Runtime::Get(), device, &target, function_name)) return error;
     if (!IsDeviceAttribute(static_cast<int>(attr))) {
-      return Fail(infinirtErrorInvalidValue, "{}: {} is not a device attribute", __func__,
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not a device attribute", function_name,
                   static_cast<int>(attr));
     }
     return target.backend->table.DeviceGetAttribute(target.local, value, attr);
@@ -430,9 +436,9 @@ infinirtError_t infinirtDeviceGetAttribute(int* value, enum infinirtDeviceAttr a
 }
 
 infinirtError_t infinirtRuntimeGetVersion(int* runtimeVersion) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     if (runtimeVersion == nullptr) {
-      return Fail(infinirtErrorInvalidValue, "{}: runtimeVersion is NULL", __func__);
+      return Fail(infinirtErrorInvalidValue, "{}: runtimeVersion is NULL", function_name);
     }
     *runtimeVersion = INFINIRT_CUDA_API_VERSION;
     return infinirtSuccess;
@@ -440,16 +446,16 @@ infinirtError_t infinirtRuntimeGetVersion(int* runtimeVersion) {
 }
 
 infinirtError_t infinirtDriverGetVersion(int* driverVersion) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     if (driverVersion == nullptr) {
-      return Fail(infinirtErrorInvalidValue, "{}: driverVersion is NULL", __func__);
+      return Fail(infinirtErrorInvalidValue, "{}: driverVersion is NULL", function_name);
     }
     Runtime& runtime = Runtime::Get();
     // As CUDA without a driver: 0, and success.
     *driverVersion = 0;
     if (runtime.devices().empty()) return infinirtSuccess;
     Target target;
-    if (auto error = CurrentTarget(runtime, &target, __func__)) return error;
+    if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
     return target.backend->table.DriverGetVersion(target.local, driverVersion);
   });
 }
@@ -481,20 +487,21 @@ const char* infinirtGetErrorString(infinirtError_t error) {
 // ------------------------------------------------------------------------------------------
 
 infinirtError_t infinirtMalloc(void** devPtr, size_t size) {
-  return Guard(__func__, [&] {
-    if (devPtr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    if (devPtr == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function_name);
     Runtime& runtime = Runtime::Get();
     Target target;
-    if (auto error = CurrentTarget(runtime, &target, __func__)) return error;
+    if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
     *devPtr = nullptr;
     if (size == 0) return infinirtSuccess;
     void* pointer = nullptr;
     if (auto error = target.backend->table.Malloc(target.local, &pointer, size)) return error;
     if (pointer == nullptr) {
-      return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", __func__);
+      return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function_name);
     }
-    if (auto error =
-            RegisterAllocation(runtime, target, pointer, size, MemoryKind::kDevice, __func__)) {
+    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kDevice,
+                                        function_name)) {
       return error;
     }
     *devPtr = pointer;
@@ -503,20 +510,23 @@ infinirtError_t infinirtMalloc(void** devPtr, size_t size) {
 }
 
 infinirtError_t infinirtFree(void* devPtr) {
-  return Guard(__func__, [&] { return FreeRegistered(devPtr, /*host=*/false, __func__); });
+  return Guard(__func__, [&](const char* function_name) {
+    return FreeRegistered(devPtr, /*host=*/false, function_name);
+  });
 }
 
 infinirtError_t infinirtHostAlloc(void** pHost, size_t size, unsigned int flags) {
-  return Guard(__func__, [&] {
-    if (pHost == nullptr) return Fail(infinirtErrorInvalidValue, "{}: pHost is NULL", __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    if (pHost == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: pHost is NULL", function_name);
     constexpr unsigned int kKnownFlags =
         infinirtHostAllocPortable | infinirtHostAllocMapped | infinirtHostAllocWriteCombined;
     if (flags & ~kKnownFlags) {
-      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", __func__, flags);
+      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
     }
     Runtime& runtime = Runtime::Get();
     Target target;
-    if (auto error = CurrentTarget(runtime, &target, __func__)) return error;
+    if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
     *pHost = nullptr;
     if (size == 0) return infinirtSuccess;
     void* pointer = nullptr;
@@ -524,10 +534,10 @@ infinirtError_t infinirtHostAlloc(void** pHost, size_t size, unsigned int flags)
       return error;
     }
     if (pointer == nullptr) {
-      return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", __func__);
+      return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function_name);
     }
-    if (auto error =
-            RegisterAllocation(runtime, target, pointer, size, MemoryKind::kPinnedHost, __func__)) {
+    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kPinnedHost,
+                                        function_name)) {
       return error;
     }
     *pHost = pointer;
@@ -540,46 +550,48 @@ infinirtError_t infinirtMallocHost(void** ptr, size_t size) {
 }
 
 infinirtError_t infinirtFreeHost(void* ptr) {
-  return Guard(__func__, [&] { return FreeRegistered(ptr, /*host=*/true, __func__); });
+  return Guard(__func__, [&](const char* function_name) {
+    return FreeRegistered(ptr, /*host=*/true, function_name);
+  });
 }
 
 infinirtError_t infinirtMallocAsync(void** devPtr, size_t size, infinirtStream_t hStream) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     (void)devPtr, (void)size, (void)hStream;
     return Fail(infinirtErrorNotSupported, "{}: stream-ordered allocation is not supported yet",
-                __func__);
+                function_name);
   });
 }
 
 infinirtError_t infinirtFreeAsync(void* devPtr, infinirtStream_t hStream) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     (void)devPtr, (void)hStream;
     return Fail(infinirtErrorNotSupported, "{}: stream-ordered allocation is not supported yet",
-                __func__);
+                function_name);
   });
 }
 
 infinirtError_t infinirtMemGetInfo(size_t* free, size_t* total) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     if (free == nullptr || total == nullptr) {
-      return Fail(infinirtErrorInvalidValue, "{}: {} is NULL", __func__,
+      return Fail(infinirtErrorInvalidValue, "{}: {} is NULL", function_name,
                   free == nullptr ? "free" : "total");
     }
     Target target;
-    if (auto error = CurrentTarget(Runtime::Get(), &target, __func__)) return error;
+    if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
     return target.backend->table.MemGetInfo(target.local, free, total);
   });
 }
 
 infinirtError_t infinirtMemcpy(void* dst, const void* src, size_t count,
                                enum infinirtMemcpyKind kind) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     Runtime& runtime = Runtime::Get();
     if (count == 0 && static_cast<unsigned>(kind) <= infinirtMemcpyDefault) return infinirtSuccess;
     Target target;
     enum infinirtMemcpyKind resolved;
     if (auto error =
-            RouteCopy(runtime, dst, src, count, kind, nullptr, &target, &resolved, __func__)) {
+            RouteCopy(runtime, dst, src, count, kind, nullptr, &target, &resolved, function_name)) {
       return error;
     }
     return target.backend->table.Memcpy(target.local, dst, src, count, resolved);
@@ -588,15 +600,15 @@ infinirtError_t infinirtMemcpy(void* dst, const void* src, size_t count,
 
 infinirtError_t infinirtMemcpyAsync(void* dst, const void* src, size_t count,
                                     enum infinirtMemcpyKind kind, infinirtStream_t stream) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     Runtime& runtime = Runtime::Get();
     StreamTarget stream_target;
-    if (auto error = ResolveStream(runtime, stream, &stream_target, __func__)) return error;
+    if (auto error = ResolveStream(runtime, stream, &stream_target, function_name)) return error;
     if (count == 0 && static_cast<unsigned>(kind) <= infinirtMemcpyDefault) return infinirtSuccess;
     Target target;
     enum infinirtMemcpyKind resolved;
     if (auto error = RouteCopy(runtime, dst, src, count, kind, &stream_target, &target, &resolved,
-                               __func__)) {
+                               function_name)) {
       return error;
     }
     // A host-to-host copy is synchronous with respect to the host (CUDA); the plugin ABI makes
@@ -607,24 +619,25 @@ infinirtError_t infinirtMemcpyAsync(void* dst, const void* src, size_t count,
 }
 
 infinirtError_t infinirtMemset(void* devPtr, int value, size_t count) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     Runtime& runtime = Runtime::Get();
     if (count == 0) return infinirtSuccess;
     Target target;
-    if (auto error = RouteMemset(runtime, devPtr, count, nullptr, &target, __func__)) return error;
+    if (auto error = RouteMemset(runtime, devPtr, count, nullptr, &target, function_name))
+      return error;
     return target.backend->table.Memset(target.local, devPtr, value, count);
   });
 }
 
 infinirtError_t infinirtMemsetAsync(void* devPtr, int value, size_t count,
                                     infinirtStream_t stream) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     Runtime& runtime = Runtime::Get();
     StreamTarget stream_target;
-    if (auto error = ResolveStream(runtime, stream, &stream_target, __func__)) return error;
+    if (auto error = ResolveStream(runtime, stream, &stream_target, function_name)) return error;
     if (count == 0) return infinirtSuccess;
     Target target;
-    if (auto error = RouteMemset(runtime, devPtr, count, &stream_target, &target, __func__)) {
+    if (auto error = RouteMemset(runtime, devPtr, count, &stream_target, &target, function_name)) {
       return error;
     }
     return stream_target.backend->table.MemsetAsync(stream_target.local, devPtr, value, count,
@@ -634,11 +647,11 @@ infinirtError_t infinirtMemsetAsync(void* devPtr, int value, size_t count,
 
 infinirtError_t infinirtPointerGetAttributes(struct infinirtPointerAttributes* attributes,
                                              const void* ptr) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     if (attributes == nullptr) {
-      return Fail(infinirtErrorInvalidValue, "{}: attributes is NULL", __func__);
+      return Fail(infinirtErrorInvalidValue, "{}: attributes is NULL", function_name);
     }
-    if (ptr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: ptr is NULL", __func__);
+    if (ptr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: ptr is NULL", function_name);
     std::memset(attributes, 0, sizeof(*attributes));
     auto allocation = Runtime::Get().allocations().Find(reinterpret_cast<uintptr_t>(ptr));
     if (!allocation) {
@@ -664,20 +677,21 @@ infinirtError_t infinirtPointerGetAttributes(struct infinirtPointerAttributes* a
 // ------------------------------------------------------------------------------------------
 
 infinirtError_t infinirtStreamCreateWithFlags(infinirtStream_t* pStream, unsigned int flags) {
-  return Guard(__func__, [&] {
-    if (pStream == nullptr) return Fail(infinirtErrorInvalidValue, "{}: pStream is NULL", __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    if (pStream == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: pStream is NULL", function_name);
     if (flags & ~static_cast<unsigned int>(infinirtStreamNonBlocking)) {
-      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", __func__, flags);
+      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
     }
     Runtime& runtime = Runtime::Get();
     Target target;
-    if (auto error = CurrentTarget(runtime, &target, __func__)) return error;
+    if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
     void* plugin_stream = nullptr;
     if (auto error = target.backend->table.StreamCreate(target.local, &plugin_stream, flags)) {
       return error;
     }
     return Publish(runtime.streams(), target, plugin_stream, flags, pStream,
-                   target.backend->table.StreamDestroy, __func__);
+                   target.backend->table.StreamDestroy, function_name);
   });
 }
 
@@ -686,11 +700,11 @@ infinirtError_t infinirtStreamCreate(infinirtStream_t* pStream) {
 }
 
 infinirtError_t infinirtStreamDestroy(infinirtStream_t stream) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     Runtime& runtime = Runtime::Get();
     ObjectRecord record;
     if (!runtime.streams().Remove(HandleValue(stream), &record)) {
-      return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live stream", __func__,
+      return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live stream", function_name,
                   static_cast<void*>(stream));
     }
     return runtime.backend(record.backend)
@@ -699,32 +713,34 @@ infinirtError_t infinirtStreamDestroy(infinirtStream_t stream) {
 }
 
 infinirtError_t infinirtStreamSynchronize(infinirtStream_t stream) {
-  return Guard(__func__, [&] {
-    return CallOnStream(stream, &infinirtPluginTable::StreamSynchronize, __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    return CallOnStream(stream, &infinirtPluginTable::StreamSynchronize, function_name);
   });
 }
 
 infinirtError_t infinirtStreamQuery(infinirtStream_t stream) {
-  return Guard(__func__,
-               [&] { return CallOnStream(stream, &infinirtPluginTable::StreamQuery, __func__); });
+  return Guard(__func__, [&](const char* function_name) {
+    return CallOnStream(stream, &infinirtPluginTable::StreamQuery, function_name);
+  });
 }
 
 infinirtError_t infinirtStreamWaitEvent(infinirtStream_t stream, infinirtEvent_t event,
                                         unsigned int flags) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     Runtime& runtime = Runtime::Get();
     StreamTarget target;
-    if (auto error = ResolveStream(runtime, stream, &target, __func__)) return error;
+    if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
     ObjectRecord event_record;
-    if (auto error = ResolveObject(runtime.events(), event, "event", &event_record, __func__)) {
+    if (auto error =
+            ResolveObject(runtime.events(), event, "event", &event_record, function_name)) {
       return error;
     }
     if (flags & ~static_cast<unsigned int>(infinirtEventWaitExternal)) {
-      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", __func__, flags);
+      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
     }
     if (event_record.backend != target.backend_index) {
       return Fail(infinirtErrorNotSupported,
-                  "{}: waiting on an event of another backend is not supported yet", __func__);
+                  "{}: waiting on an event of another backend is not supported yet", function_name);
     }
     return target.backend->table.StreamWaitEvent(target.local, target.stream,
                                                  event_record.plugin_handle, flags);
@@ -733,10 +749,10 @@ infinirtError_t infinirtStreamWaitEvent(infinirtStream_t stream, infinirtEvent_t
 
 infinirtError_t infinirtLaunchHostFunc(infinirtStream_t stream, infinirtHostFn_t fn,
                                        void* userData) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     StreamTarget target;
-    if (auto error = ResolveStream(Runtime::Get(), stream, &target, __func__)) return error;
-    if (fn == nullptr) return Fail(infinirtErrorInvalidValue, "{}: fn is NULL", __func__);
+    if (auto error = ResolveStream(Runtime::Get(), stream, &target, function_name)) return error;
+    if (fn == nullptr) return Fail(infinirtErrorInvalidValue, "{}: fn is NULL", function_name);
     return target.backend->table.LaunchHostFunc(target.local, target.stream, fn, userData);
   });
 }
@@ -746,26 +762,28 @@ infinirtError_t infinirtLaunchHostFunc(infinirtStream_t stream, infinirtHostFn_t
 // ------------------------------------------------------------------------------------------
 
 infinirtError_t infinirtEventCreateWithFlags(infinirtEvent_t* event, unsigned int flags) {
-  return Guard(__func__, [&] {
-    if (event == nullptr) return Fail(infinirtErrorInvalidValue, "{}: event is NULL", __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    if (event == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: event is NULL", function_name);
     constexpr unsigned int kKnownFlags =
         infinirtEventBlockingSync | infinirtEventDisableTiming | infinirtEventInterprocess;
     if (flags & ~kKnownFlags) {
-      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", __func__, flags);
+      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
     }
     if ((flags & infinirtEventInterprocess) && !(flags & infinirtEventDisableTiming)) {
       return Fail(infinirtErrorInvalidValue,
-                  "{}: infinirtEventInterprocess requires infinirtEventDisableTiming", __func__);
+                  "{}: infinirtEventInterprocess requires infinirtEventDisableTiming",
+                  function_name);
     }
     Runtime& runtime = Runtime::Get();
     Target target;
-    if (auto error = CurrentTarget(runtime, &target, __func__)) return error;
+    if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
     void* plugin_event = nullptr;
     if (auto error = target.backend->table.EventCreate(target.local, &plugin_event, flags)) {
       return error;
     }
     return Publish(runtime.events(), target, plugin_event, flags, event,
-                   target.backend->table.EventDestroy, __func__);
+                   target.backend->table.EventDestroy, function_name);
   });
 }
 
@@ -774,17 +792,17 @@ infinirtError_t infinirtEventCreate(infinirtEvent_t* event) {
 }
 
 infinirtError_t infinirtEventRecord(infinirtEvent_t event, infinirtStream_t stream) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     Runtime& runtime = Runtime::Get();
     ObjectRecord record;
-    if (auto error = ResolveObject(runtime.events(), event, "event", &record, __func__)) {
+    if (auto error = ResolveObject(runtime.events(), event, "event", &record, function_name)) {
       return error;
     }
     StreamTarget target;
-    if (auto error = ResolveStream(runtime, stream, &target, __func__)) return error;
+    if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
     if (target.device != record.device) {
       return Fail(infinirtErrorInvalidResourceHandle,
-                  "{}: the event belongs to device {} and the stream to device {}", __func__,
+                  "{}: the event belongs to device {} and the stream to device {}", function_name,
                   record.device, target.device);
     }
     return target.backend->table.EventRecord(target.local, record.plugin_handle, target.stream);
@@ -792,22 +810,23 @@ infinirtError_t infinirtEventRecord(infinirtEvent_t event, infinirtStream_t stre
 }
 
 infinirtError_t infinirtEventQuery(infinirtEvent_t event) {
-  return Guard(__func__,
-               [&] { return CallOnEvent(event, &infinirtPluginTable::EventQuery, __func__); });
+  return Guard(__func__, [&](const char* function_name) {
+    return CallOnEvent(event, &infinirtPluginTable::EventQuery, function_name);
+  });
 }
 
 infinirtError_t infinirtEventSynchronize(infinirtEvent_t event) {
-  return Guard(__func__, [&] {
-    return CallOnEvent(event, &infinirtPluginTable::EventSynchronize, __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    return CallOnEvent(event, &infinirtPluginTable::EventSynchronize, function_name);
   });
 }
 
 infinirtError_t infinirtEventDestroy(infinirtEvent_t event) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     Runtime& runtime = Runtime::Get();
     ObjectRecord record;
     if (!runtime.events().Remove(HandleValue(event), &record)) {
-      return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live event", __func__,
+      return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live event", function_name,
                   static_cast<void*>(event));
     }
     return runtime.backend(record.backend)
@@ -816,20 +835,20 @@ infinirtError_t infinirtEventDestroy(infinirtEvent_t event) {
 }
 
 infinirtError_t infinirtEventElapsedTime(float* ms, infinirtEvent_t start, infinirtEvent_t end) {
-  return Guard(__func__, [&] {
-    if (ms == nullptr) return Fail(infinirtErrorInvalidValue, "{}: ms is NULL", __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    if (ms == nullptr) return Fail(infinirtErrorInvalidValue, "{}: ms is NULL", function_name);
     Runtime& runtime = Runtime::Get();
     ObjectRecord first, last;
-    if (auto e = ResolveObject(runtime.events(), start, "event", &first, __func__)) {
+    if (auto e = ResolveObject(runtime.events(), start, "event", &first, function_name)) {
       return e;
     }
-    if (auto e = ResolveObject(runtime.events(), end, "event", &last, __func__)) {
+    if (auto e = ResolveObject(runtime.events(), end, "event", &last, function_name)) {
       return e;
     }
     if (first.device != last.device) {
       return Fail(infinirtErrorInvalidResourceHandle,
-                  "{}: the events belong to different devices ({} and {})", __func__, first.device,
-                  last.device);
+                  "{}: the events belong to different devices ({} and {})", function_name,
+                  first.device, last.device);
     }
     return runtime.backend(first.backend)
         .table.EventElapsedTime(first.local_device, ms, first.plugin_handle, last.plugin_handle);
@@ -849,26 +868,26 @@ infinirtError_t GraphsNotSupported(const char* function) {
 
 infinirtError_t infinirtStreamBeginCapture(infinirtStream_t stream,
                                            enum infinirtStreamCaptureMode mode) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     (void)stream, (void)mode;
-    return GraphsNotSupported(__func__);
+    return GraphsNotSupported(function_name);
   });
 }
 
 infinirtError_t infinirtStreamEndCapture(infinirtStream_t stream, infinirtGraph_t* pGraph) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     (void)stream, (void)pGraph;
-    return GraphsNotSupported(__func__);
+    return GraphsNotSupported(function_name);
   });
 }
 
 infinirtError_t infinirtStreamIsCapturing(infinirtStream_t stream,
                                           enum infinirtStreamCaptureStatus* pCaptureStatus) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     StreamTarget target;
-    if (auto error = ResolveStream(Runtime::Get(), stream, &target, __func__)) return error;
+    if (auto error = ResolveStream(Runtime::Get(), stream, &target, function_name)) return error;
     if (pCaptureStatus == nullptr) {
-      return Fail(infinirtErrorInvalidValue, "{}: pCaptureStatus is NULL", __func__);
+      return Fail(infinirtErrorInvalidValue, "{}: pCaptureStatus is NULL", function_name);
     }
     return target.backend->table.StreamIsCapturing(target.local, target.stream, pCaptureStatus);
   });
@@ -876,9 +895,9 @@ infinirtError_t infinirtStreamIsCapturing(infinirtStream_t stream,
 
 infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infinirtGraph_t graph,
                                          unsigned long long flags) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     (void)pGraphExec, (void)graph, (void)flags;
-    return GraphsNotSupported(__func__);
+    return GraphsNotSupported(function_name);
   });
 }
 
@@ -888,23 +907,23 @@ infinirtError_t infinirtGraphInstantiateWithFlags(infinirtGraphExec_t* pGraphExe
 }
 
 infinirtError_t infinirtGraphLaunch(infinirtGraphExec_t graphExec, infinirtStream_t stream) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     (void)graphExec, (void)stream;
-    return GraphsNotSupported(__func__);
+    return GraphsNotSupported(function_name);
   });
 }
 
 infinirtError_t infinirtGraphExecDestroy(infinirtGraphExec_t graphExec) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     (void)graphExec;
-    return GraphsNotSupported(__func__);
+    return GraphsNotSupported(function_name);
   });
 }
 
 infinirtError_t infinirtGraphDestroy(infinirtGraph_t graph) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     (void)graph;
-    return GraphsNotSupported(__func__);
+    return GraphsNotSupported(function_name);
   });
 }
 
@@ -913,25 +932,25 @@ infinirtError_t infinirtGraphDestroy(infinirtGraph_t graph) {
 // ------------------------------------------------------------------------------------------
 
 infinirtError_t infinirtInit(void) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     if (Runtime::Get().devices().empty()) {
-      return Fail(infinirtErrorNoDevice, "{}: no backend contributed a device", __func__);
+      return Fail(infinirtErrorNoDevice, "{}: no backend contributed a device", function_name);
     }
     return infinirtSuccess;
   });
 }
 
 infinirtError_t infinirtFinalize(void) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char*) {
     Runtime::Finalize();
     return infinirtSuccess;
   });
 }
 
 infinirtError_t infinirtGetAllDeviceCount(int* count_array) {
-  return Guard(__func__, [&] {
+  return Guard(__func__, [&](const char* function_name) {
     if (count_array == nullptr) {
-      return Fail(infinirtErrorInvalidValue, "{}: count_array is NULL", __func__);
+      return Fail(infinirtErrorInvalidValue, "{}: count_array is NULL", function_name);
     }
     for (int type = 0; type < INFINI_DEVICE_TYPE_COUNT; ++type) count_array[type] = 0;
     for (const auto& device : Runtime::Get().devices()) ++count_array[device.type];
@@ -940,20 +959,21 @@ infinirtError_t infinirtGetAllDeviceCount(int* count_array) {
 }
 
 infinirtError_t infinirtDeviceGetType(infiniDevice_t* type, int device) {
-  return Guard(__func__, [&] {
-    if (type == nullptr) return Fail(infinirtErrorInvalidValue, "{}: type is NULL", __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    if (type == nullptr) return Fail(infinirtErrorInvalidValue, "{}: type is NULL", function_name);
     Target target;
-    if (auto error = DeviceTarget(Runtime::Get(), device, &target, __func__)) return error;
+    if (auto error = DeviceTarget(Runtime::Get(), device, &target, function_name)) return error;
     *type = target.backend->device_type;
     return infinirtSuccess;
   });
 }
 
 infinirtError_t infinirtDeviceGetOrdinal(int* device, infiniDevice_t type, int index) {
-  return Guard(__func__, [&] {
-    if (device == nullptr) return Fail(infinirtErrorInvalidValue, "{}: device is NULL", __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    if (device == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: device is NULL", function_name);
     if (static_cast<int>(type) < 0 || type >= INFINI_DEVICE_TYPE_COUNT) {
-      return Fail(infinirtErrorInvalidValue, "{}: {} is not a device type", __func__,
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not a device type", function_name,
                   static_cast<int>(type));
     }
     const auto& devices = Runtime::Get().devices();
@@ -965,26 +985,27 @@ infinirtError_t infinirtDeviceGetOrdinal(int* device, infiniDevice_t type, int i
         return infinirtSuccess;
       }
     }
-    return Fail(infinirtErrorInvalidDevice, "{}: there is no device {} of type {}", __func__, index,
-                static_cast<int>(type));
+    return Fail(infinirtErrorInvalidDevice, "{}: there is no device {} of type {}", function_name,
+                index, static_cast<int>(type));
   });
 }
 
 infinirtError_t infinirtGetBackendCount(int* count) {
-  return Guard(__func__, [&] {
-    if (count == nullptr) return Fail(infinirtErrorInvalidValue, "{}: count is NULL", __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    if (count == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: count is NULL", function_name);
     *count = static_cast<int>(Runtime::Get().listing().size());
     return infinirtSuccess;
   });
 }
 
 infinirtError_t infinirtGetBackendProperties(infinirtBackendProp* prop, int index) {
-  return Guard(__func__, [&] {
-    if (prop == nullptr) return Fail(infinirtErrorInvalidValue, "{}: prop is NULL", __func__);
+  return Guard(__func__, [&](const char* function_name) {
+    if (prop == nullptr) return Fail(infinirtErrorInvalidValue, "{}: prop is NULL", function_name);
     const auto& listing = Runtime::Get().listing();
     if (index < 0 || index >= static_cast<int>(listing.size())) {
-      return Fail(infinirtErrorInvalidValue, "{}: backend index {} is not in [0, {})", __func__,
-                  index, listing.size());
+      return Fail(infinirtErrorInvalidValue, "{}: backend index {} is not in [0, {})",
+                  function_name, index, listing.size());
     }
     *prop = listing[index];
     return infinirtSuccess;
