@@ -4,300 +4,33 @@
 #include <cstring>
 #include <new>
 
-#include "infinirt.h"
-#include "infinirt_plugin.h"
-#include "log.h"
-#include "runtime.h"
+#include "api_support.h"
 
-using infinirt::core::Allocation;
-using infinirt::core::Backend;
-using infinirt::core::Fail;
-using infinirt::core::HandleTable;
-using infinirt::core::Log;
-using infinirt::core::MemoryKind;
-using infinirt::core::ObjectRecord;
-using infinirt::core::Runtime;
+using namespace infinirt::core;       // NOLINT: this file implements the core's C API
+using namespace infinirt::core::api;  // NOLINT
 
 namespace {
 
-thread_local infinirtError_t tls_last_error = infinirtSuccess;
-
-// The calling thread's current device, valid for the runtime it was set in: after
-// infinirtFinalize every thread starts again from device 0, as in a fresh process.
-struct CurrentDevice {
-  uint64_t runtime_generation = 0;
-  int ordinal = 0;
-};
-thread_local CurrentDevice tls_current_device;
-
-int CurrentOrdinal(const Runtime& runtime) {
-  if (tls_current_device.runtime_generation != runtime.generation()) {
-    tls_current_device = CurrentDevice{runtime.generation(), 0};
-  }
-  return tls_current_device.ordinal;
-}
-
-// Runs an API function's body, handing it the function's name for log lines (inside a lambda,
-// __func__ would say "operator()"). NotReady answers a query; it is not a failure and does not
-// become the last error.
-template <class Body>
-infinirtError_t Guard(const char* function, Body&& body) {
-  infinirtError_t error;
-  try {
-    error = body(function);
-  } catch (const infinirt::core::RuntimeUnloading&) {
-    error =
-        Fail(infinirtErrorCudartUnloading, "{}: the runtime has been torn down at exit", function);
-  } catch (const std::bad_alloc&) {
-    error = Fail(infinirtErrorMemoryAllocation, "{}: out of host memory", function);
-  } catch (const std::exception& exception) {
-    Log().error("{}: internal error: {}", function, exception.what());
-    error = infinirtErrorUnknown;
-  } catch (...) {
-    Log().error("{}: internal error", function);
-    error = infinirtErrorUnknown;
-  }
-  if (error != infinirtSuccess && error != infinirtErrorNotReady) tls_last_error = error;
-  return error;
-}
-
-// A device resolved to its backend.
-struct Target {
-  Backend* backend = nullptr;
-  int backend_index = -1;
-  int device = -1;  // flat ordinal
-  int local = -1;   // the backend's own index
-};
-
-struct StreamTarget : Target {
-  void* stream = nullptr;  // the plugin's handle, or one of the special values
-};
-
-infinirtError_t DeviceTarget(Runtime& runtime, int device, Target* target, const char* function) {
-  const auto& devices = runtime.devices();
-  if (devices.empty()) return Fail(infinirtErrorNoDevice, "{}: no device is available", function);
-  if (device < 0 || device >= static_cast<int>(devices.size())) {
-    return Fail(infinirtErrorInvalidDevice, "{}: device {} is not in [0, {})", function, device,
-                devices.size());
-  }
-  target->backend_index = devices[device].backend;
-  target->backend = &runtime.backend(target->backend_index);
-  target->device = device;
-  target->local = devices[device].local_device;
-  return infinirtSuccess;
-}
-
-infinirtError_t CurrentTarget(Runtime& runtime, Target* target, const char* function) {
-  return DeviceTarget(runtime, CurrentOrdinal(runtime), target, function);
-}
-
-Target TargetOf(Runtime& runtime, const ObjectRecord& record) {
-  Target target;
-  target.backend_index = record.backend;
-  target.backend = &runtime.backend(record.backend);
-  target.device = record.device;
-  target.local = record.local_device;
-  return target;
-}
-
-Target TargetOf(Runtime& runtime, const Allocation& allocation) {
-  Target target;
-  target.backend_index = allocation.backend;
-  target.backend = &runtime.backend(allocation.backend);
-  target.device = allocation.device;
-  target.local = allocation.local_device;
-  return target;
-}
-
-uint64_t HandleValue(const void* handle) { return reinterpret_cast<uintptr_t>(handle); }
-
-infinirtError_t ResolveStream(Runtime& runtime, infinirtStream_t stream, StreamTarget* target,
-                              const char* function) {
-  const uint64_t value = HandleValue(stream);
-  if (value == 0 || value == HandleValue(infinirtStreamLegacy) ||
-      value == HandleValue(infinirtStreamPerThread)) {
-    if (infinirtError_t error = CurrentTarget(runtime, target, function)) return error;
-    target->stream = value == HandleValue(infinirtStreamPerThread)
-                         ? INFINIRT_PLUGIN_STREAM_PER_THREAD
-                         : INFINIRT_PLUGIN_STREAM_LEGACY;
-    return infinirtSuccess;
-  }
-  ObjectRecord record;
-  if (!runtime.streams().Lookup(value, &record)) {
-    return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live stream", function,
-                static_cast<const void*>(stream));
-  }
-  static_cast<Target&>(*target) = TargetOf(runtime, record);
-  target->stream = record.plugin_handle;
-  return infinirtSuccess;
-}
-
-infinirtError_t ResolveObject(HandleTable& table, const void* handle, const char* what,
-                              ObjectRecord* record, const char* function) {
-  if (!table.Lookup(HandleValue(handle), record)) {
-    return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live {}", function, handle,
-                what);
-  }
-  return infinirtSuccess;
-}
-
-// A plugin entry that takes (device, handle) and nothing else.
-using HandleEntry = infinirtError_t (*infinirtPluginTable::*)(int, void*);
-
-// Resolves a stream (special values included) and calls the owning backend's entry on it.
-infinirtError_t CallOnStream(infinirtStream_t stream, HandleEntry entry, const char* function) {
-  StreamTarget target;
-  if (auto error = ResolveStream(Runtime::Get(), stream, &target, function)) return error;
-  return (target.backend->table.*entry)(target.local, target.stream);
-}
-
-// Resolves an event and calls the owning backend's entry on it.
-infinirtError_t CallOnEvent(infinirtEvent_t event, HandleEntry entry, const char* function) {
-  Runtime& runtime = Runtime::Get();
-  ObjectRecord record;
-  if (auto error = ResolveObject(runtime.events(), event, "event", &record, function)) {
-    return error;
-  }
-  return (runtime.backend(record.backend).table.*entry)(record.local_device, record.plugin_handle);
-}
-
-// Registers a new object and hands out its handle; destroys the plugin object if the table
-// is full.
-template <class Handle, class DestroyEntry>
-infinirtError_t Publish(HandleTable& table, const Target& target, void* plugin_handle,
-                        unsigned int flags, Handle* out, DestroyEntry destroy,
-                        const char* function) {
-  ObjectRecord record;
-  record.backend = target.backend_index;
-  record.device = target.device;
-  record.local_device = target.local;
-  record.plugin_handle = plugin_handle;
-  record.flags = flags;
-  const uint64_t value = table.Insert(record);
-  if (value == 0) {
-    destroy(target.local, plugin_handle);
-    return Fail(infinirtErrorMemoryAllocation, "{}: too many live objects", function);
-  }
-  *out = reinterpret_cast<Handle>(static_cast<uintptr_t>(value));
-  return infinirtSuccess;
-}
-
-infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void* pointer,
-                                   size_t size, MemoryKind kind, const char* function) {
-  Allocation allocation;
-  allocation.base = reinterpret_cast<uintptr_t>(pointer);
-  allocation.size = size;
-  allocation.kind = kind;
-  allocation.backend = target.backend_index;
-  allocation.device = target.device;
-  allocation.local_device = target.local;
-  if (!runtime.allocations().Add(allocation)) {
-    Log().error("{}: backend '{}' returned {} which is already allocated", function,
-                target.backend->name, pointer);
-    return infinirtErrorUnknown;
-  }
-  return infinirtSuccess;
-}
-
-// Where the bytes of a copy or memset live.
-struct Span {
-  std::optional<Allocation> allocation;
-  bool on_device() const { return allocation && allocation->IsDeviceMemory(); }
-};
-
-infinirtError_t LookUpSpan(Runtime& runtime, const void* pointer, size_t count, const char* role,
-                           Span* span, const char* function) {
-  const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
-  span->allocation = runtime.allocations().Find(address);
-  if (span->allocation) {
-    const uintptr_t end = span->allocation->base + span->allocation->size;
-    if (count > end - address) {
-      return Fail(infinirtErrorInvalidValue,
-                  "{}: {} bytes at {} ({}) run past the end of its {}-byte allocation", function,
-                  count, pointer, role, span->allocation->size);
-    }
-  }
-  return infinirtSuccess;
-}
-
-enum infinirtMemcpyKind InferKind(const Span& dst, const Span& src) {
-  if (src.on_device()) {
-    return dst.on_device() ? infinirtMemcpyDeviceToDevice : infinirtMemcpyDeviceToHost;
-  }
-  return dst.on_device() ? infinirtMemcpyHostToDevice : infinirtMemcpyHostToHost;
-}
-
-// Validates a copy and finds the backend that performs it: the stream's for an asynchronous
-// copy, otherwise the owner of the device memory involved, otherwise the current device.
-infinirtError_t RouteCopy(Runtime& runtime, void* dst, const void* src, size_t count,
-                          enum infinirtMemcpyKind kind, const StreamTarget* stream, Target* target,
-                          enum infinirtMemcpyKind* resolved_kind, const char* function) {
-  if (static_cast<unsigned>(kind) > static_cast<unsigned>(infinirtMemcpyDefault)) {
-    return Fail(infinirtErrorInvalidMemcpyDirection, "{}: {} is not a memcpy kind", function,
-                static_cast<int>(kind));
-  }
-  if (dst == nullptr || src == nullptr) {
-    return Fail(infinirtErrorInvalidValue, "{}: {} pointer is NULL", function,
-                dst == nullptr ? "destination" : "source");
-  }
-  Span dst_span, src_span;
-  if (auto e = LookUpSpan(runtime, dst, count, "destination", &dst_span, function)) return e;
-  if (auto e = LookUpSpan(runtime, src, count, "source", &src_span, function)) return e;
-  const Span* device_sides[] = {&dst_span, &src_span};
-  for (const Span* side : device_sides) {
-    if (!side->on_device()) continue;
-    const int owner = side->allocation->backend;
-    const int performer = stream ? stream->backend_index
-                                 : (dst_span.on_device() ? dst_span.allocation->backend : owner);
-    if (owner != performer) {
-      return Fail(infinirtErrorNotSupported,
-                  "{}: copies between devices of different backends are not supported yet",
-                  function);
-    }
-  }
-  if (stream) {
-    *target = *stream;
-  } else if (dst_span.on_device()) {
-    *target = TargetOf(runtime, *dst_span.allocation);
-  } else if (src_span.on_device()) {
-    *target = TargetOf(runtime, *src_span.allocation);
-  } else if (auto error = CurrentTarget(runtime, target, function)) {
-    return error;
-  }
-  *resolved_kind = kind == infinirtMemcpyDefault ? InferKind(dst_span, src_span) : kind;
-  return infinirtSuccess;
-}
-
-// Validates a memset: the memory must be a known allocation the performing backend can reach.
-infinirtError_t RouteMemset(Runtime& runtime, void* pointer, size_t count,
-                            const StreamTarget* stream, Target* target, const char* function) {
-  if (pointer == nullptr) return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function);
-  Span span;
-  if (auto e = LookUpSpan(runtime, pointer, count, "memset target", &span, function)) return e;
-  if (!span.allocation) {
-    return Fail(infinirtErrorInvalidValue, "{}: {} was not allocated by InfiniRT", function,
-                pointer);
-  }
-  if (stream) {
-    if (span.on_device() && span.allocation->backend != stream->backend_index) {
-      return Fail(infinirtErrorNotSupported,
-                  "{}: memory of backend '{}' cannot be set from a stream of backend '{}'",
-                  function, runtime.backend(span.allocation->backend).name, stream->backend->name);
-    }
-    *target = *stream;
-  } else {
-    *target = TargetOf(runtime, *span.allocation);
-  }
-  return infinirtSuccess;
-}
-
+// Free and FreeHost. Free also accepts stream-ordered memory (freed at once, as cudaFree does,
+// without waiting) and graph-owned memory (released from its live state, see GraphMemory).
 infinirtError_t FreeRegistered(void* pointer, bool host, const char* function) {
   if (pointer == nullptr) return infinirtSuccess;
   Runtime& runtime = Runtime::Get();
+  if (auto error = runtime.captures().CheckUnsafeCall()) return error;
+  const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
+  if (!host) {
+    auto found = runtime.allocations().FindExact(address);
+    if (found && found->kind == MemoryKind::kGraph) {
+      if (runtime.graph_memory().Release(pointer)) return infinirtSuccess;
+      return Fail(infinirtErrorInvalidValue, "{}: graph memory {} is not live (already freed)",
+                  function, pointer);
+    }
+  }
   auto accept = [host](MemoryKind kind) {
-    return host ? kind == MemoryKind::kPinnedHost : kind != MemoryKind::kPinnedHost;
+    return host ? kind == MemoryKind::kPinnedHost
+                : kind == MemoryKind::kDevice || kind == MemoryKind::kStreamOrdered;
   };
-  auto removed = runtime.allocations().RemoveExact(reinterpret_cast<uintptr_t>(pointer), accept);
+  auto removed = runtime.allocations().RemoveExact(address, accept);
   if (!removed) {
     return Fail(infinirtErrorInvalidValue,
                 "{}: {} is not the start of a live {} allocation (unknown, interior, of another "
@@ -305,11 +38,77 @@ infinirtError_t FreeRegistered(void* pointer, bool host, const char* function) {
                 function, pointer, host ? "pinned host" : "device");
   }
   Backend& owner = runtime.backend(removed->backend);
-  const infinirtError_t error = host ? owner.table.FreeHost(removed->local_device, pointer)
-                                     : owner.table.Free(removed->local_device, pointer);
+  infinirtError_t error;
+  if (host) {
+    error = owner.table.FreeHost(removed->local_device, pointer);
+  } else if (removed->kind == MemoryKind::kStreamOrdered) {
+    error = owner.table.FreeAsync(removed->local_device, pointer, INFINIRT_PLUGIN_STREAM_LEGACY);
+  } else {
+    error = owner.table.Free(removed->local_device, pointer);
+  }
   // A refused free has no effect: the allocation stays live and can be freed later.
   if (error != infinirtSuccess) runtime.allocations().Add(*removed);
   return error;
+}
+
+// A plugin entry that takes (device, handle) and nothing else.
+using HandleEntry = infinirtError_t (*infinirtPluginTable::*)(int, void*);
+
+// Resolves a stream (special values included), applies capture's rules for synchronising or
+// querying it, and calls the owning backend's entry on it.
+infinirtError_t CallOnStream(infinirtStream_t stream, HandleEntry entry, bool synchronizes,
+                             const char* function) {
+  Runtime& runtime = Runtime::Get();
+  StreamTarget target;
+  if (auto error = ResolveStream(runtime, stream, &target, function)) return error;
+  if (auto error = runtime.captures().CheckStreamUse(target.ref, synchronizes)) return error;
+  return (target.backend->table.*entry)(target.local, target.stream);
+}
+
+// The same for an event.
+infinirtError_t CallOnEvent(infinirtEvent_t event, HandleEntry entry, bool synchronizes,
+                            const char* function) {
+  Runtime& runtime = Runtime::Get();
+  ObjectRecord record;
+  if (auto error = ResolveObject(runtime.events(), event, "event", &record, function)) {
+    return error;
+  }
+  if (auto error = runtime.captures().CheckEventUse(HandleValue(event), synchronizes)) {
+    return error;
+  }
+  return (runtime.backend(record.backend).table.*entry)(record.local_device, record.plugin_handle);
+}
+
+// Node makers for work recorded during stream capture.
+Captures::NodeMaker CopyNode(void* dst, const void* src, size_t count,
+                             enum infinirtMemcpyKind kind) {
+  return [=](GraphData&, GraphNode* node) {
+    node->desc.kind = INFINIRT_GRAPH_NODE_MEMCPY;
+    node->desc.params.copy.dst = dst;
+    node->desc.params.copy.src = src;
+    node->desc.params.copy.count = count;
+    node->desc.params.copy.kind = kind;
+    return infinirtSuccess;
+  };
+}
+
+Captures::NodeMaker SetNode(void* pointer, int value, size_t count) {
+  return [=](GraphData&, GraphNode* node) {
+    node->desc.kind = INFINIRT_GRAPH_NODE_MEMSET;
+    node->desc.params.set.ptr = pointer;
+    node->desc.params.set.value = value;
+    node->desc.params.set.count = count;
+    return infinirtSuccess;
+  };
+}
+
+Captures::NodeMaker HostNode(infinirtHostFn_t fn, void* user_data) {
+  return [=](GraphData&, GraphNode* node) {
+    node->desc.kind = INFINIRT_GRAPH_NODE_HOST;
+    node->desc.params.host.fn = fn;
+    node->desc.params.host.user_data = user_data;
+    return infinirtSuccess;
+  };
 }
 
 const char* ErrorName(infinirtError_t error) {
@@ -371,7 +170,7 @@ infinirtError_t infinirtSetDevice(int device) {
     Runtime& runtime = Runtime::Get();
     Target target;
     if (auto error = DeviceTarget(runtime, device, &target, function_name)) return error;
-    tls_current_device = CurrentDevice{runtime.generation(), device};
+    SetCurrentOrdinal(runtime, device);
     return infinirtSuccess;
   });
 }
@@ -391,8 +190,10 @@ infinirtError_t infinirtGetDevice(int* device) {
 
 infinirtError_t infinirtDeviceSynchronize(void) {
   return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
     Target target;
-    if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
+    if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
+    if (auto error = runtime.captures().CheckDeviceSynchronize(target.device)) return error;
     return target.backend->table.DeviceSynchronize(target.local);
   });
 }
@@ -402,6 +203,7 @@ infinirtError_t infinirtDeviceReset(void) {
     Runtime& runtime = Runtime::Get();
     Target target;
     if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
+    if (auto error = runtime.captures().CheckUnsafeCall()) return error;
     if (auto error = runtime.ReleaseDeviceObjects(target.device)) return error;
     return target.backend->table.DeviceReset(target.local);
   });
@@ -465,12 +267,12 @@ infinirtError_t infinirtDriverGetVersion(int* driverVersion) {
 // ------------------------------------------------------------------------------------------
 
 infinirtError_t infinirtGetLastError(void) {
-  const infinirtError_t error = tls_last_error;
-  tls_last_error = infinirtSuccess;
+  const infinirtError_t error = LastError();
+  LastError() = infinirtSuccess;
   return error;
 }
 
-infinirtError_t infinirtPeekAtLastError(void) { return tls_last_error; }
+infinirtError_t infinirtPeekAtLastError(void) { return LastError(); }
 
 const char* infinirtGetErrorName(infinirtError_t error) {
   const char* name = ErrorName(error);
@@ -493,6 +295,7 @@ infinirtError_t infinirtMalloc(void** devPtr, size_t size) {
     Runtime& runtime = Runtime::Get();
     Target target;
     if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
+    if (auto error = runtime.captures().CheckUnsafeCall()) return error;
     *devPtr = nullptr;
     if (size == 0) return infinirtSuccess;
     void* pointer = nullptr;
@@ -500,7 +303,7 @@ infinirtError_t infinirtMalloc(void** devPtr, size_t size) {
     if (pointer == nullptr) {
       return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function_name);
     }
-    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kDevice,
+    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kDevice, 0,
                                         function_name)) {
       return error;
     }
@@ -527,6 +330,7 @@ infinirtError_t infinirtHostAlloc(void** pHost, size_t size, unsigned int flags)
     Runtime& runtime = Runtime::Get();
     Target target;
     if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
+    if (auto error = runtime.captures().CheckUnsafeCall()) return error;
     *pHost = nullptr;
     if (size == 0) return infinirtSuccess;
     void* pointer = nullptr;
@@ -536,7 +340,7 @@ infinirtError_t infinirtHostAlloc(void** pHost, size_t size, unsigned int flags)
     if (pointer == nullptr) {
       return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function_name);
     }
-    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kPinnedHost,
+    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kPinnedHost, 0,
                                         function_name)) {
       return error;
     }
@@ -552,22 +356,6 @@ infinirtError_t infinirtMallocHost(void** ptr, size_t size) {
 infinirtError_t infinirtFreeHost(void* ptr) {
   return Guard(__func__, [&](const char* function_name) {
     return FreeRegistered(ptr, /*host=*/true, function_name);
-  });
-}
-
-infinirtError_t infinirtMallocAsync(void** devPtr, size_t size, infinirtStream_t hStream) {
-  return Guard(__func__, [&](const char* function_name) {
-    (void)devPtr, (void)size, (void)hStream;
-    return Fail(infinirtErrorNotSupported, "{}: stream-ordered allocation is not supported yet",
-                function_name);
-  });
-}
-
-infinirtError_t infinirtFreeAsync(void* devPtr, infinirtStream_t hStream) {
-  return Guard(__func__, [&](const char* function_name) {
-    (void)devPtr, (void)hStream;
-    return Fail(infinirtErrorNotSupported, "{}: stream-ordered allocation is not supported yet",
-                function_name);
   });
 }
 
@@ -594,6 +382,8 @@ infinirtError_t infinirtMemcpy(void* dst, const void* src, size_t count,
             RouteCopy(runtime, dst, src, count, kind, nullptr, &target, &resolved, function_name)) {
       return error;
     }
+    if (auto error = runtime.captures().CheckLegacyUse(target.device)) return error;
+    if (auto error = runtime.captures().CheckUnsafeCall()) return error;
     return target.backend->table.Memcpy(target.local, dst, src, count, resolved);
   });
 }
@@ -611,6 +401,11 @@ infinirtError_t infinirtMemcpyAsync(void* dst, const void* src, size_t count,
                                function_name)) {
       return error;
     }
+    infinirtError_t captured;
+    if (runtime.captures().Record(stream_target.ref, CopyNode(dst, src, count, resolved),
+                                  &captured)) {
+      return captured;
+    }
     // A host-to-host copy is synchronous with respect to the host (CUDA); the plugin ABI makes
     // that the plugin's job, since only it can refuse before enqueuing (in a host function).
     return stream_target.backend->table.MemcpyAsync(stream_target.local, dst, src, count, resolved,
@@ -623,8 +418,11 @@ infinirtError_t infinirtMemset(void* devPtr, int value, size_t count) {
     Runtime& runtime = Runtime::Get();
     if (count == 0) return infinirtSuccess;
     Target target;
-    if (auto error = RouteMemset(runtime, devPtr, count, nullptr, &target, function_name))
+    if (auto error = RouteMemset(runtime, devPtr, count, nullptr, &target, function_name)) {
       return error;
+    }
+    if (auto error = runtime.captures().CheckLegacyUse(target.device)) return error;
+    if (auto error = runtime.captures().CheckUnsafeCall()) return error;
     return target.backend->table.Memset(target.local, devPtr, value, count);
   });
 }
@@ -639,6 +437,10 @@ infinirtError_t infinirtMemsetAsync(void* devPtr, int value, size_t count,
     Target target;
     if (auto error = RouteMemset(runtime, devPtr, count, &stream_target, &target, function_name)) {
       return error;
+    }
+    infinirtError_t captured;
+    if (runtime.captures().Record(stream_target.ref, SetNode(devPtr, value, count), &captured)) {
+      return captured;
     }
     return stream_target.backend->table.MemsetAsync(stream_target.local, devPtr, value, count,
                                                     stream_target.stream);
@@ -707,6 +509,13 @@ infinirtError_t infinirtStreamDestroy(infinirtStream_t stream) {
       return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live stream", function_name,
                   static_cast<void*>(stream));
     }
+    StreamRef ref;
+    ref.handle = HandleValue(stream);
+    ref.blocking = !(record.flags & infinirtStreamNonBlocking);
+    ref.device = record.device;
+    std::vector<uint64_t> retired;
+    runtime.captures().StreamDestroyed(ref, &retired);
+    for (uint64_t graph : retired) runtime.RetireGraphHandle(graph);
     return runtime.backend(record.backend)
         .table.StreamDestroy(record.local_device, record.plugin_handle);
   });
@@ -714,13 +523,15 @@ infinirtError_t infinirtStreamDestroy(infinirtStream_t stream) {
 
 infinirtError_t infinirtStreamSynchronize(infinirtStream_t stream) {
   return Guard(__func__, [&](const char* function_name) {
-    return CallOnStream(stream, &infinirtPluginTable::StreamSynchronize, function_name);
+    return CallOnStream(stream, &infinirtPluginTable::StreamSynchronize, /*synchronizes=*/true,
+                        function_name);
   });
 }
 
 infinirtError_t infinirtStreamQuery(infinirtStream_t stream) {
   return Guard(__func__, [&](const char* function_name) {
-    return CallOnStream(stream, &infinirtPluginTable::StreamQuery, function_name);
+    return CallOnStream(stream, &infinirtPluginTable::StreamQuery, /*synchronizes=*/false,
+                        function_name);
   });
 }
 
@@ -742,6 +553,11 @@ infinirtError_t infinirtStreamWaitEvent(infinirtStream_t stream, infinirtEvent_t
       return Fail(infinirtErrorNotSupported,
                   "{}: waiting on an event of another backend is not supported yet", function_name);
     }
+    infinirtError_t captured;
+    if (runtime.captures().WaitEvent(target.ref, HandleValue(event), event_record.plugin_handle,
+                                     flags, &captured)) {
+      return captured;
+    }
     return target.backend->table.StreamWaitEvent(target.local, target.stream,
                                                  event_record.plugin_handle, flags);
   });
@@ -750,9 +566,12 @@ infinirtError_t infinirtStreamWaitEvent(infinirtStream_t stream, infinirtEvent_t
 infinirtError_t infinirtLaunchHostFunc(infinirtStream_t stream, infinirtHostFn_t fn,
                                        void* userData) {
   return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
     StreamTarget target;
-    if (auto error = ResolveStream(Runtime::Get(), stream, &target, function_name)) return error;
+    if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
     if (fn == nullptr) return Fail(infinirtErrorInvalidValue, "{}: fn is NULL", function_name);
+    infinirtError_t captured;
+    if (runtime.captures().Record(target.ref, HostNode(fn, userData), &captured)) return captured;
     return target.backend->table.LaunchHostFunc(target.local, target.stream, fn, userData);
   });
 }
@@ -805,19 +624,26 @@ infinirtError_t infinirtEventRecord(infinirtEvent_t event, infinirtStream_t stre
                   "{}: the event belongs to device {} and the stream to device {}", function_name,
                   record.device, target.device);
     }
+    infinirtError_t captured;
+    if (runtime.captures().RecordEvent(target.ref, HandleValue(event), &captured)) {
+      return captured;
+    }
+    runtime.captures().ForgetEvent(HandleValue(event));  // it stands for real work again
     return target.backend->table.EventRecord(target.local, record.plugin_handle, target.stream);
   });
 }
 
 infinirtError_t infinirtEventQuery(infinirtEvent_t event) {
   return Guard(__func__, [&](const char* function_name) {
-    return CallOnEvent(event, &infinirtPluginTable::EventQuery, function_name);
+    return CallOnEvent(event, &infinirtPluginTable::EventQuery, /*synchronizes=*/false,
+                       function_name);
   });
 }
 
 infinirtError_t infinirtEventSynchronize(infinirtEvent_t event) {
   return Guard(__func__, [&](const char* function_name) {
-    return CallOnEvent(event, &infinirtPluginTable::EventSynchronize, function_name);
+    return CallOnEvent(event, &infinirtPluginTable::EventSynchronize, /*synchronizes=*/true,
+                       function_name);
   });
 }
 
@@ -829,6 +655,7 @@ infinirtError_t infinirtEventDestroy(infinirtEvent_t event) {
       return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live event", function_name,
                   static_cast<void*>(event));
     }
+    runtime.captures().ForgetEvent(HandleValue(event));
     return runtime.backend(record.backend)
         .table.EventDestroy(record.local_device, record.plugin_handle);
   });
@@ -850,80 +677,10 @@ infinirtError_t infinirtEventElapsedTime(float* ms, infinirtEvent_t start, infin
                   "{}: the events belong to different devices ({} and {})", function_name,
                   first.device, last.device);
     }
+    if (auto e = runtime.captures().CheckEventUse(HandleValue(start), false)) return e;
+    if (auto e = runtime.captures().CheckEventUse(HandleValue(end), false)) return e;
     return runtime.backend(first.backend)
         .table.EventElapsedTime(first.local_device, ms, first.plugin_handle, last.plugin_handle);
-  });
-}
-
-// ------------------------------------------------------------------------------------------
-// Stream capture and graphs
-// ------------------------------------------------------------------------------------------
-
-namespace {
-infinirtError_t GraphsNotSupported(const char* function) {
-  return Fail(infinirtErrorNotSupported, "{}: stream capture and graphs are not supported yet",
-              function);
-}
-}  // namespace
-
-infinirtError_t infinirtStreamBeginCapture(infinirtStream_t stream,
-                                           enum infinirtStreamCaptureMode mode) {
-  return Guard(__func__, [&](const char* function_name) {
-    (void)stream, (void)mode;
-    return GraphsNotSupported(function_name);
-  });
-}
-
-infinirtError_t infinirtStreamEndCapture(infinirtStream_t stream, infinirtGraph_t* pGraph) {
-  return Guard(__func__, [&](const char* function_name) {
-    (void)stream, (void)pGraph;
-    return GraphsNotSupported(function_name);
-  });
-}
-
-infinirtError_t infinirtStreamIsCapturing(infinirtStream_t stream,
-                                          enum infinirtStreamCaptureStatus* pCaptureStatus) {
-  return Guard(__func__, [&](const char* function_name) {
-    StreamTarget target;
-    if (auto error = ResolveStream(Runtime::Get(), stream, &target, function_name)) return error;
-    if (pCaptureStatus == nullptr) {
-      return Fail(infinirtErrorInvalidValue, "{}: pCaptureStatus is NULL", function_name);
-    }
-    return target.backend->table.StreamIsCapturing(target.local, target.stream, pCaptureStatus);
-  });
-}
-
-infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infinirtGraph_t graph,
-                                         unsigned long long flags) {
-  return Guard(__func__, [&](const char* function_name) {
-    (void)pGraphExec, (void)graph, (void)flags;
-    return GraphsNotSupported(function_name);
-  });
-}
-
-infinirtError_t infinirtGraphInstantiateWithFlags(infinirtGraphExec_t* pGraphExec,
-                                                  infinirtGraph_t graph, unsigned long long flags) {
-  return infinirtGraphInstantiate(pGraphExec, graph, flags);
-}
-
-infinirtError_t infinirtGraphLaunch(infinirtGraphExec_t graphExec, infinirtStream_t stream) {
-  return Guard(__func__, [&](const char* function_name) {
-    (void)graphExec, (void)stream;
-    return GraphsNotSupported(function_name);
-  });
-}
-
-infinirtError_t infinirtGraphExecDestroy(infinirtGraphExec_t graphExec) {
-  return Guard(__func__, [&](const char* function_name) {
-    (void)graphExec;
-    return GraphsNotSupported(function_name);
-  });
-}
-
-infinirtError_t infinirtGraphDestroy(infinirtGraph_t graph) {
-  return Guard(__func__, [&](const char* function_name) {
-    (void)graph;
-    return GraphsNotSupported(function_name);
   });
 }
 

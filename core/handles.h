@@ -12,7 +12,13 @@
 
 namespace infinirt::core {
 
-enum class HandleKind : uint64_t { kStream = 1, kEvent = 2, kGraph = 3, kGraphExec = 4 };
+enum class HandleKind : uint64_t {
+  kStream = 1,
+  kEvent = 2,
+  kGraph = 3,
+  kGraphExec = 4,
+  kMemPool = 5
+};
 
 // What the core remembers about a stream, event, graph or graph exec.
 struct ObjectRecord {

@@ -23,9 +23,10 @@
 namespace infinirt::core {
 
 enum class MemoryKind {
-  kDevice,        // infinirtMalloc
-  kPinnedHost,    // infinirtMallocHost / infinirtHostAlloc
-  kStreamOrdered  // infinirtMallocAsync
+  kDevice,         // infinirtMalloc
+  kPinnedHost,     // infinirtMallocHost / infinirtHostAlloc
+  kStreamOrdered,  // infinirtMallocAsync
+  kGraph           // infinirtMallocAsync during capture: owned by the graph (owner = graph id)
 };
 
 struct Allocation {
@@ -35,6 +36,7 @@ struct Allocation {
   int backend = -1;       // index in Runtime::backends()
   int device = -1;        // flat ordinal
   int local_device = -1;  // the backend's own device index
+  uint64_t owner = 0;     // kGraph: the id of the graph that owns the memory
 
   bool Contains(uintptr_t address) const { return address - base < size; }
   bool IsDeviceMemory() const { return kind != MemoryKind::kPinnedHost; }

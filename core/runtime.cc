@@ -153,21 +153,30 @@ infinirtError_t Runtime::ReleaseDeviceObjects(int device) {
   const DeviceEntry entry = devices_[device];
   Backend& owner = *backends_[entry.backend];
   if (auto error = owner.table.DeviceSynchronize(entry.local_device)) return error;
+  std::vector<uint64_t> retired;
+  captures_.DiscardDevice(device, &retired);
+  for (uint64_t handle : retired) RetireGraphHandle(handle);
   auto on_device = [&](const ObjectRecord& record) { return record.device == device; };
-  auto release_all = [&](HandleTable& table, auto destroy_entry) {
+  auto release_all = [&](HandleTable& table, auto destroy) {
     ObjectRecord record;
     for (const auto& live : table.Snapshot(on_device)) {
-      if (table.Remove(live.first, &record))
-        destroy_entry(record.local_device, record.plugin_handle);
+      if (table.Remove(live.first, &record)) destroy(record);
     }
   };
+  auto plugin_entry = [&](auto entry) {
+    return [&owner, entry](const ObjectRecord& record) {
+      (owner.table.*entry)(record.local_device, record.plugin_handle);
+    };
+  };
   // Execs before graphs, events before streams: a dependent goes before what it depends on.
-  release_all(graph_execs_, owner.table.GraphExecDestroy);
-  release_all(graphs_, owner.table.GraphDestroy);
-  release_all(events_, owner.table.EventDestroy);
-  release_all(streams_, owner.table.StreamDestroy);
+  release_all(graph_execs_, [this](const ObjectRecord& record) { DestroyExec(record); });
+  release_all(graphs_, [this](const ObjectRecord& record) { DestroyGraph(record); });
+  release_all(events_, plugin_entry(&infinirtPluginTable::EventDestroy));
+  release_all(streams_, plugin_entry(&infinirtPluginTable::StreamDestroy));
+  // Stream-ordered allocations survive a device reset (CUDA); graph memory goes with its graph.
   const auto allocations = allocations_.Snapshot([&](const Allocation& a) {
-    return a.device == device && a.kind != MemoryKind::kStreamOrdered;
+    return a.device == device &&
+           (a.kind == MemoryKind::kDevice || a.kind == MemoryKind::kPinnedHost);
   });
   for (const Allocation& allocation : allocations) {
     auto removed = allocations_.RemoveExact(allocation.base, [](MemoryKind) { return true; });
@@ -182,17 +191,54 @@ infinirtError_t Runtime::ReleaseDeviceObjects(int device) {
   return infinirtSuccess;
 }
 
+void Runtime::DestroyGraph(const ObjectRecord& record) {
+  delete static_cast<GraphHolder*>(record.plugin_handle);
+}
+
+void Runtime::DestroyExec(const ObjectRecord& record) {
+  auto* exec = static_cast<ExecData*>(record.plugin_handle);
+  Backend& owner = *backends_[record.backend];
+  if (exec->plugin_exec) owner.table.GraphExecDestroy(record.local_device, exec->plugin_exec);
+  if (exec->order_event) owner.table.EventDestroy(record.local_device, exec->order_event);
+  {
+    std::lock_guard<std::mutex> lock(exec->graph->exec_mutex());
+    --exec->graph->live_execs;
+  }
+  graph_memory_.Release(exec->graph->AllocationsLeftLive());
+  delete exec;
+}
+
+void Runtime::RetireGraphHandle(uint64_t handle) {
+  ObjectRecord record;
+  if (graphs_.Remove(handle, &record)) DestroyGraph(record);
+}
+
+uint64_t Runtime::MemPoolHandle(int device) {
+  std::lock_guard<std::mutex> lock(mem_pool_mutex_);
+  if (mem_pool_handles_.size() < devices_.size()) mem_pool_handles_.resize(devices_.size(), 0);
+  uint64_t& handle = mem_pool_handles_[device];
+  if (handle == 0) {
+    ObjectRecord record;
+    record.backend = devices_[device].backend;
+    record.device = device;
+    record.local_device = devices_[device].local_device;
+    handle = mem_pools_.Insert(record);
+  }
+  return handle;
+}
+
 Runtime::~Runtime() {
   // Everything the program left behind is released, device by device, before the plugins go.
   for (size_t device = 0; device < devices_.size(); ++device) {
     ReleaseDeviceObjects(static_cast<int>(device));
   }
-  // Stream-ordered allocations survive a device reset but not finalize.
-  for (const Allocation& allocation :
-       allocations_.Snapshot([](const Allocation&) { return true; })) {
+  // Stream-ordered allocations survive a device reset but not finalize: back to their pools.
+  for (const Allocation& allocation : allocations_.Snapshot(
+           [](const Allocation& a) { return a.kind == MemoryKind::kStreamOrdered; })) {
     if (allocations_.RemoveExact(allocation.base, [](MemoryKind) { return true; })) {
       Backend& owner = *backends_[allocation.backend];
-      owner.table.Free(allocation.local_device, reinterpret_cast<void*>(allocation.base));
+      owner.table.FreeAsync(allocation.local_device, reinterpret_cast<void*>(allocation.base),
+                            INFINIRT_PLUGIN_STREAM_LEGACY);
     }
   }
   // Backends' destructors finalize and unload the plugins, last loaded first.

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "backend.h"
+#include "capture.h"
 #include "config.h"
+#include "graph.h"
 #include "handles.h"
 #include "infinirt.h"
 #include "registry.h"
@@ -50,7 +52,18 @@ class Runtime {
   HandleTable& events() { return events_; }
   HandleTable& graphs() { return graphs_; }
   HandleTable& graph_execs() { return graph_execs_; }
+  HandleTable& mem_pools() { return mem_pools_; }
   AllocationRegistry& allocations() { return allocations_; }
+  Captures& captures() { return captures_; }
+  GraphMemory& graph_memory() { return graph_memory_; }
+
+  // Graphs and execs are core objects (graph.h); these release one from its record.
+  void DestroyGraph(const ObjectRecord& record);
+  void DestroyExec(const ObjectRecord& record);
+  // Removes a graph handle handed out during a capture that ended without a graph.
+  void RetireGraphHandle(uint64_t handle);
+  // The handle of a device's default memory pool, created on first use.
+  uint64_t MemPoolHandle(int device);
 
   // Waits for a device's work, then releases every stream, event, graph and allocation of the
   // device that the core knows (stream-ordered allocations excepted), as infinirtDeviceReset.
@@ -82,7 +95,12 @@ class Runtime {
   HandleTable events_{HandleKind::kEvent};
   HandleTable graphs_{HandleKind::kGraph};
   HandleTable graph_execs_{HandleKind::kGraphExec};
+  HandleTable mem_pools_{HandleKind::kMemPool};
+  std::mutex mem_pool_mutex_;
+  std::vector<uint64_t> mem_pool_handles_;  // by device; 0 until asked for
   AllocationRegistry allocations_;
+  Captures captures_;
+  GraphMemory graph_memory_;
 };
 
 }  // namespace infinirt::core

@@ -251,6 +251,22 @@ enum infinirtGraphInstantiateFlags INFINIRT_ENUM_BASE {
   infinirtGraphInstantiateFlagUseNodePriority = 8
 };
 
+enum infinirtMemPoolAttr INFINIRT_ENUM_BASE {
+  infinirtMemPoolReuseFollowEventDependencies = 0x1,
+  infinirtMemPoolReuseAllowOpportunistic = 0x2,
+  infinirtMemPoolReuseAllowInternalDependencies = 0x3,
+  infinirtMemPoolAttrReleaseThreshold = 0x4,
+  infinirtMemPoolAttrReservedMemCurrent = 0x5,
+  infinirtMemPoolAttrReservedMemHigh = 0x6,
+  infinirtMemPoolAttrUsedMemCurrent = 0x7,
+  infinirtMemPoolAttrUsedMemHigh = 0x8
+};
+
+typedef enum infinirtGraphDependencyType_enum INFINIRT_ENUM_BASE {
+  infinirtGraphDependencyTypeDefault = 0,
+  infinirtGraphDependencyTypeProgrammatic = 1
+} infinirtGraphDependencyType;
+
 /* Device attributes: every non-reserved cudaDeviceAttr of CUDA 13. X(name without the
  * "infinirt" prefix, value): X(DevAttrWarpSize, 10) is infinirtDevAttrWarpSize = 10. */
 #define INFINIRT_DEVICE_ATTR_LIST(X)                    \
@@ -426,6 +442,16 @@ typedef struct infinirtEvent_st* infinirtEvent_t;
 typedef struct infinirtGraph_st* infinirtGraph_t;
 typedef struct infinirtGraphExec_st* infinirtGraphExec_t;
 typedef struct infinirtGraphNode_st* infinirtGraphNode_t;
+typedef struct infinirtMemPool_st* infinirtMemPool_t;
+
+/* Annotation of a graph edge, as cudaGraphEdgeData; InfiniRT's edges are all plain
+ * dependencies (every field zero). */
+typedef struct infinirtGraphEdgeData_st {
+  unsigned char from_port;
+  unsigned char to_port;
+  unsigned char type;
+  unsigned char reserved[5];
+} infinirtGraphEdgeData;
 
 /* The legacy default stream (same as 0) and the calling thread's per-thread default stream. */
 #define infinirtStreamLegacy ((infinirtStream_t)0x1)
@@ -555,6 +581,14 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, MallocAsync, (void** devPtr, size_t size, infinirtStream_t hStream))          \
   X(infinirtError_t, FreeAsync, (void* devPtr, infinirtStream_t hStream))                          \
   X(infinirtError_t, MemGetInfo, (size_t * free, size_t * total))                                  \
+  /* The device's pool for MallocAsync: its attributes give usage statistics and set the           \
+     release threshold. */                                                                         \
+  X(infinirtError_t, DeviceGetDefaultMemPool, (infinirtMemPool_t * memPool, int device))           \
+  X(infinirtError_t, MemPoolGetAttribute,                                                          \
+    (infinirtMemPool_t memPool, enum infinirtMemPoolAttr attr, void* value))                       \
+  X(infinirtError_t, MemPoolSetAttribute,                                                          \
+    (infinirtMemPool_t memPool, enum infinirtMemPoolAttr attr, void* value))                       \
+  X(infinirtError_t, MemPoolTrimTo, (infinirtMemPool_t memPool, size_t minBytesToKeep))            \
   X(infinirtError_t, Memcpy,                                                                       \
     (void* dst, const void* src, size_t count, enum infinirtMemcpyKind kind))                      \
   X(infinirtError_t, MemcpyAsync,                                                                  \
@@ -589,6 +623,15 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, StreamEndCapture, (infinirtStream_t stream, infinirtGraph_t * pGraph))        \
   X(infinirtError_t, StreamIsCapturing,                                                            \
     (infinirtStream_t stream, enum infinirtStreamCaptureStatus * pCaptureStatus))                  \
+  /* The graph, id and current dependencies of a capture. The node handles identify nodes of       \
+     the capture graph; the arrays stay valid until the next call on the stream. */                \
+  X(infinirtError_t, StreamGetCaptureInfo,                                                         \
+    (infinirtStream_t stream, enum infinirtStreamCaptureStatus * captureStatus_out,                \
+     unsigned long long* id_out INFINIRT_DV(0), infinirtGraph_t* graph_out INFINIRT_DV(0),         \
+     const infinirtGraphNode_t** dependencies_out INFINIRT_DV(0),                                  \
+     const infinirtGraphEdgeData** edgeData_out INFINIRT_DV(0),                                    \
+     size_t* numDependencies_out INFINIRT_DV(0)))                                                  \
+  X(infinirtError_t, ThreadExchangeStreamCaptureMode, (enum infinirtStreamCaptureMode * mode))     \
   X(infinirtError_t, GraphInstantiate,                                                             \
     (infinirtGraphExec_t * pGraphExec, infinirtGraph_t graph,                                      \
      unsigned long long flags INFINIRT_DV(0)))                                                     \

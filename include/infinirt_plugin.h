@@ -13,6 +13,12 @@
  * Plugins never link the core or spdlog; they log through the host table handed to Initialize.
  * No C++ exception may leave an entry point.
  *
+ * Stream capture is the core's: while a stream captures, the core records the work into a graph
+ * and no entry sees it. GraphInstantiate receives the captured nodes; a plugin that leaves it
+ * NULL still runs graphs, because the core then replays the nodes through the ordinary
+ * asynchronous entries. GraphLaunch must order the work after prior work in the stream and
+ * after the previous launch of the same exec.
+ *
  * MemcpyAsync with kind infinirtMemcpyHostToHost must return with the copy done, as CUDA makes
  * host-to-host copies synchronous; where that is impossible (inside a host function) it refuses
  * before enqueuing anything.
@@ -38,7 +44,6 @@ extern "C" {
 
 typedef void* infinirtPluginStream_t;
 typedef void* infinirtPluginEvent_t;
-typedef void* infinirtPluginGraph_t;
 typedef void* infinirtPluginGraphExec_t;
 
 #define INFINIRT_PLUGIN_STREAM_LEGACY ((infinirtPluginStream_t)0x1)
@@ -72,6 +77,48 @@ typedef struct infinirtPluginInfo {
   int runtime_missing;        /* nonzero when the vendor runtime could not be loaded */
   char reason[2048];          /* why the plugin has no devices, if it has none */
 } infinirtPluginInfo;
+
+/* A node of a graph the core captured, handed to GraphInstantiate. The nodes come in an order
+ * where every dependency precedes its dependent; dependencies index earlier nodes. */
+typedef enum INFINIRT_ENUM_BASE {
+  INFINIRT_GRAPH_NODE_EMPTY = 0,     /* ordering only */
+  INFINIRT_GRAPH_NODE_MEMCPY = 1,    /* params.copy */
+  INFINIRT_GRAPH_NODE_MEMSET = 2,    /* params.set */
+  INFINIRT_GRAPH_NODE_HOST = 3,      /* params.host */
+  INFINIRT_GRAPH_NODE_MEM_ALLOC = 4, /* params.memory: memory owned by the graph becomes live */
+  INFINIRT_GRAPH_NODE_MEM_FREE = 5,  /* params.memory: ... and is released again */
+  INFINIRT_GRAPH_NODE_EVENT_WAIT = 6 /* params.wait: waits for the event's latest record */
+} infinirtPluginGraphNodeKind_t;
+
+typedef struct infinirtPluginGraphNode {
+  infinirtPluginGraphNodeKind_t kind;
+  const uint32_t* dependencies;
+  size_t dependency_count;
+  union {
+    struct {
+      void* dst;
+      const void* src;
+      size_t count;
+      enum infinirtMemcpyKind kind; /* resolved: never infinirtMemcpyDefault */
+    } copy;
+    struct {
+      void* ptr;
+      int value;
+      size_t count;
+    } set;
+    struct {
+      infinirtHostFn_t fn;
+      void* user_data;
+    } host;
+    struct {
+      void* ptr;
+      size_t size;
+    } memory;
+    struct {
+      infinirtPluginEvent_t event;
+    } wait;
+  } params;
+} infinirtPluginGraphNode;
 
 /* The one list of plugin entry points: X(name, parameter list). Every entry returns
  * infinirtError_t. Append only. */
@@ -112,16 +159,14 @@ typedef struct infinirtPluginInfo {
   X(EventSynchronize, (int device, infinirtPluginEvent_t event))                                  \
   X(EventElapsedTime,                                                                             \
     (int device, float* ms, infinirtPluginEvent_t start, infinirtPluginEvent_t end))              \
-  X(StreamBeginCapture,                                                                           \
-    (int device, infinirtPluginStream_t stream, enum infinirtStreamCaptureMode mode))             \
-  X(StreamEndCapture, (int device, infinirtPluginStream_t stream, infinirtPluginGraph_t* graph))  \
-  X(StreamIsCapturing,                                                                            \
-    (int device, infinirtPluginStream_t stream, enum infinirtStreamCaptureStatus* status))        \
-  X(GraphInstantiate, (int device, infinirtPluginGraphExec_t* exec, infinirtPluginGraph_t graph,  \
-                       unsigned long long flags))                                                 \
+  X(MemPoolGetAttribute, (int device, enum infinirtMemPoolAttr attr, void* value))                \
+  X(MemPoolSetAttribute, (int device, enum infinirtMemPoolAttr attr, void* value))                \
+  X(MemPoolTrimTo, (int device, size_t min_bytes_to_keep))                                        \
+  X(GraphInstantiate,                                                                             \
+    (int device, infinirtPluginGraphExec_t* exec, const infinirtPluginGraphNode* nodes,           \
+     size_t node_count, unsigned long long flags))                                                \
   X(GraphLaunch, (int device, infinirtPluginGraphExec_t exec, infinirtPluginStream_t stream))     \
-  X(GraphExecDestroy, (int device, infinirtPluginGraphExec_t exec))                               \
-  X(GraphDestroy, (int device, infinirtPluginGraph_t graph))
+  X(GraphExecDestroy, (int device, infinirtPluginGraphExec_t exec))
 
 #define INFINIRT_PLUGIN_FIELD_(name, params) infinirtError_t(*name) params;
 

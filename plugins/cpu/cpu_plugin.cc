@@ -14,7 +14,9 @@
 
 #include "device_info.h"
 #include "engine.h"
+#include "graph_exec.h"
 #include "infinirt_plugin.h"
+#include "memory_pool.h"
 
 namespace infinirt::cpu {
 namespace {
@@ -28,7 +30,8 @@ struct PluginState {
   uint64_t epoch = 0;
   int worker_threads = 0;
   std::unique_ptr<WorkerPool> pool;
-  std::shared_ptr<Device> device;  // the CPU is one device
+  std::shared_ptr<Device> device;           // the CPU is one device
+  std::unique_ptr<MemoryPool> memory_pool;  // for MallocAsync
 };
 
 PluginState* g_state = nullptr;
@@ -135,6 +138,7 @@ infinirtError_t Initialize(const infinirtPluginHost* host) {
     state->pool = std::make_unique<WorkerPool>(state->worker_threads);
     state->device = std::make_shared<Device>(state->pool.get());
     state->device->CreateLegacyStream();
+    state->memory_pool = std::make_unique<MemoryPool>();
     state.release();
     return infinirtSuccess;
   });
@@ -145,6 +149,7 @@ infinirtError_t Finalize() {
     if (g_state == nullptr) return infinirtSuccess;
     std::unique_ptr<PluginState> state(g_state);
     state->device->Shutdown();
+    state->memory_pool.reset();
     state->pool.reset();  // joins the workers
     g_state = nullptr;
     return infinirtSuccess;
@@ -184,6 +189,7 @@ infinirtError_t DeviceSynchronize(int) {
   return Guarded([&] {
     if (OnWorkerThread()) return RefuseOnWorker("DeviceSynchronize");
     g_state->device->Synchronize();
+    g_state->memory_pool->ReleaseAboveThreshold();
     return infinirtSuccess;
   });
 }
@@ -272,6 +278,7 @@ infinirtError_t StreamSynchronize(int, infinirtPluginStream_t stream) {
   return Guarded([&] {
     if (OnWorkerThread()) return RefuseOnWorker("StreamSynchronize");
     g_state->device->SynchronizeStream(StreamOf(stream));
+    g_state->memory_pool->ReleaseAboveThreshold();
     return infinirtSuccess;
   });
 }
@@ -288,7 +295,9 @@ infinirtError_t StreamWaitEvent(int, infinirtPluginStream_t stream, infinirtPlug
     // The wait uses the event's state now; recording it again later does not change it.
     auto record = EventOf(event).last();
     if (!record) return infinirtSuccess;  // never recorded: nothing to wait for
-    g_state->device->Submit(StreamOf(stream), {record->point}, Task());
+    Stream& waiting = StreamOf(stream);
+    g_state->device->Submit(waiting, {record->point}, Task());
+    waiting.NoteWaitedFor(record->point);
     return infinirtSuccess;
   });
 }
@@ -332,6 +341,7 @@ infinirtError_t EventSynchronize(int, infinirtPluginEvent_t event) {
     if (!record || record->point.Reached()) return infinirtSuccess;
     if (OnWorkerThread()) return RefuseOnWorker("EventSynchronize");
     record->point.stream->WaitFor(record->point.seq);
+    g_state->memory_pool->ReleaseAboveThreshold();
     return infinirtSuccess;
   });
 }
@@ -354,10 +364,51 @@ infinirtError_t EventElapsedTime(int, float* ms, infinirtPluginEvent_t start,
   return infinirtSuccess;
 }
 
-infinirtError_t StreamIsCapturing(int, infinirtPluginStream_t,
-                                  enum infinirtStreamCaptureStatus* status) {
-  // Capture is not implemented yet (StreamBeginCapture answers NotSupported): never capturing.
-  *status = infinirtStreamCaptureStatusNone;
+infinirtError_t MallocAsync(int, void** ptr, size_t size, infinirtPluginStream_t stream) {
+  return Guarded([&] { return g_state->memory_pool->Allocate(size, StreamOf(stream), ptr); });
+}
+
+// The block is free once the stream has done everything enqueued on it so far.
+infinirtError_t FreeAsync(int, void* ptr, infinirtPluginStream_t stream) {
+  return Guarded([&] {
+    Stream& freeing = StreamOf(stream);
+    return g_state->memory_pool->Free(
+        ptr, StreamPoint{freeing.shared_from_this(), freeing.last_enqueued()});
+  });
+}
+
+infinirtError_t MemPoolGetAttribute(int, enum infinirtMemPoolAttr attr, void* value) {
+  return g_state->memory_pool->GetAttribute(attr, value);
+}
+
+infinirtError_t MemPoolSetAttribute(int, enum infinirtMemPoolAttr attr, void* value) {
+  return g_state->memory_pool->SetAttribute(attr, value);
+}
+
+infinirtError_t MemPoolTrimTo(int, size_t min_bytes_to_keep) {
+  g_state->memory_pool->TrimTo(min_bytes_to_keep);
+  return infinirtSuccess;
+}
+
+infinirtError_t GraphInstantiate(int, infinirtPluginGraphExec_t* exec,
+                                 const infinirtPluginGraphNode* nodes, size_t node_count,
+                                 unsigned long long) {
+  return Guarded([&] {
+    *exec = new GraphExecHandle{std::make_shared<GraphExec>(nodes, node_count)};
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t GraphLaunch(int, infinirtPluginGraphExec_t exec, infinirtPluginStream_t stream) {
+  return Guarded([&] {
+    static_cast<GraphExecHandle*>(exec)->exec->Launch(*g_state->device, StreamOf(stream));
+    return infinirtSuccess;
+  });
+}
+
+// A launch still queued keeps what it runs alive.
+infinirtError_t GraphExecDestroy(int, infinirtPluginGraphExec_t exec) {
+  delete static_cast<GraphExecHandle*>(exec);
   return infinirtSuccess;
 }
 
@@ -398,8 +449,14 @@ infinirtPluginTable MakeTable() {
   table.EventQuery = EventQuery;
   table.EventSynchronize = EventSynchronize;
   table.EventElapsedTime = EventElapsedTime;
-  table.StreamIsCapturing = StreamIsCapturing;
-  // Stream capture, graphs and stream-ordered allocation: not yet (NULL = NotSupported).
+  table.MallocAsync = MallocAsync;
+  table.FreeAsync = FreeAsync;
+  table.MemPoolGetAttribute = MemPoolGetAttribute;
+  table.MemPoolSetAttribute = MemPoolSetAttribute;
+  table.MemPoolTrimTo = MemPoolTrimTo;
+  table.GraphInstantiate = GraphInstantiate;
+  table.GraphLaunch = GraphLaunch;
+  table.GraphExecDestroy = GraphExecDestroy;
   return table;
 }
 

@@ -8,6 +8,7 @@ namespace infinirt::cpu {
 namespace {
 
 thread_local bool tls_on_worker = false;
+std::atomic<uint64_t> g_stream_ids{0};
 
 // Operations a worker runs from one stream before letting other streams have a turn.
 constexpr int kRunBudget = 64;
@@ -78,7 +79,26 @@ void WorkerPool::WorkerLoop() {
 // Stream
 
 Stream::Stream(std::shared_ptr<Device> device, Kind kind, bool non_blocking)
-    : device_(std::move(device)), kind_(kind), non_blocking_(non_blocking) {}
+    : device_(std::move(device)), id_(++g_stream_ids), kind_(kind), non_blocking_(non_blocking) {}
+
+void Stream::NoteWaitedFor(const StreamPoint& point) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [stream, seq] : waited_for_) {
+    if (stream == point.stream->id()) {
+      seq = std::max(seq, point.seq);
+      return;
+    }
+  }
+  waited_for_.emplace_back(point.stream->id(), point.seq);
+}
+
+bool Stream::HasWaitedFor(const StreamPoint& point) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [stream, seq] : waited_for_) {
+    if (stream == point.stream->id()) return seq >= point.seq;
+  }
+  return false;
+}
 
 Stream::~Stream() { device_->Unregister(this); }
 

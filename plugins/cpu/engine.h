@@ -21,6 +21,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace infinirt::cpu {
@@ -73,6 +74,13 @@ class Stream : public std::enable_shared_from_this<Stream> {
   Stream& operator=(const Stream&) = delete;
 
   Kind kind() const { return kind_; }
+  // Unique over the process's lifetime (unlike the object's address).
+  uint64_t id() const { return id_; }
+
+  // Stream-ordered dependencies this stream has taken on others (StreamWaitEvent), so that
+  // memory freed in another stream before such a point may be reused here (memory_pool.h).
+  void NoteWaitedFor(const StreamPoint& point);
+  bool HasWaitedFor(const StreamPoint& point);
   // Blocking streams (created without NonBlocking, and per-thread streams) synchronise
   // implicitly with the legacy default stream.
   bool blocking() const { return kind_ != Kind::kLegacy && !non_blocking_; }
@@ -121,6 +129,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool FrontReady();
 
   const std::shared_ptr<Device> device_;
+  const uint64_t id_;
   const Kind kind_;
   const bool non_blocking_;
 
@@ -133,6 +142,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool woken_ = false;      // a wake-up arrived while the runner was checking waits
   std::atomic<uint64_t> last_enqueued_{0};
   std::atomic<uint64_t> completed_{0};
+  std::vector<std::pair<uint64_t, uint64_t>> waited_for_;  // (stream id, seq), under mutex_
 };
 
 // A device's streams and the legacy default stream's ordering rules.

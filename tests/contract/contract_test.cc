@@ -302,6 +302,16 @@ std::vector<ValueRow> SmallEnumRows() {
       INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateFlagUpload),
       INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateFlagDeviceLaunch),
       INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateFlagUseNodePriority),
+      INFINIRT_CONTRACT_VALUE_ROW(MemPoolReuseFollowEventDependencies),
+      INFINIRT_CONTRACT_VALUE_ROW(MemPoolReuseAllowOpportunistic),
+      INFINIRT_CONTRACT_VALUE_ROW(MemPoolReuseAllowInternalDependencies),
+      INFINIRT_CONTRACT_VALUE_ROW(MemPoolAttrReleaseThreshold),
+      INFINIRT_CONTRACT_VALUE_ROW(MemPoolAttrReservedMemCurrent),
+      INFINIRT_CONTRACT_VALUE_ROW(MemPoolAttrReservedMemHigh),
+      INFINIRT_CONTRACT_VALUE_ROW(MemPoolAttrUsedMemCurrent),
+      INFINIRT_CONTRACT_VALUE_ROW(MemPoolAttrUsedMemHigh),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphDependencyTypeDefault),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphDependencyTypeProgrammatic),
   };
 }
 
@@ -309,8 +319,9 @@ TEST(CudaContract, SmallEnumValuesEqualCuda) { EXPECT_TRUE(AllValuesMatch(SmallE
 
 TEST(CudaContract, SmallEnumTableCoversEveryCudaEnumerator) {
   const auto ours = ValuesBySuffix(SmallEnumRows());
-  for (const char* cuda_enum : {"cudaMemcpyKind", "cudaMemoryType", "cudaStreamCaptureStatus",
-                                "cudaStreamCaptureMode", "cudaGraphInstantiateFlags"}) {
+  for (const char* cuda_enum :
+       {"cudaMemcpyKind", "cudaMemoryType", "cudaStreamCaptureStatus", "cudaStreamCaptureMode",
+        "cudaGraphInstantiateFlags", "cudaMemPoolAttr", "cudaGraphDependencyType_enum"}) {
     EXPECT_TRUE(EveryCudaEnumeratorIsListed(cuda_enum, ours, "infinirt.h", &SkipNothing));
   }
 }

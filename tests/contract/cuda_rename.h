@@ -96,6 +96,10 @@ INFINIRT_CONTRACT_RENAME(enum cudaDeviceAttr, enum infinirtDeviceAttr)
 INFINIRT_CONTRACT_RENAME(struct cudaPointerAttributes, struct infinirtPointerAttributes)
 INFINIRT_CONTRACT_RENAME(struct cudaDeviceProp, struct infinirtDeviceProp)
 INFINIRT_CONTRACT_RENAME(struct CUuuid_st, struct infinirtUUID_st)  // cudaUUID_t
+INFINIRT_CONTRACT_RENAME(cudaMemPool_t, infinirtMemPool_t)
+INFINIRT_CONTRACT_RENAME(enum cudaMemPoolAttr, enum infinirtMemPoolAttr)
+INFINIRT_CONTRACT_RENAME(struct cudaGraphEdgeData_st, struct infinirtGraphEdgeData_st)
+INFINIRT_CONTRACT_RENAME(enum cudaGraphDependencyType_enum, enum infinirtGraphDependencyType_enum)
 
 #undef INFINIRT_CONTRACT_RENAME
 

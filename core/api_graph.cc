@@ -1,0 +1,535 @@
+// The public C API for stream capture, graphs, stream-ordered memory and memory pools. Capture
+// itself is the core's (capture.h); graphs are core objects (graph.h) that a plugin
+// instantiates natively or that the core replays through the plugin's asynchronous entries.
+#include "api_support.h"
+
+using namespace infinirt::core;       // NOLINT: this file implements the core's C API
+using namespace infinirt::core::api;  // NOLINT
+
+namespace {
+
+bool IsCaptureMode(enum infinirtStreamCaptureMode mode) {
+  return mode == infinirtStreamCaptureModeGlobal || mode == infinirtStreamCaptureModeThreadLocal ||
+         mode == infinirtStreamCaptureModeRelaxed;
+}
+
+constexpr unsigned long long kKnownInstantiateFlags =
+    infinirtGraphInstantiateFlagAutoFreeOnLaunch | infinirtGraphInstantiateFlagUpload |
+    infinirtGraphInstantiateFlagDeviceLaunch | infinirtGraphInstantiateFlagUseNodePriority;
+
+// Hands out a handle for a graph; 0 when the table is full.
+uint64_t PublishGraph(Runtime& runtime, const std::shared_ptr<GraphData>& graph) {
+  ObjectRecord record;
+  record.backend = graph->backend_index();
+  record.device = graph->device();
+  record.local_device = graph->local_device();
+  auto* holder = new GraphHolder{graph};
+  record.plugin_handle = holder;
+  const uint64_t handle = runtime.graphs().Insert(record);
+  if (handle == 0) delete holder;
+  return handle;
+}
+
+infinirtError_t ResolveGraph(Runtime& runtime, infinirtGraph_t graph, ObjectRecord* record,
+                             const char* function) {
+  if (graph == nullptr) return Fail(infinirtErrorInvalidValue, "{}: graph is NULL", function);
+  return ResolveObject(runtime.graphs(), graph, "graph", record, function);
+}
+
+infinirtError_t ResolveExec(Runtime& runtime, infinirtGraphExec_t exec, ObjectRecord* record,
+                            const char* function) {
+  if (exec == nullptr) return Fail(infinirtErrorInvalidValue, "{}: graphExec is NULL", function);
+  return ResolveObject(runtime.graph_execs(), exec, "graph exec", record, function);
+}
+
+// Runs a graph's nodes, in order, through the plugin's ordinary asynchronous entries: how a
+// backend without native graphs launches one. The exec's order event keeps launches of the same
+// exec in order even when they go to different streams.
+infinirtError_t Replay(Backend& backend, int local, ExecData& exec, void* stream) {
+  const infinirtPluginTable& table = backend.table;
+  if (exec.launched) {
+    if (auto error = table.StreamWaitEvent(local, stream, exec.order_event, 0)) return error;
+  }
+  for (const GraphNode& node : exec.graph->nodes()) {
+    const auto& p = node.desc.params;
+    infinirtError_t error = infinirtSuccess;
+    switch (node.kind()) {
+      case INFINIRT_GRAPH_NODE_MEMCPY:
+        error = table.MemcpyAsync(local, p.copy.dst, p.copy.src, p.copy.count, p.copy.kind, stream);
+        break;
+      case INFINIRT_GRAPH_NODE_MEMSET:
+        error = table.MemsetAsync(local, p.set.ptr, p.set.value, p.set.count, stream);
+        break;
+      case INFINIRT_GRAPH_NODE_HOST:
+        error = table.LaunchHostFunc(local, stream, p.host.fn, p.host.user_data);
+        break;
+      case INFINIRT_GRAPH_NODE_EVENT_WAIT:
+        error = table.StreamWaitEvent(local, stream, p.wait.event, 0);
+        break;
+      default:  // empty, allocation and free nodes only order the others
+        break;
+    }
+    if (error != infinirtSuccess) return error;
+  }
+  if (auto error = table.EventRecord(local, exec.order_event, stream)) return error;
+  exec.launched = true;
+  return infinirtSuccess;
+}
+
+// Node makers for stream-ordered memory recorded during capture.
+Captures::NodeMaker AllocationNode(Runtime& runtime, const Target& target, size_t size,
+                                   void** pointer_out, const char* function) {
+  return [&runtime, target, size, pointer_out, function](GraphData& graph, GraphNode* node) {
+    void* pointer = nullptr;
+    if (auto error = target.backend->table.Malloc(target.local, &pointer, size)) return error;
+    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kGraph,
+                                        graph.id(), function)) {
+      target.backend->table.Free(target.local, pointer);
+      return error;
+    }
+    graph.AdoptAllocation(pointer);
+    node->desc.kind = INFINIRT_GRAPH_NODE_MEM_ALLOC;
+    node->desc.params.memory.ptr = pointer;
+    node->desc.params.memory.size = size;
+    *pointer_out = pointer;
+    return infinirtSuccess;
+  };
+}
+
+Captures::NodeMaker FreeNode(Runtime& runtime, void* pointer, const char* function) {
+  return [&runtime, pointer, function](GraphData& graph, GraphNode* node) {
+    auto allocation = runtime.allocations().FindExact(reinterpret_cast<uintptr_t>(pointer));
+    if (!allocation) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not a live allocation", function, pointer);
+    }
+    if (allocation->kind != MemoryKind::kGraph || allocation->owner != graph.id()) {
+      return Fail(infinirtErrorNotSupported,
+                  "{}: during capture only memory allocated by the same capture can be freed",
+                  function);
+    }
+    const bool freed_before =
+        std::any_of(graph.nodes().begin(), graph.nodes().end(), [&](const GraphNode& other) {
+          return other.kind() == INFINIRT_GRAPH_NODE_MEM_FREE &&
+                 other.desc.params.memory.ptr == pointer;
+        });
+    if (freed_before) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is already freed in this graph", function,
+                  pointer);
+    }
+    node->desc.kind = INFINIRT_GRAPH_NODE_MEM_FREE;
+    node->desc.params.memory.ptr = pointer;
+    node->desc.params.memory.size = allocation->size;
+    return infinirtSuccess;
+  };
+}
+
+infinirtError_t ResolvePool(Runtime& runtime, infinirtMemPool_t pool, ObjectRecord* record,
+                            const char* function) {
+  if (pool == nullptr) return Fail(infinirtErrorInvalidValue, "{}: memPool is NULL", function);
+  return ResolveObject(runtime.mem_pools(), pool, "memory pool", record, function);
+}
+
+bool IsPoolAttribute(enum infinirtMemPoolAttr attr) {
+  const int value = static_cast<int>(attr);
+  return value >= infinirtMemPoolReuseFollowEventDependencies &&
+         value <= infinirtMemPoolAttrUsedMemHigh;
+}
+
+}  // namespace
+
+extern "C" {
+
+// ------------------------------------------------------------------------------------------
+// Stream capture
+// ------------------------------------------------------------------------------------------
+
+infinirtError_t infinirtStreamBeginCapture(infinirtStream_t stream,
+                                           enum infinirtStreamCaptureMode mode) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function)) return error;
+    if (!target.ref.legacy && !IsCaptureMode(mode)) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not a capture mode", function,
+                  static_cast<int>(mode));
+    }
+    auto graph = std::make_shared<GraphData>(target.backend, target.backend_index, target.device,
+                                             target.local, &runtime.allocations());
+    return runtime.captures().Begin(target.ref, mode, std::move(graph));
+  });
+}
+
+infinirtError_t infinirtStreamEndCapture(infinirtStream_t stream, infinirtGraph_t* pGraph) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function)) return error;
+    if (pGraph == nullptr) return Fail(infinirtErrorInvalidValue, "{}: pGraph is NULL", function);
+    *pGraph = nullptr;
+    Captures::Ended ended;
+    const infinirtError_t error = runtime.captures().End(target.ref, &ended);
+    if (!ended.graph) {
+      if (ended.graph_handle) runtime.RetireGraphHandle(ended.graph_handle);
+      return error;
+    }
+    ObjectRecord record;
+    uint64_t handle = ended.graph_handle;
+    if (handle == 0 || !runtime.graphs().Lookup(handle, &record)) {
+      handle = PublishGraph(runtime, ended.graph);
+      if (handle == 0) return Fail(infinirtErrorMemoryAllocation, "{}: too many graphs", function);
+    }
+    *pGraph = reinterpret_cast<infinirtGraph_t>(static_cast<uintptr_t>(handle));
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtStreamIsCapturing(infinirtStream_t stream,
+                                          enum infinirtStreamCaptureStatus* pCaptureStatus) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function)) return error;
+    if (pCaptureStatus == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: pCaptureStatus is NULL", function);
+    }
+    CaptureInfo info;
+    if (auto error = runtime.captures().Query(target.ref, &info, nullptr)) return error;
+    *pCaptureStatus = info.status;
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtStreamGetCaptureInfo(infinirtStream_t stream,
+                                             enum infinirtStreamCaptureStatus* captureStatus_out,
+                                             unsigned long long* id_out, infinirtGraph_t* graph_out,
+                                             const infinirtGraphNode_t** dependencies_out,
+                                             const infinirtGraphEdgeData** edgeData_out,
+                                             size_t* numDependencies_out) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function)) return error;
+    if (captureStatus_out == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: captureStatus_out is NULL", function);
+    }
+    if (edgeData_out != nullptr && dependencies_out == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: edgeData_out needs dependencies_out as well",
+                  function);
+    }
+    const std::function<uint64_t(const std::shared_ptr<GraphData>&)> publish =
+        [&runtime](const std::shared_ptr<GraphData>& graph) {
+          return PublishGraph(runtime, graph);
+        };
+    CaptureInfo info;
+    if (auto error = runtime.captures().Query(target.ref, &info, graph_out ? &publish : nullptr)) {
+      return error;
+    }
+    *captureStatus_out = info.status;
+    if (id_out) *id_out = info.id;
+    if (graph_out) {
+      *graph_out = reinterpret_cast<infinirtGraph_t>(static_cast<uintptr_t>(info.graph_handle));
+    }
+    if (dependencies_out) *dependencies_out = info.dependencies;
+    if (edgeData_out) *edgeData_out = info.edge_data;
+    if (numDependencies_out) *numDependencies_out = info.dependency_count;
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtThreadExchangeStreamCaptureMode(enum infinirtStreamCaptureMode* mode) {
+  return Guard(__func__, [&](const char* function) {
+    if (mode == nullptr) return Fail(infinirtErrorInvalidValue, "{}: mode is NULL", function);
+    if (!IsCaptureMode(*mode)) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not a capture mode", function,
+                  static_cast<int>(*mode));
+    }
+    *mode = Captures::ExchangeThreadMode(*mode);
+    return infinirtSuccess;
+  });
+}
+
+// ------------------------------------------------------------------------------------------
+// Graphs
+// ------------------------------------------------------------------------------------------
+
+infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infinirtGraph_t graph,
+                                         unsigned long long flags) {
+  return Guard(__func__, [&](const char* function) {
+    if (pGraphExec == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: pGraphExec is NULL", function);
+    }
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord graph_record;
+    if (auto error = ResolveGraph(runtime, graph, &graph_record, function)) return error;
+    if (flags & ~kKnownInstantiateFlags) {
+      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function, flags);
+    }
+    if (flags & infinirtGraphInstantiateFlagDeviceLaunch) {
+      return Fail(infinirtErrorNotSupported, "{}: graphs cannot be launched from a device",
+                  function);
+    }
+    std::shared_ptr<GraphData> data = static_cast<GraphHolder*>(graph_record.plugin_handle)->graph;
+    {
+      std::lock_guard<std::mutex> lock(data->exec_mutex());
+      if (data->HasMemoryNodes() && data->live_execs > 0) {
+        return Fail(infinirtErrorInvalidValue,
+                    "{}: a graph with memory nodes can have only one exec at a time", function);
+      }
+      ++data->live_execs;
+    }
+    auto exec = std::make_unique<ExecData>();
+    exec->graph = data;
+    exec->flags = flags;
+    Backend& backend = data->backend();
+    const int local = data->local_device();
+    const std::vector<infinirtPluginGraphNode> nodes = data->PluginNodes();
+    infinirtError_t error = backend.table.GraphInstantiate(local, &exec->plugin_exec, nodes.data(),
+                                                           nodes.size(), flags);
+    if (error == infinirtErrorNotSupported) {
+      // No native graphs: launches replay the nodes, ordered by an event of the exec's own.
+      exec->plugin_exec = nullptr;
+      error = backend.table.EventCreate(local, &exec->order_event, infinirtEventDisableTiming);
+    }
+    ObjectRecord exec_record = graph_record;
+    exec_record.flags = static_cast<unsigned int>(flags);
+    exec_record.plugin_handle = exec.get();
+    uint64_t handle = 0;
+    if (error == infinirtSuccess) {
+      handle = runtime.graph_execs().Insert(exec_record);
+      if (handle == 0) error = Fail(infinirtErrorMemoryAllocation, "{}: too many execs", function);
+    }
+    if (error != infinirtSuccess) {
+      runtime.DestroyExec(exec_record);  // undoes the count and whatever the plugin made
+      exec.release();
+      return error;
+    }
+    exec.release();
+    *pGraphExec = reinterpret_cast<infinirtGraphExec_t>(static_cast<uintptr_t>(handle));
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtGraphInstantiateWithFlags(infinirtGraphExec_t* pGraphExec,
+                                                  infinirtGraph_t graph, unsigned long long flags) {
+  return infinirtGraphInstantiate(pGraphExec, graph, flags);
+}
+
+infinirtError_t infinirtGraphLaunch(infinirtGraphExec_t graphExec, infinirtStream_t stream) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord record;
+    if (auto error = ResolveExec(runtime, graphExec, &record, function)) return error;
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function)) return error;
+    if (target.device != record.device) {
+      return Fail(infinirtErrorInvalidValue,
+                  "{}: the exec belongs to device {} and the stream to device {}", function,
+                  record.device, target.device);
+    }
+    auto* exec = static_cast<ExecData*>(record.plugin_handle);
+    const GraphData& graph = *exec->graph;
+    if (runtime.captures().Active()) {
+      if (target.ref.legacy) {
+        if (auto error = runtime.captures().CheckLegacyUse(target.device)) return error;
+      } else if (runtime.captures().GraphOf(target.ref)) {
+        if (graph.HasMemoryNodes()) {
+          return Fail(infinirtErrorNotSupported,
+                      "{}: a graph with memory nodes cannot be launched into a capture", function);
+        }
+        infinirtError_t captured;
+        if (runtime.captures().RecordSubgraph(target.ref, graph, &captured)) return captured;
+      }
+    }
+    std::lock_guard<std::mutex> lock(exec->mutex);
+    const std::vector<void*> left_live = graph.AllocationsLeftLive();
+    if (runtime.graph_memory().AnyLive(left_live)) {
+      if (!(exec->flags & infinirtGraphInstantiateFlagAutoFreeOnLaunch)) {
+        return Fail(infinirtErrorInvalidValue,
+                    "{}: memory the previous launch allocated is still live; free it first or "
+                    "instantiate with infinirtGraphInstantiateFlagAutoFreeOnLaunch",
+                    function);
+      }
+      runtime.graph_memory().Release(left_live);
+    }
+    const infinirtError_t error =
+        exec->native()
+            ? target.backend->table.GraphLaunch(target.local, exec->plugin_exec, target.stream)
+            : Replay(*target.backend, target.local, *exec, target.stream);
+    if (error == infinirtSuccess) runtime.graph_memory().MarkLive(left_live);
+    return error;
+  });
+}
+
+infinirtError_t infinirtGraphExecDestroy(infinirtGraphExec_t graphExec) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    if (graphExec == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: graphExec is NULL", function);
+    }
+    ObjectRecord record;
+    if (!runtime.graph_execs().Remove(HandleValue(graphExec), &record)) {
+      return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live graph exec", function,
+                  static_cast<void*>(graphExec));
+    }
+    runtime.DestroyExec(record);
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtGraphDestroy(infinirtGraph_t graph) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    if (graph == nullptr) return Fail(infinirtErrorInvalidValue, "{}: graph is NULL", function);
+    ObjectRecord record;
+    if (!runtime.graphs().Remove(HandleValue(graph), &record)) {
+      return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live graph", function,
+                  static_cast<void*>(graph));
+    }
+    // Execs made from it keep what they need: launching them afterwards still works.
+    runtime.DestroyGraph(record);
+    return infinirtSuccess;
+  });
+}
+
+// ------------------------------------------------------------------------------------------
+// Stream-ordered memory and memory pools
+// ------------------------------------------------------------------------------------------
+
+infinirtError_t infinirtMallocAsync(void** devPtr, size_t size, infinirtStream_t hStream) {
+  return Guard(__func__, [&](const char* function) {
+    if (devPtr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function);
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, hStream, &target, function)) return error;
+    *devPtr = nullptr;
+    if (size == 0) return infinirtSuccess;
+    void* pointer = nullptr;
+    infinirtError_t captured;
+    if (runtime.captures().Record(
+            target.ref, AllocationNode(runtime, target, size, &pointer, function), &captured)) {
+      if (captured == infinirtSuccess) *devPtr = pointer;
+      return captured;
+    }
+    if (auto error =
+            target.backend->table.MallocAsync(target.local, &pointer, size, target.stream)) {
+      return error;
+    }
+    if (pointer == nullptr) {
+      return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function);
+    }
+    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kStreamOrdered,
+                                        0, function)) {
+      target.backend->table.FreeAsync(target.local, pointer, target.stream);
+      return error;
+    }
+    *devPtr = pointer;
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtFreeAsync(void* devPtr, infinirtStream_t hStream) {
+  return Guard(__func__, [&](const char* function) {
+    if (devPtr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function);
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, hStream, &target, function)) return error;
+    infinirtError_t captured;
+    if (runtime.captures().Record(target.ref, FreeNode(runtime, devPtr, function), &captured)) {
+      return captured;
+    }
+    const uintptr_t address = reinterpret_cast<uintptr_t>(devPtr);
+    auto found = runtime.allocations().FindExact(address);
+    if (found && found->kind == MemoryKind::kGraph) {
+      if (runtime.graph_memory().Release(devPtr)) return infinirtSuccess;
+      return Fail(infinirtErrorInvalidValue, "{}: graph memory {} is not live (already freed)",
+                  function, devPtr);
+    }
+    if (found && found->kind == MemoryKind::kStreamOrdered &&
+        found->backend != target.backend_index) {
+      return Fail(infinirtErrorNotSupported,
+                  "{}: memory of backend '{}' cannot be freed on a stream of backend '{}'",
+                  function, runtime.backend(found->backend).name, target.backend->name);
+    }
+    auto removed = runtime.allocations().RemoveExact(
+        address, [](MemoryKind kind) { return kind == MemoryKind::kStreamOrdered; });
+    if (!removed) {
+      return Fail(infinirtErrorInvalidValue,
+                  "{}: {} is not the start of a live stream-ordered allocation (unknown, "
+                  "interior, of another kind or already freed)",
+                  function, devPtr);
+    }
+    const infinirtError_t error =
+        target.backend->table.FreeAsync(target.local, devPtr, target.stream);
+    if (error != infinirtSuccess) runtime.allocations().Add(*removed);
+    return error;
+  });
+}
+
+infinirtError_t infinirtDeviceGetDefaultMemPool(infinirtMemPool_t* memPool, int device) {
+  return Guard(__func__, [&](const char* function) {
+    if (memPool == nullptr) return Fail(infinirtErrorInvalidValue, "{}: memPool is NULL", function);
+    Runtime& runtime = Runtime::Get();
+    Target target;
+    if (auto error = DeviceTarget(runtime, device, &target, function)) return error;
+    const uint64_t handle = runtime.MemPoolHandle(device);
+    if (handle == 0) return Fail(infinirtErrorMemoryAllocation, "{}: no pool handle", function);
+    *memPool = reinterpret_cast<infinirtMemPool_t>(static_cast<uintptr_t>(handle));
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtMemPoolGetAttribute(infinirtMemPool_t memPool,
+                                            enum infinirtMemPoolAttr attr, void* value) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord record;
+    if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
+    if (value == nullptr) return Fail(infinirtErrorInvalidValue, "{}: value is NULL", function);
+    if (!IsPoolAttribute(attr)) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not a pool attribute", function,
+                  static_cast<int>(attr));
+    }
+    return runtime.backend(record.backend)
+        .table.MemPoolGetAttribute(record.local_device, attr, value);
+  });
+}
+
+infinirtError_t infinirtMemPoolSetAttribute(infinirtMemPool_t memPool,
+                                            enum infinirtMemPoolAttr attr, void* value) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord record;
+    if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
+    if (value == nullptr) return Fail(infinirtErrorInvalidValue, "{}: value is NULL", function);
+    switch (attr) {
+      case infinirtMemPoolReuseFollowEventDependencies:
+      case infinirtMemPoolReuseAllowOpportunistic:
+      case infinirtMemPoolReuseAllowInternalDependencies:
+      case infinirtMemPoolAttrReleaseThreshold:
+        break;
+      case infinirtMemPoolAttrReservedMemHigh:
+      case infinirtMemPoolAttrUsedMemHigh:
+        if (*static_cast<const uint64_t*>(value) != 0) {
+          return Fail(infinirtErrorInvalidValue, "{}: a high watermark can only be reset to 0",
+                      function);
+        }
+        break;
+      default:
+        return Fail(infinirtErrorInvalidValue, "{}: attribute {} cannot be set", function,
+                    static_cast<int>(attr));
+    }
+    return runtime.backend(record.backend)
+        .table.MemPoolSetAttribute(record.local_device, attr, value);
+  });
+}
+
+infinirtError_t infinirtMemPoolTrimTo(infinirtMemPool_t memPool, size_t minBytesToKeep) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord record;
+    if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
+    return runtime.backend(record.backend).table.MemPoolTrimTo(record.local_device, minBytesToKeep);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,216 @@
+#include "api_support.h"
+
+namespace infinirt::core::api {
+
+namespace {
+thread_local infinirtError_t tls_last_error = infinirtSuccess;
+
+// The calling thread's current device, valid for the runtime it was set in: after
+// infinirtFinalize every thread starts again from device 0, as in a fresh process.
+struct CurrentDevice {
+  uint64_t runtime_generation = 0;
+  int ordinal = 0;
+};
+thread_local CurrentDevice tls_current_device;
+
+}  // namespace
+
+infinirtError_t& LastError() { return tls_last_error; }
+
+void SetCurrentOrdinal(const Runtime& runtime, int device) {
+  tls_current_device = CurrentDevice{runtime.generation(), device};
+}
+
+int CurrentOrdinal(const Runtime& runtime) {
+  if (tls_current_device.runtime_generation != runtime.generation()) {
+    tls_current_device = CurrentDevice{runtime.generation(), 0};
+  }
+  return tls_current_device.ordinal;
+}
+
+infinirtError_t DeviceTarget(Runtime& runtime, int device, Target* target, const char* function) {
+  const auto& devices = runtime.devices();
+  if (devices.empty()) return Fail(infinirtErrorNoDevice, "{}: no device is available", function);
+  if (device < 0 || device >= static_cast<int>(devices.size())) {
+    return Fail(infinirtErrorInvalidDevice, "{}: device {} is not in [0, {})", function, device,
+                devices.size());
+  }
+  target->backend_index = devices[device].backend;
+  target->backend = &runtime.backend(target->backend_index);
+  target->device = device;
+  target->local = devices[device].local_device;
+  return infinirtSuccess;
+}
+
+infinirtError_t CurrentTarget(Runtime& runtime, Target* target, const char* function) {
+  return DeviceTarget(runtime, CurrentOrdinal(runtime), target, function);
+}
+
+Target TargetOf(Runtime& runtime, const ObjectRecord& record) {
+  Target target;
+  target.backend_index = record.backend;
+  target.backend = &runtime.backend(record.backend);
+  target.device = record.device;
+  target.local = record.local_device;
+  return target;
+}
+
+Target TargetOf(Runtime& runtime, const Allocation& allocation) {
+  Target target;
+  target.backend_index = allocation.backend;
+  target.backend = &runtime.backend(allocation.backend);
+  target.device = allocation.device;
+  target.local = allocation.local_device;
+  return target;
+}
+
+infinirtError_t ResolveStream(Runtime& runtime, infinirtStream_t stream, StreamTarget* target,
+                              const char* function) {
+  const uint64_t value = HandleValue(stream);
+  if (value == 0 || value == HandleValue(infinirtStreamLegacy) ||
+      value == HandleValue(infinirtStreamPerThread)) {
+    if (infinirtError_t error = CurrentTarget(runtime, target, function)) return error;
+    const bool per_thread = value == HandleValue(infinirtStreamPerThread);
+    target->stream = per_thread ? INFINIRT_PLUGIN_STREAM_PER_THREAD : INFINIRT_PLUGIN_STREAM_LEGACY;
+    target->ref = StreamRef{};
+    target->ref.legacy = !per_thread;
+    target->ref.per_thread = per_thread;
+    target->ref.device = target->device;
+    return infinirtSuccess;
+  }
+  ObjectRecord record;
+  if (!runtime.streams().Lookup(value, &record)) {
+    return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live stream", function,
+                static_cast<const void*>(stream));
+  }
+  static_cast<Target&>(*target) = TargetOf(runtime, record);
+  target->stream = record.plugin_handle;
+  target->ref = StreamRef{};
+  target->ref.handle = value;
+  target->ref.blocking = !(record.flags & infinirtStreamNonBlocking);
+  target->ref.device = record.device;
+  return infinirtSuccess;
+}
+
+infinirtError_t ResolveObject(HandleTable& table, const void* handle, const char* what,
+                              ObjectRecord* record, const char* function) {
+  if (!table.Lookup(HandleValue(handle), record)) {
+    return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live {}", function, handle,
+                what);
+  }
+  return infinirtSuccess;
+}
+
+infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void* pointer,
+                                   size_t size, MemoryKind kind, uint64_t owner,
+                                   const char* function) {
+  Allocation allocation;
+  allocation.owner = owner;
+  allocation.base = reinterpret_cast<uintptr_t>(pointer);
+  allocation.size = size;
+  allocation.kind = kind;
+  allocation.backend = target.backend_index;
+  allocation.device = target.device;
+  allocation.local_device = target.local;
+  if (!runtime.allocations().Add(allocation)) {
+    Log().error("{}: backend '{}' returned {} which is already allocated", function,
+                target.backend->name, pointer);
+    return infinirtErrorUnknown;
+  }
+  return infinirtSuccess;
+}
+
+namespace {
+
+// Where the bytes of a copy or memset live.
+struct Span {
+  std::optional<Allocation> allocation;
+  bool on_device() const { return allocation && allocation->IsDeviceMemory(); }
+};
+
+infinirtError_t LookUpSpan(Runtime& runtime, const void* pointer, size_t count, const char* role,
+                           Span* span, const char* function) {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
+  span->allocation = runtime.allocations().Find(address);
+  if (span->allocation) {
+    const uintptr_t end = span->allocation->base + span->allocation->size;
+    if (count > end - address) {
+      return Fail(infinirtErrorInvalidValue,
+                  "{}: {} bytes at {} ({}) run past the end of its {}-byte allocation", function,
+                  count, pointer, role, span->allocation->size);
+    }
+  }
+  return infinirtSuccess;
+}
+
+enum infinirtMemcpyKind InferKind(const Span& dst, const Span& src) {
+  if (src.on_device()) {
+    return dst.on_device() ? infinirtMemcpyDeviceToDevice : infinirtMemcpyDeviceToHost;
+  }
+  return dst.on_device() ? infinirtMemcpyHostToDevice : infinirtMemcpyHostToHost;
+}
+
+}  // namespace
+
+infinirtError_t RouteCopy(Runtime& runtime, void* dst, const void* src, size_t count,
+                          enum infinirtMemcpyKind kind, const StreamTarget* stream, Target* target,
+                          enum infinirtMemcpyKind* resolved_kind, const char* function) {
+  if (static_cast<unsigned>(kind) > static_cast<unsigned>(infinirtMemcpyDefault)) {
+    return Fail(infinirtErrorInvalidMemcpyDirection, "{}: {} is not a memcpy kind", function,
+                static_cast<int>(kind));
+  }
+  if (dst == nullptr || src == nullptr) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} pointer is NULL", function,
+                dst == nullptr ? "destination" : "source");
+  }
+  Span dst_span, src_span;
+  if (auto e = LookUpSpan(runtime, dst, count, "destination", &dst_span, function)) return e;
+  if (auto e = LookUpSpan(runtime, src, count, "source", &src_span, function)) return e;
+  const Span* device_sides[] = {&dst_span, &src_span};
+  for (const Span* side : device_sides) {
+    if (!side->on_device()) continue;
+    const int owner = side->allocation->backend;
+    const int performer = stream ? stream->backend_index
+                                 : (dst_span.on_device() ? dst_span.allocation->backend : owner);
+    if (owner != performer) {
+      return Fail(infinirtErrorNotSupported,
+                  "{}: copies between devices of different backends are not supported yet",
+                  function);
+    }
+  }
+  if (stream) {
+    *target = *stream;
+  } else if (dst_span.on_device()) {
+    *target = TargetOf(runtime, *dst_span.allocation);
+  } else if (src_span.on_device()) {
+    *target = TargetOf(runtime, *src_span.allocation);
+  } else if (auto error = CurrentTarget(runtime, target, function)) {
+    return error;
+  }
+  *resolved_kind = kind == infinirtMemcpyDefault ? InferKind(dst_span, src_span) : kind;
+  return infinirtSuccess;
+}
+
+infinirtError_t RouteMemset(Runtime& runtime, void* pointer, size_t count,
+                            const StreamTarget* stream, Target* target, const char* function) {
+  if (pointer == nullptr) return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function);
+  Span span;
+  if (auto e = LookUpSpan(runtime, pointer, count, "memset target", &span, function)) return e;
+  if (!span.allocation) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} was not allocated by InfiniRT", function,
+                pointer);
+  }
+  if (stream) {
+    if (span.on_device() && span.allocation->backend != stream->backend_index) {
+      return Fail(infinirtErrorNotSupported,
+                  "{}: memory of backend '{}' cannot be set from a stream of backend '{}'",
+                  function, runtime.backend(span.allocation->backend).name, stream->backend->name);
+    }
+    *target = *stream;
+  } else {
+    *target = TargetOf(runtime, *span.allocation);
+  }
+  return infinirtSuccess;
+}
+
+}  // namespace infinirt::core::api

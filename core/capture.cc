@@ -1,0 +1,461 @@
+#include "capture.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "log.h"
+
+namespace infinirt::core {
+
+namespace {
+
+thread_local infinirtStreamCaptureMode tls_thread_mode = infinirtStreamCaptureModeGlobal;
+
+// Node handles of StreamGetCaptureInfo: opaque values naming a graph's node.
+infinirtGraphNode_t NodeHandle(uint64_t graph_id, uint32_t index) {
+  const uint64_t value = (uint64_t{0xB} << 60) | ((graph_id & 0xFFFFFFF) << 32) | index;
+  return reinterpret_cast<infinirtGraphNode_t>(static_cast<uintptr_t>(value));
+}
+
+void AppendUnique(std::vector<uint32_t>* into, const std::vector<uint32_t>& nodes) {
+  for (uint32_t node : nodes) {
+    if (std::find(into->begin(), into->end(), node) == into->end()) into->push_back(node);
+  }
+}
+
+}  // namespace
+
+size_t Captures::KeyHash::operator()(const Key& key) const {
+  return std::hash<uint64_t>()(key.handle) ^ (std::hash<std::thread::id>()(key.thread) << 1) ^
+         (static_cast<size_t>(key.device) << 7);
+}
+
+Captures::Key Captures::KeyOf(const StreamRef& stream) {
+  Key key;
+  if (stream.per_thread) {
+    key.handle = 2;
+    key.thread = std::this_thread::get_id();
+    key.device = stream.device;
+  } else {
+    key.handle = stream.handle;
+  }
+  return key;
+}
+
+std::shared_ptr<Captures::Sequence> Captures::SequenceOfLocked(const Key& key) const {
+  auto it = members_.find(key);
+  return it == members_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<Captures::Sequence>> Captures::BlockingCapturesLocked(
+    int device) const {
+  std::vector<std::shared_ptr<Sequence>> found;
+  for (const auto& sequence : sequences_) {
+    if (sequence->device != device) continue;
+    const bool any_blocking = std::any_of(sequence->blocking.begin(), sequence->blocking.end(),
+                                          [](const auto& member) { return member.second; });
+    if (any_blocking) found.push_back(sequence);
+  }
+  return found;
+}
+
+void Captures::InvalidateLocked(Sequence& sequence, const char* why) {
+  if (!sequence.invalidated) {
+    Log().debug("capture {}: invalidated ({})", sequence.id, why);
+  }
+  sequence.invalidated = true;
+}
+
+void Captures::RemoveLocked(const std::shared_ptr<Sequence>& sequence) {
+  for (const auto& member : sequence->tails) members_.erase(member.first);
+  for (auto it = events_.begin(); it != events_.end();) {
+    it = it->second.sequence == sequence ? events_.erase(it) : std::next(it);
+  }
+  sequences_.erase(std::remove(sequences_.begin(), sequences_.end(), sequence), sequences_.end());
+  active_.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+infinirtError_t Captures::Begin(const StreamRef& stream, infinirtStreamCaptureMode mode,
+                                std::shared_ptr<GraphData> graph) {
+  if (stream.legacy) {
+    return Fail(infinirtErrorStreamCaptureUnsupported,
+                "infinirtStreamBeginCapture: the legacy default stream cannot capture");
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Key key = KeyOf(stream);
+  if (SequenceOfLocked(key)) {
+    return Fail(infinirtErrorIllegalState,
+                "infinirtStreamBeginCapture: the stream already takes part in a capture");
+  }
+  auto sequence = std::make_shared<Sequence>();
+  sequence->id = ++next_id_;
+  sequence->device = stream.device;
+  sequence->mode = mode;
+  sequence->owner = std::this_thread::get_id();
+  sequence->origin = key;
+  sequence->origin_blocking = stream.blocking;
+  sequence->graph = std::move(graph);
+  sequence->tails[key] = {};
+  sequence->blocking[key] = stream.blocking;
+  members_[key] = sequence;
+  sequences_.push_back(sequence);
+  active_.fetch_add(1, std::memory_order_acq_rel);
+  return infinirtSuccess;
+}
+
+bool Captures::JoinedBackLocked(const Sequence& sequence) const {
+  // Every member's last nodes must be ancestors of (or among) the origin's last nodes.
+  const auto& nodes = sequence.graph->nodes();
+  std::vector<bool> reached(nodes.size(), false);
+  std::vector<uint32_t> pending = sequence.tails.at(sequence.origin);
+  while (!pending.empty()) {
+    const uint32_t node = pending.back();
+    pending.pop_back();
+    if (reached[node]) continue;
+    reached[node] = true;
+    for (uint32_t dependency : nodes[node].dependencies) pending.push_back(dependency);
+  }
+  for (const auto& [member, tail] : sequence.tails) {
+    for (uint32_t node : tail) {
+      if (!reached[node]) return false;
+    }
+  }
+  return true;
+}
+
+infinirtError_t Captures::End(const StreamRef& stream, Ended* ended) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Key key = KeyOf(stream);
+  std::shared_ptr<Sequence> sequence = stream.legacy ? nullptr : SequenceOfLocked(key);
+  if (!sequence) {
+    return Fail(infinirtErrorIllegalState, "infinirtStreamEndCapture: the stream is not capturing");
+  }
+  if (!(sequence->origin == key)) {
+    InvalidateLocked(*sequence, "EndCapture on a joined stream");
+    return Fail(infinirtErrorStreamCaptureUnmatched,
+                "infinirtStreamEndCapture: the capture was begun in another stream");
+  }
+  if (sequence->mode != infinirtStreamCaptureModeRelaxed &&
+      sequence->owner != std::this_thread::get_id()) {
+    return Fail(infinirtErrorStreamCaptureWrongThread,
+                "infinirtStreamEndCapture: a non-relaxed capture must be ended by the thread "
+                "that began it");
+  }
+  ended->graph_handle = sequence->graph_handle;
+  const bool invalidated = sequence->invalidated;
+  const bool joined = invalidated || JoinedBackLocked(*sequence);
+  std::shared_ptr<GraphData> graph = sequence->graph;
+  RemoveLocked(sequence);
+  if (invalidated) {
+    return Fail(infinirtErrorStreamCaptureInvalidated,
+                "infinirtStreamEndCapture: the capture was invalidated by an earlier error");
+  }
+  if (!joined) {
+    return Fail(infinirtErrorStreamCaptureUnjoined,
+                "infinirtStreamEndCapture: a stream forked into the capture was not joined back");
+  }
+  ended->graph = std::move(graph);
+  return infinirtSuccess;
+}
+
+infinirtError_t Captures::Query(
+    const StreamRef& stream, CaptureInfo* info,
+    const std::function<uint64_t(const std::shared_ptr<GraphData>&)>* publish_graph) {
+  *info = CaptureInfo{};
+  if (!Active()) return infinirtSuccess;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stream.legacy) {
+    if (!BlockingCapturesLocked(stream.device).empty()) {
+      return Fail(infinirtErrorStreamCaptureImplicit,
+                  "a blocking stream captures: the legacy stream cannot be used");
+    }
+    return infinirtSuccess;
+  }
+  const Key key = KeyOf(stream);
+  auto sequence = SequenceOfLocked(key);
+  if (!sequence) return infinirtSuccess;
+  info->status = sequence->invalidated ? infinirtStreamCaptureStatusInvalidated
+                                       : infinirtStreamCaptureStatusActive;
+  info->id = sequence->id;
+  info->graph = sequence->graph;
+  if (publish_graph && sequence->graph_handle == 0) {
+    sequence->graph_handle = (*publish_graph)(sequence->graph);
+  }
+  info->graph_handle = sequence->graph_handle;
+  const std::vector<uint32_t>& tail = sequence->tails[key];
+  auto& nodes = sequence->info_nodes[key];
+  auto& edges = sequence->info_edges[key];
+  nodes.clear();
+  for (uint32_t node : tail) nodes.push_back(NodeHandle(sequence->graph->id(), node));
+  edges.assign(tail.size(), infinirtGraphEdgeData{});
+  info->dependencies = nodes.data();
+  info->edge_data = edges.data();
+  info->dependency_count = tail.size();
+  return infinirtSuccess;
+}
+
+bool Captures::Record(const StreamRef& stream, const NodeMaker& make_node, infinirtError_t* error) {
+  if (!Active()) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stream.legacy) {
+    auto conflicting = BlockingCapturesLocked(stream.device);
+    if (conflicting.empty()) return false;
+    for (auto& sequence : conflicting) InvalidateLocked(*sequence, "legacy stream used");
+    *error = Fail(infinirtErrorStreamCaptureImplicit,
+                  "work issued to the legacy stream while a blocking stream captures");
+    return true;
+  }
+  const Key key = KeyOf(stream);
+  auto sequence = SequenceOfLocked(key);
+  if (!sequence) return false;
+  if (sequence->invalidated) {
+    *error = Fail(infinirtErrorStreamCaptureInvalidated,
+                  "capture {} was invalidated; end it with infinirtStreamEndCapture", sequence->id);
+    return true;
+  }
+  GraphNode node;
+  node.dependencies = sequence->tails[key];
+  *error = make_node(*sequence->graph, &node);
+  if (*error != infinirtSuccess) return true;
+  sequence->tails[key] = {sequence->graph->Add(std::move(node))};
+  return true;
+}
+
+bool Captures::RecordSubgraph(const StreamRef& stream, const GraphData& child,
+                              infinirtError_t* error) {
+  if (!Active()) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Key key = KeyOf(stream);
+  auto sequence = stream.legacy ? nullptr : SequenceOfLocked(key);
+  if (!sequence) return false;
+  if (sequence->invalidated) {
+    *error =
+        Fail(infinirtErrorStreamCaptureInvalidated, "capture {} was invalidated", sequence->id);
+    return true;
+  }
+  const uint32_t join = sequence->graph->AddSubgraph(child, sequence->tails[key]);
+  sequence->tails[key] = {join};
+  *error = infinirtSuccess;
+  return true;
+}
+
+bool Captures::RecordEvent(const StreamRef& stream, uint64_t event, infinirtError_t* error) {
+  if (!Active()) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stream.legacy) {
+    auto conflicting = BlockingCapturesLocked(stream.device);
+    if (conflicting.empty()) return false;
+    for (auto& sequence : conflicting) InvalidateLocked(*sequence, "legacy stream used");
+    *error = Fail(infinirtErrorStreamCaptureImplicit,
+                  "infinirtEventRecord on the legacy stream while a blocking stream captures");
+    return true;
+  }
+  const Key key = KeyOf(stream);
+  auto sequence = SequenceOfLocked(key);
+  if (!sequence) return false;
+  if (sequence->invalidated) {
+    *error =
+        Fail(infinirtErrorStreamCaptureInvalidated, "capture {} was invalidated", sequence->id);
+    return true;
+  }
+  events_[event] = CapturedEvent{sequence, sequence->tails[key]};
+  *error = infinirtSuccess;
+  return true;
+}
+
+void Captures::ForgetEvent(uint64_t event) {
+  if (!Active()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  events_.erase(event);
+}
+
+bool Captures::WaitEvent(const StreamRef& stream, uint64_t event, void* plugin_event,
+                         unsigned int flags, infinirtError_t* error) {
+  if (!Active()) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Key key = KeyOf(stream);
+  auto mine = stream.legacy ? nullptr : SequenceOfLocked(key);
+  auto captured = events_.find(event);
+  if (captured != events_.end()) {
+    auto& theirs = captured->second.sequence;
+    if (stream.legacy) {
+      InvalidateLocked(*theirs, "the legacy stream waited on a captured event");
+      *error = Fail(infinirtErrorStreamCaptureImplicit,
+                    "infinirtStreamWaitEvent: the legacy stream cannot join a capture");
+      return true;
+    }
+    if (theirs->invalidated) {
+      *error = Fail(infinirtErrorStreamCaptureInvalidated,
+                    "infinirtStreamWaitEvent: the event's capture was invalidated");
+      return true;
+    }
+    if (!mine) {
+      if (stream.device != theirs->device) {
+        *error = Fail(infinirtErrorNotSupported,
+                      "infinirtStreamWaitEvent: a capture cannot span devices");
+        return true;
+      }
+      theirs->tails[key] = captured->second.nodes;  // fork: the stream joins the capture
+      theirs->blocking[key] = stream.blocking;
+      members_[key] = theirs;
+      *error = infinirtSuccess;
+      return true;
+    }
+    if (mine != theirs) {
+      InvalidateLocked(*mine, "merge of two captures");
+      *error = Fail(infinirtErrorStreamCaptureMerge,
+                    "infinirtStreamWaitEvent: the event belongs to another capture");
+      return true;
+    }
+    AppendUnique(&mine->tails[key], captured->second.nodes);  // join
+    *error = infinirtSuccess;
+    return true;
+  }
+  if (!mine) return false;
+  if (mine->invalidated) {
+    *error = Fail(infinirtErrorStreamCaptureInvalidated, "capture {} was invalidated", mine->id);
+    return true;
+  }
+  if (!(flags & infinirtEventWaitExternal)) {
+    InvalidateLocked(*mine, "dependency on uncaptured work");
+    *error = Fail(infinirtErrorStreamCaptureIsolation,
+                  "infinirtStreamWaitEvent: a capturing stream may wait on an event recorded "
+                  "outside the capture only with infinirtEventWaitExternal");
+    return true;
+  }
+  GraphNode node;
+  node.desc.kind = INFINIRT_GRAPH_NODE_EVENT_WAIT;
+  node.desc.params.wait.event = plugin_event;
+  node.dependencies = mine->tails[key];
+  mine->tails[key] = {mine->graph->Add(std::move(node))};
+  *error = infinirtSuccess;
+  return true;
+}
+
+infinirtError_t Captures::CheckStreamUse(const StreamRef& stream, bool synchronizes) {
+  if (!Active()) return infinirtSuccess;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stream.legacy) {
+    auto conflicting = BlockingCapturesLocked(stream.device);
+    if (!conflicting.empty()) {
+      for (auto& sequence : conflicting) InvalidateLocked(*sequence, "legacy stream used");
+      return Fail(infinirtErrorStreamCaptureImplicit,
+                  "the legacy stream was synchronised or queried while a blocking stream "
+                  "captures");
+    }
+  } else if (auto sequence = SequenceOfLocked(KeyOf(stream))) {
+    InvalidateLocked(*sequence, "a capturing stream was synchronised or queried");
+    return Fail(infinirtErrorStreamCaptureUnsupported,
+                "a capturing stream cannot be synchronised or queried");
+  }
+  return synchronizes ? CheckUnsafeCallLocked() : infinirtSuccess;
+}
+
+infinirtError_t Captures::CheckEventUse(uint64_t event, bool synchronizes) {
+  if (!Active()) return infinirtSuccess;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto captured = events_.find(event);
+  if (captured != events_.end()) {
+    InvalidateLocked(*captured->second.sequence, "a captured event was synchronised or queried");
+    return Fail(infinirtErrorCapturedEvent,
+                "an event recorded during capture cannot be synchronised or queried");
+  }
+  return synchronizes ? CheckUnsafeCallLocked() : infinirtSuccess;
+}
+
+infinirtError_t Captures::CheckDeviceSynchronize(int device) {
+  if (!Active()) return infinirtSuccess;
+  std::lock_guard<std::mutex> lock(mutex_);
+  bool capturing = false;
+  for (auto& sequence : sequences_) {
+    if (sequence->device != device) continue;
+    InvalidateLocked(*sequence, "the device was synchronised");
+    capturing = true;
+  }
+  if (capturing) {
+    return Fail(infinirtErrorStreamCaptureUnsupported,
+                "infinirtDeviceSynchronize: a stream of the device is capturing");
+  }
+  return CheckUnsafeCallLocked();
+}
+
+infinirtError_t Captures::CheckLegacyUse(int device) {
+  if (!Active()) return infinirtSuccess;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto conflicting = BlockingCapturesLocked(device);
+  if (conflicting.empty()) return infinirtSuccess;
+  for (auto& sequence : conflicting) InvalidateLocked(*sequence, "legacy stream used");
+  return Fail(infinirtErrorStreamCaptureImplicit,
+              "a synchronous call uses the legacy stream while a blocking stream captures");
+}
+
+infinirtError_t Captures::CheckUnsafeCall() {
+  if (!Active()) return infinirtSuccess;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return CheckUnsafeCallLocked();
+}
+
+infinirtError_t Captures::CheckUnsafeCallLocked() {
+  const infinirtStreamCaptureMode mode = tls_thread_mode;
+  if (mode == infinirtStreamCaptureModeRelaxed) return infinirtSuccess;
+  const std::thread::id self = std::this_thread::get_id();
+  bool prohibited = false;
+  for (auto& sequence : sequences_) {
+    const bool own = sequence->owner == self && sequence->mode != infinirtStreamCaptureModeRelaxed;
+    const bool global = mode == infinirtStreamCaptureModeGlobal &&
+                        sequence->mode == infinirtStreamCaptureModeGlobal;
+    if (own || global) {
+      InvalidateLocked(*sequence, "a potentially unsafe call was made");
+      prohibited = true;
+    }
+  }
+  if (prohibited) {
+    return Fail(infinirtErrorStreamCaptureUnsupported,
+                "a potentially unsafe call (one that may synchronise or is not stream-ordered) is "
+                "not permitted while capturing in this mode");
+  }
+  return infinirtSuccess;
+}
+
+std::shared_ptr<GraphData> Captures::GraphOf(const StreamRef& stream) {
+  if (!Active() || stream.legacy) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto sequence = SequenceOfLocked(KeyOf(stream));
+  return sequence && !sequence->invalidated ? sequence->graph : nullptr;
+}
+
+void Captures::StreamDestroyed(const StreamRef& stream, std::vector<uint64_t>* retired) {
+  if (!Active()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Key key = KeyOf(stream);
+  auto sequence = SequenceOfLocked(key);
+  if (!sequence) return;
+  if (sequence->origin == key) {
+    if (sequence->graph_handle) retired->push_back(sequence->graph_handle);
+    RemoveLocked(sequence);
+    return;
+  }
+  InvalidateLocked(*sequence, "a joined stream was destroyed");
+  sequence->tails.erase(key);
+  sequence->blocking.erase(key);
+  members_.erase(key);
+}
+
+void Captures::DiscardDevice(int device, std::vector<uint64_t>* retired) {
+  if (!Active()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto all = sequences_;
+  for (const auto& sequence : all) {
+    if (sequence->device != device) continue;
+    if (sequence->graph_handle) retired->push_back(sequence->graph_handle);
+    RemoveLocked(sequence);
+  }
+}
+
+infinirtStreamCaptureMode Captures::ExchangeThreadMode(infinirtStreamCaptureMode mode) {
+  const infinirtStreamCaptureMode previous = tls_thread_mode;
+  tls_thread_mode = mode;
+  return previous;
+}
+
+}  // namespace infinirt::core

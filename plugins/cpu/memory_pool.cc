@@ -1,0 +1,160 @@
+#include "memory_pool.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace infinirt::cpu {
+
+namespace {
+constexpr size_t kAlignment = 256;
+constexpr size_t kLargeGranule = size_t{1} << 20;
+}  // namespace
+
+MemoryPool::~MemoryPool() {
+  for (auto& entry : free_blocks_) free(entry.second.pointer);
+  for (auto& entry : in_use_) free(entry.first);
+}
+
+// Small sizes round to a power of two (at least the alignment), large ones to whole MiB, so
+// that freed blocks fit later requests of a similar size.
+size_t MemoryPool::RoundUp(size_t size) {
+  if (size >= kLargeGranule) return (size + kLargeGranule - 1) / kLargeGranule * kLargeGranule;
+  size_t rounded = kAlignment;
+  while (rounded < size) rounded <<= 1;
+  return rounded;
+}
+
+bool MemoryPool::Reusable(const Block& block, Stream& stream) const {
+  if (block.freed_at.stream.get() == &stream) return true;
+  if (allow_opportunistic_ && block.freed_at.Reached()) return true;
+  return follow_event_dependencies_ && stream.HasWaitedFor(block.freed_at);
+}
+
+infinirtError_t MemoryPool::Allocate(size_t size, Stream& stream, void** pointer) {
+  const size_t rounded = RoundUp(size);
+  std::lock_guard<std::mutex> lock(mutex_);
+  // A block of exactly this size class, reusable by this stream.
+  auto range = free_blocks_.equal_range(rounded);
+  for (auto it = range.first; it != range.second; ++it) {
+    if (!Reusable(it->second, stream)) continue;
+    *pointer = it->second.pointer;
+    free_blocks_.erase(it);
+    pooled_bytes_ -= rounded;
+    in_use_[*pointer] = rounded;
+    used_bytes_ += rounded;
+    used_high_ = std::max(used_high_, used_bytes_);
+    return infinirtSuccess;
+  }
+  void* memory = nullptr;
+  if (posix_memalign(&memory, kAlignment, rounded) != 0 || memory == nullptr) {
+    // Give back what others have finished with, and try once more.
+    TrimToLocked(0);
+    if (posix_memalign(&memory, kAlignment, rounded) != 0 || memory == nullptr) {
+      return infinirtErrorMemoryAllocation;
+    }
+  }
+  *pointer = memory;
+  in_use_[memory] = rounded;
+  used_bytes_ += rounded;
+  used_high_ = std::max(used_high_, used_bytes_);
+  reserved_high_ = std::max(reserved_high_, used_bytes_ + pooled_bytes_);
+  return infinirtSuccess;
+}
+
+infinirtError_t MemoryPool::Free(void* pointer, StreamPoint point) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = in_use_.find(pointer);
+  if (it == in_use_.end()) return infinirtErrorInvalidValue;
+  const size_t size = it->second;
+  in_use_.erase(it);
+  used_bytes_ -= size;
+  free_blocks_.emplace(size, Block{pointer, size, std::move(point)});
+  pooled_bytes_ += size;
+  return infinirtSuccess;
+}
+
+void MemoryPool::ReleaseAboveThreshold() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (pooled_bytes_ > release_threshold_) TrimToLocked(release_threshold_);
+}
+
+void MemoryPool::TrimTo(size_t bytes_to_keep) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TrimToLocked(bytes_to_keep);
+}
+
+// Releases blocks whose free has run (others may still be in use by queued work), largest
+// first, until the pool holds at most bytes_to_keep.
+void MemoryPool::TrimToLocked(size_t bytes_to_keep) {
+  for (auto it = free_blocks_.end(); it != free_blocks_.begin() && pooled_bytes_ > bytes_to_keep;) {
+    --it;
+    if (!it->second.freed_at.Reached()) continue;
+    free(it->second.pointer);
+    pooled_bytes_ -= it->first;
+    it = free_blocks_.erase(it);
+  }
+}
+
+infinirtError_t MemoryPool::GetAttribute(enum infinirtMemPoolAttr attr, void* value) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto as_int = static_cast<int*>(value);
+  auto as_u64 = static_cast<uint64_t*>(value);
+  switch (attr) {
+    case infinirtMemPoolReuseFollowEventDependencies:
+      *as_int = follow_event_dependencies_;
+      return infinirtSuccess;
+    case infinirtMemPoolReuseAllowOpportunistic:
+      *as_int = allow_opportunistic_;
+      return infinirtSuccess;
+    case infinirtMemPoolReuseAllowInternalDependencies:
+      *as_int = allow_internal_dependencies_;
+      return infinirtSuccess;
+    case infinirtMemPoolAttrReleaseThreshold:
+      *as_u64 = release_threshold_;
+      return infinirtSuccess;
+    case infinirtMemPoolAttrReservedMemCurrent:
+      *as_u64 = used_bytes_ + pooled_bytes_;
+      return infinirtSuccess;
+    case infinirtMemPoolAttrReservedMemHigh:
+      *as_u64 = reserved_high_;
+      return infinirtSuccess;
+    case infinirtMemPoolAttrUsedMemCurrent:
+      *as_u64 = used_bytes_;
+      return infinirtSuccess;
+    case infinirtMemPoolAttrUsedMemHigh:
+      *as_u64 = used_high_;
+      return infinirtSuccess;
+  }
+  return infinirtErrorInvalidValue;
+}
+
+infinirtError_t MemoryPool::SetAttribute(enum infinirtMemPoolAttr attr, const void* value) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int as_int = *static_cast<const int*>(value);
+  switch (attr) {
+    case infinirtMemPoolReuseFollowEventDependencies:
+      follow_event_dependencies_ = as_int != 0;
+      return infinirtSuccess;
+    case infinirtMemPoolReuseAllowOpportunistic:
+      allow_opportunistic_ = as_int != 0;
+      return infinirtSuccess;
+    case infinirtMemPoolReuseAllowInternalDependencies:
+      allow_internal_dependencies_ = as_int != 0;
+      return infinirtSuccess;
+    case infinirtMemPoolAttrReleaseThreshold:
+      release_threshold_ = *static_cast<const uint64_t*>(value);
+      return infinirtSuccess;
+    case infinirtMemPoolAttrReservedMemHigh:  // reset (the core allows only 0)
+      reserved_high_ = used_bytes_ + pooled_bytes_;
+      return infinirtSuccess;
+    case infinirtMemPoolAttrUsedMemHigh:
+      used_high_ = used_bytes_;
+      return infinirtSuccess;
+    default:
+      return infinirtErrorInvalidValue;
+  }
+}
+
+}  // namespace infinirt::cpu

@@ -1,0 +1,69 @@
+// The CPU device's pool for stream-ordered allocation (infinirtMallocAsync / FreeAsync).
+//
+// A freed block remembers where in which stream it was freed. A later allocation may reuse it
+//   - on the same stream at once, with no synchronisation: the stream's order already puts the
+//     new use after the free;
+//   - on another stream once ordering is established: the free has run (opportunistic reuse),
+//     or the allocating stream has waited on an event recorded after the free (event
+//     dependencies), each switchable as CUDA's pool attributes.
+// Memory held beyond the release threshold (default 0, as CUDA) goes back to the OS at the next
+// synchronisation, and at infinirtMemPoolTrimTo.
+#ifndef INFINIRT_PLUGINS_CPU_MEMORY_POOL_H_
+#define INFINIRT_PLUGINS_CPU_MEMORY_POOL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "engine.h"
+#include "infinirt.h"
+
+namespace infinirt::cpu {
+
+class MemoryPool {
+ public:
+  MemoryPool() = default;
+  ~MemoryPool();  // returns every block to the OS
+  MemoryPool(const MemoryPool&) = delete;
+  MemoryPool& operator=(const MemoryPool&) = delete;
+
+  infinirtError_t Allocate(size_t size, Stream& stream, void** pointer);
+  // The block is free from `point` on (the FreeAsync's place in its stream).
+  infinirtError_t Free(void* pointer, StreamPoint point);
+
+  // Synchronisation happened: release what the threshold does not let the pool keep.
+  void ReleaseAboveThreshold();
+  void TrimTo(size_t bytes_to_keep);
+
+  infinirtError_t GetAttribute(enum infinirtMemPoolAttr attr, void* value);
+  infinirtError_t SetAttribute(enum infinirtMemPoolAttr attr, const void* value);
+
+ private:
+  struct Block {
+    void* pointer;
+    size_t size;
+    StreamPoint freed_at;
+  };
+
+  static size_t RoundUp(size_t size);
+  bool Reusable(const Block& block, Stream& stream) const;
+  void TrimToLocked(size_t bytes_to_keep);
+
+  std::mutex mutex_;
+  std::multimap<size_t, Block> free_blocks_;  // by size
+  std::unordered_map<void*, size_t> in_use_;  // pointer -> rounded size
+  size_t pooled_bytes_ = 0;                   // in free_blocks_
+  size_t used_bytes_ = 0;                     // in in_use_
+  size_t reserved_high_ = 0;
+  size_t used_high_ = 0;
+  uint64_t release_threshold_ = 0;
+  bool follow_event_dependencies_ = true;
+  bool allow_opportunistic_ = true;
+  bool allow_internal_dependencies_ = true;  // accepted; the pool never adds dependencies
+};
+
+}  // namespace infinirt::cpu
+
+#endif  // INFINIRT_PLUGINS_CPU_MEMORY_POOL_H_
