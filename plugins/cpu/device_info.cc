@@ -97,7 +97,7 @@ void FillDeviceProperties(int worker_threads, struct infinirtDeviceProp* prop) {
   prop->l2CacheSize = CacheSize(_SC_LEVEL2_CACHE_SIZE);
   prop->maxThreadsPerMultiProcessor = 1;
   prop->pageableMemoryAccess = 1;
-  prop->memoryPoolsSupported = 0;
+  prop->memoryPoolsSupported = 1;
   prop->hostRegisterSupported = 0;
   prop->managedMemory = 0;
 }
@@ -132,6 +132,7 @@ int DeviceAttributeValue(enum infinirtDeviceAttr attr, int worker_threads) {
     case infinirtDevAttrUnifiedAddressing:
     case infinirtDevAttrPageableMemoryAccess:
     case infinirtDevAttrHostNativeAtomicSupported:
+    case infinirtDevAttrMemoryPoolsSupported:
     case infinirtDevAttrPageableMemoryAccessUsesHostPageTables:
       return 1;
     case infinirtDevAttrHostNumaId:
