@@ -66,7 +66,9 @@ void Captures::InvalidateLocked(Sequence& sequence, const char* why) {
   sequence.invalidated = true;
 }
 
-void Captures::RemoveLocked(const std::shared_ptr<Sequence>& sequence) {
+void Captures::RemoveLocked(const std::shared_ptr<Sequence>& sequence,
+                            std::vector<std::shared_ptr<GraphData>>* released) {
+  released->push_back(std::move(sequence->graph));
   for (const auto& member : sequence->tails) members_.erase(member.first);
   for (auto it = events_.begin(); it != events_.end();) {
     it = it->second.sequence == sequence ? events_.erase(it) : std::next(it);
@@ -124,6 +126,7 @@ bool Captures::JoinedBackLocked(const Sequence& sequence) const {
 }
 
 infinirtError_t Captures::End(const StreamRef& stream, Ended* ended) {
+  std::vector<std::shared_ptr<GraphData>> released;  // dropped after the lock
   std::lock_guard<std::mutex> lock(mutex_);
   const Key key = KeyOf(stream);
   std::shared_ptr<Sequence> sequence = stream.legacy ? nullptr : SequenceOfLocked(key);
@@ -144,8 +147,7 @@ infinirtError_t Captures::End(const StreamRef& stream, Ended* ended) {
   ended->graph_handle = sequence->graph_handle;
   const bool invalidated = sequence->invalidated;
   const bool joined = invalidated || JoinedBackLocked(*sequence);
-  std::shared_ptr<GraphData> graph = sequence->graph;
-  RemoveLocked(sequence);
+  RemoveLocked(sequence, &released);
   if (invalidated) {
     return Fail(infinirtErrorStreamCaptureInvalidated,
                 "infinirtStreamEndCapture: the capture was invalidated by an earlier error");
@@ -154,7 +156,7 @@ infinirtError_t Captures::End(const StreamRef& stream, Ended* ended) {
     return Fail(infinirtErrorStreamCaptureUnjoined,
                 "infinirtStreamEndCapture: a stream forked into the capture was not joined back");
   }
-  ended->graph = std::move(graph);
+  ended->graph = std::move(released.back());
   return infinirtSuccess;
 }
 
@@ -426,13 +428,14 @@ std::shared_ptr<GraphData> Captures::GraphOf(const StreamRef& stream) {
 
 void Captures::StreamDestroyed(const StreamRef& stream, std::vector<uint64_t>* retired) {
   if (!Active()) return;
+  std::vector<std::shared_ptr<GraphData>> released;  // dropped after the lock
   std::lock_guard<std::mutex> lock(mutex_);
   const Key key = KeyOf(stream);
   auto sequence = SequenceOfLocked(key);
   if (!sequence) return;
   if (sequence->origin == key) {
     if (sequence->graph_handle) retired->push_back(sequence->graph_handle);
-    RemoveLocked(sequence);
+    RemoveLocked(sequence, &released);
     return;
   }
   InvalidateLocked(*sequence, "a joined stream was destroyed");
@@ -443,12 +446,13 @@ void Captures::StreamDestroyed(const StreamRef& stream, std::vector<uint64_t>* r
 
 void Captures::DiscardDevice(int device, std::vector<uint64_t>* retired) {
   if (!Active()) return;
+  std::vector<std::shared_ptr<GraphData>> released;  // dropped after the lock
   std::lock_guard<std::mutex> lock(mutex_);
   const auto all = sequences_;
   for (const auto& sequence : all) {
     if (sequence->device != device) continue;
     if (sequence->graph_handle) retired->push_back(sequence->graph_handle);
-    RemoveLocked(sequence);
+    RemoveLocked(sequence, &released);
   }
 }
 

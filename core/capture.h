@@ -149,7 +149,11 @@ class Captures {
   // Blocking captures on a device: what using its legacy stream conflicts with.
   std::vector<std::shared_ptr<Sequence>> BlockingCapturesLocked(int device) const;
   void InvalidateLocked(Sequence& sequence, const char* why);
-  void RemoveLocked(const std::shared_ptr<Sequence>& sequence);
+  // Ends a capture. Its graph moves to *released, for the caller to drop after unlocking:
+  // destroying a graph frees its memory, which may wait for the device, and host functions
+  // running meanwhile may call into capture.
+  void RemoveLocked(const std::shared_ptr<Sequence>& sequence,
+                    std::vector<std::shared_ptr<GraphData>>* released);
   bool JoinedBackLocked(const Sequence& sequence) const;
   infinirtError_t CheckUnsafeCallLocked();
 
