@@ -156,23 +156,29 @@ TEST_F(Conformance, S23_MallocReturns256ByteAlignedPointers) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// S24 (InfiniRT, for now): stream-ordered allocation answers NotSupported, and the device says
-// it has no memory pools.
+// S24 (in short; tests/stream_ordered covers the details): stream-ordered allocation works
+// and the device reports memory pools.
 
-TEST_F(Conformance, S24_StreamOrderedAllocationIsNotSupportedYet) {
-  static_assert(infinirtErrorNotSupported == 801, "CUDA's value");
-  infinirtStream_t stream = NewStream();
-  void* memory = nullptr;
-  EXPECT_EQ(infinirtMallocAsync(&memory, kBytes, stream), infinirtErrorNotSupported);
-  EXPECT_EQ(infinirtGetLastError(), infinirtErrorNotSupported);
-  unsigned char* device = NewDeviceMemory(kBytes);
-  ASSERT_NE(device, nullptr);
-  EXPECT_EQ(infinirtFreeAsync(device, stream), infinirtErrorNotSupported);
-  EXPECT_EQ(infinirtGetLastError(), infinirtErrorNotSupported);
+TEST_F(Conformance, S24_StreamOrderedAllocationWorksAndPoolsAreReported) {
   int pools = -1;
   ASSERT_EQ(infinirtDeviceGetAttribute(&pools, infinirtDevAttrMemoryPoolsSupported, 0),
             infinirtSuccess);
-  EXPECT_EQ(pools, 0);
+  EXPECT_EQ(pools, 1);
+  infinirtStream_t stream = NewStream();
+  unsigned char* pinned = NewPinnedMemory(kBytes, 0);
+  ASSERT_NE(pinned, nullptr);
+  void* memory = nullptr;
+  ASSERT_EQ(infinirtMallocAsync(&memory, kBytes, stream), infinirtSuccess);
+  ASSERT_NE(memory, nullptr);
+  // Usable by later work in the same stream; freed in stream order after that work.
+  EXPECT_EQ(infinirtMemsetAsync(memory, 0x3C, kBytes, stream), infinirtSuccess);
+  EXPECT_EQ(infinirtMemcpyAsync(pinned, memory, kBytes, infinirtMemcpyDeviceToHost, stream),
+            infinirtSuccess);
+  EXPECT_EQ(infinirtFreeAsync(memory, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_TRUE(AllBytesAre(pinned, kBytes, 0x3C));
+  EXPECT_EQ(infinirtFreeAsync(memory, stream), infinirtErrorInvalidValue) << "double free";
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidValue);
 }
 
 // ---------------------------------------------------------------------------------------------
