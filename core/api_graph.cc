@@ -331,11 +331,7 @@ infinirtError_t infinirtGraphLaunch(infinirtGraphExec_t graphExec, infinirtStrea
     if (runtime.captures().Active()) {
       if (target.ref.legacy) {
         if (auto error = runtime.captures().CheckLegacyUse(target.device)) return error;
-      } else if (runtime.captures().GraphOf(target.ref)) {
-        if (graph.HasMemoryNodes()) {
-          return Fail(infinirtErrorNotSupported,
-                      "{}: a graph with memory nodes cannot be launched into a capture", function);
-        }
+      } else {
         infinirtError_t captured;
         if (runtime.captures().RecordSubgraph(target.ref, graph, &captured)) return captured;
       }

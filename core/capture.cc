@@ -235,6 +235,11 @@ bool Captures::RecordSubgraph(const StreamRef& stream, const GraphData& child,
         Fail(infinirtErrorStreamCaptureInvalidated, "capture {} was invalidated", sequence->id);
     return true;
   }
+  if (child.HasMemoryNodes()) {
+    *error = Fail(infinirtErrorNotSupported,
+                  "a graph with memory nodes cannot be launched into a capture");
+    return true;
+  }
   const uint32_t join = sequence->graph->AddSubgraph(child, sequence->tails[key]);
   sequence->tails[key] = {join};
   *error = infinirtSuccess;
@@ -311,6 +316,14 @@ bool Captures::WaitEvent(const StreamRef& stream, uint64_t event, void* plugin_e
     }
     AppendUnique(&mine->tails[key], captured->second.nodes);  // join
     *error = infinirtSuccess;
+    return true;
+  }
+  if (stream.legacy) {
+    auto conflicting = BlockingCapturesLocked(stream.device);
+    if (conflicting.empty()) return false;
+    for (auto& sequence : conflicting) InvalidateLocked(*sequence, "legacy stream used");
+    *error = Fail(infinirtErrorStreamCaptureImplicit,
+                  "infinirtStreamWaitEvent on the legacy stream while a blocking stream captures");
     return true;
   }
   if (!mine) return false;
@@ -417,13 +430,6 @@ infinirtError_t Captures::CheckUnsafeCallLocked() {
                 "not permitted while capturing in this mode");
   }
   return infinirtSuccess;
-}
-
-std::shared_ptr<GraphData> Captures::GraphOf(const StreamRef& stream) {
-  if (!Active() || stream.legacy) return nullptr;
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto sequence = SequenceOfLocked(KeyOf(stream));
-  return sequence && !sequence->invalidated ? sequence->graph : nullptr;
 }
 
 void Captures::StreamDestroyed(const StreamRef& stream, std::vector<uint64_t>* retired) {

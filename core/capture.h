@@ -77,7 +77,8 @@ class Captures {
   // e.g. an allocation); it runs under the lock and only for a live capture.
   using NodeMaker = std::function<infinirtError_t(GraphData& graph, GraphNode* node)>;
   bool Record(const StreamRef& stream, const NodeMaker& make_node, infinirtError_t* error);
-  // Records a launch of another graph into the capture (its nodes, inlined).
+  // Records a launch of another graph into the capture (its nodes, inlined; a graph with memory
+  // nodes is refused).
   bool RecordSubgraph(const StreamRef& stream, const GraphData& child, infinirtError_t* error);
 
   // EventRecord on a capturing stream: the event now stands for the stream's position in the
@@ -97,9 +98,6 @@ class Captures {
   infinirtError_t CheckDeviceSynchronize(int device);
   infinirtError_t CheckLegacyUse(int device);
   infinirtError_t CheckUnsafeCall();
-
-  // The graph a stream captures into (null when it does not capture).
-  std::shared_ptr<GraphData> GraphOf(const StreamRef& stream);
 
   // A stream is destroyed: a capture it joined is invalidated; one it began is discarded.
   // Graph handles handed out for discarded captures are appended to *retired.
