@@ -64,6 +64,18 @@ TEST_F(DeviceArgumentTest, DeviceGetTypeRejectsBadOrdinals) {
   }
 }
 
+TEST_F(DeviceArgumentTest, DeviceGetDefaultMemPoolRejectsBadOrdinals) {
+  for (int ordinal : BadOrdinals()) {
+    SCOPED_TRACE(::testing::Message() << "device " << ordinal);
+    infinirtMemPool_t pool = nullptr;
+    EXPECT_ANSWER(infinirtDeviceGetDefaultMemPool(&pool, ordinal), infinirtErrorInvalidDevice);
+    EXPECT_EQ(pool, nullptr);
+  }
+  infinirtMemPool_t pool = nullptr;
+  EXPECT_ANSWER(infinirtDeviceGetDefaultMemPool(&pool, device_count_ - 1), infinirtSuccess);
+  EXPECT_NE(pool, nullptr);
+}
+
 TEST_F(DeviceArgumentTest, GetBackendPropertiesRejectsIndexesOutsideTheListing) {
   int backends = 0;
   ASSERT_OK(infinirtGetBackendCount(&backends));

@@ -1,9 +1,11 @@
 // Integers that are not enumerators, passed where the API takes an enumeration: memcpy kinds,
-// device attributes and device types. The calls are made from C (raw_enum_calls.c), where any
-// int is a valid argument, and must be rejected with the documented code, not crash or abort.
-// Kept in an executable of its own, so a sanitizer abort here cannot hide the other tests.
+// device attributes, device types, capture modes and memory pool attributes. The calls are made
+// from C (raw_enum_calls.c), where any int is a valid argument, and must be rejected with the
+// documented code, not crash or abort. Kept in an executable of its own, so a sanitizer abort
+// here cannot hide the other tests.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -96,6 +98,50 @@ TEST_F(EnumValueTest, DeviceGetOrdinalRejectsValuesThatAreNotDeviceTypes) {
     int device = -7;
     EXPECT_ANSWER(RawDeviceGetOrdinal(&device, type, 0), infinirtErrorInvalidValue);
   }
+}
+
+// Capture modes are 0, 1 and 2.
+const int kBadCaptureModes[] = {3, 100, -1};
+
+TEST_F(EnumValueTest, StreamBeginCaptureRejectsValuesThatAreNotCaptureModes) {
+  for (int mode : kBadCaptureModes) {
+    SCOPED_TRACE(::testing::Message() << "mode " << mode);
+    EXPECT_ANSWER(RawStreamBeginCapture(stream_, mode), infinirtErrorInvalidValue);
+    infinirtStreamCaptureStatus status = infinirtStreamCaptureStatusActive;
+    EXPECT_OK(infinirtStreamIsCapturing(stream_, &status));
+    EXPECT_EQ(status, infinirtStreamCaptureStatusNone) << "a refused capture began";
+  }
+}
+
+TEST_F(EnumValueTest, ThreadExchangeStreamCaptureModeRejectsValuesThatAreNotModes) {
+  for (int mode : kBadCaptureModes) {
+    SCOPED_TRACE(::testing::Message() << "mode " << mode);
+    int exchanged = mode;
+    EXPECT_ANSWER(RawThreadExchangeStreamCaptureMode(&exchanged), infinirtErrorInvalidValue);
+    EXPECT_EQ(exchanged, mode) << "a refused exchange wrote the mode";
+  }
+  // The thread's mode is still the default, Global.
+  int mode = infinirtStreamCaptureModeRelaxed;
+  EXPECT_ANSWER(RawThreadExchangeStreamCaptureMode(&mode), infinirtSuccess);
+  EXPECT_EQ(mode, infinirtStreamCaptureModeGlobal);
+  EXPECT_ANSWER(RawThreadExchangeStreamCaptureMode(&mode), infinirtSuccess);
+  EXPECT_EQ(mode, infinirtStreamCaptureModeRelaxed);
+}
+
+// Pool attributes are 1 to 8.
+TEST_F(EnumValueTest, MemPoolAttributesRejectValuesThatAreNotPoolAttributes) {
+  infinirtMemPool_t pool = nullptr;
+  ASSERT_OK(infinirtDeviceGetDefaultMemPool(&pool, 0));
+  for (int attribute : {0, 9, 100, -1}) {
+    SCOPED_TRACE(::testing::Message() << "attribute " << attribute);
+    uint64_t value = 0;
+    EXPECT_ANSWER(RawMemPoolGetAttribute(pool, attribute, &value), infinirtErrorInvalidValue);
+    EXPECT_ANSWER(RawMemPoolSetAttribute(pool, attribute, &value), infinirtErrorInvalidValue);
+  }
+  uint64_t threshold = 1;
+  EXPECT_ANSWER(RawMemPoolGetAttribute(pool, infinirtMemPoolAttrReleaseThreshold, &threshold),
+                infinirtSuccess);
+  EXPECT_EQ(threshold, 0u);
 }
 
 }  // namespace

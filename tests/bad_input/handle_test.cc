@@ -94,6 +94,24 @@ class HandleTest : public BadInputTest {
            infinirtStreamCaptureStatus status;
            return infinirtStreamIsCapturing(stream, &status);
          }},
+        {"StreamGetCaptureInfo",
+         [=] {
+           infinirtStreamCaptureStatus status;
+           return infinirtStreamGetCaptureInfo(stream, &status);
+         }},
+        {"StreamBeginCapture",
+         [=] { return infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeRelaxed); }},
+        {"StreamEndCapture",
+         [=] {
+           infinirtGraph_t graph = nullptr;
+           return infinirtStreamEndCapture(stream, &graph);
+         }},
+        {"MallocAsync",
+         [=] {
+           void* pointer = nullptr;
+           return infinirtMallocAsync(&pointer, kBytes, stream);
+         }},
+        {"FreeAsync", [=] { return infinirtFreeAsync(device_, stream); }},
         {"StreamDestroy", [=] { return infinirtStreamDestroy(stream); }},
     };
   }

@@ -89,6 +89,97 @@ TEST_F(NullOutPointerTest, StreamIsCapturingRejectsNullStatusOnEveryKindOfStream
   EXPECT_OK(infinirtStreamDestroy(created));
 }
 
+TEST_F(NullOutPointerTest, StreamGetCaptureInfoRejectsNullStatusOnEveryKindOfStream) {
+  infinirtStream_t created = nullptr;
+  ASSERT_OK(infinirtStreamCreate(&created));
+  for (infinirtStream_t stream : {created, static_cast<infinirtStream_t>(nullptr),
+                                  infinirtStreamLegacy, infinirtStreamPerThread}) {
+    SCOPED_TRACE(::testing::Message() << "stream " << static_cast<void*>(stream));
+    unsigned long long id = 0;
+    infinirtGraph_t graph = nullptr;
+    EXPECT_ANSWER(infinirtStreamGetCaptureInfo(stream, nullptr), infinirtErrorInvalidValue);
+    EXPECT_ANSWER(infinirtStreamGetCaptureInfo(stream, nullptr, &id, &graph),
+                  infinirtErrorInvalidValue);
+  }
+  EXPECT_OK(infinirtStreamDestroy(created));
+}
+
+// Edge data come with the dependencies: asking for one without the other is InvalidValue.
+TEST_F(NullOutPointerTest, StreamGetCaptureInfoRejectsEdgeDataWithoutDependencies) {
+  infinirtStream_t stream = nullptr;
+  ASSERT_OK(infinirtStreamCreate(&stream));
+  infinirtStreamCaptureStatus status = infinirtStreamCaptureStatusActive;
+  const infinirtGraphEdgeData* edges = nullptr;
+  size_t count = 0;
+  EXPECT_ANSWER(
+      infinirtStreamGetCaptureInfo(stream, &status, nullptr, nullptr, nullptr, &edges, &count),
+      infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtStreamGetCaptureInfo(stream, &status), infinirtSuccess);
+  EXPECT_EQ(status, infinirtStreamCaptureStatusNone);
+  EXPECT_OK(infinirtStreamDestroy(stream));
+}
+
+TEST_F(NullOutPointerTest, ThreadExchangeStreamCaptureModeRejectsNull) {
+  EXPECT_ANSWER(infinirtThreadExchangeStreamCaptureMode(nullptr), infinirtErrorInvalidValue);
+}
+
+// EndCapture(NULL graph) is refused before the capture is looked at: the capture goes on.
+TEST_F(NullOutPointerTest, StreamEndCaptureRejectsNullGraph) {
+  infinirtStream_t stream = nullptr;
+  ASSERT_OK(infinirtStreamCreate(&stream));
+  EXPECT_ANSWER(infinirtStreamEndCapture(stream, nullptr), infinirtErrorInvalidValue);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeRelaxed));
+  const infinirtError_t answer = infinirtStreamEndCapture(stream, nullptr);
+  infinirtStreamCaptureStatus status = infinirtStreamCaptureStatusNone;
+  EXPECT_OK(infinirtStreamIsCapturing(stream, &status));
+  EXPECT_EQ(status, infinirtStreamCaptureStatusActive);
+  infinirtGraph_t graph = nullptr;
+  EXPECT_OK(infinirtStreamEndCapture(stream, &graph));
+  EXPECT_ANSWER(answer, infinirtErrorInvalidValue);
+  EXPECT_OK(infinirtGraphDestroy(graph));
+  EXPECT_OK(infinirtStreamDestroy(stream));
+}
+
+TEST_F(NullOutPointerTest, GraphInstantiateRejectsNullExec) {
+  infinirtStream_t stream = nullptr;
+  ASSERT_OK(infinirtStreamCreate(&stream));
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
+  infinirtGraph_t graph = nullptr;
+  ASSERT_OK(infinirtStreamEndCapture(stream, &graph));
+  EXPECT_ANSWER(infinirtGraphInstantiate(nullptr, graph, 0), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtGraphInstantiateWithFlags(nullptr, graph, 0), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtGraphInstantiate(nullptr, nullptr, 0), infinirtErrorInvalidValue);
+  EXPECT_OK(infinirtGraphDestroy(graph));
+  EXPECT_OK(infinirtStreamDestroy(stream));
+}
+
+TEST_F(NullOutPointerTest, MallocAsyncAndDefaultMemPoolRejectNull) {
+  infinirtStream_t stream = nullptr;
+  ASSERT_OK(infinirtStreamCreate(&stream));
+  for (infinirtStream_t target :
+       {stream, static_cast<infinirtStream_t>(nullptr), infinirtStreamPerThread}) {
+    SCOPED_TRACE(::testing::Message() << "stream " << static_cast<void*>(target));
+    EXPECT_ANSWER(infinirtMallocAsync(nullptr, 64, target), infinirtErrorInvalidValue);
+    EXPECT_ANSWER(infinirtMallocAsync(nullptr, 0, target), infinirtErrorInvalidValue);
+  }
+  EXPECT_ANSWER(infinirtDeviceGetDefaultMemPool(nullptr, 0), infinirtErrorInvalidValue);
+  EXPECT_OK(infinirtStreamDestroy(stream));
+}
+
+TEST_F(NullOutPointerTest, MemPoolAttributesRejectNullValue) {
+  infinirtMemPool_t pool = nullptr;
+  ASSERT_OK(infinirtDeviceGetDefaultMemPool(&pool, 0));
+  for (infinirtMemPoolAttr attr :
+       {infinirtMemPoolReuseFollowEventDependencies, infinirtMemPoolReuseAllowOpportunistic,
+        infinirtMemPoolReuseAllowInternalDependencies, infinirtMemPoolAttrReleaseThreshold,
+        infinirtMemPoolAttrReservedMemCurrent, infinirtMemPoolAttrReservedMemHigh,
+        infinirtMemPoolAttrUsedMemCurrent, infinirtMemPoolAttrUsedMemHigh}) {
+    SCOPED_TRACE(::testing::Message() << "attribute " << attr);
+    EXPECT_ANSWER(infinirtMemPoolGetAttribute(pool, attr, nullptr), infinirtErrorInvalidValue);
+    EXPECT_ANSWER(infinirtMemPoolSetAttribute(pool, attr, nullptr), infinirtErrorInvalidValue);
+  }
+}
+
 TEST_F(NullOutPointerTest, ExtensionsRejectNull) {
   EXPECT_ANSWER(infinirtGetAllDeviceCount(nullptr), infinirtErrorInvalidValue);
   EXPECT_ANSWER(infinirtDeviceGetType(nullptr, 0), infinirtErrorInvalidValue);

@@ -17,3 +17,23 @@ infinirtError_t RawDeviceGetAttribute(int* value, int attr, int device) {
 infinirtError_t RawDeviceGetOrdinal(int* device, int type, int index) {
   return infinirtDeviceGetOrdinal(device, (infiniDevice_t)type, index);
 }
+
+infinirtError_t RawStreamBeginCapture(infinirtStream_t stream, int mode) {
+  return infinirtStreamBeginCapture(stream, (enum infinirtStreamCaptureMode)mode);
+}
+
+infinirtError_t RawThreadExchangeStreamCaptureMode(int* mode) {
+  const int requested = *mode;
+  enum infinirtStreamCaptureMode value = (enum infinirtStreamCaptureMode)requested;
+  const infinirtError_t error = infinirtThreadExchangeStreamCaptureMode(&value);
+  *mode = (int)value;
+  return error;
+}
+
+infinirtError_t RawMemPoolGetAttribute(infinirtMemPool_t pool, int attr, void* value) {
+  return infinirtMemPoolGetAttribute(pool, (enum infinirtMemPoolAttr)attr, value);
+}
+
+infinirtError_t RawMemPoolSetAttribute(infinirtMemPool_t pool, int attr, void* value) {
+  return infinirtMemPoolSetAttribute(pool, (enum infinirtMemPoolAttr)attr, value);
+}

@@ -18,6 +18,11 @@ infinirtError_t RawKindMemcpyAsync(void* dst, const void* src, size_t count, int
                                    infinirtStream_t stream);
 infinirtError_t RawDeviceGetAttribute(int* value, int attr, int device);
 infinirtError_t RawDeviceGetOrdinal(int* device, int type, int index);
+infinirtError_t RawStreamBeginCapture(infinirtStream_t stream, int mode);
+/* *mode goes in as the mode to set and comes back as the thread's previous mode. */
+infinirtError_t RawThreadExchangeStreamCaptureMode(int* mode);
+infinirtError_t RawMemPoolGetAttribute(infinirtMemPool_t pool, int attr, void* value);
+infinirtError_t RawMemPoolSetAttribute(infinirtMemPool_t pool, int attr, void* value);
 
 #ifdef __cplusplus
 }

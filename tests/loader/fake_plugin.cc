@@ -11,6 +11,12 @@
 //   FAKE_INIT_FAILS     Initialize returns infinirtErrorInitializationError
 //   FAKE_RUNTIME_MISSING GetInfo says the vendor runtime could not be loaded; no devices
 //   FAKE_NO_ENTRY_POINT the library does not export infinirtPluginGetTable at all
+//   FAKE_ASYNC          streams and events of their own, and the asynchronous entries
+//                       (MemcpyAsync, MemsetAsync, LaunchHostFunc, EventRecord,
+//                       StreamWaitEvent, ...) on host memory, run at once when enqueued (a valid
+//                       in-order stream); no graph entries, so the core replays graphs through
+//                       these. fakeAsyncCalls(entry) counts the calls of each entry.
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -155,6 +161,133 @@ infinirtError_t StreamSynchronize(int device, infinirtPluginStream_t) {
   return ValidDevice(device) ? infinirtSuccess : infinirtErrorInvalidDevice;
 }
 
+#ifdef FAKE_ASYNC
+// Streams and events are objects of their own here, so that one the core fails to destroy
+// shows in the live counts (and to AddressSanitizer as a leak).
+struct FakeStream {
+  int device;
+};
+struct FakeEvent {
+  int device;
+  unsigned int flags;
+  bool recorded;
+};
+
+enum Counter {
+  kMemcpyAsync,
+  kMemsetAsync,
+  kLaunchHostFunc,
+  kEventRecord,
+  kStreamWaitEvent,
+  kLiveStreams,
+  kLiveEvents,
+  kCounterCount
+};
+const char* const kCounterNames[kCounterCount] = {
+    "MemcpyAsync",     "MemsetAsync",  "LaunchHostFunc", "EventRecord",
+    "StreamWaitEvent", "live_streams", "live_events"};
+std::atomic<int> g_counters[kCounterCount];
+
+void Count(Counter counter, int delta = 1) { g_counters[counter].fetch_add(delta); }
+
+infinirtError_t AsyncInitialize(const infinirtPluginHost* host) {
+  for (auto& counter : g_counters) counter.store(0);
+  return Initialize(host);
+}
+
+infinirtError_t AsyncStreamCreate(int device, infinirtPluginStream_t* stream, unsigned int) {
+  if (!ValidDevice(device)) return infinirtErrorInvalidDevice;
+  *stream = new FakeStream{device};
+  Count(kLiveStreams);
+  return infinirtSuccess;
+}
+
+infinirtError_t AsyncStreamDestroy(int device, infinirtPluginStream_t stream) {
+  if (!ValidDevice(device)) return infinirtErrorInvalidDevice;
+  delete static_cast<FakeStream*>(stream);
+  Count(kLiveStreams, -1);
+  return infinirtSuccess;
+}
+
+// Every stream is always idle: its work ran when it was enqueued.
+infinirtError_t AsyncStreamQuery(int device, infinirtPluginStream_t) {
+  return ValidDevice(device) ? infinirtSuccess : infinirtErrorInvalidDevice;
+}
+
+infinirtError_t AsyncMemcpy(int device, void* dst, const void* src, size_t count,
+                            enum infinirtMemcpyKind kind, infinirtPluginStream_t) {
+  Count(kMemcpyAsync);
+  return Memcpy(device, dst, src, count, kind);
+}
+
+infinirtError_t AsyncMemset(int device, void* ptr, int value, size_t count,
+                            infinirtPluginStream_t) {
+  Count(kMemsetAsync);
+  return Memset(device, ptr, value, count);
+}
+
+infinirtError_t AsyncLaunchHostFunc(int device, infinirtPluginStream_t, infinirtHostFn_t fn,
+                                    void* user_data) {
+  if (!ValidDevice(device)) return infinirtErrorInvalidDevice;
+  Count(kLaunchHostFunc);
+  fn(user_data);
+  return infinirtSuccess;
+}
+
+infinirtError_t AsyncEventCreate(int device, infinirtPluginEvent_t* event, unsigned int flags) {
+  if (!ValidDevice(device)) return infinirtErrorInvalidDevice;
+  *event = new FakeEvent{device, flags, false};
+  Count(kLiveEvents);
+  return infinirtSuccess;
+}
+
+infinirtError_t AsyncEventDestroy(int device, infinirtPluginEvent_t event) {
+  if (!ValidDevice(device)) return infinirtErrorInvalidDevice;
+  delete static_cast<FakeEvent*>(event);
+  Count(kLiveEvents, -1);
+  return infinirtSuccess;
+}
+
+infinirtError_t AsyncEventRecord(int device, infinirtPluginEvent_t event, infinirtPluginStream_t) {
+  if (!ValidDevice(device)) return infinirtErrorInvalidDevice;
+  static_cast<FakeEvent*>(event)->recorded = true;
+  Count(kEventRecord);
+  return infinirtSuccess;
+}
+
+// Recorded work is always complete.
+infinirtError_t AsyncEventDone(int device, infinirtPluginEvent_t) {
+  return ValidDevice(device) ? infinirtSuccess : infinirtErrorInvalidDevice;
+}
+
+infinirtError_t AsyncStreamWaitEvent(int device, infinirtPluginStream_t, infinirtPluginEvent_t,
+                                     unsigned int) {
+  if (!ValidDevice(device)) return infinirtErrorInvalidDevice;
+  Count(kStreamWaitEvent);
+  return infinirtSuccess;
+}
+
+void AddAsyncEntries(infinirtPluginTable* table) {
+  table->Initialize = &AsyncInitialize;
+  table->StreamCreate = &AsyncStreamCreate;
+  table->StreamDestroy = &AsyncStreamDestroy;
+  table->StreamQuery = &AsyncStreamQuery;
+  table->MemcpyAsync = &AsyncMemcpy;
+  table->MemsetAsync = &AsyncMemset;
+  table->LaunchHostFunc = &AsyncLaunchHostFunc;
+  table->EventCreate = &AsyncEventCreate;
+  table->EventDestroy = &AsyncEventDestroy;
+  table->EventRecord = &AsyncEventRecord;
+  table->EventQuery = &AsyncEventDone;
+  table->EventSynchronize = &AsyncEventDone;
+  table->StreamWaitEvent = &AsyncStreamWaitEvent;
+  // No native graphs: left NULL, as a plugin without them would.
+  table->GraphInstantiate = nullptr;
+  table->GraphLaunch = nullptr;
+  table->GraphExecDestroy = nullptr;
+}
+#endif  // FAKE_ASYNC
+
 infinirtPluginTable MakeTable() {
   infinirtPluginTable table = infinirt::core::UnsupportedTable();
   table.abi_major = FAKE_ABI_MAJOR;
@@ -176,6 +309,9 @@ infinirtPluginTable MakeTable() {
   table.StreamCreate = &StreamCreate;
   table.StreamDestroy = &StreamDestroy;
   table.StreamSynchronize = &StreamSynchronize;
+#ifdef FAKE_ASYNC
+  AddAsyncEntries(&table);
+#endif
 #ifdef FAKE_TABLE_END
   table.struct_size = offsetof(infinirtPluginTable, FAKE_TABLE_END);
 #endif
@@ -189,6 +325,17 @@ extern "C" const infinirtPluginTable* infinirtPluginGetTable(void) {
   static const infinirtPluginTable table = MakeTable();
   return &table;
 }
+
+#ifdef FAKE_ASYNC
+// For the tests (found with dlsym): calls of an entry since Initialize, or the live streams
+// ("live_streams") or events ("live_events"); -1 for an unknown name.
+extern "C" INFINIRT_PLUGIN_EXPORT int fakeAsyncCalls(const char* entry) {
+  for (int i = 0; i < kCounterCount; ++i) {
+    if (std::strcmp(entry, kCounterNames[i]) == 0) return g_counters[i].load();
+  }
+  return -1;
+}
+#endif
 #else
 // A library that looks like a plugin by name but exports something else.
 extern "C" INFINIRT_PLUGIN_EXPORT int infinirtFakeNotTheEntryPoint(void) {
