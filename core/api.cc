@@ -305,6 +305,7 @@ infinirtError_t infinirtMalloc(void** devPtr, size_t size) {
     }
     if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kDevice, 0,
                                         function_name)) {
+      target.backend->table.Free(target.local, pointer);
       return error;
     }
     *devPtr = pointer;
@@ -342,6 +343,7 @@ infinirtError_t infinirtHostAlloc(void** pHost, size_t size, unsigned int flags)
     }
     if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kPinnedHost, 0,
                                         function_name)) {
+      target.backend->table.FreeHost(target.local, pointer);
       return error;
     }
     *pHost = pointer;

@@ -104,6 +104,11 @@ infinirtError_t ResolveObject(HandleTable& table, const void* handle, const char
 infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void* pointer,
                                    size_t size, MemoryKind kind, uint64_t owner,
                                    const char* function) {
+  if (size > UINTPTR_MAX - reinterpret_cast<uintptr_t>(pointer)) {
+    Log().error("{}: backend '{}' returned {} for {} bytes, which wraps around the address space",
+                function, target.backend->name, pointer, size);
+    return infinirtErrorMemoryAllocation;
+  }
   Allocation allocation;
   allocation.owner = owner;
   allocation.base = reinterpret_cast<uintptr_t>(pointer);

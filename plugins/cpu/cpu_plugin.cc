@@ -338,9 +338,11 @@ infinirtError_t EventQuery(int, infinirtPluginEvent_t event) {
 infinirtError_t EventSynchronize(int, infinirtPluginEvent_t event) {
   return Guarded([&] {
     auto record = EventOf(event).last();
-    if (!record || record->point.Reached()) return infinirtSuccess;
-    if (OnWorkerThread()) return RefuseOnWorker("EventSynchronize");
-    record->point.stream->WaitFor(record->point.seq);
+    if (record && !record->point.Reached()) {
+      if (OnWorkerThread()) return RefuseOnWorker("EventSynchronize");
+      record->point.stream->WaitFor(record->point.seq);
+    }
+    // Like every synchronisation, it lets the pool release memory above its threshold.
     g_state->memory_pool->ReleaseAboveThreshold();
     return infinirtSuccess;
   });

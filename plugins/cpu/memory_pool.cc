@@ -18,8 +18,9 @@ MemoryPool::~MemoryPool() {
 }
 
 // Small sizes round to a power of two (at least the alignment), large ones to whole MiB, so
-// that freed blocks fit later requests of a similar size.
+// that freed blocks fit later requests of a similar size. 0 when the size cannot be rounded.
 size_t MemoryPool::RoundUp(size_t size) {
+  if (size > SIZE_MAX - kLargeGranule) return 0;
   if (size >= kLargeGranule) return (size + kLargeGranule - 1) / kLargeGranule * kLargeGranule;
   size_t rounded = kAlignment;
   while (rounded < size) rounded <<= 1;
@@ -34,6 +35,7 @@ bool MemoryPool::Reusable(const Block& block, Stream& stream) const {
 
 infinirtError_t MemoryPool::Allocate(size_t size, Stream& stream, void** pointer) {
   const size_t rounded = RoundUp(size);
+  if (rounded == 0) return infinirtErrorMemoryAllocation;
   std::lock_guard<std::mutex> lock(mutex_);
   // A block of exactly this size class, reusable by this stream.
   auto range = free_blocks_.equal_range(rounded);
@@ -75,9 +77,10 @@ infinirtError_t MemoryPool::Free(void* pointer, StreamPoint point) {
   return infinirtSuccess;
 }
 
+// The threshold bounds the memory the pool reserves (in use and free), as CUDA's does.
 void MemoryPool::ReleaseAboveThreshold() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (pooled_bytes_ > release_threshold_) TrimToLocked(release_threshold_);
+  if (used_bytes_ + pooled_bytes_ > release_threshold_) TrimToLocked(release_threshold_);
 }
 
 void MemoryPool::TrimTo(size_t bytes_to_keep) {
@@ -85,12 +88,15 @@ void MemoryPool::TrimTo(size_t bytes_to_keep) {
   TrimToLocked(bytes_to_keep);
 }
 
-// Releases blocks whose free has run (others may still be in use by queued work), largest
-// first, until the pool holds at most bytes_to_keep.
+// Releases free blocks whose free has run (others may still be used by queued work), largest
+// first, while the pool reserves more than bytes_to_keep, never going below it (CUDA's
+// cudaMemPoolTrimTo guarantees at least minBytesToKeep stay reserved).
 void MemoryPool::TrimToLocked(size_t bytes_to_keep) {
-  for (auto it = free_blocks_.end(); it != free_blocks_.begin() && pooled_bytes_ > bytes_to_keep;) {
+  for (auto it = free_blocks_.end(); it != free_blocks_.begin();) {
     --it;
-    if (!it->second.freed_at.Reached()) continue;
+    const size_t reserved = used_bytes_ + pooled_bytes_;
+    if (reserved <= bytes_to_keep) return;
+    if (!it->second.freed_at.Reached() || reserved - it->first < bytes_to_keep) continue;
     free(it->second.pointer);
     pooled_bytes_ -= it->first;
     it = free_blocks_.erase(it);
