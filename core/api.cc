@@ -19,12 +19,7 @@ infinirtError_t FreeRegistered(void* pointer, bool host, const char* function) {
   if (auto error = runtime.captures().CheckUnsafeCall()) return error;
   const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
   if (!host) {
-    auto found = runtime.allocations().FindExact(address);
-    if (found && found->kind == MemoryKind::kGraph) {
-      if (runtime.graph_memory().Release(pointer)) return infinirtSuccess;
-      return Fail(infinirtErrorInvalidValue, "{}: graph memory {} is not live (already freed)",
-                  function, pointer);
-    }
+    if (auto released = ReleaseGraphMemory(runtime, pointer, function)) return *released;
   }
   auto accept = [host](MemoryKind kind) {
     return host ? kind == MemoryKind::kPinnedHost
@@ -77,6 +72,19 @@ infinirtError_t CallOnEvent(infinirtEvent_t event, HandleEntry entry, bool synch
     return error;
   }
   return (runtime.backend(record.backend).table.*entry)(record.local_device, record.plugin_handle);
+}
+
+// Creates a stream or event on the current device and hands out its handle.
+using CreateEntry = infinirtError_t (*infinirtPluginTable::*)(int, void**, unsigned int);
+template <class Handle>
+infinirtError_t CreateOnCurrentDevice(Runtime& runtime, HandleTable& table, CreateEntry create,
+                                      HandleEntry destroy, unsigned int flags, Handle* out,
+                                      const char* function) {
+  Target target;
+  if (auto error = CurrentTarget(runtime, &target, function)) return error;
+  void* object = nullptr;
+  if (auto error = (target.backend->table.*create)(target.local, &object, flags)) return error;
+  return Publish(table, target, object, flags, out, target.backend->table.*destroy, function);
 }
 
 // Node makers for work recorded during stream capture.
@@ -488,14 +496,9 @@ infinirtError_t infinirtStreamCreateWithFlags(infinirtStream_t* pStream, unsigne
       return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
     }
     Runtime& runtime = Runtime::Get();
-    Target target;
-    if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
-    void* plugin_stream = nullptr;
-    if (auto error = target.backend->table.StreamCreate(target.local, &plugin_stream, flags)) {
-      return error;
-    }
-    return Publish(runtime.streams(), target, plugin_stream, flags, pStream,
-                   target.backend->table.StreamDestroy, function_name);
+    return CreateOnCurrentDevice(runtime, runtime.streams(), &infinirtPluginTable::StreamCreate,
+                                 &infinirtPluginTable::StreamDestroy, flags, pStream,
+                                 function_name);
   });
 }
 
@@ -597,14 +600,8 @@ infinirtError_t infinirtEventCreateWithFlags(infinirtEvent_t* event, unsigned in
                   function_name);
     }
     Runtime& runtime = Runtime::Get();
-    Target target;
-    if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
-    void* plugin_event = nullptr;
-    if (auto error = target.backend->table.EventCreate(target.local, &plugin_event, flags)) {
-      return error;
-    }
-    return Publish(runtime.events(), target, plugin_event, flags, event,
-                   target.backend->table.EventDestroy, function_name);
+    return CreateOnCurrentDevice(runtime, runtime.events(), &infinirtPluginTable::EventCreate,
+                                 &infinirtPluginTable::EventDestroy, flags, event, function_name);
   });
 }
 

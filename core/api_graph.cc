@@ -433,13 +433,9 @@ infinirtError_t infinirtFreeAsync(void* devPtr, infinirtStream_t hStream) {
     if (runtime.captures().Record(target.ref, FreeNode(runtime, devPtr, function), &captured)) {
       return captured;
     }
+    if (auto released = ReleaseGraphMemory(runtime, devPtr, function)) return *released;
     const uintptr_t address = reinterpret_cast<uintptr_t>(devPtr);
     auto found = runtime.allocations().FindExact(address);
-    if (found && found->kind == MemoryKind::kGraph) {
-      if (runtime.graph_memory().Release(devPtr)) return infinirtSuccess;
-      return Fail(infinirtErrorInvalidValue, "{}: graph memory {} is not live (already freed)",
-                  function, devPtr);
-    }
     if (found && found->kind == MemoryKind::kStreamOrdered &&
         found->backend != target.backend_index) {
       return Fail(infinirtErrorNotSupported,

@@ -218,4 +218,13 @@ infinirtError_t RouteMemset(Runtime& runtime, void* pointer, size_t count,
   return infinirtSuccess;
 }
 
+std::optional<infinirtError_t> ReleaseGraphMemory(Runtime& runtime, void* pointer,
+                                                  const char* function) {
+  auto found = runtime.allocations().FindExact(reinterpret_cast<uintptr_t>(pointer));
+  if (!found || found->kind != MemoryKind::kGraph) return std::nullopt;
+  if (runtime.graph_memory().Release(pointer)) return infinirtSuccess;
+  return Fail(infinirtErrorInvalidValue, "{}: graph memory {} is not live (already freed)",
+              function, pointer);
+}
+
 }  // namespace infinirt::core::api

@@ -96,6 +96,12 @@ infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void*
                                    size_t size, MemoryKind kind, uint64_t owner,
                                    const char* function);
 
+// Freeing graph-owned memory (Free or FreeAsync of memory a graph launch allocated) ends its
+// live state rather than freeing it (graph.h). Returns nullopt when the pointer is not graph
+// memory, otherwise the outcome.
+std::optional<infinirtError_t> ReleaseGraphMemory(Runtime& runtime, void* pointer,
+                                                  const char* function);
+
 // Validates a copy and finds the backend that performs it: the stream's for an asynchronous
 // copy, otherwise the owner of the device memory involved, otherwise the current device.
 infinirtError_t RouteCopy(Runtime& runtime, void* dst, const void* src, size_t count,

@@ -66,6 +66,33 @@ void Captures::InvalidateLocked(Sequence& sequence, const char* why) {
   sequence.invalidated = true;
 }
 
+bool Captures::LegacyConflictLocked(int device, const char* what, infinirtError_t* error) {
+  auto conflicting = BlockingCapturesLocked(device);
+  if (conflicting.empty()) return false;
+  for (auto& sequence : conflicting) InvalidateLocked(*sequence, "legacy stream used");
+  *error = Fail(infinirtErrorStreamCaptureImplicit,
+                "{} uses the legacy stream while a blocking stream of the device captures", what);
+  return true;
+}
+
+Captures::Destination Captures::RouteLocked(const StreamRef& stream, const char* what,
+                                            std::shared_ptr<Sequence>* sequence,
+                                            infinirtError_t* error) {
+  if (stream.legacy) {
+    return LegacyConflictLocked(stream.device, what, error) ? Destination::kRefused
+                                                            : Destination::kRun;
+  }
+  *sequence = SequenceOfLocked(KeyOf(stream));
+  if (!*sequence) return Destination::kRun;
+  if ((*sequence)->invalidated) {
+    *error = Fail(infinirtErrorStreamCaptureInvalidated,
+                  "{}: capture {} was invalidated; end it with infinirtStreamEndCapture", what,
+                  (*sequence)->id);
+    return Destination::kRefused;
+  }
+  return Destination::kCapture;
+}
+
 void Captures::RemoveLocked(const std::shared_ptr<Sequence>& sequence,
                             std::vector<std::shared_ptr<GraphData>>* released) {
   released->push_back(std::move(sequence->graph));
@@ -199,22 +226,16 @@ infinirtError_t Captures::Query(
 bool Captures::Record(const StreamRef& stream, const NodeMaker& make_node, infinirtError_t* error) {
   if (!Active()) return false;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (stream.legacy) {
-    auto conflicting = BlockingCapturesLocked(stream.device);
-    if (conflicting.empty()) return false;
-    for (auto& sequence : conflicting) InvalidateLocked(*sequence, "legacy stream used");
-    *error = Fail(infinirtErrorStreamCaptureImplicit,
-                  "work issued to the legacy stream while a blocking stream captures");
-    return true;
+  std::shared_ptr<Sequence> sequence;
+  switch (RouteLocked(stream, "work issued to a stream", &sequence, error)) {
+    case Destination::kRun:
+      return false;
+    case Destination::kRefused:
+      return true;
+    case Destination::kCapture:
+      break;
   }
   const Key key = KeyOf(stream);
-  auto sequence = SequenceOfLocked(key);
-  if (!sequence) return false;
-  if (sequence->invalidated) {
-    *error = Fail(infinirtErrorStreamCaptureInvalidated,
-                  "capture {} was invalidated; end it with infinirtStreamEndCapture", sequence->id);
-    return true;
-  }
   GraphNode node;
   node.dependencies = sequence->tails[key];
   *error = make_node(*sequence->graph, &node);
@@ -227,21 +248,22 @@ bool Captures::RecordSubgraph(const StreamRef& stream, const GraphData& child,
                               infinirtError_t* error) {
   if (!Active()) return false;
   std::lock_guard<std::mutex> lock(mutex_);
-  const Key key = KeyOf(stream);
-  auto sequence = stream.legacy ? nullptr : SequenceOfLocked(key);
-  if (!sequence) return false;
-  if (sequence->invalidated) {
-    *error =
-        Fail(infinirtErrorStreamCaptureInvalidated, "capture {} was invalidated", sequence->id);
-    return true;
+  std::shared_ptr<Sequence> sequence;
+  switch (RouteLocked(stream, "infinirtGraphLaunch", &sequence, error)) {
+    case Destination::kRun:
+      return false;
+    case Destination::kRefused:
+      return true;
+    case Destination::kCapture:
+      break;
   }
   if (child.HasMemoryNodes()) {
     *error = Fail(infinirtErrorNotSupported,
                   "a graph with memory nodes cannot be launched into a capture");
     return true;
   }
-  const uint32_t join = sequence->graph->AddSubgraph(child, sequence->tails[key]);
-  sequence->tails[key] = {join};
+  const Key key = KeyOf(stream);
+  sequence->tails[key] = {sequence->graph->AddSubgraph(child, sequence->tails[key])};
   *error = infinirtSuccess;
   return true;
 }
@@ -249,23 +271,16 @@ bool Captures::RecordSubgraph(const StreamRef& stream, const GraphData& child,
 bool Captures::RecordEvent(const StreamRef& stream, uint64_t event, infinirtError_t* error) {
   if (!Active()) return false;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (stream.legacy) {
-    auto conflicting = BlockingCapturesLocked(stream.device);
-    if (conflicting.empty()) return false;
-    for (auto& sequence : conflicting) InvalidateLocked(*sequence, "legacy stream used");
-    *error = Fail(infinirtErrorStreamCaptureImplicit,
-                  "infinirtEventRecord on the legacy stream while a blocking stream captures");
-    return true;
+  std::shared_ptr<Sequence> sequence;
+  switch (RouteLocked(stream, "infinirtEventRecord", &sequence, error)) {
+    case Destination::kRun:
+      return false;
+    case Destination::kRefused:
+      return true;
+    case Destination::kCapture:
+      break;
   }
-  const Key key = KeyOf(stream);
-  auto sequence = SequenceOfLocked(key);
-  if (!sequence) return false;
-  if (sequence->invalidated) {
-    *error =
-        Fail(infinirtErrorStreamCaptureInvalidated, "capture {} was invalidated", sequence->id);
-    return true;
-  }
-  events_[event] = CapturedEvent{sequence, sequence->tails[key]};
+  events_[event] = CapturedEvent{sequence, sequence->tails[KeyOf(stream)]};
   *error = infinirtSuccess;
   return true;
 }
@@ -318,14 +333,7 @@ bool Captures::WaitEvent(const StreamRef& stream, uint64_t event, void* plugin_e
     *error = infinirtSuccess;
     return true;
   }
-  if (stream.legacy) {
-    auto conflicting = BlockingCapturesLocked(stream.device);
-    if (conflicting.empty()) return false;
-    for (auto& sequence : conflicting) InvalidateLocked(*sequence, "legacy stream used");
-    *error = Fail(infinirtErrorStreamCaptureImplicit,
-                  "infinirtStreamWaitEvent on the legacy stream while a blocking stream captures");
-    return true;
-  }
+  if (stream.legacy) return LegacyConflictLocked(stream.device, "infinirtStreamWaitEvent", error);
   if (!mine) return false;
   if (mine->invalidated) {
     *error = Fail(infinirtErrorStreamCaptureInvalidated, "capture {} was invalidated", mine->id);
@@ -350,14 +358,9 @@ bool Captures::WaitEvent(const StreamRef& stream, uint64_t event, void* plugin_e
 infinirtError_t Captures::CheckStreamUse(const StreamRef& stream, bool synchronizes) {
   if (!Active()) return infinirtSuccess;
   std::lock_guard<std::mutex> lock(mutex_);
+  infinirtError_t error;
   if (stream.legacy) {
-    auto conflicting = BlockingCapturesLocked(stream.device);
-    if (!conflicting.empty()) {
-      for (auto& sequence : conflicting) InvalidateLocked(*sequence, "legacy stream used");
-      return Fail(infinirtErrorStreamCaptureImplicit,
-                  "the legacy stream was synchronised or queried while a blocking stream "
-                  "captures");
-    }
+    if (LegacyConflictLocked(stream.device, "synchronising or querying", &error)) return error;
   } else if (auto sequence = SequenceOfLocked(KeyOf(stream))) {
     InvalidateLocked(*sequence, "a capturing stream was synchronised or queried");
     return Fail(infinirtErrorStreamCaptureUnsupported,
@@ -397,11 +400,8 @@ infinirtError_t Captures::CheckDeviceSynchronize(int device) {
 infinirtError_t Captures::CheckLegacyUse(int device) {
   if (!Active()) return infinirtSuccess;
   std::lock_guard<std::mutex> lock(mutex_);
-  auto conflicting = BlockingCapturesLocked(device);
-  if (conflicting.empty()) return infinirtSuccess;
-  for (auto& sequence : conflicting) InvalidateLocked(*sequence, "legacy stream used");
-  return Fail(infinirtErrorStreamCaptureImplicit,
-              "a synchronous call uses the legacy stream while a blocking stream captures");
+  infinirtError_t error;
+  return LegacyConflictLocked(device, "a synchronous call", &error) ? error : infinirtSuccess;
 }
 
 infinirtError_t Captures::CheckUnsafeCall() {

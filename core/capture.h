@@ -147,6 +147,14 @@ class Captures {
   // Blocking captures on a device: what using its legacy stream conflicts with.
   std::vector<std::shared_ptr<Sequence>> BlockingCapturesLocked(int device) const;
   void InvalidateLocked(Sequence& sequence, const char* why);
+  // Using the legacy stream while a blocking stream of the device captures: invalidates those
+  // captures, sets *error (StreamCaptureImplicit) and returns true. False when nothing conflicts.
+  bool LegacyConflictLocked(int device, const char* what, infinirtError_t* error);
+  // Where work issued to a stream goes: kRun (no capture), kRefused (*error says why: a legacy
+  // conflict or an invalidated capture) or kCapture (into *sequence).
+  enum class Destination { kRun, kRefused, kCapture };
+  Destination RouteLocked(const StreamRef& stream, const char* what,
+                          std::shared_ptr<Sequence>* sequence, infinirtError_t* error);
   // Ends a capture. Its graph moves to *released, for the caller to drop after unlocking:
   // destroying a graph frees its memory, which may wait for the device, and host functions
   // running meanwhile may call into capture.
