@@ -1,6 +1,9 @@
 // The public C API for stream capture, graphs, stream-ordered memory and memory pools. Capture
 // itself is the core's (capture.h); graphs are core objects (graph.h) that a plugin
 // instantiates natively or that the core replays through the plugin's asynchronous entries.
+#include <cstring>
+#include <memory>
+
 #include "api_support.h"
 
 using namespace infinirt::core;       // NOLINT: this file implements the core's C API
@@ -42,6 +45,28 @@ infinirtError_t ResolveExec(Runtime& runtime, infinirtGraphExec_t exec, ObjectRe
   return ResolveObject(runtime.graph_execs(), exec, "graph exec", record, function);
 }
 
+// A host-to-host copy node, replayed as a host function: the plugin's MemcpyAsync would copy at
+// once (host-to-host copies are synchronous), not in stream order. The function owns its
+// parameters, since the exec may be destroyed while the launch is pending.
+struct HostCopy {
+  void* dst;
+  const void* src;
+  size_t count;
+};
+
+void RunHostCopy(void* data) {
+  std::unique_ptr<HostCopy> copy(static_cast<HostCopy*>(data));
+  std::memcpy(copy->dst, copy->src, copy->count);
+}
+
+infinirtError_t ReplayHostCopy(const infinirtPluginTable& table, int local, void* stream, void* dst,
+                               const void* src, size_t count) {
+  auto copy = std::make_unique<HostCopy>(HostCopy{dst, src, count});
+  const infinirtError_t error = table.LaunchHostFunc(local, stream, RunHostCopy, copy.get());
+  if (error == infinirtSuccess) copy.release();  // RunHostCopy frees it
+  return error;
+}
+
 // Runs a graph's nodes, in order, through the plugin's ordinary asynchronous entries: how a
 // backend without native graphs launches one. The exec's order event keeps launches of the same
 // exec in order even when they go to different streams.
@@ -55,7 +80,10 @@ infinirtError_t Replay(Backend& backend, int local, ExecData& exec, void* stream
     infinirtError_t error = infinirtSuccess;
     switch (node.kind()) {
       case INFINIRT_GRAPH_NODE_MEMCPY:
-        error = table.MemcpyAsync(local, p.copy.dst, p.copy.src, p.copy.count, p.copy.kind, stream);
+        error = p.copy.kind == infinirtMemcpyHostToHost
+                    ? ReplayHostCopy(table, local, stream, p.copy.dst, p.copy.src, p.copy.count)
+                    : table.MemcpyAsync(local, p.copy.dst, p.copy.src, p.copy.count, p.copy.kind,
+                                        stream);
         break;
       case INFINIRT_GRAPH_NODE_MEMSET:
         error = table.MemsetAsync(local, p.set.ptr, p.set.value, p.set.count, stream);

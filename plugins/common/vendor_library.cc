@@ -1,0 +1,167 @@
+#include "vendor_library.h"
+
+#include <dlfcn.h>
+#include <glob.h>
+#include <link.h>
+#include <stdlib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "vendor_runtimes_data.h"  // generated: kVendorRuntimesJson
+
+namespace infinirt::plugin {
+namespace {
+
+const char* SecureEnv(const char* name) { return secure_getenv(name); }
+
+std::vector<std::string> SplitColons(const std::string& text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = text.find(':', start);
+    const std::string part = text.substr(start, end == std::string::npos ? end : end - start);
+    if (!part.empty()) parts.push_back(part);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return parts;
+}
+
+// Replaces ${VAR} with the variable's value; false when a variable is unset or empty.
+bool SubstituteVariables(const std::string& pattern, std::string* out) {
+  out->clear();
+  size_t at = 0;
+  while (at < pattern.size()) {
+    const size_t open = pattern.find("${", at);
+    if (open == std::string::npos) {
+      out->append(pattern, at, std::string::npos);
+      break;
+    }
+    const size_t close = pattern.find('}', open);
+    if (close == std::string::npos) return false;
+    out->append(pattern, at, open - at);
+    const char* value = SecureEnv(pattern.substr(open + 2, close - open - 2).c_str());
+    if (value == nullptr || *value == '\0') return false;
+    out->append(value);
+    at = close + 1;
+  }
+  return true;
+}
+
+std::vector<std::string> ExpandAll(const std::vector<std::string>& patterns) {
+  std::vector<std::string> paths;
+  for (const std::string& pattern : patterns) {
+    for (std::string& path : ExpandCandidate(pattern)) paths.push_back(std::move(path));
+  }
+  return paths;
+}
+
+// The "runtime_library" override of the plugin's config section: a string or a list of them.
+bool ConfigOverride(const char* config_json, std::vector<std::string>* patterns,
+                    std::string* problem) {
+  if (config_json == nullptr) return false;
+  const nlohmann::json section = nlohmann::json::parse(config_json, nullptr, false);
+  if (section.is_discarded() || !section.is_object() || !section.contains("runtime_library")) {
+    return false;
+  }
+  const nlohmann::json& value = section["runtime_library"];
+  if (value.is_string()) {
+    patterns->push_back(value.get<std::string>());
+    return true;
+  }
+  if (value.is_array()) {
+    for (const nlohmann::json& item : value) {
+      if (!item.is_string()) {
+        *problem = "infinirt.json: runtime_library must hold strings only";
+        return true;
+      }
+      patterns->push_back(item.get<std::string>());
+    }
+    return true;
+  }
+  *problem = "infinirt.json: runtime_library must be a string or a list of strings";
+  return true;
+}
+
+std::string LoadedPath(void* handle, const std::string& fallback) {
+  struct link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr &&
+      map->l_name[0] != '\0') {
+    return map->l_name;
+  }
+  return fallback;
+}
+
+}  // namespace
+
+std::vector<std::string> ExpandCandidate(const std::string& pattern) {
+  std::string substituted;
+  if (!SubstituteVariables(pattern, &substituted) || substituted.empty()) return {};
+  if (substituted.find_first_of("*?[") == std::string::npos) return {substituted};
+  glob_t matches{};
+  std::vector<std::string> paths;
+  if (glob(substituted.c_str(), 0, nullptr, &matches) == 0) {
+    for (size_t i = 0; i < matches.gl_pathc; ++i) paths.emplace_back(matches.gl_pathv[i]);
+  }
+  globfree(&matches);
+  return paths;  // glob sorts its matches
+}
+
+CandidateList VendorCandidates(const std::string& vendor, const char* config_json) {
+  CandidateList list;
+  const nlohmann::json data = nlohmann::json::parse(kVendorRuntimesJson);
+  const nlohmann::json& entry = data.at(vendor);
+  const std::string variable = entry.at("env").get<std::string>();
+  if (const char* value = SecureEnv(variable.c_str()); value != nullptr && *value != '\0') {
+    list.paths = ExpandAll(SplitColons(value));
+    list.source = variable;
+    return list;
+  }
+  std::vector<std::string> patterns;
+  std::string problem;
+  if (ConfigOverride(config_json, &patterns, &problem)) {
+    list.source =
+        problem.empty() ? "infinirt.json plugins." + vendor + ".runtime_library" : problem;
+    if (problem.empty()) list.paths = ExpandAll(patterns);
+    return list;
+  }
+  list.paths = ExpandAll(entry.at("candidates").get<std::vector<std::string>>());
+  list.source = "the built-in list (config/vendor_runtimes.json)";
+  return list;
+}
+
+bool VendorLibrary::Open(const CandidateList& candidates) {
+  Close();
+  attempts_.clear();
+  tried_.clear();
+  for (const std::string& candidate : candidates.paths) {
+    if (!tried_.empty()) tried_ += ", ";
+    tried_ += candidate;
+  }
+  tried_ +=
+      (tried_.empty() ? "no candidates" : "") + std::string(" (from ") + candidates.source + ")";
+  for (const std::string& candidate : candidates.paths) {
+    void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (handle == nullptr) handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) {
+      handle_ = handle;
+      path_ = LoadedPath(handle, candidate);
+      return true;
+    }
+    const char* error = dlerror();  // names the file itself
+    if (!attempts_.empty()) attempts_ += "; ";
+    attempts_ += error ? error : candidate + ": dlopen failed";
+  }
+  return false;
+}
+
+void VendorLibrary::Close() {
+  handle_ = nullptr;
+  path_.clear();
+}
+
+void* VendorLibrary::Symbol(const char* name) const {
+  return handle_ == nullptr ? nullptr : dlsym(handle_, name);
+}
+
+}  // namespace infinirt::plugin

@@ -1,0 +1,68 @@
+// Finding and opening a vendor's runtime library, shared by every vendor plugin.
+//
+// The candidates come from config/vendor_runtimes.json (compiled in), or, replacing them, from
+// the "runtime_library" key of the plugin's section of infinirt.json, or, replacing both, from
+// the vendor's environment variable (INFINIRT_<VENDOR>_RUNTIME, colon-separated), which is
+// ignored in setuid/setgid processes. Each candidate is tried with RTLD_NOLOAD first (reuse a
+// copy the process already has) and then RTLD_NOW | RTLD_LOCAL; the first that opens wins.
+// When none opens, the library remembers what was tried and every dlopen answer, for the
+// backend listing.
+#ifndef INFINIRT_PLUGINS_COMMON_VENDOR_LIBRARY_H_
+#define INFINIRT_PLUGINS_COMMON_VENDOR_LIBRARY_H_
+
+#include <string>
+#include <vector>
+
+namespace infinirt::plugin {
+
+// Where the candidates of one vendor come from.
+struct CandidateList {
+  std::vector<std::string> paths;  // after ${VAR} and glob expansion
+  std::string source;              // "INFINIRT_NVIDIA_RUNTIME", "infinirt.json", "built-in list"
+};
+
+// The candidates for `vendor` (a key of vendor_runtimes.json), given the plugin's config
+// section as JSON text. Malformed override text yields an empty list with the reason in
+// source.
+CandidateList VendorCandidates(const std::string& vendor, const char* config_json);
+
+// ${VAR} substitution (an entry with an unset or empty variable expands to nothing) followed by
+// glob expansion (sorted; a pattern without matches expands to nothing; a plain name or path
+// is kept as it is, for the dynamic loader to search).
+std::vector<std::string> ExpandCandidate(const std::string& pattern);
+
+class VendorLibrary {
+ public:
+  VendorLibrary() = default;
+  // Never dlcloses: vendor runtimes start threads and register exit handlers, and are not
+  // made to be unloaded. A later Open of the same file reuses the loaded copy.
+  ~VendorLibrary() = default;
+  VendorLibrary(const VendorLibrary&) = delete;
+  VendorLibrary& operator=(const VendorLibrary&) = delete;
+
+  // Tries each candidate in order. True when one opened.
+  bool Open(const CandidateList& candidates);
+  // Forgets the library (it stays loaded).
+  void Close();
+
+  bool is_open() const { return handle_ != nullptr; }
+  // The file that was opened (as dlinfo reports it), or "" when none.
+  const std::string& path() const { return path_; }
+  // dlopen's answer for every candidate tried, separated by "; ", for the listing.
+  const std::string& attempts() const { return attempts_; }
+  // "candidate1, candidate2 (from SOURCE)", for the listing.
+  const std::string& tried() const { return tried_; }
+
+  // The address of `name` in the opened library, or nullptr.
+  void* Symbol(const char* name) const;
+
+ private:
+  void* handle_ = nullptr;
+  std::string path_;
+  std::string attempts_;
+  std::string tried_;
+};
+
+}  // namespace infinirt::plugin
+
+#endif  // INFINIRT_PLUGINS_COMMON_VENDOR_LIBRARY_H_

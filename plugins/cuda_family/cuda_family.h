@@ -1,0 +1,57 @@
+// One translation for the vendors whose runtime is the CUDA Runtime under another prefix:
+// NVIDIA (cuda*), Iluvatar CoreX (cuda*, its own libcudart), Hygon DTK (cuda*), Moore Threads
+// (musa*) and MetaX (mc* for MACA, hc* for HPCC). A vendor is a CudaFamilySpec: its name,
+// device type, library candidates (a key of config/vendor_runtimes.json), symbol prefixes and
+// enum values. plugins/<vendor>/ holds only that spec; cuda_family_plugin.cc is the plugin.
+#ifndef INFINIRT_PLUGINS_CUDA_FAMILY_CUDA_FAMILY_H_
+#define INFINIRT_PLUGINS_CUDA_FAMILY_CUDA_FAMILY_H_
+
+#include "infinirt.h"
+
+namespace infinirt::cuda_family {
+
+// The vendor's numeric values for what InfiniRT passes through. CUDA's own values where the
+// vendor is CUDA-numbered; see vendor-runtimes.md for which are confirmed.
+struct CudaFamilyEnums {
+  int memcpy_kind[5];  // indexed by infinirtMemcpyKind: H2H, H2D, D2H, D2D, Default
+  unsigned int stream_non_blocking;
+  unsigned int event_blocking_sync;
+  unsigned int event_disable_timing;
+  unsigned int event_interprocess;
+  unsigned int host_alloc_portable;
+  unsigned int host_alloc_mapped;
+  unsigned int host_alloc_write_combined;
+  int capture_mode_relaxed;
+};
+
+// A library file whose name contains `library_part` uses `prefix` (MetaX: libhcruntime -> hc).
+struct PrefixRule {
+  const char* library_part;
+  const char* prefix;
+};
+
+struct CudaFamilySpec {
+  const char* name;  // plugin name: libinfinirt_<name>.so
+  infiniDevice_t device_type;
+  const char* vendor_key;  // key of config/vendor_runtimes.json
+  const char* default_prefix;
+  PrefixRule prefix_rules[2];  // checked in order; {nullptr, nullptr} ends the list
+  CudaFamilyEnums enums;
+  // True where the vendor's handles for the legacy and per-thread default streams are CUDA's
+  // (cudaStreamLegacy = 0x1, cudaStreamPerThread = 0x2). Otherwise the legacy stream is NULL
+  // (the default stream of a runtime called through its base symbol names) and the plugin
+  // gives each thread a blocking stream of its own as its per-thread stream.
+  bool cuda_special_streams;
+};
+
+// CUDA's values, shared by the CUDA-numbered vendors.
+constexpr CudaFamilyEnums kCudaEnums = {
+    {0, 1, 2, 3, 4}, 0x01, 0x01, 0x02, 0x04, 0x01, 0x02, 0x04, 2,
+};
+
+// Defined by each vendor's folder (plugins/<vendor>/<vendor>_spec.cc).
+const CudaFamilySpec& ThisVendor();
+
+}  // namespace infinirt::cuda_family
+
+#endif  // INFINIRT_PLUGINS_CUDA_FAMILY_CUDA_FAMILY_H_

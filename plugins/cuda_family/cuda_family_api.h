@@ -1,0 +1,69 @@
+// The vendor functions the CUDA-family plugin resolves, as one list: X(name, parameters).
+// The symbol is the vendor's prefix followed by the name ("cuda" + "Malloc", "musa" + "Malloc",
+// "mc" + "Malloc"). Every function returns the vendor's error type.
+//
+// The parameter types are macros: the plugin sees plain C types (a vendor's stream is a
+// pointer, its enums are ints), and cuda_prototype_check.cc, compiled where the CUDA Toolkit is
+// installed, redefines them as CUDA's types and proves every entry equal to the prototype in
+// the real cuda_runtime_api.h.
+#ifndef INFINIRT_PLUGINS_CUDA_FAMILY_CUDA_FAMILY_API_H_
+#define INFINIRT_PLUGINS_CUDA_FAMILY_CUDA_FAMILY_API_H_
+
+#ifndef CF_ERROR
+typedef void (*CfHostFn)(void*);
+#define CF_ERROR int
+#define CF_STREAM void*
+#define CF_EVENT void*
+#define CF_GRAPH void*
+#define CF_EXEC void*
+#define CF_KIND int
+#define CF_CAPTURE_MODE int
+#define CF_ATTR int
+#define CF_HOST_FN CfHostFn
+#endif
+
+// Without these the runtime is not usable: the backend reports which one is missing.
+#define CUDA_FAMILY_REQUIRED_FUNCTIONS(X)                                                    \
+  X(GetDeviceCount, (int* count))                                                            \
+  X(SetDevice, (int device))                                                                 \
+  X(DeviceSynchronize, (void))                                                               \
+  X(Malloc, (void** ptr, size_t size))                                                       \
+  X(Free, (void* ptr))                                                                       \
+  X(MallocHost, (void** ptr, size_t size))                                                   \
+  X(FreeHost, (void* ptr))                                                                   \
+  X(Memcpy, (void* dst, const void* src, size_t count, CF_KIND kind))                        \
+  X(MemcpyAsync, (void* dst, const void* src, size_t count, CF_KIND kind, CF_STREAM stream)) \
+  X(Memset, (void* ptr, int value, size_t count))                                            \
+  X(MemsetAsync, (void* ptr, int value, size_t count, CF_STREAM stream))                     \
+  X(StreamCreateWithFlags, (CF_STREAM * stream, unsigned int flags))                         \
+  X(StreamDestroy, (CF_STREAM stream))                                                       \
+  X(StreamSynchronize, (CF_STREAM stream))                                                   \
+  X(StreamQuery, (CF_STREAM stream))                                                         \
+  X(StreamWaitEvent, (CF_STREAM stream, CF_EVENT event, unsigned int flags))                 \
+  X(EventCreateWithFlags, (CF_EVENT * event, unsigned int flags))                            \
+  X(EventRecord, (CF_EVENT event, CF_STREAM stream))                                         \
+  X(EventQuery, (CF_EVENT event))                                                            \
+  X(EventSynchronize, (CF_EVENT event))                                                      \
+  X(EventDestroy, (CF_EVENT event))                                                          \
+  X(EventElapsedTime, (float* ms, CF_EVENT start, CF_EVENT end))
+
+// Used where present; an InfiniRT call that needs a missing one answers NotSupported, or is
+// emulated as the support matrix says (MallocAsync/FreeAsync).
+#define CUDA_FAMILY_OPTIONAL_FUNCTIONS(X)                                                  \
+  X(RuntimeGetVersion, (int* version))                                                     \
+  X(DriverGetVersion, (int* version))                                                      \
+  X(DeviceReset, (void))                                                                   \
+  X(DeviceGetAttribute, (int* value, CF_ATTR attr, int device))                            \
+  X(MemGetInfo, (size_t * free_bytes, size_t * total_bytes))                               \
+  X(HostAlloc, (void** ptr, size_t size, unsigned int flags))                              \
+  X(MallocAsync, (void** ptr, size_t size, CF_STREAM stream))                              \
+  X(FreeAsync, (void* ptr, CF_STREAM stream))                                              \
+  X(LaunchHostFunc, (CF_STREAM stream, CF_HOST_FN fn, void* user_data))                    \
+  X(StreamBeginCapture, (CF_STREAM stream, CF_CAPTURE_MODE mode))                          \
+  X(StreamEndCapture, (CF_STREAM stream, CF_GRAPH * graph))                                \
+  X(GraphInstantiateWithFlags, (CF_EXEC * exec, CF_GRAPH graph, unsigned long long flags)) \
+  X(GraphLaunch, (CF_EXEC exec, CF_STREAM stream))                                         \
+  X(GraphExecDestroy, (CF_EXEC exec))                                                      \
+  X(GraphDestroy, (CF_GRAPH graph))
+
+#endif  // INFINIRT_PLUGINS_CUDA_FAMILY_CUDA_FAMILY_API_H_

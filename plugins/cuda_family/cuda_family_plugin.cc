@@ -1,0 +1,566 @@
+// The CUDA-family plugin: InfiniRT's plugin entries translated to a CUDA-shaped vendor runtime
+// opened with dlopen (cuda_family.h). Built once per vendor with that vendor's spec.
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "capture_instantiate.h"
+#include "cuda_family.h"
+#include "cuda_family_api.h"
+#include "infinirt_plugin.h"
+#include "plugin_support.h"
+#include "vendor_library.h"
+
+namespace infinirt::cuda_family {
+namespace {
+
+using plugin::Guarded;
+
+// The resolved vendor functions: one pointer per entry of the lists in cuda_family_api.h.
+struct Functions {
+#define CF_POINTER_(name, params) CF_ERROR(*name) params = nullptr;
+  CUDA_FAMILY_REQUIRED_FUNCTIONS(CF_POINTER_)
+  CUDA_FAMILY_OPTIONAL_FUNCTIONS(CF_POINTER_)
+#undef CF_POINTER_
+  const char* (*GetErrorName)(CF_ERROR error) = nullptr;
+  // cudaGetDeviceProperties(_v2): the struct's layout varies between versions; only its first
+  // field, the name, is read, from a buffer larger than any version of the struct.
+  CF_ERROR (*GetDeviceProperties)(void* prop, int device) = nullptr;
+  // Called as the 5-argument form (exec, graph, NULL, NULL, 0), which is also correct for the
+  // 3-argument form (exec, graph, flags = 0) on SysV x86-64 and AArch64: see
+  // vendor-runtimes.md §0.2. Used only where GraphInstantiateWithFlags is missing.
+  CF_ERROR (*GraphInstantiate)
+  (CF_EXEC* exec, CF_GRAPH graph, void* error_node, char* log, size_t log_size) = nullptr;
+};
+
+struct State {
+  explicit State(const CudaFamilySpec& vendor) : spec(vendor), log(vendor.name) {}
+  const CudaFamilySpec& spec;
+  plugin::PluginLog log;
+  plugin::VendorLibrary library;
+  std::string prefix;
+  Functions fn;
+  bool usable = false;
+  int device_count = 0;
+  int runtime_version = -1;
+  std::string reason;
+  plugin::ThreadDeviceBinding binding;
+  uint64_t epoch = 0;
+};
+
+State* g_state = nullptr;
+uint64_t g_epoch = 0;
+
+State& S() { return *g_state; }
+void Log(infinirtLogLevel_t level, const std::string& message) { S().log(level, message); }
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+// The InfiniRT error for a vendor status: by name where the runtime can name it ("musaError
+// NotReady" -> infinirtErrorNotReady), else by number for CUDA-numbered vendors.
+infinirtError_t TranslateStatus(CF_ERROR status) {
+  if (status == 0) return infinirtSuccess;
+  if (S().fn.GetErrorName != nullptr) {
+    const char* name = S().fn.GetErrorName(status);
+    if (name != nullptr && std::strncmp(name, S().prefix.c_str(), S().prefix.size()) == 0) {
+      const infinirtError_t error = plugin::ErrorFromSuffix(name + S().prefix.size());
+      if (error != infinirtErrorUnknown) return error;
+    }
+  }
+  if (S().spec.cuda_special_streams) {  // CUDA-numbered: the numbers are InfiniRT's too
+    return plugin::ErrorFromNumber(status);
+  }
+  return infinirtErrorUnknown;
+}
+
+// Translates and, for anything but success and "not ready", logs which vendor call failed.
+infinirtError_t Check(const char* function, CF_ERROR status) {
+  const infinirtError_t error = TranslateStatus(status);
+  if (error != infinirtSuccess && error != infinirtErrorNotReady) {
+    const char* name = S().fn.GetErrorName ? S().fn.GetErrorName(status) : nullptr;
+    Log(INFINIRT_LOG_DEBUG, S().prefix + function + " returned " + std::to_string(status) +
+                                (name ? std::string(" (") + name + ")" : std::string()));
+  }
+  return error;
+}
+
+#define CF_CALL(name, ...) Check(#name, S().fn.name(__VA_ARGS__))
+
+// Selects the device for the calling thread (vendor runtimes keep it per thread).
+infinirtError_t Bind(int device) {
+  const CF_ERROR status = S().binding.Bind(device, [](int d) { return S().fn.SetDevice(d); });
+  return Check("SetDevice", status);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streams, events, kinds
+
+// Where the vendor has no per-thread default stream handle of CUDA's, each thread gets a
+// blocking stream of its own per device, which has the same semantics.
+void* PerThreadStream(int device) {
+  struct PerThread {
+    uint64_t epoch = 0;
+    std::unordered_map<int, void*> streams;
+    ~PerThread() {
+      if (g_state == nullptr || epoch != g_state->epoch) return;
+      for (auto& [device, stream] : streams) {
+        if (Bind(device) == infinirtSuccess) S().fn.StreamDestroy(stream);
+      }
+    }
+  };
+  thread_local PerThread per_thread;
+  if (per_thread.epoch != S().epoch) {
+    per_thread.streams.clear();
+    per_thread.epoch = S().epoch;
+  }
+  void*& stream = per_thread.streams[device];
+  if (stream == nullptr && S().fn.StreamCreateWithFlags(&stream, 0) != 0) stream = nullptr;
+  return stream;
+}
+
+void* VendorStream(int device, infinirtPluginStream_t stream) {
+  if (S().spec.cuda_special_streams) return stream;  // 0x1 and 0x2 are CUDA's too
+  if (stream == INFINIRT_PLUGIN_STREAM_LEGACY) return nullptr;
+  if (stream == INFINIRT_PLUGIN_STREAM_PER_THREAD) return PerThreadStream(device);
+  return stream;
+}
+
+int VendorKind(enum infinirtMemcpyKind kind) {
+  const int index = static_cast<int>(kind);
+  return index >= 0 && index < 5 ? S().spec.enums.memcpy_kind[index] : -1;
+}
+
+unsigned int VendorEventFlags(unsigned int flags) {
+  const CudaFamilyEnums& e = S().spec.enums;
+  unsigned int vendor = 0;
+  if (flags & infinirtEventBlockingSync) vendor |= e.event_blocking_sync;
+  if (flags & infinirtEventDisableTiming) vendor |= e.event_disable_timing;
+  if (flags & infinirtEventInterprocess) vendor |= e.event_interprocess;
+  return vendor;
+}
+
+unsigned int VendorHostAllocFlags(unsigned int flags) {
+  const CudaFamilyEnums& e = S().spec.enums;
+  unsigned int vendor = 0;
+  if (flags & infinirtHostAllocPortable) vendor |= e.host_alloc_portable;
+  if (flags & infinirtHostAllocMapped) vendor |= e.host_alloc_mapped;
+  if (flags & infinirtHostAllocWriteCombined) vendor |= e.host_alloc_write_combined;
+  return vendor;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading the runtime
+
+std::string PrefixFor(const std::string& library_path) {
+  for (const PrefixRule& rule : S().spec.prefix_rules) {
+    if (rule.library_part == nullptr) break;
+    if (library_path.find(rule.library_part) != std::string::npos) return rule.prefix;
+  }
+  return S().spec.default_prefix;
+}
+
+template <class Pointer>
+bool Resolve(const char* name, Pointer* pointer) {
+  *pointer = reinterpret_cast<Pointer>(S().library.Symbol((S().prefix + name).c_str()));
+  return *pointer != nullptr;
+}
+
+// Resolves every function; false (with the reason) when a required one is missing.
+bool ResolveFunctions() {
+  Functions& fn = S().fn;
+  std::string missing;
+#define CF_RESOLVE_REQUIRED_(name, params) \
+  if (!Resolve(#name, &fn.name)) missing += (missing.empty() ? "" : ", ") + S().prefix + #name;
+  CUDA_FAMILY_REQUIRED_FUNCTIONS(CF_RESOLVE_REQUIRED_)
+#undef CF_RESOLVE_REQUIRED_
+#define CF_RESOLVE_OPTIONAL_(name, params) Resolve(#name, &fn.name);
+  CUDA_FAMILY_OPTIONAL_FUNCTIONS(CF_RESOLVE_OPTIONAL_)
+#undef CF_RESOLVE_OPTIONAL_
+  Resolve("GetErrorName", &fn.GetErrorName);
+  if (!Resolve("GetDeviceProperties_v2", &fn.GetDeviceProperties)) {
+    Resolve("GetDeviceProperties", &fn.GetDeviceProperties);
+  }
+  Resolve("GraphInstantiate", &fn.GraphInstantiate);
+  if (!missing.empty()) {
+    S().reason = S().library.path() + " lacks " + missing;
+    return false;
+  }
+  return true;
+}
+
+void LoadRuntime(const char* config_json) {
+  State& s = S();
+  const plugin::CandidateList candidates = plugin::VendorCandidates(s.spec.vendor_key, config_json);
+  if (!s.library.Open(candidates)) {
+    s.reason = "vendor runtime not found: " +
+               (s.library.attempts().empty() ? s.library.tried() : s.library.attempts());
+    return;
+  }
+  s.prefix = PrefixFor(s.library.path());
+  Log(INFINIRT_LOG_DEBUG, "opened " + s.library.path() + " (symbol prefix " + s.prefix + ")");
+  if (!ResolveFunctions()) return;
+  if (s.fn.RuntimeGetVersion != nullptr) s.fn.RuntimeGetVersion(&s.runtime_version);
+  int count = 0;
+  const CF_ERROR status = s.fn.GetDeviceCount(&count);
+  if (status != 0) {
+    s.usable = true;  // the runtime is there; it has no usable device
+    s.reason = s.prefix + "GetDeviceCount returned " + std::to_string(status) +
+               (s.fn.GetErrorName ? std::string(" (") + s.fn.GetErrorName(status) + ")" : "");
+    return;
+  }
+  s.usable = true;
+  s.device_count = count;
+  if (count == 0) s.reason = s.library.path() + " reports no devices";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries: lifecycle and devices
+
+infinirtError_t Initialize(const infinirtPluginHost* host) {
+  if (g_state != nullptr) return infinirtSuccess;
+  auto state = std::make_unique<State>(ThisVendor());
+  state->log.Attach(host);
+  state->epoch = ++g_epoch;
+  state->binding.Invalidate();
+  g_state = state.release();
+  return Guarded(S().log, [&] {
+    LoadRuntime(host ? host->config_json : nullptr);
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t Finalize() {
+  delete g_state;  // the runtime library stays loaded (vendor_library.h)
+  g_state = nullptr;
+  return infinirtSuccess;
+}
+
+infinirtError_t GetInfo(infinirtPluginInfo* info) {
+  const State& s = S();
+  info->runtime_version = s.runtime_version;
+  plugin::CopyText(info->runtime_library, sizeof(info->runtime_library),
+                   s.library.is_open() ? s.library.path() : s.library.tried());
+  info->runtime_missing = s.usable ? 0 : 1;
+  plugin::CopyText(info->reason, sizeof(info->reason), s.reason);
+  return infinirtSuccess;
+}
+
+infinirtError_t GetDeviceCount(int* count) {
+  *count = S().device_count;
+  return infinirtSuccess;
+}
+
+infinirtError_t GetDeviceProperties(int device, struct infinirtDeviceProp* prop) {
+  return Guarded(S().log, [&]() -> infinirtError_t {
+    std::memset(prop, 0, sizeof(*prop));
+    if (S().fn.GetDeviceProperties != nullptr) {
+      alignas(64) static thread_local char buffer[16384];
+      if (const infinirtError_t e = CF_CALL(GetDeviceProperties, buffer, device)) return e;
+      plugin::CopyText(prop->name, sizeof(prop->name), std::string(buffer, strnlen(buffer, 255)));
+    } else {
+      plugin::CopyText(prop->name, sizeof(prop->name), std::string(S().spec.name) + " device");
+    }
+    auto attribute = [&](enum infinirtDeviceAttr attr, int* field) {
+      if (S().fn.DeviceGetAttribute != nullptr) S().fn.DeviceGetAttribute(field, attr, device);
+    };
+    attribute(infinirtDevAttrComputeCapabilityMajor, &prop->major);
+    attribute(infinirtDevAttrComputeCapabilityMinor, &prop->minor);
+    attribute(infinirtDevAttrMultiProcessorCount, &prop->multiProcessorCount);
+    attribute(infinirtDevAttrMaxThreadsPerBlock, &prop->maxThreadsPerBlock);
+    attribute(infinirtDevAttrMaxThreadsPerMultiProcessor, &prop->maxThreadsPerMultiProcessor);
+    attribute(infinirtDevAttrWarpSize, &prop->warpSize);
+    attribute(infinirtDevAttrMaxRegistersPerBlock, &prop->regsPerBlock);
+    attribute(infinirtDevAttrL2CacheSize, &prop->l2CacheSize);
+    attribute(infinirtDevAttrGlobalMemoryBusWidth, &prop->memoryBusWidth);
+    attribute(infinirtDevAttrAsyncEngineCount, &prop->asyncEngineCount);
+    attribute(infinirtDevAttrConcurrentKernels, &prop->concurrentKernels);
+    attribute(infinirtDevAttrUnifiedAddressing, &prop->unifiedAddressing);
+    attribute(infinirtDevAttrMemoryPoolsSupported, &prop->memoryPoolsSupported);
+    attribute(infinirtDevAttrPciBusId, &prop->pciBusID);
+    attribute(infinirtDevAttrPciDeviceId, &prop->pciDeviceID);
+    attribute(infinirtDevAttrPciDomainId, &prop->pciDomainID);
+    size_t free_bytes = 0;
+    if (S().fn.MemGetInfo != nullptr && Bind(device) == infinirtSuccess) {
+      S().fn.MemGetInfo(&free_bytes, &prop->totalGlobalMem);
+    }
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t DeviceGetAttribute(int device, int* value, enum infinirtDeviceAttr attr) {
+  if (S().fn.DeviceGetAttribute == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(DeviceGetAttribute, value, static_cast<int>(attr), device);
+}
+
+infinirtError_t DriverGetVersion(int, int* version) {
+  if (S().fn.DriverGetVersion == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(DriverGetVersion, version);
+}
+
+infinirtError_t DeviceSynchronize(int device) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(DeviceSynchronize);
+}
+
+infinirtError_t DeviceReset(int device) {
+  if (S().fn.DeviceReset == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(DeviceReset);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries: memory
+
+infinirtError_t MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes) {
+  if (S().fn.MemGetInfo == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(MemGetInfo, free_bytes, total_bytes);
+}
+
+infinirtError_t Malloc(int device, void** ptr, size_t size) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(Malloc, ptr, size);
+}
+
+infinirtError_t Free(int device, void* ptr) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(Free, ptr);
+}
+
+infinirtError_t HostAlloc(int device, void** ptr, size_t size, unsigned int flags) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (S().fn.HostAlloc != nullptr)
+    return CF_CALL(HostAlloc, ptr, size, VendorHostAllocFlags(flags));
+  if (flags != 0) return infinirtErrorNotSupported;
+  return CF_CALL(MallocHost, ptr, size);
+}
+
+infinirtError_t FreeHost(int device, void* ptr) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(FreeHost, ptr);
+}
+
+// Without the vendor's stream-ordered allocator the plugin keeps the order by waiting for the
+// stream: correct, not asynchronous.
+infinirtError_t MallocAsync(int device, void** ptr, size_t size, infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  void* vendor_stream = VendorStream(device, stream);
+  if (S().fn.MallocAsync != nullptr) return CF_CALL(MallocAsync, ptr, size, vendor_stream);
+  if (const infinirtError_t e = CF_CALL(StreamSynchronize, vendor_stream)) return e;
+  return CF_CALL(Malloc, ptr, size);
+}
+
+infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  void* vendor_stream = VendorStream(device, stream);
+  if (S().fn.FreeAsync != nullptr) return CF_CALL(FreeAsync, ptr, vendor_stream);
+  if (const infinirtError_t e = CF_CALL(StreamSynchronize, vendor_stream)) return e;
+  return CF_CALL(Free, ptr);
+}
+
+infinirtError_t Memcpy(int device, void* dst, const void* src, size_t count,
+                       enum infinirtMemcpyKind kind) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(Memcpy, dst, src, count, VendorKind(kind));
+}
+
+// Host-to-host copies complete before the call returns (the ABI's rule, as in CUDA).
+infinirtError_t MemcpyAsync(int device, void* dst, const void* src, size_t count,
+                            enum infinirtMemcpyKind kind, infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  void* vendor_stream = VendorStream(device, stream);
+  const infinirtError_t e = CF_CALL(MemcpyAsync, dst, src, count, VendorKind(kind), vendor_stream);
+  if (e != infinirtSuccess || kind != infinirtMemcpyHostToHost) return e;
+  return CF_CALL(StreamSynchronize, vendor_stream);
+}
+
+infinirtError_t Memset(int device, void* ptr, int value, size_t count) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(Memset, ptr, value, count);
+}
+
+infinirtError_t MemsetAsync(int device, void* ptr, int value, size_t count,
+                            infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(MemsetAsync, ptr, value, count, VendorStream(device, stream));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries: streams and events
+
+infinirtError_t StreamCreate(int device, infinirtPluginStream_t* stream, unsigned int flags) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  const unsigned int vendor_flags =
+      (flags & infinirtStreamNonBlocking) ? S().spec.enums.stream_non_blocking : 0;
+  return CF_CALL(StreamCreateWithFlags, stream, vendor_flags);
+}
+
+infinirtError_t StreamDestroy(int device, infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(StreamDestroy, stream);
+}
+
+infinirtError_t StreamSynchronize(int device, infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(StreamSynchronize, VendorStream(device, stream));
+}
+
+infinirtError_t StreamQuery(int device, infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(StreamQuery, VendorStream(device, stream));
+}
+
+infinirtError_t StreamWaitEvent(int device, infinirtPluginStream_t stream,
+                                infinirtPluginEvent_t event, unsigned int) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(StreamWaitEvent, VendorStream(device, stream), event, 0u);  // all 3 arguments
+}
+
+infinirtError_t LaunchHostFunc(int device, infinirtPluginStream_t stream, infinirtHostFn_t fn,
+                               void* user_data) {
+  if (S().fn.LaunchHostFunc == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(LaunchHostFunc, VendorStream(device, stream), fn, user_data);
+}
+
+infinirtError_t EventCreate(int device, infinirtPluginEvent_t* event, unsigned int flags) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(EventCreateWithFlags, event, VendorEventFlags(flags));
+}
+
+infinirtError_t EventDestroy(int device, infinirtPluginEvent_t event) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(EventDestroy, event);
+}
+
+infinirtError_t EventRecord(int device, infinirtPluginEvent_t event,
+                            infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(EventRecord, event, VendorStream(device, stream));
+}
+
+infinirtError_t EventQuery(int device, infinirtPluginEvent_t event) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(EventQuery, event);
+}
+
+infinirtError_t EventSynchronize(int device, infinirtPluginEvent_t event) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(EventSynchronize, event);
+}
+
+infinirtError_t EventElapsedTime(int device, float* ms, infinirtPluginEvent_t start,
+                                 infinirtPluginEvent_t end) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(EventElapsedTime, ms, start, end);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries: graphs, built by capturing the nodes with the vendor's own stream capture
+
+bool HasNativeGraphs() {
+  const Functions& fn = S().fn;
+  return fn.StreamBeginCapture && fn.StreamEndCapture && fn.GraphLaunch && fn.GraphExecDestroy &&
+         fn.GraphDestroy && (fn.GraphInstantiateWithFlags || fn.GraphInstantiate);
+}
+
+infinirtError_t InstantiateVendorGraph(void* graph, void** exec) {
+  if (S().fn.GraphInstantiateWithFlags != nullptr) {
+    return CF_CALL(GraphInstantiateWithFlags, exec, graph, 0ull);
+  }
+  return CF_CALL(GraphInstantiate, exec, graph, nullptr, nullptr, 0);
+}
+
+infinirtError_t EndCapture(infinirtPluginStream_t stream, infinirtPluginGraphExec_t* exec) {
+  void* graph = nullptr;
+  infinirtError_t error = CF_CALL(StreamEndCapture, stream, &graph);
+  if (error == infinirtSuccess && exec != nullptr) error = InstantiateVendorGraph(graph, exec);
+  if (graph != nullptr) S().fn.GraphDestroy(graph);
+  return error;
+}
+
+infinirtError_t GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
+                                 const infinirtPluginGraphNode* nodes, size_t node_count,
+                                 unsigned long long) {
+  if (!HasNativeGraphs()) return infinirtErrorNotSupported;  // the core replays the nodes
+  return Guarded(S().log, [&] {
+    plugin::VendorCapture capture;
+    capture.begin = [](infinirtPluginStream_t stream) {
+      return CF_CALL(StreamBeginCapture, stream, S().spec.enums.capture_mode_relaxed);
+    };
+    capture.end = EndCapture;
+    return plugin::InstantiateByCapture(*infinirtPluginGetTable(), device, nodes, node_count,
+                                        capture, exec);
+  });
+}
+
+infinirtError_t GraphLaunch(int device, infinirtPluginGraphExec_t exec,
+                            infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(GraphLaunch, exec, VendorStream(device, stream));
+}
+
+infinirtError_t GraphExecDestroy(int device, infinirtPluginGraphExec_t exec) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(GraphExecDestroy, exec);
+}
+
+infinirtPluginTable MakeTable() {
+  const CudaFamilySpec& spec = ThisVendor();
+  infinirtPluginTable table{};
+  table.struct_size = sizeof(infinirtPluginTable);
+  table.abi_major = INFINIRT_PLUGIN_ABI_MAJOR;
+  table.abi_minor = INFINIRT_PLUGIN_ABI_MINOR;
+  table.name = spec.name;
+  table.device_type = spec.device_type;
+  // Every entry but the memory-pool attributes, which no vendor function of the list serves.
+#define CF_SET_ENTRY_(name, params) table.name = name;
+  CF_SET_ENTRY_(Initialize, _)
+  CF_SET_ENTRY_(Finalize, _)
+  CF_SET_ENTRY_(GetInfo, _)
+  CF_SET_ENTRY_(GetDeviceCount, _)
+  CF_SET_ENTRY_(GetDeviceProperties, _)
+  CF_SET_ENTRY_(DeviceGetAttribute, _)
+  CF_SET_ENTRY_(DriverGetVersion, _)
+  CF_SET_ENTRY_(DeviceSynchronize, _)
+  CF_SET_ENTRY_(DeviceReset, _)
+  CF_SET_ENTRY_(MemGetInfo, _)
+  CF_SET_ENTRY_(Malloc, _)
+  CF_SET_ENTRY_(Free, _)
+  CF_SET_ENTRY_(HostAlloc, _)
+  CF_SET_ENTRY_(FreeHost, _)
+  CF_SET_ENTRY_(MallocAsync, _)
+  CF_SET_ENTRY_(FreeAsync, _)
+  CF_SET_ENTRY_(Memcpy, _)
+  CF_SET_ENTRY_(MemcpyAsync, _)
+  CF_SET_ENTRY_(Memset, _)
+  CF_SET_ENTRY_(MemsetAsync, _)
+  CF_SET_ENTRY_(StreamCreate, _)
+  CF_SET_ENTRY_(StreamDestroy, _)
+  CF_SET_ENTRY_(StreamSynchronize, _)
+  CF_SET_ENTRY_(StreamQuery, _)
+  CF_SET_ENTRY_(StreamWaitEvent, _)
+  CF_SET_ENTRY_(LaunchHostFunc, _)
+  CF_SET_ENTRY_(EventCreate, _)
+  CF_SET_ENTRY_(EventDestroy, _)
+  CF_SET_ENTRY_(EventRecord, _)
+  CF_SET_ENTRY_(EventQuery, _)
+  CF_SET_ENTRY_(EventSynchronize, _)
+  CF_SET_ENTRY_(EventElapsedTime, _)
+  CF_SET_ENTRY_(GraphInstantiate, _)
+  CF_SET_ENTRY_(GraphLaunch, _)
+  CF_SET_ENTRY_(GraphExecDestroy, _)
+#undef CF_SET_ENTRY_
+  return table;
+}
+
+}  // namespace
+}  // namespace infinirt::cuda_family
+
+extern "C" const infinirtPluginTable* infinirtPluginGetTable(void) {
+  static const infinirtPluginTable table = infinirt::cuda_family::MakeTable();
+  return &table;
+}

@@ -1,0 +1,16 @@
+// Moore Threads MUSA: libmusart, musa* names. The numeric values of musa's enums are not in
+// any public header we could check (vendor-runtimes.md §2.1, UNCONFIRMED): CUDA's are used,
+// as MUSA mirrors CUDA. Errors are translated by name (musaGetErrorName), not by number, and
+// the default streams are not assumed to have CUDA's special handles.
+#include "cuda_family.h"
+
+namespace infinirt::cuda_family {
+
+const CudaFamilySpec& ThisVendor() {
+  static const CudaFamilySpec spec = {
+      "moore", INFINI_DEVICE_MOORE, "moore", "musa", {{nullptr, nullptr}}, kCudaEnums, false,
+  };
+  return spec;
+}
+
+}  // namespace infinirt::cuda_family

@@ -1,0 +1,56 @@
+// Compile-time proof that the CUDA-family plugin's function list (cuda_family_api.h) is the
+// CUDA Runtime's: with the list's type macros set to CUDA's types, every entry must have the
+// type of the function of that name in the real cuda_runtime_api.h. Compiled only where the
+// CUDA Toolkit is installed; nothing of it is linked.
+#include <cuda_runtime_api.h>
+
+#include <type_traits>
+
+#define CF_ERROR cudaError_t
+#define CF_STREAM cudaStream_t
+#define CF_EVENT cudaEvent_t
+#define CF_GRAPH cudaGraph_t
+#define CF_EXEC cudaGraphExec_t
+#define CF_KIND enum cudaMemcpyKind
+#define CF_CAPTURE_MODE enum cudaStreamCaptureMode
+#define CF_ATTR enum cudaDeviceAttr
+#define CF_HOST_FN cudaHostFn_t
+#include "cuda_family_api.h"
+
+#define CF_CHECK_(name, params)                                               \
+  static_assert(std::is_same_v<decltype(&cuda##name), cudaError_t(*) params>, \
+                "cuda" #name ": the CUDA-family function list disagrees with CUDA");
+CUDA_FAMILY_REQUIRED_FUNCTIONS(CF_CHECK_)
+CUDA_FAMILY_OPTIONAL_FUNCTIONS(CF_CHECK_)
+#undef CF_CHECK_
+
+// The plugin calls these through pointers with plain C types: the substitutions must not
+// change the calling convention.
+static_assert(sizeof(cudaError_t) == sizeof(int) && std::is_enum_v<cudaError_t>);
+static_assert(sizeof(enum cudaMemcpyKind) == sizeof(int));
+static_assert(sizeof(enum cudaStreamCaptureMode) == sizeof(int));
+static_assert(sizeof(enum cudaDeviceAttr) == sizeof(int));
+static_assert(std::is_pointer_v<cudaStream_t> && std::is_pointer_v<cudaEvent_t> &&
+              std::is_pointer_v<cudaGraph_t> && std::is_pointer_v<cudaGraphExec_t>);
+static_assert(std::is_same_v<decltype(&cudaGetErrorName), const char* (*)(cudaError_t)>);
+// The 3-argument cudaGraphInstantiate of CUDA >= 12, which the plugin calls as the 5-argument
+// form only where GraphInstantiateWithFlags is missing (vendor-runtimes.md §0.2).
+static_assert(std::is_same_v<decltype(&cudaGraphInstantiate),
+                             cudaError_t (*)(cudaGraphExec_t*, cudaGraph_t, unsigned long long)>);
+// The values the NVIDIA spec passes (kCudaEnums in cuda_family.h).
+#include "cuda_family.h"
+static_assert(infinirt::cuda_family::kCudaEnums.memcpy_kind[0] == cudaMemcpyHostToHost &&
+              infinirt::cuda_family::kCudaEnums.memcpy_kind[1] == cudaMemcpyHostToDevice &&
+              infinirt::cuda_family::kCudaEnums.memcpy_kind[2] == cudaMemcpyDeviceToHost &&
+              infinirt::cuda_family::kCudaEnums.memcpy_kind[3] == cudaMemcpyDeviceToDevice &&
+              infinirt::cuda_family::kCudaEnums.memcpy_kind[4] == cudaMemcpyDefault);
+static_assert(infinirt::cuda_family::kCudaEnums.stream_non_blocking == cudaStreamNonBlocking &&
+              infinirt::cuda_family::kCudaEnums.event_blocking_sync == cudaEventBlockingSync &&
+              infinirt::cuda_family::kCudaEnums.event_disable_timing == cudaEventDisableTiming &&
+              infinirt::cuda_family::kCudaEnums.event_interprocess == cudaEventInterprocess &&
+              infinirt::cuda_family::kCudaEnums.host_alloc_portable == cudaHostAllocPortable &&
+              infinirt::cuda_family::kCudaEnums.host_alloc_mapped == cudaHostAllocMapped &&
+              infinirt::cuda_family::kCudaEnums.host_alloc_write_combined ==
+                  cudaHostAllocWriteCombined &&
+              infinirt::cuda_family::kCudaEnums.capture_mode_relaxed ==
+                  cudaStreamCaptureModeRelaxed);

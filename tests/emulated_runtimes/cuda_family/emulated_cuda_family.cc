@@ -1,0 +1,530 @@
+// A host-emulated CUDA-shaped runtime (tests only; see emu_core.h): the CUDA Runtime functions
+// the CUDA-family plugin resolves, exported under EMU_PREFIX (cuda, musa, mc, hc), with CUDA's
+// enum values and error numbers. Built once per vendor with that vendor's library name and
+// ABI variations:
+//   EMU_PREFIX                token: cuda, musa, mc, hc
+//   EMU_VENDOR                "NVIDIA", ...: names the EMU_<VENDOR>_* variables
+//   EMU_INSTANTIATE_ARGS      3 (CUDA >= 12) or 5 (CUDA 11 style) for <prefix>GraphInstantiate
+//   EMU_WITH_FLAGS            exports <prefix>GraphInstantiateWithFlags
+//   EMU_ASYNC_ALLOC           exports <prefix>MallocAsync / FreeAsync
+//   EMU_PROPERTIES_V2         names <prefix>GetDeviceProperties as ..._v2 (CUDA >= 12)
+//   EMU_OMIT_MEMSET_ASYNC     leaves <prefix>MemsetAsync out (a runtime missing a symbol)
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "emu_core.h"
+
+#define EMU_CAT2(a, b) a##b
+#define EMU_CAT(a, b) EMU_CAT2(a, b)
+#define EMU_STR2(a) #a
+#define EMU_STR(a) EMU_STR2(a)
+#define EMU_FN(name) EMU_CAT(EMU_PREFIX, name)
+#define EMU_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace emu = infinirt::emu;
+
+namespace {
+
+// CUDA's error numbers, which InfiniRT's are.
+constexpr int kSuccess = 0;
+constexpr int kInvalidValue = 1;
+constexpr int kInitializationError = 3;
+constexpr int kInvalidMemcpyDirection = 21;
+constexpr int kInvalidDevice = 101;
+constexpr int kInvalidResourceHandle = 400;
+constexpr int kIllegalState = 401;
+constexpr int kStreamCaptureUnsupported = 900;
+constexpr int kStreamCaptureImplicit = 906;
+
+void* const kLegacyStream = reinterpret_cast<void*>(0x1);
+void* const kPerThreadStream = reinterpret_cast<void*>(0x2);
+
+struct Init {
+  Init() { emu::Configure(EMU_VENDOR); }
+} g_init;
+
+std::string Name(const char* suffix) { return std::string(EMU_STR(EMU_PREFIX)) + suffix; }
+
+// Every function starts here: CUDA's implicit device 0, the record, injected failures.
+int Enter(const char* suffix, const std::string& arguments) {
+  if (emu::CurrentDevice() < 0) emu::SetCurrentDevice(0);
+  const std::string name = Name(suffix);
+  emu::Record(name.c_str(), arguments);
+  return emu::InjectedFailure(name.c_str());
+}
+
+#define ENTER(suffix, arguments)                                        \
+  do {                                                                  \
+    if (const int injected = Enter(suffix, arguments)) return injected; \
+  } while (0)
+
+std::string P(const void* p) { return emu::Pointer(p); }
+std::string N(unsigned long long n) { return std::to_string(n); }
+
+// The CPU backend's answer (InfiniRT's numbers are CUDA's).
+int Status(infinirtError_t error) { return static_cast<int>(error); }
+
+// A copy's direction checked against the memory the runtime handed out.
+int CheckDirection(void* dst, const void* src, size_t count, int kind) {
+  const bool dst_device = emu::KindOf(dst, count) == emu::MemoryKind::kDevice;
+  const bool src_device = emu::KindOf(src, count) == emu::MemoryKind::kDevice;
+  switch (kind) {
+    case 0:
+      return !dst_device && !src_device ? kSuccess : kInvalidMemcpyDirection;
+    case 1:
+      return dst_device && !src_device ? kSuccess : kInvalidMemcpyDirection;
+    case 2:
+      return !dst_device && src_device ? kSuccess : kInvalidMemcpyDirection;
+    case 3:
+      return dst_device && src_device ? kSuccess : kInvalidMemcpyDirection;
+    case 4:
+      return kSuccess;
+    default:
+      return kInvalidMemcpyDirection;
+  }
+}
+
+enum infinirtMemcpyKind ResolvedKind(void* dst, const void* src, size_t count, int kind) {
+  if (kind != 4) return static_cast<enum infinirtMemcpyKind>(kind);
+  const bool dst_device = emu::KindOf(dst, count) == emu::MemoryKind::kDevice;
+  const bool src_device = emu::KindOf(src, count) == emu::MemoryKind::kDevice;
+  return static_cast<enum infinirtMemcpyKind>((src_device ? 2 : 0) + (dst_device ? 1 : 0));
+}
+
+bool Resolve(void* handle, infinirtPluginStream_t* cpu, emu::Stream** stream) {
+  return emu::CpuStream(handle, kLegacyStream, kPerThreadStream, cpu, stream);
+}
+
+emu::Event* EventOf(void* handle) {
+  return emu::IsLive(handle) ? static_cast<emu::Event*>(handle) : nullptr;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Devices and errors
+
+EMU_EXPORT int EMU_FN(GetDeviceCount)(int* count) {
+  ENTER("GetDeviceCount", "");
+  if (count == nullptr) return kInvalidValue;
+  if (emu::InitFails()) return kInitializationError;
+  *count = emu::DeviceCount();
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(SetDevice)(int device) {
+  ENTER("SetDevice", N(device));
+  if (device < 0 || device >= emu::DeviceCount()) return kInvalidDevice;
+  emu::SetCurrentDevice(device);
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(GetDevice)(int* device) {
+  ENTER("GetDevice", "");
+  if (device == nullptr) return kInvalidValue;
+  *device = emu::CurrentDevice();
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(DeviceSynchronize)(void) {
+  ENTER("DeviceSynchronize", "");
+  return Status(emu::Cpu().DeviceSynchronize(0));
+}
+
+EMU_EXPORT int EMU_FN(DeviceReset)(void) {
+  ENTER("DeviceReset", "");
+  return Status(emu::Cpu().DeviceSynchronize(0));
+}
+
+EMU_EXPORT int EMU_FN(RuntimeGetVersion)(int* version) {
+  ENTER("RuntimeGetVersion", "");
+  *version = 12080;
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(DriverGetVersion)(int* version) {
+  ENTER("DriverGetVersion", "");
+  *version = 12080;
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(DeviceGetAttribute)(int* value, int attr, int device) {
+  ENTER("DeviceGetAttribute", N(attr) + " " + N(device));
+  if (device < 0 || device >= emu::DeviceCount()) return kInvalidDevice;
+  return Status(
+      emu::Cpu().DeviceGetAttribute(0, value, static_cast<enum infinirtDeviceAttr>(attr)));
+}
+
+#ifdef EMU_PROPERTIES_V2
+#define EMU_PROPERTIES_NAME GetDeviceProperties_v2
+#else
+#define EMU_PROPERTIES_NAME GetDeviceProperties
+#endif
+EMU_EXPORT int EMU_FN(EMU_PROPERTIES_NAME)(void* prop, int device) {
+  ENTER(EMU_STR(EMU_PROPERTIES_NAME), N(device));
+  if (device < 0 || device >= emu::DeviceCount()) return kInvalidDevice;
+  std::memset(prop, 0, 1024);  // smaller than any version of cudaDeviceProp
+  const std::string name = std::string("Emulated ") + EMU_VENDOR + " device " + N(device);
+  std::memcpy(prop, name.c_str(), name.size() + 1);
+  return kSuccess;
+}
+
+EMU_EXPORT const char* EMU_FN(GetErrorName)(int error) {
+  static thread_local std::string name;
+  name = Name("ErrorUnknown");
+  switch (error) {
+#define EMU_ERROR_NAME_(suffix, number, text) \
+  case number:                                \
+    name = Name(#suffix);                     \
+    break;
+    INFINIRT_ERROR_LIST(EMU_ERROR_NAME_)
+#undef EMU_ERROR_NAME_
+    default:
+      break;
+  }
+  return name.c_str();
+}
+
+EMU_EXPORT const char* EMU_FN(GetErrorString)(int error) { return EMU_FN(GetErrorName)(error); }
+
+// ---------------------------------------------------------------------------------------------
+// Memory
+
+EMU_EXPORT int EMU_FN(MemGetInfo)(size_t* free_bytes, size_t* total_bytes) {
+  ENTER("MemGetInfo", "");
+  return Status(emu::Cpu().MemGetInfo(0, free_bytes, total_bytes));
+}
+
+EMU_EXPORT int EMU_FN(Malloc)(void** ptr, size_t size) {
+  ENTER("Malloc", N(size));
+  if (ptr == nullptr) return kInvalidValue;
+  if (const infinirtError_t e = emu::Cpu().Malloc(0, ptr, size)) return Status(e);
+  emu::TrackMemory(*ptr, size, emu::MemoryKind::kDevice, emu::CurrentDevice());
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(Free)(void* ptr) {
+  ENTER("Free", P(ptr));
+  if (ptr == nullptr) return kSuccess;
+  if (emu::KindOf(ptr, 0) != emu::MemoryKind::kDevice) return kInvalidValue;
+  if (const infinirtError_t e = emu::Cpu().Free(0, ptr)) return Status(e);
+  emu::UntrackMemory(ptr, emu::MemoryKind::kDevice);
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(HostAlloc)(void** ptr, size_t size, unsigned int flags) {
+  ENTER("HostAlloc", N(size) + " flags=" + N(flags));
+  if (ptr == nullptr || (flags & ~0x7u) != 0) return kInvalidValue;
+  if (const infinirtError_t e = emu::Cpu().HostAlloc(0, ptr, size, flags)) return Status(e);
+  emu::TrackMemory(*ptr, size, emu::MemoryKind::kPinnedHost, emu::CurrentDevice());
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(MallocHost)(void** ptr, size_t size) {
+  ENTER("MallocHost", N(size));
+  if (ptr == nullptr) return kInvalidValue;
+  if (const infinirtError_t e = emu::Cpu().HostAlloc(0, ptr, size, 0)) return Status(e);
+  emu::TrackMemory(*ptr, size, emu::MemoryKind::kPinnedHost, emu::CurrentDevice());
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(FreeHost)(void* ptr) {
+  ENTER("FreeHost", P(ptr));
+  if (ptr == nullptr) return kSuccess;
+  if (emu::KindOf(ptr, 0) != emu::MemoryKind::kPinnedHost) return kInvalidValue;
+  if (const infinirtError_t e = emu::Cpu().FreeHost(0, ptr)) return Status(e);
+  emu::UntrackMemory(ptr, emu::MemoryKind::kPinnedHost);
+  return kSuccess;
+}
+
+#ifdef EMU_ASYNC_ALLOC
+EMU_EXPORT int EMU_FN(MallocAsync)(void** ptr, size_t size, void* stream) {
+  ENTER("MallocAsync", N(size) + " stream=" + P(stream));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (ptr == nullptr) return kInvalidValue;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (s != nullptr && s->capturing) return kStreamCaptureUnsupported;
+  if (const infinirtError_t e = emu::Cpu().MallocAsync(0, ptr, size, cpu)) return Status(e);
+  emu::TrackMemory(*ptr, size, emu::MemoryKind::kDevice, emu::CurrentDevice());
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(FreeAsync)(void* ptr, void* stream) {
+  ENTER("FreeAsync", P(ptr) + " stream=" + P(stream));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (s != nullptr && s->capturing) return kStreamCaptureUnsupported;
+  if (emu::KindOf(ptr, 0) != emu::MemoryKind::kDevice) return kInvalidValue;
+  if (const infinirtError_t e = emu::Cpu().FreeAsync(0, ptr, cpu)) return Status(e);
+  emu::UntrackMemory(ptr, emu::MemoryKind::kDevice);
+  return kSuccess;
+}
+#endif
+
+EMU_EXPORT int EMU_FN(Memcpy)(void* dst, const void* src, size_t count, int kind) {
+  ENTER("Memcpy", P(dst) + " " + P(src) + " " + N(count) + " kind=" + N(kind));
+  if (const int e = CheckDirection(dst, src, count, kind)) return e;
+  return Status(emu::Cpu().Memcpy(0, dst, src, count, ResolvedKind(dst, src, count, kind)));
+}
+
+EMU_EXPORT int EMU_FN(MemcpyAsync)(void* dst, const void* src, size_t count, int kind,
+                                   void* stream) {
+  ENTER("MemcpyAsync",
+        P(dst) + " " + P(src) + " " + N(count) + " kind=" + N(kind) + " stream=" + P(stream));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (const int e = CheckDirection(dst, src, count, kind)) return e;
+  const enum infinirtMemcpyKind resolved = ResolvedKind(dst, src, count, kind);
+  if (s != nullptr && s->capturing) {
+    infinirtPluginGraphNode node{};
+    node.kind = INFINIRT_GRAPH_NODE_MEMCPY;
+    node.params.copy.dst = dst;
+    node.params.copy.src = src;
+    node.params.copy.count = count;
+    node.params.copy.kind = resolved;
+    emu::Capture(*s, node);
+    return kSuccess;
+  }
+  return Status(emu::Cpu().MemcpyAsync(0, dst, src, count, resolved, cpu));
+}
+
+EMU_EXPORT int EMU_FN(Memset)(void* ptr, int value, size_t count) {
+  ENTER("Memset", P(ptr) + " " + N(value) + " " + N(count));
+  if (emu::KindOf(ptr, count) == emu::MemoryKind::kUnknown) return kInvalidValue;
+  return Status(emu::Cpu().Memset(0, ptr, value, count));
+}
+
+#ifndef EMU_OMIT_MEMSET_ASYNC
+EMU_EXPORT int EMU_FN(MemsetAsync)(void* ptr, int value, size_t count, void* stream) {
+  ENTER("MemsetAsync", P(ptr) + " " + N(value) + " " + N(count) + " stream=" + P(stream));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (emu::KindOf(ptr, count) == emu::MemoryKind::kUnknown) return kInvalidValue;
+  if (s != nullptr && s->capturing) {
+    infinirtPluginGraphNode node{};
+    node.kind = INFINIRT_GRAPH_NODE_MEMSET;
+    node.params.set.ptr = ptr;
+    node.params.set.value = value;
+    node.params.set.count = count;
+    emu::Capture(*s, node);
+    return kSuccess;
+  }
+  return Status(emu::Cpu().MemsetAsync(0, ptr, value, count, cpu));
+}
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Streams and events
+
+EMU_EXPORT int EMU_FN(StreamCreateWithFlags)(void** stream, unsigned int flags) {
+  ENTER("StreamCreateWithFlags", "flags=" + N(flags));
+  if (stream == nullptr || (flags & ~0x1u) != 0) return kInvalidValue;
+  auto made = std::make_unique<emu::Stream>();
+  made->device = emu::CurrentDevice();
+  if (const infinirtError_t e = emu::Cpu().StreamCreate(0, &made->cpu, flags)) return Status(e);
+  *stream = made.release();
+  emu::Register(*stream);
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(StreamDestroy)(void* stream) {
+  ENTER("StreamDestroy", P(stream));
+  if (!emu::Unregister(stream)) return kInvalidResourceHandle;
+  std::unique_ptr<emu::Stream> owned(static_cast<emu::Stream*>(stream));
+  return Status(emu::Cpu().StreamDestroy(0, owned->cpu));
+}
+
+EMU_EXPORT int EMU_FN(StreamSynchronize)(void* stream) {
+  ENTER("StreamSynchronize", P(stream));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (s != nullptr && s->capturing) return kStreamCaptureUnsupported;
+  return Status(emu::Cpu().StreamSynchronize(0, cpu));
+}
+
+EMU_EXPORT int EMU_FN(StreamQuery)(void* stream) {
+  ENTER("StreamQuery", P(stream));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (s != nullptr && s->capturing) return kStreamCaptureUnsupported;
+  return Status(emu::Cpu().StreamQuery(0, cpu));
+}
+
+EMU_EXPORT int EMU_FN(StreamWaitEvent)(void* stream, void* event, unsigned int flags) {
+  ENTER("StreamWaitEvent", P(stream) + " " + P(event) + " flags=" + N(flags));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  emu::Event* e = EventOf(event);
+  if (e == nullptr) return kInvalidResourceHandle;
+  if (flags != 0) return kInvalidValue;
+  if (s != nullptr && s->capturing) return kStreamCaptureUnsupported;  // not emulated
+  return Status(emu::Cpu().StreamWaitEvent(0, cpu, e->cpu, 0));
+}
+
+EMU_EXPORT int EMU_FN(LaunchHostFunc)(void* stream, void (*fn)(void*), void* user_data) {
+  ENTER("LaunchHostFunc", P(stream));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (fn == nullptr) return kInvalidValue;
+  if (s != nullptr && s->capturing) {
+    infinirtPluginGraphNode node{};
+    node.kind = INFINIRT_GRAPH_NODE_HOST;
+    node.params.host.fn = fn;
+    node.params.host.user_data = user_data;
+    emu::Capture(*s, node);
+    return kSuccess;
+  }
+  return Status(emu::Cpu().LaunchHostFunc(0, cpu, fn, user_data));
+}
+
+EMU_EXPORT int EMU_FN(EventCreateWithFlags)(void** event, unsigned int flags) {
+  ENTER("EventCreateWithFlags", "flags=" + N(flags));
+  if (event == nullptr || (flags & ~0x7u) != 0) return kInvalidValue;
+  auto made = std::make_unique<emu::Event>();
+  made->device = emu::CurrentDevice();
+  made->flags = flags;
+  if (const infinirtError_t e = emu::Cpu().EventCreate(0, &made->cpu, flags)) return Status(e);
+  *event = made.release();
+  emu::Register(*event);
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(EventDestroy)(void* event) {
+  ENTER("EventDestroy", P(event));
+  if (!emu::Unregister(event)) return kInvalidResourceHandle;
+  std::unique_ptr<emu::Event> owned(static_cast<emu::Event*>(event));
+  return Status(emu::Cpu().EventDestroy(0, owned->cpu));
+}
+
+EMU_EXPORT int EMU_FN(EventRecord)(void* event, void* stream) {
+  ENTER("EventRecord", P(event) + " stream=" + P(stream));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  emu::Event* e = EventOf(event);
+  if (e == nullptr) return kInvalidResourceHandle;
+  if (s != nullptr && s->capturing) return kStreamCaptureUnsupported;  // not emulated
+  return Status(emu::Cpu().EventRecord(0, e->cpu, cpu));
+}
+
+EMU_EXPORT int EMU_FN(EventQuery)(void* event) {
+  ENTER("EventQuery", P(event));
+  emu::Event* e = EventOf(event);
+  if (e == nullptr) return kInvalidResourceHandle;
+  return Status(emu::Cpu().EventQuery(0, e->cpu));
+}
+
+EMU_EXPORT int EMU_FN(EventSynchronize)(void* event) {
+  ENTER("EventSynchronize", P(event));
+  emu::Event* e = EventOf(event);
+  if (e == nullptr) return kInvalidResourceHandle;
+  return Status(emu::Cpu().EventSynchronize(0, e->cpu));
+}
+
+EMU_EXPORT int EMU_FN(EventElapsedTime)(float* ms, void* start, void* end) {
+  ENTER("EventElapsedTime", P(start) + " " + P(end));
+  emu::Event* first = EventOf(start);
+  emu::Event* last = EventOf(end);
+  if (first == nullptr || last == nullptr) return kInvalidResourceHandle;
+  if (ms == nullptr) return kInvalidValue;
+  return Status(emu::Cpu().EventElapsedTime(0, ms, first->cpu, last->cpu));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Capture and graphs (single-stream captures: what the plugin issues)
+
+EMU_EXPORT int EMU_FN(StreamBeginCapture)(void* stream, int mode) {
+  ENTER("StreamBeginCapture", P(stream) + " mode=" + N(mode));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (mode < 0 || mode > 2) return kInvalidValue;
+  if (s == nullptr) return kStreamCaptureImplicit;  // the default streams cannot capture
+  if (s->capturing) return kIllegalState;
+  s->capturing = true;
+  s->captured.clear();
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(StreamEndCapture)(void* stream, void** graph) {
+  ENTER("StreamEndCapture", P(stream));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (s == nullptr || !s->capturing || graph == nullptr) return kIllegalState;
+  auto made = std::make_unique<emu::Graph>();
+  made->nodes = std::move(s->captured);
+  s->captured.clear();
+  s->capturing = false;
+  *graph = made.release();
+  emu::Register(*graph);
+  return kSuccess;
+}
+
+namespace {
+int InstantiateGraph(void** exec, void* graph) {
+  if (exec == nullptr || !emu::IsLive(graph)) return kInvalidValue;
+  emu::Exec* made = nullptr;
+  if (const infinirtError_t e = emu::Instantiate(*static_cast<emu::Graph*>(graph), &made)) {
+    return Status(e);
+  }
+  *exec = made;
+  return kSuccess;
+}
+}  // namespace
+
+#if EMU_INSTANTIATE_ARGS == 5
+EMU_EXPORT int EMU_FN(GraphInstantiate)(void** exec, void* graph, void** error_node, char* log,
+                                        size_t log_size) {
+  ENTER("GraphInstantiate", P(graph) + " " + P(error_node) + " " + P(log) + " " + N(log_size));
+  if (log == nullptr && log_size != 0) return kInvalidValue;
+  return InstantiateGraph(exec, graph);
+}
+#else
+EMU_EXPORT int EMU_FN(GraphInstantiate)(void** exec, void* graph, unsigned long long flags) {
+  ENTER("GraphInstantiate", P(graph) + " flags=" + N(flags));
+  if (flags != 0) return kInvalidValue;  // the plugin must pass flags = 0
+  return InstantiateGraph(exec, graph);
+}
+#endif
+
+#ifdef EMU_WITH_FLAGS
+EMU_EXPORT int EMU_FN(GraphInstantiateWithFlags)(void** exec, void* graph,
+                                                 unsigned long long flags) {
+  ENTER("GraphInstantiateWithFlags", P(graph) + " flags=" + N(flags));
+  if (flags != 0) return kInvalidValue;
+  return InstantiateGraph(exec, graph);
+}
+#endif
+
+EMU_EXPORT int EMU_FN(GraphLaunch)(void* exec, void* stream) {
+  ENTER("GraphLaunch", P(exec) + " stream=" + P(stream));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (!emu::IsLive(exec)) return kInvalidResourceHandle;
+  return Status(emu::Cpu().GraphLaunch(0, static_cast<emu::Exec*>(exec)->cpu, cpu));
+}
+
+EMU_EXPORT int EMU_FN(GraphExecDestroy)(void* exec) {
+  ENTER("GraphExecDestroy", P(exec));
+  if (!emu::Unregister(exec)) return kInvalidResourceHandle;
+  std::unique_ptr<emu::Exec> owned(static_cast<emu::Exec*>(exec));
+  return Status(emu::Cpu().GraphExecDestroy(0, owned->cpu));
+}
+
+EMU_EXPORT int EMU_FN(GraphDestroy)(void* graph) {
+  ENTER("GraphDestroy", P(graph));
+  if (!emu::Unregister(graph)) return kInvalidResourceHandle;
+  delete static_cast<emu::Graph*>(graph);
+  return kSuccess;
+}
