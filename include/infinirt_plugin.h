@@ -120,6 +120,22 @@ typedef struct infinirtPluginGraphNode {
   } params;
 } infinirtPluginGraphNode;
 
+/* What a plugin declares about one of its entries (GetSupport), for the support matrix
+ * (docs/support-matrix.md). The declaration describes the plugin with a complete vendor runtime;
+ * tests check it against what the entry does over the host-emulated runtime. */
+typedef enum INFINIRT_ENUM_BASE {
+  INFINIRT_SUPPORT_NONE = 0,     /* the entry answers infinirtErrorNotSupported */
+  INFINIRT_SUPPORT_NATIVE = 1,   /* done by the vendor function(s) named */
+  INFINIRT_SUPPORT_EMULATED = 2  /* done by the plugin, with the vendor function(s) named */
+} infinirtPluginSupportLevel_t;
+
+typedef struct infinirtPluginSupport {
+  size_t struct_size;
+  infinirtPluginSupportLevel_t level;
+  char vendor_functions[256]; /* comma-separated vendor function names, "" when none */
+  char note[256];             /* how it is emulated, or why it is not supported */
+} infinirtPluginSupport;
+
 /* The one list of plugin entry points: X(name, parameter list). Every entry returns
  * infinirtError_t. Append only. */
 #define INFINIRT_PLUGIN_ENTRIES(X)                                                                \
@@ -166,7 +182,8 @@ typedef struct infinirtPluginGraphNode {
     (int device, infinirtPluginGraphExec_t* exec, const infinirtPluginGraphNode* nodes,           \
      size_t node_count, unsigned long long flags))                                                \
   X(GraphLaunch, (int device, infinirtPluginGraphExec_t exec, infinirtPluginStream_t stream))     \
-  X(GraphExecDestroy, (int device, infinirtPluginGraphExec_t exec))
+  X(GraphExecDestroy, (int device, infinirtPluginGraphExec_t exec))                               \
+  X(GetSupport, (const char* entry, infinirtPluginSupport* support))
 
 #define INFINIRT_PLUGIN_FIELD_(name, params) infinirtError_t(*name) params;
 

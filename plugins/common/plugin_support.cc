@@ -28,6 +28,36 @@ infinirtError_t ErrorFromNumber(int value) {
   }
 }
 
+void* PerThreadStreams::Get(int device) {
+  struct Owned {
+    PerThreadStreams* owner;
+    uint64_t epoch;
+    int device;
+    void* stream;
+  };
+  struct ThreadStreams {
+    std::vector<Owned> streams;
+    ~ThreadStreams() {
+      for (const Owned& owned : streams) {
+        if (owned.epoch == owned.owner->epoch_.load())
+          owned.owner->destroy_(owned.device, owned.stream);
+      }
+    }
+  };
+  thread_local ThreadStreams mine;
+  const uint64_t epoch = epoch_.load();
+  for (Owned& owned : mine.streams) {
+    if (owned.owner != this || owned.device != device) continue;
+    if (owned.epoch == epoch) return owned.stream;
+    owned.stream = create_(device);  // made before a re-initialisation: forget it
+    owned.epoch = owned.stream != nullptr ? epoch : 0;
+    return owned.stream;
+  }
+  void* stream = create_(device);
+  if (stream != nullptr) mine.streams.push_back(Owned{this, epoch, device, stream});
+  return stream;
+}
+
 void CopyText(char* buffer, size_t size, const std::string& text) {
   if (size == 0) return;
   const size_t length = std::min(size - 1, text.size());

@@ -9,6 +9,8 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "infinirt_plugin.h"
 
@@ -58,8 +60,10 @@ infinirtError_t ErrorFromNumber(int value);
 // stale: another device, or bound before the runtime was (re)initialised.
 class ThreadDeviceBinding {
  public:
-  // Starts a new generation: every thread's binding becomes stale (call at Initialize).
-  void Invalidate() { generation_.fetch_add(1); }
+  ThreadDeviceBinding() { Invalidate(); }
+  // Starts a new generation: every thread's binding becomes stale. Generations are unique in
+  // the process, so a binding made for an earlier object at the same address is stale too.
+  void Invalidate() { generation_.store(NextGeneration()); }
 
   // Calls select(device) unless this thread is already bound to device in this generation.
   // select returns the vendor's status; its failure is returned and nothing is remembered.
@@ -85,7 +89,35 @@ class ThreadDeviceBinding {
     thread_local Slot slot;
     return slot;
   }
-  std::atomic<uint64_t> generation_{1};
+  static uint64_t NextGeneration() {
+    static std::atomic<uint64_t> next{1};
+    return next.fetch_add(1);
+  }
+  std::atomic<uint64_t> generation_{0};
+};
+
+// Per-thread default streams for vendors without CUDA's cudaStreamPerThread handle: each host
+// thread gets a blocking stream of its own per device, created on first use, which has the same
+// semantics. The streams of a thread are destroyed when it exits, unless the plugin was
+// finalised (or re-initialised: a new epoch) in between. One object per plugin.
+class PerThreadStreams {
+ public:
+  using Create = void* (*)(int device);  // nullptr on failure
+  using Destroy = void (*)(int device, void* stream);
+
+  PerThreadStreams(Create create, Destroy destroy) : create_(create), destroy_(destroy) {}
+  // Starts a new epoch: streams made before it are forgotten (call at Initialize).
+  void NewEpoch() { epoch_.fetch_add(1); }
+  // Stops destroying streams at thread exit (call at Finalize).
+  void Retire() { epoch_.fetch_add(1); }
+
+  // The calling thread's stream for device, or nullptr when it could not be created.
+  void* Get(int device);
+
+ private:
+  Create create_;
+  Destroy destroy_;
+  std::atomic<uint64_t> epoch_{1};
 };
 
 // Copies text into a fixed buffer, always terminated.

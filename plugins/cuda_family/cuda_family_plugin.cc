@@ -5,6 +5,8 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "capture_instantiate.h"
 #include "cuda_family.h"
@@ -31,7 +33,7 @@ struct Functions {
   // Called as the 5-argument form (exec, graph, NULL, NULL, 0), which is also correct for the
   // 3-argument form (exec, graph, flags = 0) on SysV x86-64 and AArch64: see
   // vendor-runtimes.md §0.2. Used only where GraphInstantiateWithFlags is missing.
-  CF_ERROR (*GraphInstantiate)
+  CF_ERROR(*GraphInstantiate)
   (CF_EXEC* exec, CF_GRAPH graph, void* error_node, char* log, size_t log_size) = nullptr;
 };
 
@@ -47,11 +49,9 @@ struct State {
   int runtime_version = -1;
   std::string reason;
   plugin::ThreadDeviceBinding binding;
-  uint64_t epoch = 0;
 };
 
 State* g_state = nullptr;
-uint64_t g_epoch = 0;
 
 State& S() { return *g_state; }
 void Log(infinirtLogLevel_t level, const std::string& message) { S().log(level, message); }
@@ -98,28 +98,20 @@ infinirtError_t Bind(int device) {
 // ---------------------------------------------------------------------------------------------
 // Streams, events, kinds
 
-// Where the vendor has no per-thread default stream handle of CUDA's, each thread gets a
-// blocking stream of its own per device, which has the same semantics.
-void* PerThreadStream(int device) {
-  struct PerThread {
-    uint64_t epoch = 0;
-    std::unordered_map<int, void*> streams;
-    ~PerThread() {
-      if (g_state == nullptr || epoch != g_state->epoch) return;
-      for (auto& [device, stream] : streams) {
-        if (Bind(device) == infinirtSuccess) S().fn.StreamDestroy(stream);
-      }
-    }
-  };
-  thread_local PerThread per_thread;
-  if (per_thread.epoch != S().epoch) {
-    per_thread.streams.clear();
-    per_thread.epoch = S().epoch;
-  }
-  void*& stream = per_thread.streams[device];
-  if (stream == nullptr && S().fn.StreamCreateWithFlags(&stream, 0) != 0) stream = nullptr;
-  return stream;
+// Where the vendor has no per-thread default stream handle of CUDA's (plugin_support.h).
+void* CreatePerThreadStream(int device) {
+  void* stream = nullptr;
+  if (g_state == nullptr || Bind(device) != infinirtSuccess) return nullptr;
+  return S().fn.StreamCreateWithFlags(&stream, 0) == 0 ? stream : nullptr;
 }
+
+void DestroyPerThreadStream(int device, void* stream) {
+  if (g_state != nullptr && Bind(device) == infinirtSuccess) S().fn.StreamDestroy(stream);
+}
+
+plugin::PerThreadStreams g_per_thread_streams(CreatePerThreadStream, DestroyPerThreadStream);
+
+void* PerThreadStream(int device) { return g_per_thread_streams.Get(device); }
 
 void* VendorStream(int device, infinirtPluginStream_t stream) {
   if (S().spec.cuda_special_streams) return stream;  // 0x1 and 0x2 are CUDA's too
@@ -223,8 +215,8 @@ infinirtError_t Initialize(const infinirtPluginHost* host) {
   if (g_state != nullptr) return infinirtSuccess;
   auto state = std::make_unique<State>(ThisVendor());
   state->log.Attach(host);
-  state->epoch = ++g_epoch;
   state->binding.Invalidate();
+  g_per_thread_streams.NewEpoch();
   g_state = state.release();
   return Guarded(S().log, [&] {
     LoadRuntime(host ? host->config_json : nullptr);
@@ -233,6 +225,7 @@ infinirtError_t Initialize(const infinirtPluginHost* host) {
 }
 
 infinirtError_t Finalize() {
+  g_per_thread_streams.Retire();
   delete g_state;  // the runtime library stays loaded (vendor_library.h)
   g_state = nullptr;
   return infinirtSuccess;
@@ -508,6 +501,145 @@ infinirtError_t GraphExecDestroy(int device, infinirtPluginGraphExec_t exec) {
   return CF_CALL(GraphExecDestroy, exec);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Support declarations (the support matrix). They describe the runtime that is loaded; with
+// none loaded, a runtime that has every function of the lists.
+
+struct Declaration {
+  infinirtPluginSupportLevel_t level;
+  std::vector<const char*> functions;  // names after the prefix
+  std::string note;
+};
+
+bool Has(void* function) { return g_state == nullptr || !S().library.is_open() || function; }
+template <class Pointer>
+bool Has(Pointer function) {
+  return Has(reinterpret_cast<void*>(function));
+}
+
+Declaration Native(std::vector<const char*> functions, std::string note = "") {
+  return {INFINIRT_SUPPORT_NATIVE, std::move(functions), std::move(note)};
+}
+Declaration Emulated(std::vector<const char*> functions, std::string note) {
+  return {INFINIRT_SUPPORT_EMULATED, std::move(functions), std::move(note)};
+}
+Declaration None(std::string note) { return {INFINIRT_SUPPORT_NONE, {}, std::move(note)}; }
+
+// The vendor function behind an optional entry, or NotSupported when the runtime lacks it.
+Declaration NativeIfPresent(bool present, const char* function) {
+  if (present) return Native({function});
+  return None(std::string("the runtime lacks ") + function);
+}
+
+bool Declare(const std::string& entry, Declaration* out) {
+  const Functions& fn = g_state ? S().fn : Functions{};
+  if (entry == "GetDeviceCount")
+    *out = Native({"GetDeviceCount"}, "counted at initialisation");
+  else if (entry == "GetDeviceProperties") {
+    *out = Native({"GetDeviceProperties", "DeviceGetAttribute", "MemGetInfo"},
+                  "the name from GetDeviceProperties(_v2), the numbers from attributes");
+  } else if (entry == "DeviceGetAttribute")
+    *out = NativeIfPresent(Has(fn.DeviceGetAttribute), "DeviceGetAttribute");
+  else if (entry == "DriverGetVersion")
+    *out = NativeIfPresent(Has(fn.DriverGetVersion), "DriverGetVersion");
+  else if (entry == "DeviceSynchronize")
+    *out = Native({"DeviceSynchronize"});
+  else if (entry == "DeviceReset")
+    *out = NativeIfPresent(Has(fn.DeviceReset), "DeviceReset");
+  else if (entry == "MemGetInfo")
+    *out = NativeIfPresent(Has(fn.MemGetInfo), "MemGetInfo");
+  else if (entry == "Malloc")
+    *out = Native({"Malloc"});
+  else if (entry == "Free")
+    *out = Native({"Free"});
+  else if (entry == "HostAlloc") {
+    *out = Has(fn.HostAlloc) ? Native({"HostAlloc"}, "MallocHost where HostAlloc is missing")
+                             : Native({"MallocHost"}, "only flags 0: the runtime lacks HostAlloc");
+  } else if (entry == "FreeHost")
+    *out = Native({"FreeHost"});
+  else if (entry == "MallocAsync" || entry == "FreeAsync") {
+    const bool is_malloc = entry == "MallocAsync";
+    if (Has(is_malloc ? reinterpret_cast<void*>(fn.MallocAsync)
+                      : reinterpret_cast<void*>(fn.FreeAsync))) {
+      *out = Native({is_malloc ? "MallocAsync" : "FreeAsync"});
+    } else {
+      *out = Emulated({"StreamSynchronize", is_malloc ? "Malloc" : "Free"},
+                      "the runtime lacks the stream-ordered allocator: waits for the stream");
+    }
+  } else if (entry == "Memcpy")
+    *out = Native({"Memcpy"});
+  else if (entry == "MemcpyAsync")
+    *out = Native({"MemcpyAsync"}, "host-to-host copies then wait with StreamSynchronize");
+  else if (entry == "Memset")
+    *out = Native({"Memset"});
+  else if (entry == "MemsetAsync")
+    *out = Native({"MemsetAsync"});
+  else if (entry == "StreamCreate")
+    *out = Native({"StreamCreateWithFlags"});
+  else if (entry == "StreamDestroy")
+    *out = Native({"StreamDestroy"});
+  else if (entry == "StreamSynchronize")
+    *out = Native({"StreamSynchronize"});
+  else if (entry == "StreamQuery")
+    *out = Native({"StreamQuery"});
+  else if (entry == "StreamWaitEvent")
+    *out = Native({"StreamWaitEvent"}, "always 3 arguments, flags 0");
+  else if (entry == "LaunchHostFunc")
+    *out = NativeIfPresent(Has(fn.LaunchHostFunc), "LaunchHostFunc");
+  else if (entry == "EventCreate")
+    *out = Native({"EventCreateWithFlags"});
+  else if (entry == "EventDestroy")
+    *out = Native({"EventDestroy"});
+  else if (entry == "EventRecord")
+    *out = Native({"EventRecord"});
+  else if (entry == "EventQuery")
+    *out = Native({"EventQuery"}, "not ready recognised by error name");
+  else if (entry == "EventSynchronize")
+    *out = Native({"EventSynchronize"});
+  else if (entry == "EventElapsedTime")
+    *out = Native({"EventElapsedTime"});
+  else if (entry == "MemPoolGetAttribute" || entry == "MemPoolSetAttribute" ||
+           entry == "MemPoolTrimTo") {
+    *out = None("the vendor's memory pools are not wired");
+  } else if (entry == "GraphInstantiate") {
+    if (g_state != nullptr && S().library.is_open() && !HasNativeGraphs()) {
+      *out = None("the runtime lacks stream capture or graphs: the core replays graphs");
+    } else {
+      const bool with_flags = Has(fn.GraphInstantiateWithFlags);
+      *out = Native({"StreamBeginCapture", "StreamEndCapture",
+                     with_flags ? "GraphInstantiateWithFlags" : "GraphInstantiate", "GraphDestroy"},
+                    "nodes captured in order on a private stream; graphs with host-to-host copies "
+                    "or event waits are replayed by the core");
+    }
+  } else if (entry == "GraphLaunch")
+    *out = NativeIfPresent(Has(fn.GraphLaunch), "GraphLaunch");
+  else if (entry == "GraphExecDestroy")
+    *out = NativeIfPresent(Has(fn.GraphExecDestroy), "GraphExecDestroy");
+  else
+    return false;
+  return true;
+}
+
+infinirtError_t GetSupport(const char* entry, infinirtPluginSupport* support) {
+  static const plugin::PluginLog silent(ThisVendor().name);
+  return Guarded(g_state ? S().log : silent, [&] {
+    Declaration declaration;
+    if (entry == nullptr || support == nullptr || !Declare(entry, &declaration)) {
+      return infinirtErrorInvalidValue;
+    }
+    const std::string prefix =
+        g_state && !S().prefix.empty() ? S().prefix : ThisVendor().default_prefix;
+    std::string functions;
+    for (const char* function : declaration.functions) {
+      functions += (functions.empty() ? "" : ", ") + prefix + function;
+    }
+    support->level = declaration.level;
+    plugin::CopyText(support->vendor_functions, sizeof(support->vendor_functions), functions);
+    plugin::CopyText(support->note, sizeof(support->note), declaration.note);
+    return infinirtSuccess;
+  });
+}
+
 infinirtPluginTable MakeTable() {
   const CudaFamilySpec& spec = ThisVendor();
   infinirtPluginTable table{};
@@ -553,6 +685,7 @@ infinirtPluginTable MakeTable() {
   CF_SET_ENTRY_(GraphInstantiate, _)
   CF_SET_ENTRY_(GraphLaunch, _)
   CF_SET_ENTRY_(GraphExecDestroy, _)
+  CF_SET_ENTRY_(GetSupport, _)
 #undef CF_SET_ENTRY_
   return table;
 }
