@@ -47,14 +47,14 @@ TEST_F(Capture, S29_BeginCaptureOnCapturingStreamIsIllegalState) {
   infinirtStream_t origin = NewCaptureStream();
   infinirtStream_t joined = NewCaptureStream();
   infinirtEvent_t fork = NewEvent();
-  ASSERT_EQ(infinirtStreamBeginCapture(origin, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(origin, infinirtStreamCaptureModeGlobal));
   for (infinirtStreamCaptureMode mode : kCaptureModes) {
     EXPECT_EQ(infinirtStreamBeginCapture(origin, mode), infinirtErrorIllegalState)
         << ModeName(mode);
   }
   // A stream that joined the capture through an event also takes part in it.
-  ASSERT_EQ(infinirtEventRecord(fork, origin), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamWaitEvent(joined, fork, 0), infinirtSuccess);
+  ASSERT_OK(infinirtEventRecord(fork, origin));
+  ASSERT_OK(infinirtStreamWaitEvent(joined, fork, 0));
   EXPECT_EQ(infinirtStreamBeginCapture(joined, infinirtStreamCaptureModeGlobal),
             infinirtErrorIllegalState);
   // The refused calls left the capture intact.
@@ -78,7 +78,7 @@ TEST_F(Capture, S29_EndCaptureOnNonCapturingStreamIsIllegalState) {
   EXPECT_EQ(infinirtStreamEndCapture(stream, &graph), infinirtErrorIllegalState);
   EXPECT_EQ(graph, nullptr);
   // Also after a capture of the stream has ended (end without begin).
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
   EndCapture(stream);
   graph = nullptr;
   EXPECT_EQ(infinirtStreamEndCapture(stream, &graph), infinirtErrorIllegalState);
@@ -87,7 +87,7 @@ TEST_F(Capture, S29_EndCaptureOnNonCapturingStreamIsIllegalState) {
 
 TEST_F(Capture, S29_EndCaptureWithNullGraphIsInvalidValue) {
   infinirtStream_t stream = NewCaptureStream();
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
   EXPECT_EQ(infinirtStreamEndCapture(stream, nullptr), infinirtErrorInvalidValue);
   // The rejected call did not end the capture; a proper one does.
   EXPECT_EQ(StatusOf(stream), infinirtStreamCaptureStatusActive);
@@ -97,19 +97,18 @@ TEST_F(Capture, S29_EndCaptureWithNullGraphIsInvalidValue) {
 
 TEST_F(Capture, S29_PerThreadStreamCanCapture) {
   std::atomic<int>& runs = Keep<std::atomic<int>>(0);
-  ASSERT_EQ(infinirtStreamBeginCapture(infinirtStreamPerThread, infinirtStreamCaptureModeGlobal),
-            infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(infinirtStreamPerThread, infinirtStreamCaptureModeGlobal));
   EXPECT_EQ(StatusOf(infinirtStreamPerThread), infinirtStreamCaptureStatusActive);
   // Another thread's per-thread stream is another stream: it does not capture.
   int other_status = -1;
   ScopedThread([&] { other_status = StatusOf(infinirtStreamPerThread); }).Join();
   EXPECT_EQ(other_status, infinirtStreamCaptureStatusNone);
-  ASSERT_EQ(infinirtLaunchHostFunc(infinirtStreamPerThread, CountRun, &runs), infinirtSuccess);
+  ASSERT_OK(infinirtLaunchHostFunc(infinirtStreamPerThread, CountRun, &runs));
   infinirtGraph_t graph = EndCapture(infinirtStreamPerThread);
   EXPECT_EQ(StatusOf(infinirtStreamPerThread), infinirtStreamCaptureStatusNone);
   infinirtGraphExec_t exec = Instantiate(graph);
-  ASSERT_EQ(infinirtGraphLaunch(exec, infinirtStreamPerThread), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamSynchronize(infinirtStreamPerThread), infinirtSuccess);
+  ASSERT_OK(infinirtGraphLaunch(exec, infinirtStreamPerThread));
+  ASSERT_OK(infinirtStreamSynchronize(infinirtStreamPerThread));
   EXPECT_EQ(runs.load(), 1);
 }
 
@@ -126,13 +125,11 @@ TEST_F(Capture, S30_CapturedWorkDoesNotRunUntilLaunch) {
   ASSERT_NE(device, nullptr);
   std::atomic<int>& runs = Keep<std::atomic<int>>(0);
 
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
-  ASSERT_EQ(infinirtMemcpyAsync(device, source, kBytes, infinirtMemcpyHostToDevice, stream),
-            infinirtSuccess);
-  ASSERT_EQ(infinirtMemcpyAsync(target, device, kBytes, infinirtMemcpyDeviceToHost, stream),
-            infinirtSuccess);
-  ASSERT_EQ(infinirtMemsetAsync(source, 0x11, 1, stream), infinirtSuccess);  // after the copies
-  ASSERT_EQ(infinirtLaunchHostFunc(stream, CountRun, &runs), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
+  ASSERT_OK(infinirtMemcpyAsync(device, source, kBytes, infinirtMemcpyHostToDevice, stream));
+  ASSERT_OK(infinirtMemcpyAsync(target, device, kBytes, infinirtMemcpyDeviceToHost, stream));
+  ASSERT_OK(infinirtMemsetAsync(source, 0x11, 1, stream));  // after the copies
+  ASSERT_OK(infinirtLaunchHostFunc(stream, CountRun, &runs));
   EXPECT_TRUE(HoldsFor([&] { return runs.load() == 0 && AllBytesAre(target, kBytes, 0); }))
       << "captured work ran during the capture";
   EXPECT_EQ(source[0], 0x5A);
@@ -144,8 +141,8 @@ TEST_F(Capture, S30_CapturedWorkDoesNotRunUntilLaunch) {
   EXPECT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
   EXPECT_TRUE(AllBytesAre(target, kBytes, 0)) << "the stream ran captured work";
 
-  ASSERT_EQ(infinirtGraphLaunch(exec, stream), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  ASSERT_OK(infinirtGraphLaunch(exec, stream));
+  ASSERT_OK(infinirtStreamSynchronize(stream));
   EXPECT_EQ(runs.load(), 1);
   EXPECT_TRUE(AllBytesAre(target, kBytes, 0x5A));
   EXPECT_EQ(source[0], 0x11);
@@ -171,8 +168,8 @@ TEST_F(Capture, S31_SynchronizingOrQueryingTheCapturingStreamIsUnsupportedInEver
   for (infinirtStreamCaptureMode mode : kCaptureModes) {
     for (const Operation& operation : operations) {
       SCOPED_TRACE(std::string(ModeName(mode)) + " " + operation.name);
-      ASSERT_EQ(infinirtStreamBeginCapture(stream, mode), infinirtSuccess);
-      ASSERT_EQ(infinirtLaunchHostFunc(stream, CountRun, &runs), infinirtSuccess);
+      ASSERT_OK(infinirtStreamBeginCapture(stream, mode));
+      ASSERT_OK(infinirtLaunchHostFunc(stream, CountRun, &runs));
       EXPECT_EQ(operation.call(), infinirtErrorStreamCaptureUnsupported);
       EXPECT_EQ(StatusOf(stream), infinirtStreamCaptureStatusInvalidated);
       ExpectEndCaptureFails(stream, infinirtErrorStreamCaptureInvalidated);
@@ -192,9 +189,9 @@ TEST_F(Capture, S31_SynchronizingOrQueryingACapturedEventIsCapturedEventInEveryM
   for (infinirtStreamCaptureMode mode : kCaptureModes) {
     for (bool synchronize : {false, true}) {
       SCOPED_TRACE(std::string(ModeName(mode)) + (synchronize ? " EventSynchronize" : " Query"));
-      ASSERT_EQ(infinirtStreamBeginCapture(stream, mode), infinirtSuccess);
-      ASSERT_EQ(infinirtLaunchHostFunc(stream, CountRun, &runs), infinirtSuccess);
-      ASSERT_EQ(infinirtEventRecord(event, stream), infinirtSuccess);
+      ASSERT_OK(infinirtStreamBeginCapture(stream, mode));
+      ASSERT_OK(infinirtLaunchHostFunc(stream, CountRun, &runs));
+      ASSERT_OK(infinirtEventRecord(event, stream));
       EXPECT_EQ(synchronize ? infinirtEventSynchronize(event) : infinirtEventQuery(event),
                 infinirtErrorCapturedEvent);
       EXPECT_EQ(StatusOf(stream), infinirtStreamCaptureStatusInvalidated);
@@ -214,14 +211,14 @@ TEST_F(Capture, S32_MallocIsUnsupportedInGlobalAndThreadLocalCaptureButAllowedIn
   for (infinirtStreamCaptureMode mode :
        {infinirtStreamCaptureModeGlobal, infinirtStreamCaptureModeThreadLocal}) {
     SCOPED_TRACE(ModeName(mode));
-    ASSERT_EQ(infinirtStreamBeginCapture(stream, mode), infinirtSuccess);
+    ASSERT_OK(infinirtStreamBeginCapture(stream, mode));
     void* memory = Garbage<void*>();
     EXPECT_EQ(infinirtMalloc(&memory, kBytes), infinirtErrorStreamCaptureUnsupported);
     EXPECT_EQ(StatusOf(stream), infinirtStreamCaptureStatusInvalidated);
     ExpectEndCaptureFails(stream, infinirtErrorStreamCaptureInvalidated);
   }
 
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeRelaxed), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeRelaxed));
   void* memory = nullptr;
   EXPECT_EQ(infinirtMalloc(&memory, kBytes), infinirtSuccess);
   EXPECT_NE(memory, nullptr);
@@ -237,7 +234,7 @@ TEST_F(Capture, S32_LegacyStreamUseWhileABlockingStreamCapturesIsImplicitInEvery
   unsigned char* device = NewDeviceMemory(kBytes);
   ASSERT_NE(pinned, nullptr);
   ASSERT_NE(device, nullptr);
-  ASSERT_EQ(infinirtMemset(device, 0x43, kBytes), infinirtSuccess);
+  ASSERT_OK(infinirtMemset(device, 0x43, kBytes));
   infinirtEvent_t event = NewEvent();
   std::atomic<int>& runs = Keep<std::atomic<int>>(0);
   infinirtGraphExec_t exec = CounterExec(&runs);
@@ -264,7 +261,7 @@ TEST_F(Capture, S32_LegacyStreamUseWhileABlockingStreamCapturesIsImplicitInEvery
   for (infinirtStreamCaptureMode mode : kCaptureModes) {
     for (const Operation& operation : operations) {
       SCOPED_TRACE(std::string(ModeName(mode)) + " " + operation.name);
-      ASSERT_EQ(infinirtStreamBeginCapture(stream, mode), infinirtSuccess);
+      ASSERT_OK(infinirtStreamBeginCapture(stream, mode));
       EXPECT_EQ(operation.call(), infinirtErrorStreamCaptureImplicit);
       EXPECT_EQ(StatusOf(stream), infinirtStreamCaptureStatusInvalidated);
       ExpectEndCaptureFails(stream, infinirtErrorStreamCaptureInvalidated);
@@ -284,11 +281,11 @@ TEST_F(Capture, S32_LegacyStreamWaitingOnAnEventWhileABlockingStreamCapturesIsIm
   infinirtStream_t other = NewStream();
   infinirtEvent_t uncaptured = NewEvent();
   infinirtEvent_t captured = NewEvent();
-  ASSERT_EQ(infinirtEventRecord(uncaptured, other), infinirtSuccess);
+  ASSERT_OK(infinirtEventRecord(uncaptured, other));
   for (bool in_capture : {true, false}) {
     SCOPED_TRACE(in_capture ? "event recorded in the capture" : "event recorded outside");
-    ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
-    ASSERT_EQ(infinirtEventRecord(captured, stream), infinirtSuccess);
+    ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
+    ASSERT_OK(infinirtEventRecord(captured, stream));
     EXPECT_EQ(infinirtStreamWaitEvent(nullptr, in_capture ? captured : uncaptured, 0),
               infinirtErrorStreamCaptureImplicit);
     EXPECT_EQ(StatusOf(stream), infinirtStreamCaptureStatusInvalidated);
@@ -300,8 +297,7 @@ TEST_F(Capture, S32_LegacyStreamWaitingOnAnEventWhileABlockingStreamCapturesIsIm
 TEST_F(Capture, S32_LegacyStreamUseWhileThePerThreadStreamCapturesIsImplicit) {
   unsigned char* device = NewDeviceMemory(kBytes);
   ASSERT_NE(device, nullptr);
-  ASSERT_EQ(infinirtStreamBeginCapture(infinirtStreamPerThread, infinirtStreamCaptureModeRelaxed),
-            infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(infinirtStreamPerThread, infinirtStreamCaptureModeRelaxed));
   EXPECT_EQ(infinirtMemsetAsync(device, 0, kBytes, nullptr), infinirtErrorStreamCaptureImplicit);
   EXPECT_EQ(StatusOf(infinirtStreamPerThread), infinirtStreamCaptureStatusInvalidated);
   ExpectEndCaptureFails(infinirtStreamPerThread, infinirtErrorStreamCaptureInvalidated);
@@ -315,7 +311,7 @@ TEST_F(Capture, S32_LegacyStreamIsUsableWhileOnlyANonBlockingStreamCaptures) {
   ASSERT_NE(device, nullptr);
 
   // Relaxed: synchronous legacy-stream calls are allowed too.
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeRelaxed), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeRelaxed));
   EXPECT_EQ(StatusOf(nullptr), infinirtStreamCaptureStatusNone);
   EXPECT_EQ(infinirtMemset(device, 0x17, kBytes), infinirtSuccess);
   EXPECT_EQ(infinirtMemcpy(pinned, device, kBytes, infinirtMemcpyDeviceToHost), infinirtSuccess);
@@ -329,7 +325,7 @@ TEST_F(Capture, S32_LegacyStreamIsUsableWhileOnlyANonBlockingStreamCaptures) {
   EXPECT_NE(EndCapture(stream), nullptr);
 
   // Global: asynchronous legacy-stream work is no unsafe call and does not touch the capture.
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
   EXPECT_EQ(infinirtMemsetAsync(device, 0x19, kBytes, nullptr), infinirtSuccess);
   EXPECT_EQ(infinirtMemcpyAsync(pinned, device, kBytes, infinirtMemcpyDeviceToHost, nullptr),
             infinirtSuccess);
@@ -341,7 +337,7 @@ TEST_F(Capture, S32_LegacyStreamIsUsableWhileOnlyANonBlockingStreamCaptures) {
 
 TEST_F(Capture, S32_IsCapturingOnLegacyStreamWhileABlockingStreamCapturesIsImplicit) {
   infinirtStream_t stream = NewCaptureStream();
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
   for (infinirtStream_t legacy : {static_cast<infinirtStream_t>(nullptr), infinirtStreamLegacy}) {
     infinirtStreamCaptureStatus status = infinirtStreamCaptureStatusNone;
     EXPECT_EQ(infinirtStreamIsCapturing(legacy, &status), infinirtErrorStreamCaptureImplicit);
@@ -359,7 +355,7 @@ TEST_F(Capture, S32_IsCapturingOnLegacyStreamWhileABlockingStreamCapturesIsImpli
 TEST_F(Capture, S33_GlobalCaptureRefusesAnotherThreadsUnsafeCallAndIsInvalidated) {
   infinirtStream_t stream = NewCaptureStream();
   infinirtStream_t other = NewStream();
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
   infinirtError_t result = infinirtSuccess;
   ScopedThread([&] { result = infinirtStreamSynchronize(other); }).Join();
   EXPECT_EQ(result, infinirtErrorStreamCaptureUnsupported);
@@ -373,7 +369,7 @@ TEST_F(Capture, S33_ThreadLocalOrRelaxedCaptureDoesNotRestrictOtherThreads) {
   for (infinirtStreamCaptureMode mode :
        {infinirtStreamCaptureModeThreadLocal, infinirtStreamCaptureModeRelaxed}) {
     SCOPED_TRACE(ModeName(mode));
-    ASSERT_EQ(infinirtStreamBeginCapture(stream, mode), infinirtSuccess);
+    ASSERT_OK(infinirtStreamBeginCapture(stream, mode));
     infinirtError_t synchronized = infinirtErrorUnknown;
     infinirtError_t allocated = infinirtErrorUnknown;
     ScopedThread([&] {
@@ -391,10 +387,10 @@ TEST_F(Capture, S33_ThreadLocalOrRelaxedCaptureDoesNotRestrictOtherThreads) {
 
 TEST_F(Capture, S33_ExchangeStreamCaptureModeSwapsThePerThreadMode) {
   infinirtStreamCaptureMode mode = infinirtStreamCaptureModeRelaxed;
-  ASSERT_EQ(infinirtThreadExchangeStreamCaptureMode(&mode), infinirtSuccess);
+  ASSERT_OK(infinirtThreadExchangeStreamCaptureMode(&mode));
   EXPECT_EQ(mode, infinirtStreamCaptureModeGlobal) << "the default mode is Global";
   mode = infinirtStreamCaptureModeThreadLocal;
-  ASSERT_EQ(infinirtThreadExchangeStreamCaptureMode(&mode), infinirtSuccess);
+  ASSERT_OK(infinirtThreadExchangeStreamCaptureMode(&mode));
   EXPECT_EQ(mode, infinirtStreamCaptureModeRelaxed);
 
   // The mode is per thread: another thread starts in Global and its change stays its own.
@@ -409,14 +405,14 @@ TEST_F(Capture, S33_ExchangeStreamCaptureModeSwapsThePerThreadMode) {
   EXPECT_EQ(infinirtThreadExchangeStreamCaptureMode(&invalid), infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtThreadExchangeStreamCaptureMode(nullptr), infinirtErrorInvalidValue);
   mode = infinirtStreamCaptureModeGlobal;
-  ASSERT_EQ(infinirtThreadExchangeStreamCaptureMode(&mode), infinirtSuccess);
+  ASSERT_OK(infinirtThreadExchangeStreamCaptureMode(&mode));
   EXPECT_EQ(mode, infinirtStreamCaptureModeThreadLocal);
 }
 
 TEST_F(Capture, S33_ThreadInRelaxedOrThreadLocalModeMayMakeUnsafeCallsDuringGlobalCapture) {
   infinirtStream_t stream = NewCaptureStream();
   infinirtStream_t other = NewStream();
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
   for (infinirtStreamCaptureMode thread_mode :
        {infinirtStreamCaptureModeRelaxed, infinirtStreamCaptureModeThreadLocal}) {
     SCOPED_TRACE(ModeName(thread_mode));
@@ -464,8 +460,8 @@ TEST_F(Capture, S33_RelaxedThreadModeStillRefusesOperationsThatConflictWithCaptu
   };
   for (const Operation& operation : operations) {
     SCOPED_TRACE(operation.name);
-    ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
-    ASSERT_EQ(infinirtEventRecord(event, stream), infinirtSuccess);
+    ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
+    ASSERT_OK(infinirtEventRecord(event, stream));
     EXPECT_EQ(operation.call(), operation.expected);
     EXPECT_EQ(StatusOf(stream), infinirtStreamCaptureStatusInvalidated);
     ExpectEndCaptureFails(stream, infinirtErrorStreamCaptureInvalidated);
@@ -487,8 +483,8 @@ TEST_F(Capture, S34_InvalidatedCaptureRefusesWorkAndEndsWithInvalidated) {
   std::atomic<int>& captured_runs = Keep<std::atomic<int>>(0);
   std::atomic<int>& later_runs = Keep<std::atomic<int>>(0);
 
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
-  ASSERT_EQ(infinirtLaunchHostFunc(stream, CountRun, &captured_runs), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
+  ASSERT_OK(infinirtLaunchHostFunc(stream, CountRun, &captured_runs));
   EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorStreamCaptureUnsupported);
   EXPECT_EQ(StatusOf(stream), infinirtStreamCaptureStatusInvalidated);
   EXPECT_EQ(infinirtLaunchHostFunc(stream, CountRun, &captured_runs),
@@ -499,16 +495,15 @@ TEST_F(Capture, S34_InvalidatedCaptureRefusesWorkAndEndsWithInvalidated) {
   ExpectEndCaptureFails(stream, infinirtErrorStreamCaptureInvalidated);
 
   // The stream runs work again, and nothing of the invalidated capture ever runs.
-  ASSERT_EQ(infinirtMemsetAsync(device, 0x33, kBytes, stream), infinirtSuccess);
-  ASSERT_EQ(infinirtMemcpyAsync(pinned, device, kBytes, infinirtMemcpyDeviceToHost, stream),
-            infinirtSuccess);
-  ASSERT_EQ(infinirtLaunchHostFunc(stream, CountRun, &later_runs), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  ASSERT_OK(infinirtMemsetAsync(device, 0x33, kBytes, stream));
+  ASSERT_OK(infinirtMemcpyAsync(pinned, device, kBytes, infinirtMemcpyDeviceToHost, stream));
+  ASSERT_OK(infinirtLaunchHostFunc(stream, CountRun, &later_runs));
+  ASSERT_OK(infinirtStreamSynchronize(stream));
   EXPECT_EQ(later_runs.load(), 1);
   EXPECT_EQ(captured_runs.load(), 0);
   EXPECT_TRUE(AllBytesAre(pinned, kBytes, 0x33));
   // And it can capture again.
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
   EXPECT_NE(EndCapture(stream), nullptr);
 }
 
@@ -518,7 +513,7 @@ TEST_F(Capture, S34_GraphLaunchIntoAnInvalidatedCaptureIsRefusedAndDoesNotRun) {
   infinirtStream_t stream = NewCaptureStream();
   std::atomic<int>& runs = Keep<std::atomic<int>>(0);
   infinirtGraphExec_t exec = CounterExec(&runs);
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
   EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorStreamCaptureUnsupported);
   ASSERT_EQ(StatusOf(stream), infinirtStreamCaptureStatusInvalidated);
   EXPECT_EQ(infinirtGraphLaunch(exec, stream), infinirtErrorStreamCaptureInvalidated);
@@ -530,10 +525,10 @@ TEST_F(Capture, S34_GraphLaunchIntoAnInvalidatedCaptureIsRefusedAndDoesNotRun) {
 // The graph that StreamGetCaptureInfo showed is destroyed by an EndCapture that fails.
 TEST_F(Capture, S34_GraphOfAFailedCaptureIsGone) {
   infinirtStream_t stream = NewCaptureStream();
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
   infinirtStreamCaptureStatus status;
   infinirtGraph_t graph = nullptr;
-  ASSERT_EQ(infinirtStreamGetCaptureInfo(stream, &status, nullptr, &graph), infinirtSuccess);
+  ASSERT_OK(infinirtStreamGetCaptureInfo(stream, &status, nullptr, &graph));
   ASSERT_NE(graph, nullptr);
   EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorStreamCaptureUnsupported);
   ExpectEndCaptureFails(stream, infinirtErrorStreamCaptureInvalidated);
@@ -554,25 +549,25 @@ TEST_F(Capture, S35_WaitingOnACapturedEventJoinsTheCapture) {
   auto& marks = Keep<std::array<Mark, 3>>();
   for (int i = 0; i < 3; ++i) marks[i] = Mark{&log, i};
 
-  ASSERT_EQ(infinirtStreamBeginCapture(origin, infinirtStreamCaptureModeGlobal), infinirtSuccess);
-  ASSERT_EQ(infinirtLaunchHostFunc(origin, AppendMark, &marks[0]), infinirtSuccess);
-  ASSERT_EQ(infinirtEventRecord(fork, origin), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(origin, infinirtStreamCaptureModeGlobal));
+  ASSERT_OK(infinirtLaunchHostFunc(origin, AppendMark, &marks[0]));
+  ASSERT_OK(infinirtEventRecord(fork, origin));
   EXPECT_EQ(StatusOf(side), infinirtStreamCaptureStatusNone);
-  ASSERT_EQ(infinirtStreamWaitEvent(side, fork, 0), infinirtSuccess);
+  ASSERT_OK(infinirtStreamWaitEvent(side, fork, 0));
   EXPECT_EQ(StatusOf(side), infinirtStreamCaptureStatusActive) << "the stream did not join";
   EXPECT_EQ(CaptureIdOf(side), CaptureIdOf(origin));
-  ASSERT_EQ(infinirtLaunchHostFunc(side, AppendMark, &marks[1]), infinirtSuccess);
-  ASSERT_EQ(infinirtEventRecord(join, side), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamWaitEvent(origin, join, 0), infinirtSuccess);
-  ASSERT_EQ(infinirtLaunchHostFunc(origin, AppendMark, &marks[2]), infinirtSuccess);
+  ASSERT_OK(infinirtLaunchHostFunc(side, AppendMark, &marks[1]));
+  ASSERT_OK(infinirtEventRecord(join, side));
+  ASSERT_OK(infinirtStreamWaitEvent(origin, join, 0));
+  ASSERT_OK(infinirtLaunchHostFunc(origin, AppendMark, &marks[2]));
   EXPECT_TRUE(HoldsFor([&] { return log.next.load() == 0; })) << "captured work ran";
 
   infinirtGraph_t graph = EndCapture(origin);
   EXPECT_EQ(StatusOf(side), infinirtStreamCaptureStatusNone) << "the joined stream still captures";
   EXPECT_EQ(StatusOf(origin), infinirtStreamCaptureStatusNone);
   infinirtGraphExec_t exec = Instantiate(graph);
-  ASSERT_EQ(infinirtGraphLaunch(exec, origin), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamSynchronize(origin), infinirtSuccess);
+  ASSERT_OK(infinirtGraphLaunch(exec, origin));
+  ASSERT_OK(infinirtStreamSynchronize(origin));
   ASSERT_EQ(log.next.load(), 3);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(log.slots[i], i);
 }
@@ -583,10 +578,10 @@ TEST_F(Capture, S35_EndingWithAnUnjoinedForkIsUnjoined) {
   infinirtStream_t side = NewCaptureStream();
   infinirtEvent_t fork = NewEvent();
   std::atomic<int>& runs = Keep<std::atomic<int>>(0);
-  ASSERT_EQ(infinirtStreamBeginCapture(origin, infinirtStreamCaptureModeGlobal), infinirtSuccess);
-  ASSERT_EQ(infinirtEventRecord(fork, origin), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamWaitEvent(side, fork, 0), infinirtSuccess);
-  ASSERT_EQ(infinirtLaunchHostFunc(side, CountRun, &runs), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(origin, infinirtStreamCaptureModeGlobal));
+  ASSERT_OK(infinirtEventRecord(fork, origin));
+  ASSERT_OK(infinirtStreamWaitEvent(side, fork, 0));
+  ASSERT_OK(infinirtLaunchHostFunc(side, CountRun, &runs));
   ExpectEndCaptureFails(origin, infinirtErrorStreamCaptureUnjoined);
   // The whole capture is over, the forked stream included, and nothing of it ran.
   EXPECT_EQ(StatusOf(side), infinirtStreamCaptureStatusNone);
@@ -600,9 +595,9 @@ TEST_F(Capture, S35_EndingTheCaptureInAJoinedStreamIsUnmatched) {
   infinirtStream_t origin = NewCaptureStream();
   infinirtStream_t side = NewCaptureStream();
   infinirtEvent_t fork = NewEvent();
-  ASSERT_EQ(infinirtStreamBeginCapture(origin, infinirtStreamCaptureModeGlobal), infinirtSuccess);
-  ASSERT_EQ(infinirtEventRecord(fork, origin), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamWaitEvent(side, fork, 0), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(origin, infinirtStreamCaptureModeGlobal));
+  ASSERT_OK(infinirtEventRecord(fork, origin));
+  ASSERT_OK(infinirtStreamWaitEvent(side, fork, 0));
   infinirtGraph_t graph = Garbage<infinirtGraph_t>();
   EXPECT_EQ(infinirtStreamEndCapture(side, &graph), infinirtErrorStreamCaptureUnmatched);
   EXPECT_EQ(graph, nullptr);
@@ -617,8 +612,8 @@ TEST_F(Capture, S35_WaitingOnUncapturedWorkWithoutWaitExternalIsIsolation) {
   infinirtStream_t stream = NewCaptureStream();
   infinirtStream_t other = NewStream();
   infinirtEvent_t outside = NewEvent();
-  ASSERT_EQ(infinirtEventRecord(outside, other), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_OK(infinirtEventRecord(outside, other));
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
   EXPECT_EQ(infinirtStreamWaitEvent(stream, outside, infinirtEventWaitDefault),
             infinirtErrorStreamCaptureIsolation);
   EXPECT_EQ(StatusOf(stream), infinirtStreamCaptureStatusInvalidated);
@@ -630,21 +625,21 @@ TEST_F(Capture, S35_ExternalWaitOnUncapturedWorkBecomesAWaitOfEveryLaunch) {
   infinirtStream_t other = NewStream();
   infinirtEvent_t outside = NewEvent();
   std::atomic<int>& runs = Keep<std::atomic<int>>(0);
-  ASSERT_EQ(infinirtEventRecord(outside, other), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamWaitEvent(stream, outside, infinirtEventWaitExternal), infinirtSuccess);
-  ASSERT_EQ(infinirtLaunchHostFunc(stream, CountRun, &runs), infinirtSuccess);
+  ASSERT_OK(infinirtEventRecord(outside, other));
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
+  ASSERT_OK(infinirtStreamWaitEvent(stream, outside, infinirtEventWaitExternal));
+  ASSERT_OK(infinirtLaunchHostFunc(stream, CountRun, &runs));
   infinirtGraphExec_t exec = Instantiate(EndCapture(stream));
 
   // The launch waits for the event's work as recorded when the graph is launched.
   Gate& gate = NewGate();
-  ASSERT_EQ(gate.Block(other), infinirtSuccess);
-  ASSERT_EQ(infinirtEventRecord(outside, other), infinirtSuccess);
-  ASSERT_EQ(infinirtGraphLaunch(exec, stream), infinirtSuccess);
+  ASSERT_OK(gate.Block(other));
+  ASSERT_OK(infinirtEventRecord(outside, other));
+  ASSERT_OK(infinirtGraphLaunch(exec, stream));
   EXPECT_TRUE(HoldsFor([&] { return runs.load() == 0; })) << "the launch ignored the wait node";
   EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorNotReady);
   gate.Open();
-  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  ASSERT_OK(infinirtStreamSynchronize(stream));
   EXPECT_EQ(runs.load(), 1);
 }
 
@@ -653,10 +648,10 @@ TEST_F(Capture, S35_WaitingOnAnEventOfAnotherCaptureIsMerge) {
   infinirtStream_t first = NewCaptureStream();
   infinirtStream_t second = NewCaptureStream();
   infinirtEvent_t event = NewEvent();
-  ASSERT_EQ(infinirtStreamBeginCapture(first, infinirtStreamCaptureModeGlobal), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamBeginCapture(second, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(first, infinirtStreamCaptureModeGlobal));
+  ASSERT_OK(infinirtStreamBeginCapture(second, infinirtStreamCaptureModeGlobal));
   EXPECT_NE(CaptureIdOf(first), CaptureIdOf(second));
-  ASSERT_EQ(infinirtEventRecord(event, first), infinirtSuccess);
+  ASSERT_OK(infinirtEventRecord(event, first));
   EXPECT_EQ(infinirtStreamWaitEvent(second, event, 0), infinirtErrorStreamCaptureMerge);
   // The waiting capture is invalidated; the other is not joined by the refused wait.
   EXPECT_EQ(StatusOf(second), infinirtStreamCaptureStatusInvalidated);
@@ -679,7 +674,7 @@ TEST_F(Capture, S36_EndingANonRelaxedCaptureFromAnotherThreadIsWrongThread) {
   for (infinirtStreamCaptureMode mode :
        {infinirtStreamCaptureModeGlobal, infinirtStreamCaptureModeThreadLocal}) {
     SCOPED_TRACE(ModeName(mode));
-    ASSERT_EQ(infinirtStreamBeginCapture(stream, mode), infinirtSuccess);
+    ASSERT_OK(infinirtStreamBeginCapture(stream, mode));
     infinirtError_t result = infinirtSuccess;
     infinirtGraph_t graph = nullptr;
     ScopedThread([&] { result = infinirtStreamEndCapture(stream, &graph); }).Join();
@@ -694,8 +689,8 @@ TEST_F(Capture, S36_EndingANonRelaxedCaptureFromAnotherThreadIsWrongThread) {
 TEST_F(Capture, S36_ARelaxedCaptureMayBeEndedFromAnotherThread) {
   infinirtStream_t stream = NewCaptureStream();
   std::atomic<int>& runs = Keep<std::atomic<int>>(0);
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeRelaxed), infinirtSuccess);
-  ASSERT_EQ(infinirtLaunchHostFunc(stream, CountRun, &runs), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeRelaxed));
+  ASSERT_OK(infinirtLaunchHostFunc(stream, CountRun, &runs));
   infinirtError_t result = infinirtErrorUnknown;
   infinirtGraph_t graph = nullptr;
   ScopedThread([&] { result = infinirtStreamEndCapture(stream, &graph); }).Join();
@@ -704,8 +699,8 @@ TEST_F(Capture, S36_ARelaxedCaptureMayBeEndedFromAnotherThread) {
   ASSERT_NE(graph, nullptr);
   EXPECT_EQ(StatusOf(stream), infinirtStreamCaptureStatusNone);
   infinirtGraphExec_t exec = Instantiate(graph);
-  ASSERT_EQ(infinirtGraphLaunch(exec, stream), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  ASSERT_OK(infinirtGraphLaunch(exec, stream));
+  ASSERT_OK(infinirtStreamSynchronize(stream));
   EXPECT_EQ(runs.load(), 1);
 }
 
@@ -721,18 +716,18 @@ TEST_F(Capture, S37_WorkAfterCaptureRunsAfterWorkBeforeCapture) {
   auto& after = Keep<Mark>(Mark{&log, 2});
   Gate& gate = NewGate();
 
-  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
-  ASSERT_EQ(infinirtLaunchHostFunc(stream, AppendMark, &before), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
-  ASSERT_EQ(infinirtLaunchHostFunc(stream, AppendMark, &captured), infinirtSuccess);
+  ASSERT_OK(gate.Block(stream));
+  ASSERT_OK(infinirtLaunchHostFunc(stream, AppendMark, &before));
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
+  ASSERT_OK(infinirtLaunchHostFunc(stream, AppendMark, &captured));
   EndCapture(stream);
-  ASSERT_EQ(infinirtLaunchHostFunc(stream, AppendMark, &after), infinirtSuccess);
+  ASSERT_OK(infinirtLaunchHostFunc(stream, AppendMark, &after));
 
   EXPECT_TRUE(HoldsFor([&] { return log.next.load() == 0; }))
       << "work issued after the capture ran before the work issued before it";
   EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorNotReady);
   gate.Open();
-  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  ASSERT_OK(infinirtStreamSynchronize(stream));
   ASSERT_EQ(log.next.load(), 2) << "captured work ran, or stream work was lost";
   EXPECT_EQ(log.slots[0], 1);
   EXPECT_EQ(log.slots[1], 2);
@@ -746,41 +741,38 @@ TEST_F(Capture, CaptureInfo_ReportsStatusIdGraphAndDependencies) {
   std::atomic<int>& runs = Keep<std::atomic<int>>(0);
   infinirtStreamCaptureStatus status = infinirtStreamCaptureStatusInvalidated;
   unsigned long long id = 12345;
-  ASSERT_EQ(infinirtStreamGetCaptureInfo(stream, &status, &id), infinirtSuccess);
+  ASSERT_OK(infinirtStreamGetCaptureInfo(stream, &status, &id));
   EXPECT_EQ(status, infinirtStreamCaptureStatusNone);
 
   unsigned long long ids[2] = {0, 0};
   infinirtGraph_t graphs[2] = {nullptr, nullptr};
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE(round);
-    ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+    ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
     infinirtGraph_t graph = nullptr;
     const infinirtGraphNode_t* dependencies = nullptr;
     const infinirtGraphEdgeData* edges = nullptr;
     size_t count = 99;
-    ASSERT_EQ(infinirtStreamGetCaptureInfo(stream, &status, &ids[round], &graph, &dependencies,
-                                           &edges, &count),
-              infinirtSuccess);
+    ASSERT_OK(infinirtStreamGetCaptureInfo(stream, &status, &ids[round], &graph, &dependencies,
+                                           &edges, &count));
     EXPECT_EQ(status, infinirtStreamCaptureStatusActive);
     EXPECT_NE(ids[round], 0u);
     EXPECT_NE(graph, nullptr);
     EXPECT_EQ(count, 0u) << "a fresh capture has no dependencies";
 
-    ASSERT_EQ(infinirtLaunchHostFunc(stream, CountRun, &runs), infinirtSuccess);
-    ASSERT_EQ(infinirtStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &dependencies, &edges,
-                                           &count),
-              infinirtSuccess);
+    ASSERT_OK(infinirtLaunchHostFunc(stream, CountRun, &runs));
+    ASSERT_OK(infinirtStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &dependencies, &edges,
+                                           &count));
     ASSERT_EQ(count, 1u);
     ASSERT_NE(dependencies, nullptr);
     const infinirtGraphNode_t first = dependencies[0];
     EXPECT_NE(first, nullptr);
     EXPECT_NE(edges, nullptr);
 
-    ASSERT_EQ(infinirtLaunchHostFunc(stream, CountRun, &runs), infinirtSuccess);
+    ASSERT_OK(infinirtLaunchHostFunc(stream, CountRun, &runs));
     infinirtGraph_t same = nullptr;
-    ASSERT_EQ(
-        infinirtStreamGetCaptureInfo(stream, &status, &id, &same, &dependencies, nullptr, &count),
-        infinirtSuccess);
+    ASSERT_OK(
+        infinirtStreamGetCaptureInfo(stream, &status, &id, &same, &dependencies, nullptr, &count));
     EXPECT_EQ(id, ids[round]) << "the id changed during the capture";
     EXPECT_EQ(same, graph);
     ASSERT_EQ(count, 1u) << "a linear stream depends on its last node only";
@@ -788,15 +780,15 @@ TEST_F(Capture, CaptureInfo_ReportsStatusIdGraphAndDependencies) {
 
     graphs[round] = EndCapture(stream);
     EXPECT_EQ(graphs[round], graph) << "EndCapture returned another graph than GetCaptureInfo";
-    ASSERT_EQ(infinirtStreamGetCaptureInfo(stream, &status, &id), infinirtSuccess);
+    ASSERT_OK(infinirtStreamGetCaptureInfo(stream, &status, &id));
     EXPECT_EQ(status, infinirtStreamCaptureStatusNone);
   }
   EXPECT_NE(ids[0], ids[1]) << "two captures got the same id";
   EXPECT_NE(graphs[0], graphs[1]);
   // The handle is a real graph: it instantiates and runs both captured nodes.
   infinirtGraphExec_t exec = Instantiate(graphs[1]);
-  ASSERT_EQ(infinirtGraphLaunch(exec, stream), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  ASSERT_OK(infinirtGraphLaunch(exec, stream));
+  ASSERT_OK(infinirtStreamSynchronize(stream));
   EXPECT_EQ(runs.load(), 2);
 }
 
@@ -812,28 +804,26 @@ TEST_F(Capture, CaptureInfo_JoiningTwoForksGivesTwoDependencies) {
   const infinirtGraphNode_t* dependencies = nullptr;
   size_t count = 0;
 
-  ASSERT_EQ(infinirtStreamBeginCapture(origin, infinirtStreamCaptureModeGlobal), infinirtSuccess);
-  ASSERT_EQ(infinirtEventRecord(fork, origin), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(origin, infinirtStreamCaptureModeGlobal));
+  ASSERT_OK(infinirtEventRecord(fork, origin));
   infinirtGraphNode_t tails[2] = {nullptr, nullptr};
   infinirtStream_t sides[2] = {left, right};
   infinirtEvent_t done[2] = {left_done, right_done};
   for (int i = 0; i < 2; ++i) {
-    ASSERT_EQ(infinirtStreamWaitEvent(sides[i], fork, 0), infinirtSuccess);
-    ASSERT_EQ(infinirtLaunchHostFunc(sides[i], CountRun, &runs), infinirtSuccess);
-    ASSERT_EQ(infinirtStreamGetCaptureInfo(sides[i], &status, nullptr, nullptr, &dependencies,
-                                           nullptr, &count),
-              infinirtSuccess);
+    ASSERT_OK(infinirtStreamWaitEvent(sides[i], fork, 0));
+    ASSERT_OK(infinirtLaunchHostFunc(sides[i], CountRun, &runs));
+    ASSERT_OK(infinirtStreamGetCaptureInfo(sides[i], &status, nullptr, nullptr, &dependencies,
+                                           nullptr, &count));
     EXPECT_EQ(status, infinirtStreamCaptureStatusActive);
     ASSERT_EQ(count, 1u);
     tails[i] = dependencies[0];
-    ASSERT_EQ(infinirtEventRecord(done[i], sides[i]), infinirtSuccess);
+    ASSERT_OK(infinirtEventRecord(done[i], sides[i]));
   }
   EXPECT_NE(tails[0], tails[1]);
-  ASSERT_EQ(infinirtStreamWaitEvent(origin, left_done, 0), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamWaitEvent(origin, right_done, 0), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamGetCaptureInfo(origin, &status, nullptr, nullptr, &dependencies, nullptr,
-                                         &count),
-            infinirtSuccess);
+  ASSERT_OK(infinirtStreamWaitEvent(origin, left_done, 0));
+  ASSERT_OK(infinirtStreamWaitEvent(origin, right_done, 0));
+  ASSERT_OK(infinirtStreamGetCaptureInfo(origin, &status, nullptr, nullptr, &dependencies, nullptr,
+                                         &count));
   ASSERT_EQ(count, 2u) << "after the joins the origin depends on both branches";
   EXPECT_TRUE((dependencies[0] == tails[0] && dependencies[1] == tails[1]) ||
               (dependencies[0] == tails[1] && dependencies[1] == tails[0]));
@@ -849,8 +839,7 @@ TEST_F(Capture, CaptureInfo_RejectsNullStatusAndEdgeDataWithoutDependencies) {
   for (bool capturing : {false, true}) {
     SCOPED_TRACE(capturing ? "capturing" : "not capturing");
     if (capturing) {
-      ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal),
-                infinirtSuccess);
+      ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
     }
     EXPECT_EQ(infinirtStreamGetCaptureInfo(stream, nullptr), infinirtErrorInvalidValue);
     EXPECT_EQ(
@@ -875,17 +864,17 @@ TEST_F(Capture, StreamDestroyedDuringCapture_DestroyingTheOriginDiscardsTheCaptu
   infinirtEvent_t fork = NewEvent();
   std::atomic<int>& captured_runs = Keep<std::atomic<int>>(0);
   std::atomic<int>& later_runs = Keep<std::atomic<int>>(0);
-  ASSERT_EQ(infinirtStreamBeginCapture(origin, infinirtStreamCaptureModeGlobal), infinirtSuccess);
-  ASSERT_EQ(infinirtLaunchHostFunc(origin, CountRun, &captured_runs), infinirtSuccess);
-  ASSERT_EQ(infinirtEventRecord(fork, origin), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamWaitEvent(side, fork, 0), infinirtSuccess);
-  ASSERT_EQ(infinirtLaunchHostFunc(side, CountRun, &captured_runs), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(origin, infinirtStreamCaptureModeGlobal));
+  ASSERT_OK(infinirtLaunchHostFunc(origin, CountRun, &captured_runs));
+  ASSERT_OK(infinirtEventRecord(fork, origin));
+  ASSERT_OK(infinirtStreamWaitEvent(side, fork, 0));
+  ASSERT_OK(infinirtLaunchHostFunc(side, CountRun, &captured_runs));
   infinirtStreamCaptureStatus status;
   infinirtGraph_t graph = nullptr;
-  ASSERT_EQ(infinirtStreamGetCaptureInfo(origin, &status, nullptr, &graph), infinirtSuccess);
+  ASSERT_OK(infinirtStreamGetCaptureInfo(origin, &status, nullptr, &graph));
   ASSERT_NE(graph, nullptr);
 
-  ASSERT_EQ(infinirtStreamDestroy(origin), infinirtSuccess);
+  ASSERT_OK(infinirtStreamDestroy(origin));
   EXPECT_EQ(StatusOf(side), infinirtStreamCaptureStatusNone) << "the joined stream still captures";
   // The graph handle of the discarded capture is gone.
   infinirtGraphExec_t exec = nullptr;
@@ -897,7 +886,7 @@ TEST_F(Capture, StreamDestroyedDuringCapture_DestroyingTheOriginDiscardsTheCaptu
   void* memory = nullptr;
   EXPECT_EQ(infinirtMalloc(&memory, kBytes), infinirtSuccess);
   EXPECT_EQ(infinirtFree(memory), infinirtSuccess);
-  ASSERT_EQ(infinirtLaunchHostFunc(side, CountRun, &later_runs), infinirtSuccess);
+  ASSERT_OK(infinirtLaunchHostFunc(side, CountRun, &later_runs));
   EXPECT_EQ(infinirtStreamSynchronize(side), infinirtSuccess);
   EXPECT_EQ(infinirtDeviceSynchronize(), infinirtSuccess);
   EXPECT_EQ(later_runs.load(), 1);
@@ -911,11 +900,11 @@ TEST_F(Capture, StreamDestroyedDuringCapture_DestroyingAJoinedStreamInvalidatesT
   infinirtStream_t side = NewCaptureStream();
   infinirtEvent_t fork = NewEvent();
   std::atomic<int>& runs = Keep<std::atomic<int>>(0);
-  ASSERT_EQ(infinirtStreamBeginCapture(origin, infinirtStreamCaptureModeGlobal), infinirtSuccess);
-  ASSERT_EQ(infinirtEventRecord(fork, origin), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamWaitEvent(side, fork, 0), infinirtSuccess);
-  ASSERT_EQ(infinirtLaunchHostFunc(side, CountRun, &runs), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamDestroy(side), infinirtSuccess);
+  ASSERT_OK(infinirtStreamBeginCapture(origin, infinirtStreamCaptureModeGlobal));
+  ASSERT_OK(infinirtEventRecord(fork, origin));
+  ASSERT_OK(infinirtStreamWaitEvent(side, fork, 0));
+  ASSERT_OK(infinirtLaunchHostFunc(side, CountRun, &runs));
+  ASSERT_OK(infinirtStreamDestroy(side));
   EXPECT_EQ(StatusOf(origin), infinirtStreamCaptureStatusInvalidated);
   ExpectEndCaptureFails(origin, infinirtErrorStreamCaptureInvalidated);
   EXPECT_EQ(infinirtDeviceSynchronize(), infinirtSuccess);

@@ -55,10 +55,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -68,10 +70,38 @@
 
 namespace infinirt::conformance {
 
+// The backend of device 0, which the suite tests.
+inline std::string BackendName() {
+  infinirtDeviceProp prop{};
+  if (infinirtGetDeviceProperties(&prop, 0) != infinirtSuccess) return "device 0";
+  return prop.backendName;
+}
+
+// Whether a NotSupported answer skips the test. It does unless INFINIRT_CONFORMANCE_ALL_SUPPORTED
+// is set, as for the CPU backend, which must support everything. Which entries a vendor plugin
+// may answer NotSupported is checked against its declarations in tests/vendor_plugins.
+inline bool SkipsUnsupported() {
+  return std::getenv("INFINIRT_CONFORMANCE_ALL_SUPPORTED") == nullptr;
+}
+
 using infinirt::testing::Gate;
 using infinirt::testing::kTimeout;
 using infinirt::testing::OrderLog;
 using infinirt::testing::WaitUntil;
+
+// Asserts that a call succeeded; a call the backend does not support (NotSupported) skips the
+// test with "not supported by <backend>", which the support matrix reports.
+#define ASSERT_OK(call)                                                                     \
+  switch (0)                                                                                \
+  case 0:                                                                                   \
+  default:                                                                                  \
+    if (const infinirtError_t infinirt_result_ = (call);                                    \
+        infinirt_result_ == infinirtErrorNotSupported &&                                    \
+        ::infinirt::conformance::SkipsUnsupported())                                        \
+      GTEST_SKIP() << "not supported by " << ::infinirt::conformance::BackendName() << ": " \
+                   << #call;                                                                \
+    else                                                                                    \
+      ASSERT_EQ(infinirt_result_, infinirtSuccess) << #call << " "
 
 // Time given to work that must not run (to show that it does not), and the delay after which
 // a helper thread opens a gate while the test is blocked in a call that must wait for it.

@@ -31,11 +31,11 @@ TEST_F(Conformance, S08_MemcpyOrdersAfterBlockingStreamWorkAndReturnsCompleted) 
   infinirtStream_t blocking = NewStream();
   unsigned char* device = NewDeviceMemory(kBytes);
   ASSERT_NE(device, nullptr);
-  ASSERT_EQ(infinirtMemset(device, 0, kBytes), infinirtSuccess);
+  ASSERT_OK(infinirtMemset(device, 0, kBytes));
   Gate& gate = NewGate();
 
-  ASSERT_EQ(gate.Block(blocking), infinirtSuccess);
-  ASSERT_EQ(infinirtMemsetAsync(device, 0x5C, kBytes, blocking), infinirtSuccess);
+  ASSERT_OK(gate.Block(blocking));
+  ASSERT_OK(infinirtMemsetAsync(device, 0x5C, kBytes, blocking));
   std::vector<unsigned char>& host = NewPageableMemory(kBytes, 0xEE);
   DelayedOpen release(gate);
   EXPECT_EQ(infinirtMemcpy(host.data(), device, kBytes, infinirtMemcpyDeviceToHost),
@@ -49,8 +49,7 @@ TEST_F(Conformance, S08_MemcpyFromPageableMemoryHasReadTheSourceOnReturn) {
   ASSERT_NE(device, nullptr);
   std::vector<unsigned char>& source = WithPattern(NewPageableMemory(kBytes), 1);
   const std::vector<unsigned char> original = source;
-  ASSERT_EQ(infinirtMemcpy(device, source.data(), kBytes, infinirtMemcpyHostToDevice),
-            infinirtSuccess);
+  ASSERT_OK(infinirtMemcpy(device, source.data(), kBytes, infinirtMemcpyHostToDevice));
   std::fill(source.begin(), source.end(), 0);  // the caller may reuse the buffer at once
   EXPECT_EQ(ReadBack(device, kBytes), original);
 }
@@ -66,10 +65,10 @@ TEST_F(Conformance, S09_MemcpyAsyncWithPinnedMemoryReturnsBeforeTheCopyRuns) {
   ASSERT_NE(device, nullptr);
   ASSERT_NE(source, nullptr);
   ASSERT_NE(result, nullptr);
-  ASSERT_EQ(infinirtMemset(device, 0, kBytes), infinirtSuccess);
+  ASSERT_OK(infinirtMemset(device, 0, kBytes));
   Gate& gate = NewGate();
 
-  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
+  ASSERT_OK(gate.Block(stream));
   EXPECT_EQ(infinirtMemcpyAsync(device, source, kBytes, infinirtMemcpyHostToDevice, stream),
             infinirtSuccess);
   EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorNotReady);
@@ -81,7 +80,7 @@ TEST_F(Conformance, S09_MemcpyAsyncWithPinnedMemoryReturnsBeforeTheCopyRuns) {
       << "the copy ran before the work ahead of it";
 
   gate.Open();
-  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  ASSERT_OK(infinirtStreamSynchronize(stream));
   EXPECT_TRUE(AllBytesAre(result, kBytes, 0xA1));
 }
 
@@ -92,9 +91,9 @@ TEST_F(Conformance, S09_MemcpyAsyncWithPinnedMemoryReturnsBeforeTheCopyRuns) {
 TEST_F(Conformance, S10_MemsetIsObservedByFollowingMemcpy) {
   unsigned char* device = NewDeviceMemory(kBytes);
   ASSERT_NE(device, nullptr);
-  ASSERT_EQ(infinirtMemset(device, 0x3C, kBytes), infinirtSuccess);
-  ASSERT_EQ(infinirtMemset(device + 10, 0x01, 5), infinirtSuccess);
-  ASSERT_EQ(infinirtMemset(device + 100, 0x1FF, 3), infinirtSuccess);  // value as a byte: 0xFF
+  ASSERT_OK(infinirtMemset(device, 0x3C, kBytes));
+  ASSERT_OK(infinirtMemset(device + 10, 0x01, 5));
+  ASSERT_OK(infinirtMemset(device + 100, 0x1FF, 3));  // value as a byte: 0xFF
   const std::vector<unsigned char> host = ReadBack(device, kBytes);
   for (size_t i = 0; i < kBytes; ++i) {
     const unsigned char expected = (i >= 10 && i < 15) ? 0x01 : (i >= 100 && i < 103) ? 0xFF : 0x3C;
@@ -108,8 +107,8 @@ TEST_F(Conformance, S10_MemsetOrdersAfterBlockingStreamWork) {
   ASSERT_NE(device, nullptr);
   Gate& gate = NewGate();
 
-  ASSERT_EQ(gate.Block(blocking), infinirtSuccess);
-  ASSERT_EQ(infinirtMemsetAsync(device, 0xA0, kBytes, blocking), infinirtSuccess);
+  ASSERT_OK(gate.Block(blocking));
+  ASSERT_OK(infinirtMemsetAsync(device, 0xA0, kBytes, blocking));
   {
     DelayedOpen release(gate);
     // Memset may return before it runs, but it runs after the blocking stream's memset.
@@ -126,7 +125,7 @@ TEST_F(Conformance, S10_MemsetAsyncIsAsynchronous) {
   ASSERT_NE(result, nullptr);
   Gate& gate = NewGate();
 
-  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
+  ASSERT_OK(gate.Block(stream));
   EXPECT_EQ(infinirtMemsetAsync(device, 0x77, kBytes, stream), infinirtSuccess);
   EXPECT_EQ(infinirtMemcpyAsync(result, device, kBytes, infinirtMemcpyDeviceToHost, stream),
             infinirtSuccess);
@@ -134,7 +133,7 @@ TEST_F(Conformance, S10_MemsetAsyncIsAsynchronous) {
   EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorNotReady);
   EXPECT_TRUE(AllBytesAre(result, kBytes, 0));
   gate.Open();
-  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  ASSERT_OK(infinirtStreamSynchronize(stream));
   EXPECT_TRUE(AllBytesAre(result, kBytes, 0x77));
 }
 
@@ -144,8 +143,7 @@ TEST_F(Conformance, S10_MemsetAsyncIsAsynchronous) {
 
 TEST_F(Conformance, S11_UnifiedAddressingIsReported) {
   int unified = -1;
-  ASSERT_EQ(infinirtDeviceGetAttribute(&unified, infinirtDevAttrUnifiedAddressing, 0),
-            infinirtSuccess);
+  ASSERT_OK(infinirtDeviceGetAttribute(&unified, infinirtDevAttrUnifiedAddressing, 0));
   EXPECT_EQ(unified, 1);
 }
 
@@ -187,7 +185,7 @@ TEST_F(Conformance, S11_MemcpyAsyncDefaultCopiesInAllFourDirections) {
   EXPECT_EQ(infinirtMemcpyAsync(second, first, kBytes, kDefault, stream), infinirtSuccess);
   EXPECT_EQ(infinirtMemcpyAsync(staged, second, kBytes, kDefault, stream), infinirtSuccess);
   EXPECT_EQ(infinirtMemcpyAsync(result.data(), staged, kBytes, kDefault, stream), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  ASSERT_OK(infinirtStreamSynchronize(stream));
   EXPECT_EQ(result, pattern);
 }
 
@@ -203,7 +201,7 @@ TEST_F(Conformance, S11_MemcpyAsyncDefaultBetweenPinnedAndDeviceIsAsynchronous) 
   ASSERT_NE(result, nullptr);
   Gate& gate = NewGate();
 
-  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
+  ASSERT_OK(gate.Block(stream));
   EXPECT_EQ(infinirtMemcpyAsync(device, source, kBytes, infinirtMemcpyDefault, stream),
             infinirtSuccess);
   EXPECT_EQ(infinirtMemcpyAsync(result, device, kBytes, infinirtMemcpyDefault, stream),
@@ -212,7 +210,7 @@ TEST_F(Conformance, S11_MemcpyAsyncDefaultBetweenPinnedAndDeviceIsAsynchronous) 
   EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorNotReady);
   EXPECT_TRUE(AllBytesAre(result, kBytes, 0));
   gate.Open();
-  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  ASSERT_OK(infinirtStreamSynchronize(stream));
   EXPECT_TRUE(AllBytesAre(result, kBytes, 0x5A));
 }
 
@@ -223,7 +221,7 @@ TEST_F(Conformance, S11_MemcpyAsyncDefaultBetweenHostBuffersIsSynchronous) {
   const std::vector<unsigned char>& source = WithPattern(NewPageableMemory(kBytes), 3);
   std::vector<unsigned char>& result = NewPageableMemory(kBytes);
 
-  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
+  ASSERT_OK(gate.Block(stream));
   DelayedOpen release(gate);
   EXPECT_EQ(
       infinirtMemcpyAsync(result.data(), source.data(), kBytes, infinirtMemcpyDefault, stream),

@@ -22,10 +22,10 @@ TEST_F(Conformance, S27_DeviceResetDestroysAllocationsStreamsAndEvents) {
   unsigned char* pinned = NewPinnedMemory(kBytes);
   ASSERT_NE(device, nullptr);
   ASSERT_NE(pinned, nullptr);
-  ASSERT_EQ(infinirtEventRecord(event, stream), infinirtSuccess);
-  ASSERT_EQ(infinirtDeviceSynchronize(), infinirtSuccess);
+  ASSERT_OK(infinirtEventRecord(event, stream));
+  ASSERT_OK(infinirtDeviceSynchronize());
 
-  ASSERT_EQ(infinirtDeviceReset(), infinirtSuccess);
+  ASSERT_OK(infinirtDeviceReset());
 
   EXPECT_EQ(infinirtFree(device), infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtFreeHost(pinned), infinirtErrorInvalidValue);
@@ -47,12 +47,11 @@ TEST_F(Conformance, S27_DeviceResetDestroysAllocationsStreamsAndEvents) {
   unsigned char* fresh_pinned = NewPinnedMemory(kBytes);
   ASSERT_NE(fresh_device, nullptr);
   ASSERT_NE(fresh_pinned, nullptr);
-  ASSERT_EQ(infinirtMemsetAsync(fresh_device, 0x27, kBytes, fresh), infinirtSuccess);
-  ASSERT_EQ(
-      infinirtMemcpyAsync(fresh_pinned, fresh_device, kBytes, infinirtMemcpyDeviceToHost, fresh),
-      infinirtSuccess);
-  ASSERT_EQ(infinirtEventRecord(fresh_event, fresh), infinirtSuccess);
-  ASSERT_EQ(infinirtEventSynchronize(fresh_event), infinirtSuccess);
+  ASSERT_OK(infinirtMemsetAsync(fresh_device, 0x27, kBytes, fresh));
+  ASSERT_OK(
+      infinirtMemcpyAsync(fresh_pinned, fresh_device, kBytes, infinirtMemcpyDeviceToHost, fresh));
+  ASSERT_OK(infinirtEventRecord(fresh_event, fresh));
+  ASSERT_OK(infinirtEventSynchronize(fresh_event));
   EXPECT_TRUE(AllBytesAre(fresh_pinned, kBytes, 0x27));
   EXPECT_EQ(infinirtStreamSynchronize(nullptr), infinirtSuccess);
   EXPECT_EQ(infinirtStreamSynchronize(infinirtStreamPerThread), infinirtSuccess);
@@ -65,8 +64,8 @@ TEST_F(Conformance, S27_DeviceResetWaitsForQueuedWork) {
   infinirtStream_t stream = NewStream();
   auto& ran = Keep<std::atomic<bool>>(false);
   Gate& gate = NewGate();
-  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
-  ASSERT_EQ(infinirtLaunchHostFunc(stream, SetFlag, &ran), infinirtSuccess);
+  ASSERT_OK(gate.Block(stream));
+  ASSERT_OK(infinirtLaunchHostFunc(stream, SetFlag, &ran));
 
   DelayedOpen release(gate);
   EXPECT_EQ(infinirtDeviceReset(), infinirtSuccess);
@@ -80,8 +79,8 @@ TEST_F(Conformance, S27_DeviceResetWaitsForQueuedWork) {
 TEST_F(Conformance, S28_SetDeviceDoesNotSynchronize) {
   infinirtStream_t stream = NewStream();
   Gate& gate = NewGate();
-  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
-  ASSERT_EQ(gate.Block(nullptr), infinirtSuccess);  // the legacy stream too
+  ASSERT_OK(gate.Block(stream));
+  ASSERT_OK(gate.Block(nullptr));  // the legacy stream too
 
   for (int device = device_count() - 1; device >= 0; --device) {
     EXPECT_EQ(infinirtSetDevice(device), infinirtSuccess);
@@ -95,16 +94,16 @@ TEST_F(Conformance, S28_SetDeviceDoesNotSynchronize) {
 TEST_F(Conformance, S28_SetDeviceValidatesTheOrdinalAndGetDeviceReportsIt) {
   static_assert(infinirtErrorInvalidDevice == 101, "CUDA's value");
   for (int device = 0; device < device_count(); ++device) {
-    ASSERT_EQ(infinirtSetDevice(device), infinirtSuccess);
+    ASSERT_OK(infinirtSetDevice(device));
     int current = -1;
-    ASSERT_EQ(infinirtGetDevice(&current), infinirtSuccess);
+    ASSERT_OK(infinirtGetDevice(&current));
     EXPECT_EQ(current, device);
   }
-  ASSERT_EQ(infinirtSetDevice(0), infinirtSuccess);
+  ASSERT_OK(infinirtSetDevice(0));
   for (int invalid : {device_count(), device_count() + 1, -1, INT_MIN}) {
     EXPECT_EQ(infinirtSetDevice(invalid), infinirtErrorInvalidDevice) << invalid;
     int current = -1;
-    ASSERT_EQ(infinirtGetDevice(&current), infinirtSuccess);
+    ASSERT_OK(infinirtGetDevice(&current));
     EXPECT_EQ(current, 0) << "a rejected SetDevice changed the current device";
   }
   EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidDevice);
@@ -116,13 +115,13 @@ TEST_F(Conformance, S28_ObjectsBelongToTheDeviceCurrentAtCreation) {
   ASSERT_NE(device_memory, nullptr);
   infinirtStream_t stream = NewStream();
   infinirtPointerAttributes attributes{};
-  ASSERT_EQ(infinirtPointerGetAttributes(&attributes, device_memory), infinirtSuccess);
+  ASSERT_OK(infinirtPointerGetAttributes(&attributes, device_memory));
   EXPECT_EQ(attributes.device, 0);
   if (device_count() < 2) GTEST_SKIP() << "the rest needs two devices";
 
-  ASSERT_EQ(infinirtSetDevice(1), infinirtSuccess);
+  ASSERT_OK(infinirtSetDevice(1));
   // Switching devices does not move existing objects.
-  ASSERT_EQ(infinirtPointerGetAttributes(&attributes, device_memory), infinirtSuccess);
+  ASSERT_OK(infinirtPointerGetAttributes(&attributes, device_memory));
   EXPECT_EQ(attributes.device, 0);
   infinirtEvent_t event_on_1 = NewEvent();
   EXPECT_EQ(infinirtEventRecord(event_on_1, stream), infinirtErrorInvalidResourceHandle)
@@ -132,7 +131,7 @@ TEST_F(Conformance, S28_ObjectsBelongToTheDeviceCurrentAtCreation) {
   ScopedThread other([&] { infinirtGetDevice(&other_current); });
   other.Join();
   EXPECT_EQ(other_current, 0);
-  ASSERT_EQ(infinirtSetDevice(0), infinirtSuccess);
+  ASSERT_OK(infinirtSetDevice(0));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -155,8 +154,8 @@ TEST_F(Conformance, HostFunction_RunsOnAnotherThread) {
   for (infinirtStream_t target :
        {stream, static_cast<infinirtStream_t>(nullptr), infinirtStreamPerThread}) {
     auto& probe = Keep<ThreadProbe>();
-    ASSERT_EQ(infinirtLaunchHostFunc(target, RecordThread, &probe), infinirtSuccess);
-    ASSERT_EQ(infinirtStreamSynchronize(target), infinirtSuccess);
+    ASSERT_OK(infinirtLaunchHostFunc(target, RecordThread, &probe));
+    ASSERT_OK(infinirtStreamSynchronize(target));
     ASSERT_TRUE(probe.ran.load());
     EXPECT_NE(probe.id, std::this_thread::get_id());
   }
@@ -199,10 +198,10 @@ void CallBlockingApis(void* calls) {
 // Runs CallBlockingApis in a host function while another stream holds the pending event.
 void RunBlockingCallsInHostFunction(BlockingCalls& calls, Gate& gate, infinirtStream_t stream,
                                     infinirtStream_t held) {
-  ASSERT_EQ(gate.Block(held), infinirtSuccess);
-  ASSERT_EQ(infinirtEventRecord(calls.pending_event, held), infinirtSuccess);
+  ASSERT_OK(gate.Block(held));
+  ASSERT_OK(infinirtEventRecord(calls.pending_event, held));
   calls.own_stream = stream;
-  ASSERT_EQ(infinirtLaunchHostFunc(stream, CallBlockingApis, &calls), infinirtSuccess);
+  ASSERT_OK(infinirtLaunchHostFunc(stream, CallBlockingApis, &calls));
   EXPECT_TRUE(WaitUntil([&] { return calls.done.load(); }))
       << "a blocking call made in a host function did not return";
   gate.Open();
@@ -244,16 +243,16 @@ TEST_F(Conformance, HostFunction_RefusedFreeKeepsTheAllocation) {
   calls.pending_event = NewEvent();
   calls.copy_source = NewDeviceMemory(kBytes);
   calls.copy_target = NewPinnedMemory(kBytes);
-  ASSERT_EQ(infinirtMalloc(&calls.device, kBytes), infinirtSuccess);
-  ASSERT_EQ(infinirtMallocHost(&calls.pinned, kBytes), infinirtSuccess);
+  ASSERT_OK(infinirtMalloc(&calls.device, kBytes));
+  ASSERT_OK(infinirtMallocHost(&calls.pinned, kBytes));
   RunBlockingCallsInHostFunction(calls, NewGate(), NewStream(), NewStream());
   ASSERT_EQ(calls.free, infinirtErrorNotPermitted);
   ASSERT_EQ(calls.free_host, infinirtErrorNotPermitted);
 
   infinirtPointerAttributes attributes{};
-  ASSERT_EQ(infinirtPointerGetAttributes(&attributes, calls.device), infinirtSuccess);
+  ASSERT_OK(infinirtPointerGetAttributes(&attributes, calls.device));
   EXPECT_EQ(attributes.type, infinirtMemoryTypeDevice) << "the refused Free unregistered it";
-  ASSERT_EQ(infinirtPointerGetAttributes(&attributes, calls.pinned), infinirtSuccess);
+  ASSERT_OK(infinirtPointerGetAttributes(&attributes, calls.pinned));
   EXPECT_EQ(attributes.type, infinirtMemoryTypeHost) << "the refused FreeHost unregistered it";
   EXPECT_EQ(infinirtFree(calls.device), infinirtSuccess);
   EXPECT_EQ(infinirtFreeHost(calls.pinned), infinirtSuccess);
@@ -281,7 +280,7 @@ TEST_F(Conformance, HostFunction_RefusedDeviceResetDestroysNothing) {
   ASSERT_NE(pinned, nullptr);
   auto& call = Keep<ResetCall>();
 
-  ASSERT_EQ(infinirtLaunchHostFunc(stream, CallDeviceReset, &call), infinirtSuccess);
+  ASSERT_OK(infinirtLaunchHostFunc(stream, CallDeviceReset, &call));
   ASSERT_TRUE(WaitUntil([&] { return call.done.load(); })) << "DeviceReset did not return";
   EXPECT_EQ(call.result, infinirtErrorNotPermitted);
 
@@ -289,9 +288,9 @@ TEST_F(Conformance, HostFunction_RefusedDeviceResetDestroysNothing) {
   EXPECT_EQ(infinirtStreamQuery(other), infinirtSuccess) << "the stream was destroyed";
   EXPECT_EQ(infinirtEventRecord(event, other), infinirtSuccess) << "the event was destroyed";
   infinirtPointerAttributes attributes{};
-  ASSERT_EQ(infinirtPointerGetAttributes(&attributes, device), infinirtSuccess);
+  ASSERT_OK(infinirtPointerGetAttributes(&attributes, device));
   EXPECT_EQ(attributes.type, infinirtMemoryTypeDevice) << "the device memory was released";
-  ASSERT_EQ(infinirtPointerGetAttributes(&attributes, pinned), infinirtSuccess);
+  ASSERT_OK(infinirtPointerGetAttributes(&attributes, pinned));
   EXPECT_EQ(attributes.type, infinirtMemoryTypeHost) << "the pinned memory was released";
 }
 
@@ -321,11 +320,11 @@ TEST_F(Conformance, HostFunction_RefusedHostToHostCopyDoesNotHappen) {
   std::memset(call.target, 0, 64);
   call.stream = NewStream();
   infinirtStream_t caller = NewStream();
-  ASSERT_EQ(infinirtLaunchHostFunc(caller, CallHostToHostCopy, &call), infinirtSuccess);
+  ASSERT_OK(infinirtLaunchHostFunc(caller, CallHostToHostCopy, &call));
   ASSERT_TRUE(WaitUntil([&] { return call.done.load(); }));
   EXPECT_EQ(call.result, infinirtErrorNotPermitted);
-  ASSERT_EQ(infinirtStreamSynchronize(call.stream), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamSynchronize(caller), infinirtSuccess);
+  ASSERT_OK(infinirtStreamSynchronize(call.stream));
+  ASSERT_OK(infinirtStreamSynchronize(caller));
   EXPECT_EQ(call.target[0], 0) << "the refused copy was carried out";
 }
 

@@ -54,22 +54,18 @@ State& TheState() {
 
 thread_local int t_current_device = -1;
 
-// Finalises the CPU backend when the library is unloaded or the process exits, so that its
-// worker threads never outlive the code they run.
-struct CpuBackend {
-  const infinirtPluginTable* table = nullptr;
-  CpuBackend() {
-    table = infinirtPluginGetTable();
-    table->Initialize(nullptr);
-  }
-  ~CpuBackend() { table->Finalize(); }
-};
-
 }  // namespace
 
+// Never finalised: the core's exit teardown may still call through the plugin after this
+// library's static destructors ran, and vendor runtimes are never unloaded (vendor_library.h).
+// The backend's threads end with the process.
 const infinirtPluginTable& Cpu() {
-  static CpuBackend backend;
-  return *backend.table;
+  static const infinirtPluginTable* const table = [] {
+    const infinirtPluginTable* cpu = infinirtPluginGetTable();
+    cpu->Initialize(nullptr);
+    return cpu;
+  }();
+  return *table;
 }
 
 void Configure(const char* vendor) {
