@@ -207,6 +207,10 @@ bool InitializePlugin(Backend* backend, const Config& config, infinirtBackendPro
   if (backend->info.runtime_missing) {
     listing->status = infinirtBackendRuntimeMissing;
     CopyString(listing->reason, backend->info.reason);
+  } else if (backend->info.runtime_failed) {
+    listing->status = infinirtBackendInitFailed;
+    CopyString(listing->reason, backend->info.reason);
+    backend->device_count = 0;
   } else {
     listing->status = infinirtBackendLoaded;
     if (backend->device_count == 0) CopyString(listing->reason, backend->info.reason);

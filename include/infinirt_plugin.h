@@ -76,6 +76,8 @@ typedef struct infinirtPluginInfo {
   char runtime_library[1024]; /* vendor runtime library loaded, or the candidates tried */
   int runtime_missing;        /* nonzero when the vendor runtime could not be loaded */
   char reason[2048];          /* why the plugin has no devices, if it has none */
+  int runtime_failed;         /* nonzero when the vendor runtime was found but is unusable:
+                                 a required function missing, or its initialisation failed */
 } infinirtPluginInfo;
 
 /* A node of a graph the core captured, handed to GraphInstantiate. The nodes come in an order

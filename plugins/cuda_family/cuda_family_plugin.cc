@@ -49,6 +49,7 @@ struct State {
   int runtime_version = -1;
   std::string reason;
   plugin::ThreadDeviceBinding binding;
+  const char* properties_symbol = "GetDeviceProperties";  // the name that resolved
 };
 
 State* g_state = nullptr;
@@ -76,13 +77,17 @@ infinirtError_t TranslateStatus(CF_ERROR status) {
   return infinirtErrorUnknown;
 }
 
+// "3 (cudaErrorInitializationError)", for messages.
+std::string ErrorText(CF_ERROR status) {
+  const char* name = S().fn.GetErrorName ? S().fn.GetErrorName(status) : nullptr;
+  return std::to_string(status) + (name ? std::string(" (") + name + ")" : std::string());
+}
+
 // Translates and, for anything but success and "not ready", logs which vendor call failed.
 infinirtError_t Check(const char* function, CF_ERROR status) {
   const infinirtError_t error = TranslateStatus(status);
   if (error != infinirtSuccess && error != infinirtErrorNotReady) {
-    const char* name = S().fn.GetErrorName ? S().fn.GetErrorName(status) : nullptr;
-    Log(INFINIRT_LOG_DEBUG, S().prefix + function + " returned " + std::to_string(status) +
-                                (name ? std::string(" (") + name + ")" : std::string()));
+    Log(INFINIRT_LOG_DEBUG, S().prefix + function + " returned " + ErrorText(status));
   }
   return error;
 }
@@ -172,8 +177,10 @@ bool ResolveFunctions() {
   CUDA_FAMILY_OPTIONAL_FUNCTIONS(CF_RESOLVE_OPTIONAL_)
 #undef CF_RESOLVE_OPTIONAL_
   Resolve("GetErrorName", &fn.GetErrorName);
-  if (!Resolve("GetDeviceProperties_v2", &fn.GetDeviceProperties)) {
-    Resolve("GetDeviceProperties", &fn.GetDeviceProperties);
+  S().properties_symbol = "GetDeviceProperties_v2";  // CUDA >= 12
+  if (!Resolve(S().properties_symbol, &fn.GetDeviceProperties)) {
+    S().properties_symbol = "GetDeviceProperties";
+    Resolve(S().properties_symbol, &fn.GetDeviceProperties);
   }
   Resolve("GraphInstantiate", &fn.GraphInstantiate);
   if (!missing.empty()) {
@@ -197,10 +204,14 @@ void LoadRuntime(const char* config_json) {
   if (s.fn.RuntimeGetVersion != nullptr) s.fn.RuntimeGetVersion(&s.runtime_version);
   int count = 0;
   const CF_ERROR status = s.fn.GetDeviceCount(&count);
-  if (status != 0) {
-    s.usable = true;  // the runtime is there; it has no usable device
-    s.reason = s.prefix + "GetDeviceCount returned " + std::to_string(status) +
-               (s.fn.GetErrorName ? std::string(" (") + s.fn.GetErrorName(status) + ")" : "");
+  if (TranslateStatus(status) == infinirtErrorNoDevice) {  // a working runtime, no device
+    s.usable = true;
+    s.reason = s.library.path() + " reports no devices (" + s.prefix +
+               "GetDeviceCount: " + ErrorText(status) + ")";
+    return;
+  }
+  if (status != 0) {  // the runtime is there but failed to initialise
+    s.reason = s.prefix + "GetDeviceCount returned " + ErrorText(status);
     return;
   }
   s.usable = true;
@@ -236,7 +247,8 @@ infinirtError_t GetInfo(infinirtPluginInfo* info) {
   info->runtime_version = s.runtime_version;
   plugin::CopyText(info->runtime_library, sizeof(info->runtime_library),
                    s.library.is_open() ? s.library.path() : s.library.tried());
-  info->runtime_missing = s.usable ? 0 : 1;
+  info->runtime_missing = s.library.is_open() ? 0 : 1;
+  info->runtime_failed = s.library.is_open() && !s.usable ? 1 : 0;
   plugin::CopyText(info->reason, sizeof(info->reason), s.reason);
   return infinirtSuccess;
 }
@@ -536,7 +548,8 @@ bool Declare(const std::string& entry, Declaration* out) {
   if (entry == "GetDeviceCount")
     *out = Native({"GetDeviceCount"}, "counted at initialisation");
   else if (entry == "GetDeviceProperties") {
-    *out = Native({"GetDeviceProperties", "DeviceGetAttribute", "MemGetInfo"},
+    *out = Native({g_state ? S().properties_symbol : "GetDeviceProperties", "DeviceGetAttribute",
+                   "MemGetInfo"},
                   "the name from GetDeviceProperties(_v2), the numbers from attributes");
   } else if (entry == "DeviceGetAttribute")
     *out = NativeIfPresent(Has(fn.DeviceGetAttribute), "DeviceGetAttribute");

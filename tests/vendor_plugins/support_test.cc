@@ -1,0 +1,341 @@
+// A vendor plugin's support declarations (GetSupport, the source of docs/support-matrix.md)
+// against what it does over its host-emulated runtime. Run once per emulated backend, with
+// INFINIRT_BACKENDS naming the plugin and INFINIRT_<VENDOR>_RUNTIME the emulated library:
+//   - every entry has a declaration;
+//   - an entry declared NONE is NULL in the table or answers NotSupported (called directly, with
+//     zero arguments, which it must not look at);
+//   - an entry declared NATIVE or EMULATED works through the public API, and each vendor
+//     function it names was called by the emulated runtime while it ran.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "emulated_runtime.h"
+#include "infinirt.h"
+#include "infinirt_plugin.h"
+#include "vendor_test_support.h"
+
+namespace infinirt::vendor_test {
+namespace {
+
+using infinirt::testing::EmulatedRuntime;
+
+// The public calls that reach one plugin entry; returns the status of the call that does.
+using Exercise = std::function<infinirtError_t()>;
+
+constexpr size_t kBytes = 256;
+
+void NoOp(void*) {}
+
+struct Fixture {
+  infinirtStream_t stream = nullptr;
+  void* device = nullptr;
+  void* pinned = nullptr;
+  std::vector<unsigned char> host = std::vector<unsigned char>(kBytes, 1);
+  Fixture() {
+    EXPECT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);
+    EXPECT_EQ(infinirtMalloc(&device, kBytes), infinirtSuccess);
+    EXPECT_EQ(infinirtMallocHost(&pinned, kBytes), infinirtSuccess);
+  }
+  ~Fixture() {
+    infinirtDeviceSynchronize();
+    infinirtStreamDestroy(stream);
+    infinirtFree(device);
+    infinirtFreeHost(pinned);
+    infinirtGetLastError();
+  }
+};
+
+// The captured graph of one MemsetAsync, instantiated.
+infinirtError_t InstantiateOneMemset(Fixture& f, infinirtGraph_t* graph,
+                                     infinirtGraphExec_t* exec) {
+  if (auto e = infinirtStreamBeginCapture(f.stream, infinirtStreamCaptureModeGlobal)) return e;
+  infinirtMemsetAsync(f.device, 7, kBytes, f.stream);
+  if (auto e = infinirtStreamEndCapture(f.stream, graph)) return e;
+  return infinirtGraphInstantiate(exec, *graph, 0);
+}
+
+std::map<std::string, Exercise> Exercises() {
+  std::map<std::string, Exercise> x;
+  x["GetDeviceCount"] = [] {
+    int count = 0;
+    infinirtFinalize();  // the plugin counts at initialisation
+    return infinirtGetDeviceCount(&count);
+  };
+  x["GetDeviceProperties"] = [] {
+    infinirtDeviceProp prop{};
+    return infinirtGetDeviceProperties(&prop, 0);
+  };
+  x["DeviceGetAttribute"] = [] {
+    int value = 0;
+    return infinirtDeviceGetAttribute(&value, infinirtDevAttrMultiProcessorCount, 0);
+  };
+  x["DriverGetVersion"] = [] {
+    int version = 0;
+    return infinirtDriverGetVersion(&version);
+  };
+  x["DeviceSynchronize"] = [] { return infinirtDeviceSynchronize(); };
+  x["DeviceReset"] = [] { return infinirtDeviceReset(); };
+  x["MemGetInfo"] = [] {
+    size_t free_bytes = 0, total_bytes = 0;
+    return infinirtMemGetInfo(&free_bytes, &total_bytes);
+  };
+  x["Malloc"] = [] {
+    void* p = nullptr;
+    const infinirtError_t e = infinirtMalloc(&p, kBytes);
+    infinirtFree(p);
+    return e;
+  };
+  x["Free"] = [] {
+    void* p = nullptr;
+    EXPECT_EQ(infinirtMalloc(&p, kBytes), infinirtSuccess);
+    return infinirtFree(p);
+  };
+  x["HostAlloc"] = [] {
+    void* p = nullptr;
+    const infinirtError_t e = infinirtHostAlloc(&p, kBytes, infinirtHostAllocDefault);
+    infinirtFreeHost(p);
+    return e;
+  };
+  x["FreeHost"] = [] {
+    void* p = nullptr;
+    EXPECT_EQ(infinirtMallocHost(&p, kBytes), infinirtSuccess);
+    return infinirtFreeHost(p);
+  };
+  x["MallocAsync"] = [] {
+    Fixture f;
+    void* p = nullptr;
+    const infinirtError_t e = infinirtMallocAsync(&p, kBytes, f.stream);
+    if (e == infinirtSuccess) infinirtFreeAsync(p, f.stream);
+    return e;
+  };
+  x["FreeAsync"] = [] {
+    Fixture f;
+    void* p = nullptr;
+    EXPECT_EQ(infinirtMallocAsync(&p, kBytes, f.stream), infinirtSuccess);
+    return infinirtFreeAsync(p, f.stream);
+  };
+  x["Memcpy"] = [] {
+    Fixture f;
+    return infinirtMemcpy(f.device, f.host.data(), kBytes, infinirtMemcpyHostToDevice);
+  };
+  x["MemcpyAsync"] = [] {
+    Fixture f;
+    const infinirtError_t e =
+        infinirtMemcpyAsync(f.pinned, f.device, kBytes, infinirtMemcpyDeviceToHost, f.stream);
+    infinirtStreamSynchronize(f.stream);
+    return e;
+  };
+  x["Memset"] = [] {
+    Fixture f;
+    return infinirtMemset(f.device, 3, kBytes);
+  };
+  x["MemsetAsync"] = [] {
+    Fixture f;
+    return infinirtMemsetAsync(f.device, 3, kBytes, f.stream);
+  };
+  x["StreamCreate"] = [] {
+    infinirtStream_t stream = nullptr;
+    const infinirtError_t e = infinirtStreamCreateWithFlags(&stream, infinirtStreamNonBlocking);
+    infinirtStreamDestroy(stream);
+    return e;
+  };
+  x["StreamDestroy"] = [] {
+    infinirtStream_t stream = nullptr;
+    EXPECT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);
+    return infinirtStreamDestroy(stream);
+  };
+  x["StreamSynchronize"] = [] {
+    Fixture f;
+    return infinirtStreamSynchronize(f.stream);
+  };
+  x["StreamQuery"] = [] {
+    Fixture f;
+    const infinirtError_t e = infinirtStreamQuery(f.stream);
+    return e == infinirtErrorNotReady ? infinirtSuccess : e;
+  };
+  x["StreamWaitEvent"] = [] {
+    Fixture f;
+    infinirtEvent_t event = nullptr;
+    EXPECT_EQ(infinirtEventCreate(&event), infinirtSuccess);
+    EXPECT_EQ(infinirtEventRecord(event, f.stream), infinirtSuccess);
+    const infinirtError_t e = infinirtStreamWaitEvent(infinirtStreamLegacy, event, 0);
+    infinirtEventDestroy(event);
+    return e;
+  };
+  x["LaunchHostFunc"] = [] {
+    Fixture f;
+    return infinirtLaunchHostFunc(f.stream, NoOp, nullptr);
+  };
+  x["EventCreate"] = [] {
+    infinirtEvent_t event = nullptr;
+    const infinirtError_t e = infinirtEventCreateWithFlags(&event, infinirtEventDisableTiming);
+    infinirtEventDestroy(event);
+    return e;
+  };
+  x["EventDestroy"] = [] {
+    infinirtEvent_t event = nullptr;
+    EXPECT_EQ(infinirtEventCreate(&event), infinirtSuccess);
+    return infinirtEventDestroy(event);
+  };
+  auto with_event = [](std::function<infinirtError_t(Fixture&, infinirtEvent_t)> body) {
+    return [body] {
+      Fixture f;
+      infinirtEvent_t event = nullptr;
+      EXPECT_EQ(infinirtEventCreate(&event), infinirtSuccess);
+      const infinirtError_t e = body(f, event);
+      infinirtEventDestroy(event);
+      return e;
+    };
+  };
+  x["EventRecord"] = with_event(
+      [](Fixture& f, infinirtEvent_t event) { return infinirtEventRecord(event, f.stream); });
+  x["EventQuery"] = with_event([](Fixture& f, infinirtEvent_t event) {
+    EXPECT_EQ(infinirtEventRecord(event, f.stream), infinirtSuccess);
+    EXPECT_EQ(infinirtStreamSynchronize(f.stream), infinirtSuccess);
+    return infinirtEventQuery(event);
+  });
+  x["EventSynchronize"] = with_event([](Fixture& f, infinirtEvent_t event) {
+    EXPECT_EQ(infinirtEventRecord(event, f.stream), infinirtSuccess);
+    return infinirtEventSynchronize(event);
+  });
+  x["EventElapsedTime"] = with_event([](Fixture& f, infinirtEvent_t start) {
+    infinirtEvent_t end = nullptr;
+    EXPECT_EQ(infinirtEventCreate(&end), infinirtSuccess);
+    EXPECT_EQ(infinirtEventRecord(start, f.stream), infinirtSuccess);
+    EXPECT_EQ(infinirtEventRecord(end, f.stream), infinirtSuccess);
+    EXPECT_EQ(infinirtStreamSynchronize(f.stream), infinirtSuccess);
+    float ms = -1;
+    const infinirtError_t e = infinirtEventElapsedTime(&ms, start, end);
+    infinirtEventDestroy(end);
+    return e;
+  });
+  auto with_pool = [](std::function<infinirtError_t(infinirtMemPool_t)> body) {
+    return [body] {
+      infinirtMemPool_t pool = nullptr;
+      const infinirtError_t e = infinirtDeviceGetDefaultMemPool(&pool, 0);
+      return e != infinirtSuccess ? e : body(pool);
+    };
+  };
+  x["MemPoolGetAttribute"] = with_pool([](infinirtMemPool_t pool) {
+    uint64_t value = 0;
+    return infinirtMemPoolGetAttribute(pool, infinirtMemPoolAttrReleaseThreshold, &value);
+  });
+  x["MemPoolSetAttribute"] = with_pool([](infinirtMemPool_t pool) {
+    uint64_t value = 0;
+    return infinirtMemPoolSetAttribute(pool, infinirtMemPoolAttrReleaseThreshold, &value);
+  });
+  x["MemPoolTrimTo"] =
+      with_pool([](infinirtMemPool_t pool) { return infinirtMemPoolTrimTo(pool, 0); });
+  auto with_graph = [](bool launch, bool destroy_exec) {
+    return [launch, destroy_exec] {
+      Fixture f;
+      infinirtGraph_t graph = nullptr;
+      infinirtGraphExec_t exec = nullptr;
+      infinirtError_t e = InstantiateOneMemset(f, &graph, &exec);
+      if (e == infinirtSuccess && launch) e = infinirtGraphLaunch(exec, f.stream);
+      infinirtStreamSynchronize(f.stream);
+      const infinirtError_t destroyed = infinirtGraphExecDestroy(exec);
+      if (e == infinirtSuccess && destroy_exec) e = destroyed;
+      infinirtGraphDestroy(graph);
+      return e;
+    };
+  };
+  x["GraphInstantiate"] = with_graph(false, false);
+  x["GraphLaunch"] = with_graph(true, false);
+  x["GraphExecDestroy"] = with_graph(false, true);
+  return x;
+}
+
+// Entries that only the core calls, around the others.
+bool IsLifecycleEntry(const std::string& entry) {
+  return entry == "Initialize" || entry == "Finalize" || entry == "GetInfo" ||
+         entry == "GetSupport";
+}
+
+template <class... Args>
+infinirtError_t CallWithZeros(infinirtError_t (*entry)(Args...)) {
+  return entry(Args{}...);
+}
+
+std::vector<std::string> SplitFunctions(const std::string& text) {
+  std::vector<std::string> names;
+  std::istringstream stream(text);
+  for (std::string name; std::getline(stream, name, ',');) {
+    const size_t first = name.find_first_not_of(' ');
+    if (first != std::string::npos) names.push_back(name.substr(first));
+  }
+  return names;
+}
+
+class Support : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    backend_ = LoadedVendorBackend();
+    ASSERT_FALSE(backend_.name.empty()) << "no vendor backend loaded (INFINIRT_BACKENDS?)";
+    runtime_ = std::make_unique<EmulatedRuntime>(backend_.runtime_library);
+    ASSERT_TRUE(runtime_->loaded()) << backend_.runtime_library << " is not an emulated runtime";
+  }
+  VendorBackend backend_;
+  std::unique_ptr<EmulatedRuntime> runtime_;
+};
+
+TEST_F(Support, EveryEntryIsDeclared) {
+#define CHECK_DECLARED_(name, params)                                                 \
+  if (!IsLifecycleEntry(#name)) {                                                     \
+    infinirtPluginSupport support{};                                                  \
+    support.struct_size = sizeof(support);                                            \
+    EXPECT_EQ(backend_.table->GetSupport(#name, &support), infinirtSuccess) << #name; \
+  }
+  INFINIRT_PLUGIN_ENTRIES(CHECK_DECLARED_)
+#undef CHECK_DECLARED_
+  infinirtPluginSupport support{};
+  support.struct_size = sizeof(support);
+  EXPECT_EQ(backend_.table->GetSupport("NoSuchEntry", &support), infinirtErrorInvalidValue);
+}
+
+TEST_F(Support, UnsupportedEntriesAnswerNotSupported) {
+#define CHECK_NONE_(name, params)                                                    \
+  if (!IsLifecycleEntry(#name)) {                                                    \
+    infinirtPluginSupport support{};                                                 \
+    support.struct_size = sizeof(support);                                           \
+    ASSERT_EQ(backend_.table->GetSupport(#name, &support), infinirtSuccess);         \
+    if (support.level == INFINIRT_SUPPORT_NONE && backend_.table->name != nullptr) { \
+      EXPECT_EQ(CallWithZeros(backend_.table->name), infinirtErrorNotSupported)      \
+          << #name << " is declared NotSupported (" << support.note << ")";          \
+    }                                                                                \
+  }
+  INFINIRT_PLUGIN_ENTRIES(CHECK_NONE_)
+#undef CHECK_NONE_
+}
+
+TEST_F(Support, SupportedEntriesWorkThroughTheFunctionsTheyName) {
+  const std::map<std::string, Exercise> exercises = Exercises();
+  for (const std::string& entry : PluginEntryNames()) {
+    if (IsLifecycleEntry(entry)) continue;
+    SCOPED_TRACE(entry);
+    infinirtPluginSupport support{};
+    support.struct_size = sizeof(support);
+    ASSERT_EQ(backend_.table->GetSupport(entry.c_str(), &support), infinirtSuccess);
+    if (support.level == INFINIRT_SUPPORT_NONE) continue;
+    const auto exercise = exercises.find(entry);
+    ASSERT_NE(exercise, exercises.end()) << "no exercise for " << entry;
+    runtime_->Reset();
+    EXPECT_EQ(exercise->second(), infinirtSuccess) << entry << ": " << support.note;
+    for (const std::string& function : SplitFunctions(support.vendor_functions)) {
+      EXPECT_GT(runtime_->Calls(function), 0)
+          << entry << " is declared to use " << function << ", which it did not call";
+    }
+    EXPECT_EQ(infinirtGetLastError(), infinirtSuccess);
+    backend_ = LoadedVendorBackend();  // GetDeviceCount's exercise re-initialises
+  }
+}
+
+}  // namespace
+}  // namespace infinirt::vendor_test
