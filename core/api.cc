@@ -388,9 +388,18 @@ infinirtError_t infinirtMemcpy(void* dst, const void* src, size_t count,
     if (count == 0 && static_cast<unsigned>(kind) <= infinirtMemcpyDefault) return infinirtSuccess;
     Target target;
     enum infinirtMemcpyKind resolved;
-    if (auto error =
-            RouteCopy(runtime, dst, src, count, kind, nullptr, &target, &resolved, function_name)) {
+    CrossBackendCopy cross;
+    if (auto error = RouteCopy(runtime, dst, src, count, kind, nullptr, &target, &resolved, &cross,
+                               function_name)) {
       return error;
+    }
+    if (cross.needed) {
+      for (const auto& side : {cross.source, cross.destination}) {
+        if (!side) continue;
+        if (auto error = runtime.captures().CheckLegacyUse(side->device)) return error;
+      }
+      if (auto error = runtime.captures().CheckUnsafeCall()) return error;
+      return StagedCopy(runtime, dst, src, count, cross, nullptr);
     }
     if (auto error = runtime.captures().CheckLegacyUse(target.device)) return error;
     if (auto error = runtime.captures().CheckUnsafeCall()) return error;
@@ -407,9 +416,18 @@ infinirtError_t infinirtMemcpyAsync(void* dst, const void* src, size_t count,
     if (count == 0 && static_cast<unsigned>(kind) <= infinirtMemcpyDefault) return infinirtSuccess;
     Target target;
     enum infinirtMemcpyKind resolved;
+    CrossBackendCopy cross;
     if (auto error = RouteCopy(runtime, dst, src, count, kind, &stream_target, &target, &resolved,
-                               function_name)) {
+                               &cross, function_name)) {
       return error;
+    }
+    if (cross.needed) {
+      infinirtError_t captured;
+      if (runtime.captures().RefuseUncapturable(
+              stream_target.ref, "a copy between backends (the host stages it)", &captured)) {
+        return Fail(captured, "{}: a copy between backends cannot be captured", function_name);
+      }
+      return StagedCopy(runtime, dst, src, count, cross, &stream_target);
     }
     infinirtError_t captured;
     if (runtime.captures().Record(stream_target.ref, CopyNode(dst, src, count, resolved),
@@ -555,8 +573,16 @@ infinirtError_t infinirtStreamWaitEvent(infinirtStream_t stream, infinirtEvent_t
       return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
     }
     if (event_record.backend != target.backend_index) {
-      return Fail(infinirtErrorNotSupported,
-                  "{}: waiting on an event of another backend is not supported yet", function_name);
+      // No backend can wait on another's event: the host waits for it, which keeps the order
+      // (work issued to the stream afterwards starts after the event), without asynchrony.
+      infinirtError_t captured;
+      if (runtime.captures().RefuseUncapturable(target.ref, "a wait on an event of another backend",
+                                                &captured)) {
+        return Fail(captured, "{}: a wait on an event of another backend cannot be captured",
+                    function_name);
+      }
+      return runtime.backend(event_record.backend)
+          .table.EventSynchronize(event_record.local_device, event_record.plugin_handle);
     }
     infinirtError_t captured;
     if (runtime.captures().WaitEvent(target.ref, HandleValue(event), event_record.plugin_handle,

@@ -1,5 +1,7 @@
 #include "api_support.h"
 
+#include <algorithm>
+
 namespace infinirt::core::api {
 
 namespace {
@@ -159,7 +161,8 @@ enum infinirtMemcpyKind InferKind(const Span& dst, const Span& src) {
 
 infinirtError_t RouteCopy(Runtime& runtime, void* dst, const void* src, size_t count,
                           enum infinirtMemcpyKind kind, const StreamTarget* stream, Target* target,
-                          enum infinirtMemcpyKind* resolved_kind, const char* function) {
+                          enum infinirtMemcpyKind* resolved_kind, CrossBackendCopy* cross,
+                          const char* function) {
   if (static_cast<unsigned>(kind) > static_cast<unsigned>(infinirtMemcpyDefault)) {
     return Fail(infinirtErrorInvalidMemcpyDirection, "{}: {} is not a memcpy kind", function,
                 static_cast<int>(kind));
@@ -171,17 +174,20 @@ infinirtError_t RouteCopy(Runtime& runtime, void* dst, const void* src, size_t c
   Span dst_span, src_span;
   if (auto e = LookUpSpan(runtime, dst, count, "destination", &dst_span, function)) return e;
   if (auto e = LookUpSpan(runtime, src, count, "source", &src_span, function)) return e;
+  *cross = CrossBackendCopy{};
   const Span* device_sides[] = {&dst_span, &src_span};
   for (const Span* side : device_sides) {
     if (!side->on_device()) continue;
     const int owner = side->allocation->backend;
     const int performer = stream ? stream->backend_index
                                  : (dst_span.on_device() ? dst_span.allocation->backend : owner);
-    if (owner != performer) {
-      return Fail(infinirtErrorNotSupported,
-                  "{}: copies between devices of different backends are not supported yet",
-                  function);
-    }
+    if (owner != performer) cross->needed = true;
+  }
+  if (cross->needed) {
+    if (src_span.on_device()) cross->source = TargetOf(runtime, *src_span.allocation);
+    if (dst_span.on_device()) cross->destination = TargetOf(runtime, *dst_span.allocation);
+    *resolved_kind = InferKind(dst_span, src_span);
+    return infinirtSuccess;
   }
   if (stream) {
     *target = *stream;
@@ -193,6 +199,64 @@ infinirtError_t RouteCopy(Runtime& runtime, void* dst, const void* src, size_t c
     return error;
   }
   *resolved_kind = kind == infinirtMemcpyDefault ? InferKind(dst_span, src_span) : kind;
+  return infinirtSuccess;
+}
+
+namespace {
+
+constexpr size_t kStagingChunk = size_t{4} << 20;
+
+// Host memory pinned by one backend, freed at scope exit.
+class StagingBuffer {
+ public:
+  StagingBuffer(const Target& owner, size_t size) : owner_(owner) {
+    error_ = owner_.backend->table.HostAlloc(owner_.local, &memory_, size, 0);
+  }
+  ~StagingBuffer() {
+    if (error_ == infinirtSuccess) owner_.backend->table.FreeHost(owner_.local, memory_);
+  }
+  StagingBuffer(const StagingBuffer&) = delete;
+  StagingBuffer& operator=(const StagingBuffer&) = delete;
+  infinirtError_t error() const { return error_; }
+  void* data() const { return memory_; }
+
+ private:
+  Target owner_;
+  void* memory_ = nullptr;
+  infinirtError_t error_;
+};
+
+}  // namespace
+
+infinirtError_t StagedCopy(Runtime&, void* dst, const void* src, size_t count,
+                           const CrossBackendCopy& cross, const StreamTarget* stream) {
+  if (stream) {
+    if (auto e = stream->backend->table.StreamSynchronize(stream->local, stream->stream)) return e;
+  }
+  if (!cross.source) {  // host to device
+    const Target& to = *cross.destination;
+    return to.backend->table.Memcpy(to.local, dst, src, count, infinirtMemcpyHostToDevice);
+  }
+  const Target& from = *cross.source;
+  if (!cross.destination) {  // device to host
+    return from.backend->table.Memcpy(from.local, dst, src, count, infinirtMemcpyDeviceToHost);
+  }
+  const Target& to = *cross.destination;
+  StagingBuffer staging(from, std::min(count, kStagingChunk));
+  if (staging.error()) return staging.error();
+  for (size_t done = 0; done < count; done += kStagingChunk) {
+    const size_t chunk = std::min(kStagingChunk, count - done);
+    const auto* source = static_cast<const unsigned char*>(src) + done;
+    auto* target = static_cast<unsigned char*>(dst) + done;
+    if (auto e = from.backend->table.Memcpy(from.local, staging.data(), source, chunk,
+                                            infinirtMemcpyDeviceToHost)) {
+      return e;
+    }
+    if (auto e = to.backend->table.Memcpy(to.local, target, staging.data(), chunk,
+                                          infinirtMemcpyHostToDevice)) {
+      return e;
+    }
+  }
   return infinirtSuccess;
 }
 

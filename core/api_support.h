@@ -102,11 +102,28 @@ infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void*
 std::optional<infinirtError_t> ReleaseGraphMemory(Runtime& runtime, void* pointer,
                                                   const char* function);
 
+// A copy that device memory of another backend than the performing one takes part in. No
+// backend can do it alone: the core stages it through host memory (StagedCopy).
+struct CrossBackendCopy {
+  bool needed = false;
+  std::optional<Target> source;       // the backend owning src, when src is device memory
+  std::optional<Target> destination;  // the backend owning dst, when dst is device memory
+};
+
 // Validates a copy and finds the backend that performs it: the stream's for an asynchronous
-// copy, otherwise the owner of the device memory involved, otherwise the current device.
+// copy, otherwise the owner of the device memory involved, otherwise the current device. A
+// copy across backends is reported in *cross instead.
 infinirtError_t RouteCopy(Runtime& runtime, void* dst, const void* src, size_t count,
                           enum infinirtMemcpyKind kind, const StreamTarget* stream, Target* target,
-                          enum infinirtMemcpyKind* resolved_kind, const char* function);
+                          enum infinirtMemcpyKind* resolved_kind, CrossBackendCopy* cross,
+                          const char* function);
+
+// Performs a cross-backend copy synchronously: after the stream's prior work (when a stream is
+// given), src is read by its owner into host memory (pinned memory of that backend, in chunks)
+// and written by dst's owner, each with its synchronous Memcpy, which orders after the legacy
+// stream work of its device.
+infinirtError_t StagedCopy(Runtime& runtime, void* dst, const void* src, size_t count,
+                           const CrossBackendCopy& cross, const StreamTarget* stream);
 
 // Validates a memset: the memory must be a known allocation the performing backend can reach.
 infinirtError_t RouteMemset(Runtime& runtime, void* pointer, size_t count,

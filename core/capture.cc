@@ -244,6 +244,24 @@ bool Captures::Record(const StreamRef& stream, const NodeMaker& make_node, infin
   return true;
 }
 
+bool Captures::RefuseUncapturable(const StreamRef& stream, const char* what,
+                                  infinirtError_t* error) {
+  if (!Active()) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::shared_ptr<Sequence> sequence;
+  switch (RouteLocked(stream, what, &sequence, error)) {
+    case Destination::kRun:
+      return false;
+    case Destination::kRefused:
+      return true;
+    case Destination::kCapture:
+      break;
+  }
+  InvalidateLocked(*sequence, what);
+  *error = infinirtErrorStreamCaptureUnsupported;
+  return true;
+}
+
 bool Captures::RecordSubgraph(const StreamRef& stream, const GraphData& child,
                               infinirtError_t* error) {
   if (!Active()) return false;

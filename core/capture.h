@@ -77,6 +77,10 @@ class Captures {
   // e.g. an allocation); it runs under the lock and only for a live capture.
   using NodeMaker = std::function<infinirtError_t(GraphData& graph, GraphNode* node)>;
   bool Record(const StreamRef& stream, const NodeMaker& make_node, infinirtError_t* error);
+  // Work that cannot be captured, issued to a stream: returns false when the stream takes part
+  // in no capture; otherwise the capture is invalidated and *error is
+  // StreamCaptureUnsupported (as CUDA answers for an operation a capture cannot hold).
+  bool RefuseUncapturable(const StreamRef& stream, const char* what, infinirtError_t* error);
   // Records a launch of another graph into the capture (its nodes, inlined; a graph with memory
   // nodes is refused).
   bool RecordSubgraph(const StreamRef& stream, const GraphData& child, infinirtError_t* error);

@@ -1,0 +1,610 @@
+// The Ascend plugin: InfiniRT's plugin entries translated to AscendCL (CANN), opened with dlopen
+// from the candidates of config/vendor_runtimes.json ("ascend"). What ACL lacks of CUDA's
+// semantics the plugin adds, and GetSupport says how (ascend_support.cc):
+//   - aclInit once at Initialize; every host thread selects its device with aclrtSetDevice;
+//   - CUDA's legacy-stream ordering over ACL's independent streams (ascend_order.cc);
+//   - InfiniRT's per-thread default stream is a blocking ACL stream per thread;
+//   - host-to-host MemcpyAsync completes before returning (the copy is done on the host);
+//   - "not ready" comes in status out-parameters, with ACL_SUCCESS as the return value.
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "ascend_state.h"
+#include "capture_instantiate.h"
+#include "infinirt_plugin.h"
+#include "plugin_support.h"
+#include "vendor_library.h"
+
+namespace infinirt::ascend {
+namespace {
+
+using plugin::Guarded;
+
+State* g_state = nullptr;
+
+// ---------------------------------------------------------------------------------------------
+// Streams the entries receive
+
+thread_local infinirtError_t t_per_thread_error = infinirtSuccess;
+
+void* CreatePerThreadStream(int device) {
+  Stream* stream = nullptr;
+  if (g_state == nullptr) return nullptr;
+  t_per_thread_error = Bind(device);
+  if (t_per_thread_error == infinirtSuccess) {
+    t_per_thread_error = CreateStream(device, /*blocking=*/true, &stream);
+  }
+  return t_per_thread_error == infinirtSuccess ? stream : nullptr;
+}
+
+void DestroyPerThreadStream(int device, void* stream) {
+  if (g_state != nullptr && Bind(device) == infinirtSuccess) {
+    DestroyStream(static_cast<Stream*>(stream));
+  }
+}
+
+plugin::PerThreadStreams g_per_thread_streams(CreatePerThreadStream, DestroyPerThreadStream);
+
+// The plugin stream behind an entry's stream argument; nullptr for the legacy stream (the ACL
+// default stream of the device's context).
+infinirtError_t Resolve(int device, infinirtPluginStream_t handle, Stream** stream) {
+  *stream = nullptr;
+  if (handle == INFINIRT_PLUGIN_STREAM_LEGACY) return infinirtSuccess;
+  if (handle == INFINIRT_PLUGIN_STREAM_PER_THREAD) {
+    *stream = static_cast<Stream*>(g_per_thread_streams.Get(device));
+    if (*stream != nullptr) return infinirtSuccess;
+    return t_per_thread_error != infinirtSuccess ? t_per_thread_error : infinirtErrorUnknown;
+  }
+  *stream = static_cast<Stream*>(handle);
+  return infinirtSuccess;
+}
+
+int VendorKind(enum infinirtMemcpyKind kind) {
+  const int index = static_cast<int>(kind);
+  return index >= 0 && index < 5 ? acl::kMemcpyKind[index] : -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading the runtime
+
+template <class Pointer>
+bool ResolveSymbol(const char* name, Pointer* pointer) {
+  *pointer = reinterpret_cast<Pointer>(S().library.Symbol(name));
+  return *pointer != nullptr;
+}
+
+// Resolves every function; false (with the reason) when a required one is missing.
+bool ResolveFunctions() {
+  Functions& fn = S().fn;
+  std::string missing;
+#define ASCEND_RESOLVE_REQUIRED_(name, params) \
+  if (!ResolveSymbol(#name, &fn.name)) missing += (missing.empty() ? "" : ", ") + std::string(#name);
+  ASCEND_REQUIRED_FUNCTIONS(ASCEND_RESOLVE_REQUIRED_)
+#undef ASCEND_RESOLVE_REQUIRED_
+#define ASCEND_RESOLVE_OPTIONAL_(name, params) ResolveSymbol(#name, &fn.name);
+  ASCEND_OPTIONAL_FUNCTIONS(ASCEND_RESOLVE_OPTIONAL_)
+#undef ASCEND_RESOLVE_OPTIONAL_
+  ResolveSymbol("aclrtGetSocName", &fn.aclrtGetSocName);
+  ResolveSymbol("aclGetRecentErrMsg", &fn.aclGetRecentErrMsg);
+  if (!missing.empty()) {
+    S().reason = S().library.path() + " lacks " + missing;
+    return false;
+  }
+  return true;
+}
+
+std::string Described(const char* call, AclError status) {
+  std::string text = std::string(call) + " returned " + std::to_string(status);
+  if (S().fn.aclGetRecentErrMsg != nullptr) {
+    const char* message = S().fn.aclGetRecentErrMsg();
+    if (message != nullptr && *message != '\0') text += std::string(" (") + message + ")";
+  }
+  return text;
+}
+
+// The ACL interface version (aclrtGetVersion: major.minor.patch) as major * 1000 + minor * 10.
+void ReadRuntimeVersion() {
+  int32_t major = 0, minor = 0, patch = 0;
+  if (S().fn.aclrtGetVersion != nullptr && S().fn.aclrtGetVersion(&major, &minor, &patch) == 0) {
+    S().runtime_version = major * 1000 + minor * 10;
+  }
+}
+
+void LoadRuntime(const char* config_json) {
+  State& s = S();
+  if (!s.library.Open(plugin::VendorCandidates("ascend", config_json))) {
+    s.reason = "vendor runtime not found: " +
+               (s.library.attempts().empty() ? s.library.tried() : s.library.attempts());
+    return;
+  }
+  Log(INFINIRT_LOG_DEBUG, "opened " + s.library.path());
+  if (!ResolveFunctions()) return;
+  s.usable = true;  // from here on the runtime is there, with or without devices
+  ReadRuntimeVersion();
+  // Once per process; a second aclInit answers ACL_ERROR_REPEAT_INITIALIZE, which CANN's
+  // documentation says to ignore (someone else in the process initialised ACL).
+  const AclError init = s.fn.aclInit(nullptr);
+  if (init != acl::kSuccess && init != acl::kRepeatInitialize) {
+    s.reason = Described("aclInit(NULL)", init);
+    return;
+  }
+  uint32_t count = 0;
+  const AclError status = s.fn.aclrtGetDeviceCount(&count);
+  if (status != acl::kSuccess) {
+    s.reason = Described("aclrtGetDeviceCount", status);
+    return;
+  }
+  s.device_count = static_cast<int>(count);
+  for (uint32_t i = 0; i < count; ++i) s.devices.push_back(std::make_unique<DeviceOrder>());
+  if (count == 0) s.reason = s.library.path() + " reports no devices";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries: lifecycle and devices
+
+infinirtError_t Initialize(const infinirtPluginHost* host) {
+  if (g_state != nullptr) return infinirtSuccess;
+  auto state = std::make_unique<State>();
+  state->log.Attach(host);
+  state->binding.Invalidate();
+  g_per_thread_streams.NewEpoch();
+  g_state = state.release();
+  LoadRuntime(host ? host->config_json : nullptr);
+  return infinirtSuccess;
+}
+
+// ACL is not finalised (aclFinalize): the runtime stays loaded and initialised for the process,
+// as a later Initialize may need it again and CANN does not promise aclInit after aclFinalize.
+infinirtError_t Finalize() {
+  g_per_thread_streams.Retire();
+  if (g_state == nullptr) return infinirtSuccess;
+  Guarded(S().log, [] {
+    if (S().usable) ReleaseOrders();
+    return infinirtSuccess;
+  });
+  delete g_state;
+  g_state = nullptr;
+  return infinirtSuccess;
+}
+
+infinirtError_t GetInfo(infinirtPluginInfo* info) {
+  const State& s = S();
+  info->runtime_version = s.runtime_version;
+  plugin::CopyText(info->runtime_library, sizeof(info->runtime_library),
+                   s.library.is_open() ? s.library.path() : s.library.tried());
+  info->runtime_missing = s.usable ? 0 : 1;
+  plugin::CopyText(info->reason, sizeof(info->reason), s.reason);
+  return infinirtSuccess;
+}
+
+infinirtError_t GetDeviceCount(int* count) {
+  *count = S().device_count;
+  return infinirtSuccess;
+}
+
+// Total memory of the current device: HBM, or DDR on parts without HBM (Atlas inference cards).
+infinirtError_t ReadMemInfo(size_t* free_bytes, size_t* total_bytes) {
+  if (const infinirtError_t e = ACL_CALL(aclrtGetMemInfo, acl::kHbmMem, free_bytes, total_bytes)) {
+    return e;
+  }
+  if (*total_bytes != 0) return infinirtSuccess;
+  return ACL_CALL(aclrtGetMemInfo, acl::kDdrMem, free_bytes, total_bytes);
+}
+
+int Capability(int device, int info) {
+  int64_t value = 0;
+  if (S().fn.aclGetDeviceCapability == nullptr) return 0;
+  if (ACL_CALL(aclGetDeviceCapability, static_cast<uint32_t>(device), info, &value)) return 0;
+  return static_cast<int>(value);
+}
+
+infinirtError_t GetDeviceProperties(int device, struct infinirtDeviceProp* prop) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  std::memset(prop, 0, sizeof(*prop));
+  const char* soc = S().fn.aclrtGetSocName ? S().fn.aclrtGetSocName() : nullptr;
+  plugin::CopyText(prop->name, sizeof(prop->name),
+                   soc != nullptr && *soc != '\0' ? soc : "Ascend NPU");
+  prop->multiProcessorCount = Capability(device, acl::kDeviceInfoAiCoreNum);
+  prop->l2CacheSize = Capability(device, acl::kDeviceInfoL2Size);
+  size_t free_bytes = 0;
+  if (S().fn.aclrtGetMemInfo != nullptr) ReadMemInfo(&free_bytes, &prop->totalGlobalMem);
+  return infinirtSuccess;
+}
+
+infinirtError_t DeviceSynchronize(int device) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (const infinirtError_t e = ACL_CALL(aclrtSynchronizeDevice)) return e;
+  ReapRetired(device, false);
+  return infinirtSuccess;
+}
+
+// The core has released the device's streams, events and allocations; what is left is CUDA's
+// "wait for the device". aclrtResetDevice is not called: it would also destroy the context
+// that other threads (and stream-ordered allocations, which survive a reset) still use.
+infinirtError_t DeviceReset(int device) { return DeviceSynchronize(device); }
+
+// ---------------------------------------------------------------------------------------------
+// Entries: memory
+
+infinirtError_t MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes) {
+  if (S().fn.aclrtGetMemInfo == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return ReadMemInfo(free_bytes, total_bytes);
+}
+
+infinirtError_t Malloc(int device, void** ptr, size_t size) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return ACL_CALL(aclrtMalloc, ptr, size, acl::kMallocHugeFirst);
+}
+
+// Free waits for the device first, as cudaFree does (S22).
+infinirtError_t Free(int device, void* ptr) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (const infinirtError_t e = ACL_CALL(aclrtSynchronizeDevice)) return e;
+  return ACL_CALL(aclrtFree, ptr);
+}
+
+infinirtError_t HostAlloc(int device, void** ptr, size_t size, unsigned int flags) {
+  if (flags != 0) return infinirtErrorNotSupported;  // aclrtMallocHost has no flags
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (const infinirtError_t e = ACL_CALL(aclrtMallocHost, ptr, size)) return e;
+  std::lock_guard<std::mutex> lock(S().pinned_mutex);
+  S().pinned[reinterpret_cast<uintptr_t>(*ptr)] = size;
+  return infinirtSuccess;
+}
+
+infinirtError_t FreeHost(int device, void* ptr) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (const infinirtError_t e = ACL_CALL(aclrtSynchronizeDevice)) return e;
+  if (const infinirtError_t e = ACL_CALL(aclrtFreeHost, ptr)) return e;
+  std::lock_guard<std::mutex> lock(S().pinned_mutex);
+  S().pinned.erase(reinterpret_cast<uintptr_t>(ptr));
+  return infinirtSuccess;
+}
+
+// ACL's stream-ordered allocator (aclrtMemPool*) is an experimental interface that needs a pool
+// of fixed maximum size: the plugin keeps the order by waiting for the stream instead.
+infinirtError_t MallocAsync(int device, void** ptr, size_t size, infinirtPluginStream_t handle) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  Stream* stream = nullptr;
+  if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
+  if (const infinirtError_t e = SynchronizeTarget(device, stream)) return e;
+  return ACL_CALL(aclrtMalloc, ptr, size, acl::kMallocHugeFirst);
+}
+
+infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t handle) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  Stream* stream = nullptr;
+  if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
+  if (const infinirtError_t e = SynchronizeTarget(device, stream)) return e;
+  return ACL_CALL(aclrtFree, ptr);
+}
+
+// A synchronous copy is legacy-stream work in CUDA: it runs after the legacy stream and the
+// blocking streams. aclrtMemcpy uses no stream, so the plugin waits for them first. destMax is
+// the count: InfiniRT has no separate destination capacity.
+infinirtError_t Memcpy(int device, void* dst, const void* src, size_t count,
+                       enum infinirtMemcpyKind kind) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (const infinirtError_t e = SynchronizeLegacy(device)) return e;
+  return ACL_CALL(aclrtMemcpy, dst, count, src, count, VendorKind(kind));
+}
+
+// Host-to-host copies complete before the call returns (the ABI's rule, as in CUDA): the plugin
+// waits for the stream and copies on the host, so a refused wait (in a host function) leaves
+// nothing enqueued.
+infinirtError_t MemcpyAsync(int device, void* dst, const void* src, size_t count,
+                            enum infinirtMemcpyKind kind, infinirtPluginStream_t handle) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  Stream* stream = nullptr;
+  if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
+  if (kind == infinirtMemcpyHostToHost) {
+    if (const infinirtError_t e = SynchronizeTarget(device, stream)) return e;
+    std::memcpy(dst, src, count);
+    return infinirtSuccess;
+  }
+  return Enqueue(device, stream, [&](void* acl_stream) {
+    return ACL_CALL(aclrtMemcpyAsync, dst, count, src, count, VendorKind(kind), acl_stream);
+  });
+}
+
+infinirtError_t Memset(int device, void* ptr, int value, size_t count) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (const infinirtError_t e = SynchronizeLegacy(device)) return e;
+  return ACL_CALL(aclrtMemset, ptr, count, value, count);
+}
+
+infinirtError_t MemsetAsync(int device, void* ptr, int value, size_t count,
+                            infinirtPluginStream_t handle) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  Stream* stream = nullptr;
+  if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
+  return Enqueue(device, stream, [&](void* acl_stream) {
+    return ACL_CALL(aclrtMemsetAsync, ptr, count, value, count, acl_stream);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries: streams and events
+
+// aclrtCreateStream rather than aclrtCreateStreamWithConfig: the config's priority and flags
+// (fast launch, persistent, ...) have no InfiniRT meaning, and aclrtCreateStream is in every
+// CANN release. A blocking stream is the same ACL stream plus the plugin's legacy ordering.
+infinirtError_t StreamCreate(int device, infinirtPluginStream_t* out, unsigned int flags) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  Stream* stream = nullptr;
+  const bool blocking = (flags & infinirtStreamNonBlocking) == 0;
+  if (const infinirtError_t e = CreateStream(device, blocking, &stream)) return e;
+  *out = stream;
+  return infinirtSuccess;
+}
+
+infinirtError_t StreamDestroy(int device, infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return DestroyStream(static_cast<Stream*>(stream));
+}
+
+infinirtError_t StreamSynchronize(int device, infinirtPluginStream_t handle) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  Stream* stream = nullptr;
+  if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
+  if (stream == nullptr) return SynchronizeLegacy(device);
+  return ACL_CALL(aclrtSynchronizeStream, stream->acl);
+}
+
+infinirtError_t StreamQuery(int device, infinirtPluginStream_t handle) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  Stream* stream = nullptr;
+  if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
+  if (stream == nullptr) return QueryLegacy(device);
+  return QueryStream(stream->acl);
+}
+
+infinirtError_t StreamWaitEvent(int device, infinirtPluginStream_t handle,
+                                infinirtPluginEvent_t event, unsigned int) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  Stream* stream = nullptr;
+  if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
+  return Enqueue(device, stream, [&](void* acl_stream) {
+    return ACL_CALL(aclrtStreamWaitEvent, acl_stream, event);  // ACL's wait has no flags
+  });
+}
+
+infinirtError_t LaunchHostFunc(int device, infinirtPluginStream_t handle, infinirtHostFn_t fn,
+                               void* user_data) {
+  if (S().fn.aclrtLaunchHostFunc == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  Stream* stream = nullptr;
+  if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
+  return Enqueue(device, stream, [&](void* acl_stream) {
+    return ACL_CALL(aclrtLaunchHostFunc, acl_stream, fn, user_data);
+  });
+}
+
+// ACL_EVENT_SYNC makes the event waitable (aclrtStreamWaitEvent); ACL_EVENT_TIME_LINE gives
+// it timestamps, so DisableTiming leaves it out. BlockingSync only changes how a host thread
+// waits in CUDA, and ACL has no such choice: the flag is accepted and the wait is ACL's own.
+// Interprocess events need IPC functions that InfiniRT does not offer.
+infinirtError_t EventCreate(int device, infinirtPluginEvent_t* event, unsigned int flags) {
+  if (flags & infinirtEventInterprocess) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  uint32_t vendor_flags = acl::kEventSync;
+  if (!(flags & infinirtEventDisableTiming)) vendor_flags |= acl::kEventTimeLine;
+  return ACL_CALL(aclrtCreateEventWithFlag, event, vendor_flags);
+}
+
+infinirtError_t EventDestroy(int device, infinirtPluginEvent_t event) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return ACL_CALL(aclrtDestroyEvent, event);
+}
+
+infinirtError_t EventRecord(int device, infinirtPluginEvent_t event,
+                            infinirtPluginStream_t handle) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  Stream* stream = nullptr;
+  if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
+  return Enqueue(device, stream, [&](void* acl_stream) {
+    return ACL_CALL(aclrtRecordEvent, event, acl_stream);
+  });
+}
+
+// aclrtQueryEventStatus, not the deprecated aclrtQueryEvent whose status values are inverted.
+infinirtError_t EventQuery(int device, infinirtPluginEvent_t event) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  int status = acl::kEventRecordedNotReady;
+  if (const infinirtError_t e = ACL_CALL(aclrtQueryEventStatus, event, &status)) return e;
+  if (status == acl::kEventRecordedComplete) return infinirtSuccess;
+  if (status == acl::kEventRecordedNotReady) return infinirtErrorNotReady;
+  Log(INFINIRT_LOG_DEBUG, "aclrtQueryEventStatus gave status " + std::to_string(status));
+  return infinirtErrorUnknown;
+}
+
+infinirtError_t EventSynchronize(int device, infinirtPluginEvent_t event) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return ACL_CALL(aclrtSynchronizeEvent, event);
+}
+
+infinirtError_t EventElapsedTime(int device, float* ms, infinirtPluginEvent_t start,
+                                 infinirtPluginEvent_t end) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return ACL_CALL(aclrtEventElapsedTime, ms, start, end);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries: graphs, through ACL's stream capture into a model run instance (aclmdlRI), which is
+// already executable: the exec is the aclmdlRI.
+
+bool IsPinned(const void* p, size_t count) {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(S().pinned_mutex);
+  auto after = S().pinned.upper_bound(address);
+  if (after == S().pinned.begin()) return false;
+  const auto& [base, size] = *std::prev(after);
+  return address - base < size && count <= size - (address - base);
+}
+
+// ACL captures copies with a host side only from and to aclrtMallocHost memory (CANN's capture
+// guide); graphs with other copies are replayed by the core.
+bool Capturable(const infinirtPluginGraphNode* nodes, size_t node_count) {
+  for (size_t i = 0; i < node_count; ++i) {
+    if (nodes[i].kind != INFINIRT_GRAPH_NODE_MEMCPY) continue;
+    const auto& copy = nodes[i].params.copy;
+    if (copy.kind == infinirtMemcpyHostToDevice && !IsPinned(copy.src, copy.count)) return false;
+    if (copy.kind == infinirtMemcpyDeviceToHost && !IsPinned(copy.dst, copy.count)) return false;
+  }
+  return true;
+}
+
+infinirtError_t BeginCapture(infinirtPluginStream_t stream) {
+  return ACL_CALL(aclmdlRICaptureBegin, static_cast<Stream*>(stream)->acl,
+                  acl::kCaptureModeRelaxed);
+}
+
+infinirtError_t EndCapture(infinirtPluginStream_t handle, infinirtPluginGraphExec_t* exec) {
+  void* acl_stream = static_cast<Stream*>(handle)->acl;
+  int status = acl::kCaptureStatusActive;
+  void* building = nullptr;
+  const infinirtError_t info = ACL_CALL(aclmdlRICaptureGetInfo, acl_stream, &status, &building);
+  void* model = nullptr;
+  infinirtError_t error = ACL_CALL(aclmdlRICaptureEnd, acl_stream, &model);
+  if (error == infinirtSuccess && info == infinirtSuccess && status != acl::kCaptureStatusActive) {
+    error = infinirtErrorStreamCaptureInvalidated;
+  }
+  auto made = std::make_unique<Exec>();
+  made->model = model;
+  if (error == infinirtSuccess && exec != nullptr) {
+    error = ACL_CALL(aclrtCreateEventWithFlag, &made->done, acl::kEventSync);
+  }
+  if (error != infinirtSuccess || exec == nullptr) {
+    if (model != nullptr) ACL_CALL(aclmdlRIDestroy, model);
+    return error;
+  }
+  *exec = made.release();
+  return infinirtSuccess;
+}
+
+infinirtError_t GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
+                                 const infinirtPluginGraphNode* nodes, size_t node_count,
+                                 unsigned long long) {
+  // Without capture, or for nodes ACL cannot capture, the core replays the nodes.
+  if (!HasNativeGraphs() || !Capturable(nodes, node_count)) return infinirtErrorNotSupported;
+  plugin::VendorCapture capture;
+  capture.begin = BeginCapture;
+  capture.end = EndCapture;
+  return plugin::InstantiateByCapture(*infinirtPluginGetTable(), device, nodes, node_count,
+                                      capture, exec);
+}
+
+// Each launch waits for the previous launch of the same exec, whichever stream ran it.
+infinirtError_t GraphLaunch(int device, infinirtPluginGraphExec_t handle,
+                            infinirtPluginStream_t stream_handle) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  Stream* stream = nullptr;
+  if (const infinirtError_t e = Resolve(device, stream_handle, &stream)) return e;
+  Exec* exec = static_cast<Exec*>(handle);
+  return Enqueue(device, stream, [&](void* acl_stream) -> infinirtError_t {
+    if (exec->launched) {
+      if (const infinirtError_t e = ACL_CALL(aclrtStreamWaitEvent, acl_stream, exec->done)) {
+        return e;
+      }
+    }
+    if (const infinirtError_t e = ACL_CALL(aclmdlRIExecuteAsync, exec->model, acl_stream)) {
+      return e;
+    }
+    exec->launched = true;
+    return ACL_CALL(aclrtRecordEvent, exec->done, acl_stream);
+  });
+}
+
+infinirtError_t GraphExecDestroy(int device, infinirtPluginGraphExec_t exec) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return DestroyExec(device, static_cast<Exec*>(exec));
+}
+
+// Every entry runs guarded: no exception crosses the C boundary.
+const plugin::PluginLog& GuardLog() {
+  static const plugin::PluginLog silent("ascend");
+  return g_state != nullptr ? S().log : silent;
+}
+
+template <auto Entry>
+struct GuardedEntry;
+template <class... Args, infinirtError_t (*Entry)(Args...)>
+struct GuardedEntry<Entry> {
+  static infinirtError_t Call(Args... args) noexcept {
+    return Guarded(GuardLog(), [&] { return Entry(args...); });
+  }
+};
+
+infinirtPluginTable MakeTable() {
+  infinirtPluginTable table{};
+  table.struct_size = sizeof(infinirtPluginTable);
+  table.abi_major = INFINIRT_PLUGIN_ABI_MAJOR;
+  table.abi_minor = INFINIRT_PLUGIN_ABI_MINOR;
+  table.name = "ascend";
+  table.device_type = INFINI_DEVICE_ASCEND;
+  // Left NULL (NotSupported, declared NONE): DeviceGetAttribute, DriverGetVersion and the
+  // memory-pool attributes, which no ACL function of the list serves.
+#define ASCEND_SET_ENTRY_(name) table.name = &GuardedEntry<&name>::Call;
+  ASCEND_SET_ENTRY_(Initialize)
+  ASCEND_SET_ENTRY_(Finalize)
+  ASCEND_SET_ENTRY_(GetInfo)
+  ASCEND_SET_ENTRY_(GetDeviceCount)
+  ASCEND_SET_ENTRY_(GetDeviceProperties)
+  ASCEND_SET_ENTRY_(DeviceSynchronize)
+  ASCEND_SET_ENTRY_(DeviceReset)
+  ASCEND_SET_ENTRY_(MemGetInfo)
+  ASCEND_SET_ENTRY_(Malloc)
+  ASCEND_SET_ENTRY_(Free)
+  ASCEND_SET_ENTRY_(HostAlloc)
+  ASCEND_SET_ENTRY_(FreeHost)
+  ASCEND_SET_ENTRY_(MallocAsync)
+  ASCEND_SET_ENTRY_(FreeAsync)
+  ASCEND_SET_ENTRY_(Memcpy)
+  ASCEND_SET_ENTRY_(MemcpyAsync)
+  ASCEND_SET_ENTRY_(Memset)
+  ASCEND_SET_ENTRY_(MemsetAsync)
+  ASCEND_SET_ENTRY_(StreamCreate)
+  ASCEND_SET_ENTRY_(StreamDestroy)
+  ASCEND_SET_ENTRY_(StreamSynchronize)
+  ASCEND_SET_ENTRY_(StreamQuery)
+  ASCEND_SET_ENTRY_(StreamWaitEvent)
+  ASCEND_SET_ENTRY_(LaunchHostFunc)
+  ASCEND_SET_ENTRY_(EventCreate)
+  ASCEND_SET_ENTRY_(EventDestroy)
+  ASCEND_SET_ENTRY_(EventRecord)
+  ASCEND_SET_ENTRY_(EventQuery)
+  ASCEND_SET_ENTRY_(EventSynchronize)
+  ASCEND_SET_ENTRY_(EventElapsedTime)
+  ASCEND_SET_ENTRY_(GraphInstantiate)
+  ASCEND_SET_ENTRY_(GraphLaunch)
+  ASCEND_SET_ENTRY_(GraphExecDestroy)
+  ASCEND_SET_ENTRY_(GetSupport)
+#undef ASCEND_SET_ENTRY_
+  return table;
+}
+
+}  // namespace
+
+State& S() { return *g_state; }
+bool HasState() { return g_state != nullptr; }
+void Log(infinirtLogLevel_t level, const std::string& message) { S().log(level, message); }
+
+infinirtError_t Bind(int device) {
+  const AclError status = S().binding.Bind(device, [](int d) { return S().fn.aclrtSetDevice(d); });
+  return Check("aclrtSetDevice", status);
+}
+
+bool HasNativeGraphs() {
+  const Functions& fn = S().fn;
+  return fn.aclmdlRICaptureBegin && fn.aclmdlRICaptureGetInfo && fn.aclmdlRICaptureEnd &&
+         fn.aclmdlRIExecuteAsync && fn.aclmdlRIDestroy;
+}
+
+}  // namespace infinirt::ascend
+
+extern "C" const infinirtPluginTable* infinirtPluginGetTable(void) {
+  static const infinirtPluginTable table = infinirt::ascend::MakeTable();
+  return &table;
+}
