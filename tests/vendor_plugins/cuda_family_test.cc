@@ -1,0 +1,275 @@
+// The CUDA-family plugin's translation, checked in the emulated runtime's call record: the
+// exact vendor functions and arguments it produces. Run once per CUDA-family variant, with
+// VENDOR_TEST_VARIANT naming it (nvidia, iluvatar, hygon, moore, metax, metax_hpcc), the
+// plugin and the CPU as backends, and 2 emulated devices (ordinals 0 and 1; the CPU is 2).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "emulated_runtime.h"
+#include "infinirt.h"
+#include "test_support.h"
+#include "vendor_test_support.h"
+
+namespace infinirt::vendor_test {
+namespace {
+
+using infinirt::testing::EmulatedRuntime;
+using infinirt::testing::Gate;
+
+constexpr size_t kBytes = 1024;
+constexpr int kCpuDevice = 2;
+
+// What distinguishes the variants (tests/emulated_runtimes/CMakeLists.txt).
+struct Variant {
+  std::string prefix;
+  std::string instantiate;  // the instantiate function the plugin must use
+  int instantiate_args;     // of <prefix>GraphInstantiate as the runtime exports it
+  bool cuda_special_streams;
+};
+
+const Variant& ThisVariant() {
+  static const std::map<std::string, Variant> variants = {
+      {"nvidia", {"cuda", "GraphInstantiateWithFlags", 3, true}},
+      {"iluvatar", {"cuda", "GraphInstantiate", 5, true}},
+      {"hygon", {"cuda", "GraphInstantiate", 3, true}},
+      {"moore", {"musa", "GraphInstantiate", 3, false}},
+      {"metax", {"mc", "GraphInstantiate", 5, false}},
+      {"metax_hpcc", {"hc", "GraphInstantiate", 5, false}},
+  };
+  const char* name = std::getenv("VENDOR_TEST_VARIANT");
+  static const Variant none{};
+  if (name == nullptr || variants.count(name) == 0) return none;
+  return variants.at(name);
+}
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+class CudaFamily : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(ThisVariant().prefix.empty()) << "VENDOR_TEST_VARIANT is not set";
+    backend_ = LoadedVendorBackend();
+    ASSERT_FALSE(backend_.name.empty());
+    runtime_ = std::make_unique<EmulatedRuntime>(backend_.runtime_library);
+    ASSERT_TRUE(runtime_->loaded());
+    ASSERT_EQ(backend_.listing.deviceCount, 2);
+    ASSERT_EQ(infinirtSetDevice(0), infinirtSuccess);
+    ASSERT_EQ(infinirtMalloc(&device_, kBytes), infinirtSuccess);
+    ASSERT_EQ(infinirtMallocHost(&pinned_, kBytes), infinirtSuccess);
+    runtime_->Reset();
+  }
+  void TearDown() override {
+    runtime_->ClearFailures();
+    infinirtSetDevice(0);
+    infinirtDeviceSynchronize();
+    infinirtFree(device_);
+    infinirtFreeHost(pinned_);
+    infinirtGetLastError();
+  }
+  std::string F(const std::string& name) const { return ThisVariant().prefix + name; }
+  std::vector<std::string> LogOf(const std::string& name) const { return runtime_->LogOf(F(name)); }
+
+  VendorBackend backend_;
+  std::unique_ptr<EmulatedRuntime> runtime_;
+  void* device_ = nullptr;
+  void* pinned_ = nullptr;
+  std::vector<unsigned char> host_ = std::vector<unsigned char>(kBytes, 5);
+};
+
+TEST_F(CudaFamily, CopiesPassTheVendorsDirectionValues) {
+  ASSERT_EQ(infinirtMemcpy(device_, host_.data(), kBytes, infinirtMemcpyHostToDevice),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtMemcpy(host_.data(), device_, kBytes, infinirtMemcpyDefault), infinirtSuccess);
+  ASSERT_EQ(infinirtMemcpy(device_, device_, kBytes / 2, infinirtMemcpyDeviceToDevice),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtMemcpy(pinned_, host_.data(), kBytes, infinirtMemcpyHostToHost),
+            infinirtSuccess);
+  const std::vector<std::string> copies = LogOf("Memcpy");
+  ASSERT_EQ(copies.size(), 4u);
+  EXPECT_TRUE(Contains(copies[0], "kind=1")) << copies[0];
+  EXPECT_TRUE(Contains(copies[1], "kind=2")) << copies[1] << " (Default resolved by the core)";
+  EXPECT_TRUE(Contains(copies[2], "kind=3")) << copies[2];
+  EXPECT_TRUE(Contains(copies[3], "kind=0")) << copies[3];
+}
+
+TEST_F(CudaFamily, StreamWaitEventPassesAllThreeArguments) {
+  infinirtStream_t stream = nullptr;
+  infinirtEvent_t event = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);
+  ASSERT_EQ(infinirtEventCreate(&event), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(event, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamWaitEvent(stream, event, 0), infinirtSuccess);
+  const std::vector<std::string> waits = LogOf("StreamWaitEvent");
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_TRUE(Contains(waits[0], "flags=0")) << waits[0];
+  EXPECT_EQ(infinirtEventDestroy(event), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
+}
+
+TEST_F(CudaFamily, EventFlagsAreTranslated) {
+  infinirtEvent_t event = nullptr;
+  ASSERT_EQ(
+      infinirtEventCreateWithFlags(&event, infinirtEventDisableTiming | infinirtEventBlockingSync),
+      infinirtSuccess);
+  const std::vector<std::string> creates = LogOf("EventCreateWithFlags");
+  ASSERT_EQ(creates.size(), 1u);
+  EXPECT_TRUE(Contains(creates[0], "flags=3")) << creates[0];
+  EXPECT_EQ(infinirtEventDestroy(event), infinirtSuccess);
+}
+
+// Vendor runtimes keep the current device per host thread: the plugin selects it in every
+// thread that uses one, once.
+TEST_F(CudaFamily, TheDeviceIsSelectedInEveryThreadOnce) {
+  auto allocate_on_device_1 = [] {
+    void* memory = nullptr;
+    EXPECT_EQ(infinirtSetDevice(1), infinirtSuccess);
+    EXPECT_EQ(infinirtMalloc(&memory, 64), infinirtSuccess);
+    EXPECT_EQ(infinirtFree(memory), infinirtSuccess);
+  };
+  std::thread first(allocate_on_device_1);
+  first.join();
+  std::thread second([&] {
+    allocate_on_device_1();
+    allocate_on_device_1();
+  });
+  second.join();
+  const std::vector<std::string> mallocs = LogOf("Malloc");
+  ASSERT_EQ(mallocs.size(), 3u);
+  for (const std::string& line : mallocs) EXPECT_TRUE(Contains(line, " dev=1 ")) << line;
+  EXPECT_EQ(LogOf("SetDevice").size(), 2u) << "one selection per thread";
+}
+
+TEST_F(CudaFamily, DefaultStreamsAreTheVendors) {
+  ASSERT_EQ(infinirtMemsetAsync(device_, 1, kBytes, infinirtStreamLegacy), infinirtSuccess);
+  ASSERT_EQ(infinirtMemsetAsync(device_, 2, kBytes, infinirtStreamPerThread), infinirtSuccess);
+  ASSERT_EQ(infinirtMemsetAsync(device_, 3, kBytes, infinirtStreamPerThread), infinirtSuccess);
+  ASSERT_EQ(infinirtDeviceSynchronize(), infinirtSuccess);
+  const std::vector<std::string> sets = LogOf("MemsetAsync");
+  ASSERT_EQ(sets.size(), 3u);
+  if (ThisVariant().cuda_special_streams) {
+    EXPECT_TRUE(Contains(sets[0], "stream=0x1")) << sets[0];
+    EXPECT_TRUE(Contains(sets[1], "stream=0x2")) << sets[1];
+    EXPECT_TRUE(LogOf("StreamCreateWithFlags").empty());
+  } else {
+    EXPECT_TRUE(Contains(sets[0], "stream=(nil)")) << sets[0];
+    // The per-thread stream is a blocking stream the plugin made, once for this thread.
+    ASSERT_EQ(LogOf("StreamCreateWithFlags").size(), 1u);
+    EXPECT_TRUE(Contains(LogOf("StreamCreateWithFlags")[0], "flags=0"));
+    EXPECT_FALSE(Contains(sets[1], "stream=(nil)")) << sets[1];
+    EXPECT_EQ(sets[1].substr(sets[1].find("stream=")), sets[2].substr(sets[2].find("stream=")));
+  }
+  std::vector<unsigned char> result(kBytes);
+  ASSERT_EQ(infinirtMemcpy(result.data(), device_, kBytes, infinirtMemcpyDeviceToHost),
+            infinirtSuccess);
+  EXPECT_EQ(result, std::vector<unsigned char>(kBytes, 3));
+}
+
+TEST_F(CudaFamily, GraphsAreCapturedAndInstantiatedByTheRuntime) {
+  infinirtStream_t stream = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_EQ(infinirtMemsetAsync(device_, 0x42, kBytes, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtMemcpyAsync(pinned_, device_, kBytes, infinirtMemcpyDeviceToHost, stream),
+            infinirtSuccess);
+  infinirtGraph_t graph = nullptr;
+  infinirtGraphExec_t exec = nullptr;
+  ASSERT_EQ(infinirtStreamEndCapture(stream, &graph), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphInstantiate(&exec, graph, 0), infinirtSuccess);
+  ASSERT_EQ(LogOf("StreamBeginCapture").size(), 1u);
+  EXPECT_TRUE(Contains(LogOf("StreamBeginCapture")[0], "mode=2")) << "relaxed capture";
+  EXPECT_EQ(LogOf("StreamEndCapture").size(), 1u);
+  const std::vector<std::string> instantiations = LogOf(ThisVariant().instantiate);
+  ASSERT_EQ(instantiations.size(), 1u) << ThisVariant().instantiate;
+  if (ThisVariant().instantiate == "GraphInstantiate") {
+    EXPECT_TRUE(LogOf("GraphInstantiateWithFlags").empty());
+    // The 5-argument call (exec, graph, NULL, NULL, 0) reads as flags = 0 in the 3-argument form.
+    EXPECT_TRUE(Contains(instantiations[0],
+                         ThisVariant().instantiate_args == 5 ? "(nil) (nil) 0" : "flags=0"))
+        << instantiations[0];
+  }
+  EXPECT_EQ(LogOf("GraphDestroy").size(), 1u) << "the vendor graph is released after instantiation";
+  std::memset(pinned_, 0, kBytes);
+  for (int launch = 0; launch < 2; ++launch) {
+    ASSERT_EQ(infinirtGraphLaunch(exec, stream), infinirtSuccess);
+  }
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(LogOf("GraphLaunch").size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char*>(pinned_)[kBytes - 1], 0x42);
+  EXPECT_EQ(infinirtGraphExecDestroy(exec), infinirtSuccess);
+  EXPECT_EQ(LogOf("GraphExecDestroy").size(), 1u);
+  EXPECT_EQ(infinirtGraphDestroy(graph), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
+}
+
+TEST_F(CudaFamily, NotReadyIsRecognised) {
+  infinirtStream_t stream = nullptr;
+  infinirtEvent_t event = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);
+  ASSERT_EQ(infinirtEventCreate(&event), infinirtSuccess);
+  Gate gate;
+  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(event, stream), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorNotReady);
+  EXPECT_EQ(infinirtEventQuery(event), infinirtErrorNotReady);
+  EXPECT_EQ(infinirtGetLastError(), infinirtSuccess) << "not ready is not an error";
+  gate.Open();
+  EXPECT_EQ(infinirtEventSynchronize(event), infinirtSuccess);
+  EXPECT_EQ(infinirtEventQuery(event), infinirtSuccess);
+  EXPECT_EQ(infinirtEventDestroy(event), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
+}
+
+// A vendor call failing mid-stream: the error is translated (by name where the runtime names
+// it), becomes the last error, is logged, and the runtime and the other backends go on.
+TEST_F(CudaFamily, VendorErrorsMidStreamAreTranslatedLoggedAndRecoverable) {
+  infinirtStream_t stream = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);
+  ASSERT_EQ(infinirtMemsetAsync(device_, 1, kBytes, stream), infinirtSuccess);
+  runtime_->Fail(F("MemcpyAsync"), 0, /*cudaErrorMemoryAllocation*/ 2);
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(infinirtMemcpyAsync(pinned_, device_, kBytes, infinirtMemcpyDeviceToHost, stream),
+            infinirtErrorMemoryAllocation);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(Contains(log, F("MemcpyAsync") + " returned 2 (" + F("ErrorMemoryAllocation") + ")"))
+      << log;
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorMemoryAllocation);
+
+  runtime_->Fail(F("MemcpyAsync"), 0, 54321);  // a code InfiniRT does not know
+  EXPECT_EQ(infinirtMemcpyAsync(pinned_, device_, kBytes, infinirtMemcpyDeviceToHost, stream),
+            infinirtErrorUnknown);
+  infinirtGetLastError();
+
+  runtime_->ClearFailures();
+  ASSERT_EQ(infinirtMemcpyAsync(pinned_, device_, kBytes, infinirtMemcpyDeviceToHost, stream),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(static_cast<unsigned char*>(pinned_)[0], 1);
+  EXPECT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
+
+  // The CPU backend never noticed.
+  ASSERT_EQ(infinirtSetDevice(kCpuDevice), infinirtSuccess);
+  void* cpu = nullptr;
+  ASSERT_EQ(infinirtMalloc(&cpu, kBytes), infinirtSuccess);
+  EXPECT_EQ(infinirtMemset(cpu, 9, kBytes), infinirtSuccess);
+  EXPECT_EQ(infinirtFree(cpu), infinirtSuccess);
+}
+
+TEST_F(CudaFamily, EveryAllocationIsReturnedToTheRuntime) {
+  infinirtFree(device_);
+  infinirtFreeHost(pinned_);
+  device_ = pinned_ = nullptr;
+  EXPECT_EQ(runtime_->LiveAllocations(), 0);
+}
+
+}  // namespace
+}  // namespace infinirt::vendor_test

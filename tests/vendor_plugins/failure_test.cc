@@ -1,0 +1,120 @@
+// A vendor runtime that is absent, incomplete or failing: the NVIDIA plugin still loads, says
+// what went wrong in the backend listing and the log, contributes no device, and the CPU backend
+// works. Each test is one scenario, run by its own CTest entry with the environment it needs
+// (tests/vendor_plugins/CMakeLists.txt); run alone, a test whose scenario is not set up skips.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "infinirt.h"
+#include "vendor_test_support.h"
+
+namespace infinirt::vendor_test {
+namespace {
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string Scenario() {
+  const char* scenario = std::getenv("VENDOR_FAILURE_SCENARIO");
+  return scenario ? scenario : "";
+}
+
+// Initialises with debug logging captured; returns the log.
+std::string InitialiseCapturingLog() {
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(infinirtInit(), infinirtSuccess);
+  return ::testing::internal::GetCapturedStderr();
+}
+
+void ExpectTheCpuBackendWorks() {
+  int count = 0;
+  ASSERT_EQ(infinirtGetDeviceCount(&count), infinirtSuccess);
+  ASSERT_GE(count, 1);
+  infiniDevice_t type = INFINI_DEVICE_TYPE_COUNT;
+  ASSERT_EQ(infinirtDeviceGetType(&type, count - 1), infinirtSuccess);
+  EXPECT_EQ(type, INFINI_DEVICE_CPU);
+  ASSERT_EQ(infinirtSetDevice(count - 1), infinirtSuccess);
+  void* memory = nullptr;
+  ASSERT_EQ(infinirtMalloc(&memory, 128), infinirtSuccess);
+  EXPECT_EQ(infinirtMemset(memory, 1, 128), infinirtSuccess);
+  EXPECT_EQ(infinirtFree(memory), infinirtSuccess);
+}
+
+void ExpectNoNvidiaDevice() {
+  int counts[INFINI_DEVICE_TYPE_COUNT] = {};
+  ASSERT_EQ(infinirtGetAllDeviceCount(counts), infinirtSuccess);
+  EXPECT_EQ(counts[INFINI_DEVICE_NVIDIA], 0);
+}
+
+#define REQUIRE_SCENARIO(name) \
+  if (Scenario() != name) GTEST_SKIP() << "run by the CTest entry for scenario " name
+
+TEST(VendorFailure, RuntimeMissing) {
+  REQUIRE_SCENARIO("runtime_missing");
+  const std::string log = InitialiseCapturingLog();
+  const infinirtBackendProp nvidia = BackendListing("nvidia");
+  EXPECT_EQ(nvidia.status, infinirtBackendRuntimeMissing);
+  EXPECT_EQ(nvidia.deviceCount, 0);
+  EXPECT_EQ(nvidia.runtimeVersion, -1);
+  // What was looked for, where the list came from, and what dlopen answered.
+  EXPECT_TRUE(Contains(nvidia.runtimeLibrary, "/nonexistent/libcudart.so.13"))
+      << nvidia.runtimeLibrary;
+  EXPECT_TRUE(Contains(nvidia.runtimeLibrary, "INFINIRT_NVIDIA_RUNTIME")) << nvidia.runtimeLibrary;
+  EXPECT_TRUE(Contains(nvidia.reason, "cannot open shared object file")) << nvidia.reason;
+  EXPECT_TRUE(Contains(log, "cannot open shared object file")) << log;
+  ExpectNoNvidiaDevice();
+  ExpectTheCpuBackendWorks();
+}
+
+TEST(VendorFailure, RuntimeLacksAFunction) {
+  REQUIRE_SCENARIO("missing_symbol");
+  const std::string log = InitialiseCapturingLog();
+  const infinirtBackendProp nvidia = BackendListing("nvidia");
+  EXPECT_EQ(nvidia.status, infinirtBackendInitFailed);
+  EXPECT_TRUE(Contains(nvidia.reason, "lacks cudaMemsetAsync")) << nvidia.reason;
+  EXPECT_TRUE(Contains(log, "lacks cudaMemsetAsync")) << log;
+  EXPECT_TRUE(Contains(nvidia.runtimeLibrary, "nvidia_missing_symbol")) << nvidia.runtimeLibrary;
+  ExpectNoNvidiaDevice();
+  ExpectTheCpuBackendWorks();
+}
+
+TEST(VendorFailure, RuntimeInitialisationFails) {
+  REQUIRE_SCENARIO("init_fails");
+  const std::string log = InitialiseCapturingLog();
+  const infinirtBackendProp nvidia = BackendListing("nvidia");
+  EXPECT_EQ(nvidia.status, infinirtBackendInitFailed);
+  const std::string expected = "cudaGetDeviceCount returned 3 (cudaErrorInitializationError)";
+  EXPECT_TRUE(Contains(nvidia.reason, expected)) << nvidia.reason;
+  EXPECT_TRUE(Contains(log, expected)) << log;
+  ExpectNoNvidiaDevice();
+  ExpectTheCpuBackendWorks();
+}
+
+// The runtime named by the config file (plugins.nvidia.runtime_library), not the environment.
+TEST(VendorFailure, ConfigFileChoosesTheRuntime) {
+  REQUIRE_SCENARIO("config_override");
+  InitialiseCapturingLog();
+  const infinirtBackendProp nvidia = BackendListing("nvidia");
+  EXPECT_EQ(nvidia.status, infinirtBackendLoaded) << nvidia.reason;
+  EXPECT_EQ(nvidia.deviceCount, 1);
+  EXPECT_EQ(nvidia.runtimeVersion, 12080) << "the emulated runtime's version";
+  EXPECT_TRUE(Contains(nvidia.runtimeLibrary, "emulated/nvidia/libcudart.so.13"))
+      << nvidia.runtimeLibrary;
+  ExpectTheCpuBackendWorks();
+}
+
+TEST(VendorFailure, MalformedRuntimeOverrideInTheConfigFile) {
+  REQUIRE_SCENARIO("config_malformed");
+  InitialiseCapturingLog();
+  const infinirtBackendProp nvidia = BackendListing("nvidia");
+  EXPECT_EQ(nvidia.status, infinirtBackendRuntimeMissing);
+  EXPECT_TRUE(Contains(nvidia.runtimeLibrary, "runtime_library must be a string or a list"))
+      << nvidia.runtimeLibrary;
+  ExpectTheCpuBackendWorks();
+}
+
+}  // namespace
+}  // namespace infinirt::vendor_test
