@@ -62,8 +62,7 @@ infinirtError_t CreateStream(int device, bool blocking, Stream** out) {
   stream->blocking = blocking;
   if (const infinirtError_t e = ACL_CALL(aclrtCreateStream, &stream->acl)) return e;
   if (blocking) {
-    if (const infinirtError_t e =
-            ACL_CALL(aclrtCreateEventWithFlag, &stream->joined, acl::kEventSync)) {
+    if (const infinirtError_t e = CreateEvent(&stream->joined, acl::kEventSync)) {
       ACL_CALL(aclrtDestroyStream, stream->acl);
       return e;
     }
@@ -157,8 +156,7 @@ infinirtError_t JoinBlockingStreams(DeviceOrder& order) {
 
 infinirtError_t MarkLegacyWork(DeviceOrder& order) {
   if (order.legacy_done == nullptr) {
-    if (const infinirtError_t e =
-            ACL_CALL(aclrtCreateEventWithFlag, &order.legacy_done, acl::kEventSync)) {
+    if (const infinirtError_t e = CreateEvent(&order.legacy_done, acl::kEventSync)) {
       return e;
     }
   }

@@ -5,6 +5,10 @@
 //   - CUDA's legacy-stream ordering over ACL's independent streams (ascend_order.cc);
 //   - InfiniRT's per-thread default stream is a blocking ACL stream per thread;
 //   - host-to-host MemcpyAsync completes before returning (the copy is done on the host);
+//   - host functions run through a trampoline, so that blocking calls made from them answer
+//     NotPermitted without reaching ACL (which forbids runtime calls in callbacks);
+//   - destroying a stream or exec with pending work returns at once (ACL's calls would wait or
+//     refuse): the plugin destroys it when its work is done;
 //   - "not ready" comes in status out-parameters, with ACL_SUCCESS as the return value.
 #include <cstring>
 #include <memory>
@@ -60,6 +64,33 @@ infinirtError_t Resolve(int device, infinirtPluginStream_t handle, Stream** stre
   return infinirtSuccess;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Host functions. CANN forbids runtime calls in a host function ("may cause errors or
+// deadlock"); InfiniRT answers NotPermitted to the blocking ones. The trampoline marks the thread
+// while the function runs, and the blocking entries refuse there before any ACL call.
+
+thread_local int t_host_function_depth = 0;
+
+void RunHostCall(void* data) {
+  auto* call = static_cast<HostCall*>(data);
+  const bool once = call->once;
+  ++t_host_function_depth;
+  call->fn(call->user_data);
+  --t_host_function_depth;
+  if (once) delete call;
+}
+
+bool InHostFunction(const char* what) {
+  if (t_host_function_depth == 0) return false;
+  Log(INFINIRT_LOG_DEBUG, std::string(what) + " called from a host function: not permitted");
+  return true;
+}
+
+#define REFUSE_IN_HOST_FUNCTION(what)                           \
+  do {                                                          \
+    if (InHostFunction(what)) return infinirtErrorNotPermitted; \
+  } while (0)
+
 int VendorKind(enum infinirtMemcpyKind kind) {
   const int index = static_cast<int>(kind);
   return index >= 0 && index < 5 ? acl::kMemcpyKind[index] : -1;
@@ -79,7 +110,8 @@ bool ResolveFunctions() {
   Functions& fn = S().fn;
   std::string missing;
 #define ASCEND_RESOLVE_REQUIRED_(name, params) \
-  if (!ResolveSymbol(#name, &fn.name)) missing += (missing.empty() ? "" : ", ") + std::string(#name);
+  if (!ResolveSymbol(#name, &fn.name))         \
+    missing += (missing.empty() ? "" : ", ") + std::string(#name);
   ASCEND_REQUIRED_FUNCTIONS(ASCEND_RESOLVE_REQUIRED_)
 #undef ASCEND_RESOLVE_REQUIRED_
 #define ASCEND_RESOLVE_OPTIONAL_(name, params) ResolveSymbol(#name, &fn.name);
@@ -92,15 +124,6 @@ bool ResolveFunctions() {
     return false;
   }
   return true;
-}
-
-std::string Described(const char* call, AclError status) {
-  std::string text = std::string(call) + " returned " + std::to_string(status);
-  if (S().fn.aclGetRecentErrMsg != nullptr) {
-    const char* message = S().fn.aclGetRecentErrMsg();
-    if (message != nullptr && *message != '\0') text += std::string(" (") + message + ")";
-  }
-  return text;
 }
 
 // The ACL interface version (aclrtGetVersion: major.minor.patch) as major * 1000 + minor * 10.
@@ -120,21 +143,27 @@ void LoadRuntime(const char* config_json) {
   }
   Log(INFINIRT_LOG_DEBUG, "opened " + s.library.path());
   if (!ResolveFunctions()) return;
-  s.usable = true;  // from here on the runtime is there, with or without devices
   ReadRuntimeVersion();
   // Once per process; a second aclInit answers ACL_ERROR_REPEAT_INITIALIZE, which CANN's
   // documentation says to ignore (someone else in the process initialised ACL).
   const AclError init = s.fn.aclInit(nullptr);
   if (init != acl::kSuccess && init != acl::kRepeatInitialize) {
-    s.reason = Described("aclInit(NULL)", init);
+    s.reason = "aclInit(NULL) returned " + ErrorText(init);
     return;
   }
   uint32_t count = 0;
   const AclError status = s.fn.aclrtGetDeviceCount(&count);
-  if (status != acl::kSuccess) {
-    s.reason = Described("aclrtGetDeviceCount", status);
+  if (TranslateStatus(status) == infinirtErrorNoDevice) {  // a working runtime, no device
+    s.usable = true;
+    s.reason =
+        s.library.path() + " reports no devices (aclrtGetDeviceCount: " + ErrorText(status) + ")";
     return;
   }
+  if (status != acl::kSuccess) {  // the runtime is there but failed to initialise
+    s.reason = "aclrtGetDeviceCount returned " + ErrorText(status);
+    return;
+  }
+  s.usable = true;
   s.device_count = static_cast<int>(count);
   for (uint32_t i = 0; i < count; ++i) s.devices.push_back(std::make_unique<DeviceOrder>());
   if (count == 0) s.reason = s.library.path() + " reports no devices";
@@ -173,7 +202,8 @@ infinirtError_t GetInfo(infinirtPluginInfo* info) {
   info->runtime_version = s.runtime_version;
   plugin::CopyText(info->runtime_library, sizeof(info->runtime_library),
                    s.library.is_open() ? s.library.path() : s.library.tried());
-  info->runtime_missing = s.usable ? 0 : 1;
+  info->runtime_missing = s.library.is_open() ? 0 : 1;
+  info->runtime_failed = s.library.is_open() && !s.usable ? 1 : 0;
   plugin::CopyText(info->reason, sizeof(info->reason), s.reason);
   return infinirtSuccess;
 }
@@ -213,6 +243,7 @@ infinirtError_t GetDeviceProperties(int device, struct infinirtDeviceProp* prop)
 }
 
 infinirtError_t DeviceSynchronize(int device) {
+  REFUSE_IN_HOST_FUNCTION("DeviceSynchronize");
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = ACL_CALL(aclrtSynchronizeDevice)) return e;
   ReapRetired(device, false);
@@ -240,6 +271,7 @@ infinirtError_t Malloc(int device, void** ptr, size_t size) {
 
 // Free waits for the device first, as cudaFree does (S22).
 infinirtError_t Free(int device, void* ptr) {
+  REFUSE_IN_HOST_FUNCTION("Free");
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = ACL_CALL(aclrtSynchronizeDevice)) return e;
   return ACL_CALL(aclrtFree, ptr);
@@ -255,6 +287,7 @@ infinirtError_t HostAlloc(int device, void** ptr, size_t size, unsigned int flag
 }
 
 infinirtError_t FreeHost(int device, void* ptr) {
+  REFUSE_IN_HOST_FUNCTION("FreeHost");
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = ACL_CALL(aclrtSynchronizeDevice)) return e;
   if (const infinirtError_t e = ACL_CALL(aclrtFreeHost, ptr)) return e;
@@ -266,6 +299,7 @@ infinirtError_t FreeHost(int device, void* ptr) {
 // ACL's stream-ordered allocator (aclrtMemPool*) is an experimental interface that needs a pool
 // of fixed maximum size: the plugin keeps the order by waiting for the stream instead.
 infinirtError_t MallocAsync(int device, void** ptr, size_t size, infinirtPluginStream_t handle) {
+  REFUSE_IN_HOST_FUNCTION("MallocAsync");
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
   if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
@@ -274,6 +308,7 @@ infinirtError_t MallocAsync(int device, void** ptr, size_t size, infinirtPluginS
 }
 
 infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t handle) {
+  REFUSE_IN_HOST_FUNCTION("FreeAsync");
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
   if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
@@ -286,6 +321,7 @@ infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t handle) 
 // the count: InfiniRT has no separate destination capacity.
 infinirtError_t Memcpy(int device, void* dst, const void* src, size_t count,
                        enum infinirtMemcpyKind kind) {
+  REFUSE_IN_HOST_FUNCTION("Memcpy");
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = SynchronizeLegacy(device)) return e;
   return ACL_CALL(aclrtMemcpy, dst, count, src, count, VendorKind(kind));
@@ -296,6 +332,7 @@ infinirtError_t Memcpy(int device, void* dst, const void* src, size_t count,
 // nothing enqueued.
 infinirtError_t MemcpyAsync(int device, void* dst, const void* src, size_t count,
                             enum infinirtMemcpyKind kind, infinirtPluginStream_t handle) {
+  if (kind == infinirtMemcpyHostToHost) REFUSE_IN_HOST_FUNCTION("host-to-host MemcpyAsync");
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
   if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
@@ -310,6 +347,7 @@ infinirtError_t MemcpyAsync(int device, void* dst, const void* src, size_t count
 }
 
 infinirtError_t Memset(int device, void* ptr, int value, size_t count) {
+  REFUSE_IN_HOST_FUNCTION("Memset");
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = SynchronizeLegacy(device)) return e;
   return ACL_CALL(aclrtMemset, ptr, count, value, count);
@@ -346,6 +384,7 @@ infinirtError_t StreamDestroy(int device, infinirtPluginStream_t stream) {
 }
 
 infinirtError_t StreamSynchronize(int device, infinirtPluginStream_t handle) {
+  REFUSE_IN_HOST_FUNCTION("StreamSynchronize");
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
   if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
@@ -377,9 +416,20 @@ infinirtError_t LaunchHostFunc(int device, infinirtPluginStream_t handle, infini
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
   if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
-  return Enqueue(device, stream, [&](void* acl_stream) {
-    return ACL_CALL(aclrtLaunchHostFunc, acl_stream, fn, user_data);
-  });
+  const bool captured = stream != nullptr && stream->capturing;
+  auto call = std::make_unique<HostCall>(HostCall{fn, user_data, !captured});
+  HostCall* raw = call.get();
+  if (const infinirtError_t e = Enqueue(device, stream, [&](void* acl_stream) {
+        return ACL_CALL(aclrtLaunchHostFunc, acl_stream, RunHostCall, raw);
+      })) {
+    return e;
+  }
+  if (captured) {
+    stream->captured_calls.push_back(std::move(call));
+  } else {
+    call.release();  // frees itself once run
+  }
+  return infinirtSuccess;
 }
 
 // ACL_EVENT_SYNC makes the event waitable (aclrtStreamWaitEvent); ACL_EVENT_TIME_LINE gives
@@ -391,7 +441,7 @@ infinirtError_t EventCreate(int device, infinirtPluginEvent_t* event, unsigned i
   if (const infinirtError_t e = Bind(device)) return e;
   uint32_t vendor_flags = acl::kEventSync;
   if (!(flags & infinirtEventDisableTiming)) vendor_flags |= acl::kEventTimeLine;
-  return ACL_CALL(aclrtCreateEventWithFlag, event, vendor_flags);
+  return CreateEvent(event, vendor_flags);
 }
 
 infinirtError_t EventDestroy(int device, infinirtPluginEvent_t event) {
@@ -404,9 +454,8 @@ infinirtError_t EventRecord(int device, infinirtPluginEvent_t event,
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
   if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
-  return Enqueue(device, stream, [&](void* acl_stream) {
-    return ACL_CALL(aclrtRecordEvent, event, acl_stream);
-  });
+  return Enqueue(device, stream,
+                 [&](void* acl_stream) { return ACL_CALL(aclrtRecordEvent, event, acl_stream); });
 }
 
 // aclrtQueryEventStatus, not the deprecated aclrtQueryEvent whose status values are inverted.
@@ -421,6 +470,7 @@ infinirtError_t EventQuery(int device, infinirtPluginEvent_t event) {
 }
 
 infinirtError_t EventSynchronize(int device, infinirtPluginEvent_t event) {
+  REFUSE_IN_HOST_FUNCTION("EventSynchronize");
   if (const infinirtError_t e = Bind(device)) return e;
   return ACL_CALL(aclrtSynchronizeEvent, event);
 }
@@ -456,13 +506,17 @@ bool Capturable(const infinirtPluginGraphNode* nodes, size_t node_count) {
   return true;
 }
 
-infinirtError_t BeginCapture(infinirtPluginStream_t stream) {
-  return ACL_CALL(aclmdlRICaptureBegin, static_cast<Stream*>(stream)->acl,
-                  acl::kCaptureModeRelaxed);
+infinirtError_t BeginCapture(infinirtPluginStream_t handle) {
+  Stream* stream = static_cast<Stream*>(handle);
+  const infinirtError_t e = ACL_CALL(aclmdlRICaptureBegin, stream->acl, acl::kCaptureModeRelaxed);
+  stream->capturing = e == infinirtSuccess;
+  return e;
 }
 
 infinirtError_t EndCapture(infinirtPluginStream_t handle, infinirtPluginGraphExec_t* exec) {
-  void* acl_stream = static_cast<Stream*>(handle)->acl;
+  Stream* stream = static_cast<Stream*>(handle);
+  void* acl_stream = stream->acl;
+  stream->capturing = false;
   int status = acl::kCaptureStatusActive;
   void* building = nullptr;
   const infinirtError_t info = ACL_CALL(aclmdlRICaptureGetInfo, acl_stream, &status, &building);
@@ -473,8 +527,10 @@ infinirtError_t EndCapture(infinirtPluginStream_t handle, infinirtPluginGraphExe
   }
   auto made = std::make_unique<Exec>();
   made->model = model;
+  made->host_calls = std::move(stream->captured_calls);  // freed with the exec, or now
+  stream->captured_calls.clear();
   if (error == infinirtSuccess && exec != nullptr) {
-    error = ACL_CALL(aclrtCreateEventWithFlag, &made->done, acl::kEventSync);
+    error = CreateEvent(&made->done, acl::kEventSync);
   }
   if (error != infinirtSuccess || exec == nullptr) {
     if (model != nullptr) ACL_CALL(aclmdlRIDestroy, model);
@@ -492,13 +548,14 @@ infinirtError_t GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
   plugin::VendorCapture capture;
   capture.begin = BeginCapture;
   capture.end = EndCapture;
-  return plugin::InstantiateByCapture(*infinirtPluginGetTable(), device, nodes, node_count,
-                                      capture, exec);
+  return plugin::InstantiateByCapture(*infinirtPluginGetTable(), device, nodes, node_count, capture,
+                                      exec);
 }
 
 // Each launch waits for the previous launch of the same exec, whichever stream ran it.
 infinirtError_t GraphLaunch(int device, infinirtPluginGraphExec_t handle,
                             infinirtPluginStream_t stream_handle) {
+  if (!HasNativeGraphs()) return infinirtErrorNotSupported;  // no exec of the plugin's exists
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
   if (const infinirtError_t e = Resolve(device, stream_handle, &stream)) return e;
@@ -518,6 +575,7 @@ infinirtError_t GraphLaunch(int device, infinirtPluginGraphExec_t handle,
 }
 
 infinirtError_t GraphExecDestroy(int device, infinirtPluginGraphExec_t exec) {
+  if (!HasNativeGraphs()) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   return DestroyExec(device, static_cast<Exec*>(exec));
 }
@@ -594,6 +652,18 @@ void Log(infinirtLogLevel_t level, const std::string& message) { S().log(level, 
 infinirtError_t Bind(int device) {
   const AclError status = S().binding.Bind(device, [](int d) { return S().fn.aclrtSetDevice(d); });
   return Check("aclrtSetDevice", status);
+}
+
+infinirtError_t CreateEvent(void** event, uint32_t flags) {
+  if (S().fn.aclrtCreateEventExWithFlag != nullptr) {
+    return ACL_CALL(aclrtCreateEventExWithFlag, event, flags);
+  }
+  return ACL_CALL(aclrtCreateEventWithFlag, event, flags);
+}
+
+const char* EventCreateFunction() {
+  const bool ex = !HasState() || !S().library.is_open() || S().fn.aclrtCreateEventExWithFlag;
+  return ex ? "aclrtCreateEventExWithFlag" : "aclrtCreateEventWithFlag";
 }
 
 bool HasNativeGraphs() {

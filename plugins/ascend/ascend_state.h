@@ -30,6 +30,15 @@ struct Functions {
   const char* (*aclGetRecentErrMsg)() = nullptr;
 };
 
+// A host function as the plugin launches it: through a trampoline that marks the thread while
+// the function runs (ascend_plugin.cc). A call launched outside capture runs once and frees
+// itself; a captured one belongs to the exec, which may run it many times.
+struct HostCall {
+  infinirtHostFn_t fn = nullptr;
+  void* user_data = nullptr;
+  bool once = true;
+};
+
 // A stream the plugin hands the core. ACL streams never synchronise implicitly with the default
 // stream (CANN: "all Runtime streams are non-blocking"), so the plugin gives the blocking ones
 // CUDA's legacy-stream ordering itself, with events (ascend_order.cc).
@@ -37,10 +46,12 @@ struct Stream {
   void* acl = nullptr;  // the ACL stream
   int device = 0;
   bool blocking = false;
-  void* joined = nullptr;               // blocking: recorded when the legacy stream joins it
-  std::atomic<uint64_t> issued{0};      // blocking: work items issued so far
-  uint64_t joined_at = 0;               // blocking: `issued` at the last join (device mutex)
+  void* joined = nullptr;                // blocking: recorded when the legacy stream joins it
+  std::atomic<uint64_t> issued{0};       // blocking: work items issued so far
+  uint64_t joined_at = 0;                // blocking: `issued` at the last join (device mutex)
   std::atomic<uint64_t> legacy_seen{0};  // blocking: legacy generation it last waited for
+  bool capturing = false;                // in the plugin's own capture (GraphInstantiate)
+  std::vector<std::unique_ptr<HostCall>> captured_calls;
 };
 
 // A graph exec: the aclmdlRI that capture produced, and an event recorded after each launch so
@@ -49,16 +60,17 @@ struct Exec {
   void* model = nullptr;  // aclmdlRI, destroyed exactly once
   void* done = nullptr;   // ACL event
   bool launched = false;
+  std::vector<std::unique_ptr<HostCall>> host_calls;  // what the model's host tasks run
 };
 
 // CUDA's legacy-stream ordering on one device, and the objects whose destruction waits for
 // their work (ACL's destroy calls would block, InfiniRT's return at once).
 struct DeviceOrder {
   std::mutex mutex;
-  std::vector<Stream*> blocking;       // live and retired blocking streams
-  std::vector<Stream*> retired;        // destroyed by the program, work still pending
-  std::vector<Exec*> retired_execs;    // destroyed by the program, a launch still pending
-  void* legacy_done = nullptr;         // ACL event recorded after each legacy work item
+  std::vector<Stream*> blocking;               // live and retired blocking streams
+  std::vector<Stream*> retired;                // destroyed by the program, work still pending
+  std::vector<Exec*> retired_execs;            // destroyed by the program, a launch still pending
+  void* legacy_done = nullptr;                 // ACL event recorded after each legacy work item
   std::atomic<uint64_t> legacy_generation{0};  // legacy work items so far
 };
 
@@ -84,10 +96,18 @@ void Log(infinirtLogLevel_t level, const std::string& message);
 
 // The InfiniRT error for an aclError (ascend_errors.cc); unknown codes are infinirtErrorUnknown.
 infinirtError_t TranslateStatus(AclError status);
+// "207001 (ACL_ERROR_RT_MEMORY_ALLOCATION): <aclGetRecentErrMsg>", for messages.
+std::string ErrorText(AclError status);
 // Translates and, for anything but success, logs which vendor call failed, at debug level.
 infinirtError_t Check(const char* function, AclError status);
 
 #define ACL_CALL(name, ...) ::infinirt::ascend::Check(#name, S().fn.name(__VA_ARGS__))
+
+// Creates an ACL event: with aclrtCreateEventExWithFlag where the runtime has it (CANN documents
+// CUDA's rules for its events: each record replaces the last, a wait uses the record current
+// at the time of the call, an unrecorded event is complete), else aclrtCreateEventWithFlag.
+infinirtError_t CreateEvent(void** event, uint32_t flags);
+const char* EventCreateFunction();
 
 // Selects the device for the calling thread: ACL needs aclrtSetDevice in every host thread
 // before any other aclrt call.

@@ -36,8 +36,8 @@ bool Has(Pointer function) {
 bool Graphs() { return !RuntimeLoaded() || HasNativeGraphs(); }
 
 const char* const kLegacyNote =
-    "ACL streams never wait for the default stream: the plugin gives the legacy stream and the "
-    "blocking streams CUDA's ordering with aclrtRecordEvent/aclrtStreamWaitEvent";
+    "ACL streams never wait for the default stream: the plugin orders the legacy and blocking "
+    "streams as CUDA does, with aclrtRecordEvent/aclrtStreamWaitEvent";
 
 std::optional<Declaration> DeviceEntry(const std::string& entry, const Functions& fn) {
   if (entry == "GetDeviceCount") {
@@ -48,6 +48,11 @@ std::optional<Declaration> DeviceEntry(const std::string& entry, const Functions
     if (Has(fn.aclrtGetSocName)) functions.push_back("aclrtGetSocName");
     if (Has(fn.aclGetDeviceCapability)) functions.push_back("aclGetDeviceCapability");
     if (Has(fn.aclrtGetMemInfo)) functions.push_back("aclrtGetMemInfo");
+    if (functions.empty()) {
+      return Emulated({},
+                      "the runtime lacks aclrtGetSocName, aclGetDeviceCapability and "
+                      "aclrtGetMemInfo: a fixed name, other fields 0");
+    }
     return Native(functions,
                   "name (SoC name), multiProcessorCount (AI cores), l2CacheSize, totalGlobalMem; "
                   "other fields 0");
@@ -106,36 +111,43 @@ std::optional<Declaration> MemoryEntry(const std::string& entry, const Functions
 
 std::optional<Declaration> StreamEntry(const std::string& entry, const Functions& fn) {
   if (entry == "StreamCreate") {
-    return Emulated({"aclrtCreateStream", "aclrtCreateEventWithFlag"},
-                    std::string(kLegacyNote) + " (one event per blocking stream)");
+    return Emulated({"aclrtCreateStream"},
+                    std::string(kLegacyNote) + " (blocking streams: one event each)");
   }
   if (entry == "StreamDestroy") {
     return Emulated({"aclrtStreamQuery", "aclrtDestroyStream"},
                     "a stream with pending work is destroyed once idle: aclrtDestroyStream "
                     "would wait for the work");
   }
-  if (entry == "StreamSynchronize") return Native({"aclrtSynchronizeStream"}, kLegacyNote);
+  if (entry == "StreamSynchronize") {
+    return Native({"aclrtSynchronizeStream"},
+                  "the legacy stream's synchronisation also covers the blocking streams");
+  }
   if (entry == "StreamQuery") {
-    return Native({"aclrtStreamQuery"}, "not ready from the status out-parameter; the legacy "
-                                        "stream's query covers the blocking streams");
+    return Native({"aclrtStreamQuery"},
+                  "not ready from the status out-parameter; the legacy "
+                  "stream's query covers the blocking streams");
   }
   if (entry == "StreamWaitEvent") return Native({"aclrtStreamWaitEvent"}, "ACL has no flags");
   if (entry == "LaunchHostFunc") {
     if (!Has(fn.aclrtLaunchHostFunc)) {
-      return None("the runtime lacks aclrtLaunchHostFunc (aclrtLaunchCallback needs a report "
-                  "thread of the caller's)");
+      return None(
+          "the runtime lacks aclrtLaunchHostFunc (aclrtLaunchCallback needs a report "
+          "thread of the caller's)");
     }
-    return Native({"aclrtLaunchHostFunc"});
+    return Native({"aclrtLaunchHostFunc"},
+                  "through a trampoline: blocking calls from the function answer NotPermitted "
+                  "without reaching ACL, which forbids runtime calls in callbacks");
   }
   return std::nullopt;
 }
 
 std::optional<Declaration> EventEntry(const std::string& entry) {
   if (entry == "EventCreate") {
-    return Native({"aclrtCreateEventWithFlag"},
-                  "ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE, without TIME_LINE for DisableTiming; "
-                  "BlockingSync is accepted (ACL has no such choice); Interprocess is not "
-                  "supported");
+    return Native({EventCreateFunction()},
+                  "ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE, without TIME_LINE for DisableTiming "
+                  "(aclrtCreateEventWithFlag where the Ex form is missing); BlockingSync is "
+                  "accepted (ACL has no such choice); Interprocess is not supported");
   }
   if (entry == "EventDestroy") return Native({"aclrtDestroyEvent"});
   if (entry == "EventRecord") return Native({"aclrtRecordEvent"});
@@ -149,8 +161,9 @@ std::optional<Declaration> EventEntry(const std::string& entry) {
 
 Declaration GraphEntry(const std::string& entry) {
   if (!Graphs()) {
-    return None("the runtime lacks one of aclmdlRICaptureBegin/GetInfo/End, aclmdlRIExecuteAsync, "
-                "aclmdlRIDestroy: the core replays graphs");
+    return None(
+        "the runtime lacks one of aclmdlRICaptureBegin/GetInfo/End, aclmdlRIExecuteAsync, "
+        "aclmdlRIDestroy: the core replays graphs");
   }
   if (entry == "GraphInstantiate") {
     return Native({"aclmdlRICaptureBegin", "aclmdlRICaptureGetInfo", "aclmdlRICaptureEnd"},

@@ -572,12 +572,16 @@ bool Declare(const std::string& entry, Declaration* out) {
     *out = Native({"FreeHost"});
   else if (entry == "MallocAsync" || entry == "FreeAsync") {
     const bool is_malloc = entry == "MallocAsync";
+    const char* function = is_malloc ? "MallocAsync" : "FreeAsync";
+    const char* fallback = is_malloc ? "Malloc" : "Free";
+    const std::string note = std::string("where the runtime lacks ") + function +
+                             ", emulated: waits for the stream (StreamSynchronize), then " +
+                             fallback;
     if (Has(is_malloc ? reinterpret_cast<void*>(fn.MallocAsync)
                       : reinterpret_cast<void*>(fn.FreeAsync))) {
-      *out = Native({is_malloc ? "MallocAsync" : "FreeAsync"});
+      *out = Native({function}, note);
     } else {
-      *out = Emulated({"StreamSynchronize", is_malloc ? "Malloc" : "Free"},
-                      "the runtime lacks the stream-ordered allocator: waits for the stream");
+      *out = Emulated({"StreamSynchronize", fallback}, note);
     }
   } else if (entry == "Memcpy")
     *out = Native({"Memcpy"});
@@ -621,8 +625,10 @@ bool Declare(const std::string& entry, Declaration* out) {
       const bool with_flags = Has(fn.GraphInstantiateWithFlags);
       *out = Native({"StreamBeginCapture", "StreamEndCapture",
                      with_flags ? "GraphInstantiateWithFlags" : "GraphInstantiate", "GraphDestroy"},
-                    "nodes captured in order on a private stream; graphs with host-to-host copies "
-                    "or event waits are replayed by the core");
+                    "nodes captured in order on a private stream (relaxed mode); "
+                    "GraphInstantiate, called as the 5-argument form, where "
+                    "GraphInstantiateWithFlags is missing; graphs with host-to-host copies or "
+                    "event waits are replayed by the core");
     }
   } else if (entry == "GraphLaunch")
     *out = NativeIfPresent(Has(fn.GraphLaunch), "GraphLaunch");

@@ -304,6 +304,7 @@ TEST_F(Capture, S32_LegacyStreamUseWhileThePerThreadStreamCapturesIsImplicit) {
 }
 
 TEST_F(Capture, S32_LegacyStreamIsUsableWhileOnlyANonBlockingStreamCaptures) {
+  REQUIRE_NON_BLOCKING_STREAMS();
   infinirtStream_t stream = NewCaptureStream(infinirtStreamNonBlocking);
   unsigned char* pinned = NewPinnedMemory(kBytes, 0);
   unsigned char* device = NewDeviceMemory(kBytes);

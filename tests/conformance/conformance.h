@@ -103,6 +103,14 @@ using infinirt::testing::WaitUntil;
     else                                                                                    \
       ASSERT_EQ(infinirt_result_, infinirtSuccess) << #call << " "
 
+// Skips the test where the backend has no non-blocking streams (NotSupported).
+#define REQUIRE_NON_BLOCKING_STREAMS()                                                     \
+  do {                                                                                     \
+    infinirtStream_t infinirt_probe_ = nullptr;                                            \
+    ASSERT_OK(infinirtStreamCreateWithFlags(&infinirt_probe_, infinirtStreamNonBlocking)); \
+    infinirtStreamDestroy(infinirt_probe_);                                                \
+  } while (0)
+
 // Time given to work that must not run (to show that it does not), and the delay after which
 // a helper thread opens a gate while the test is blocked in a call that must wait for it.
 constexpr std::chrono::milliseconds kSettle{100};

@@ -42,6 +42,7 @@ TEST_F(Graph, S38_LaunchRunsAfterPriorWorkInTheStream) {
 }
 
 TEST_F(Graph, S38_LaunchWaitsForThePreviousLaunchOfTheSameExecOnAnotherStream) {
+  REQUIRE_NON_BLOCKING_STREAMS();
   infinirtStream_t first = NewStream();
   infinirtStream_t second = NewStream(infinirtStreamNonBlocking);
   infinirtStream_t capturing = NewCaptureStream();
@@ -75,6 +76,7 @@ TEST_F(Graph, S38_LaunchWaitsForThePreviousLaunchOfTheSameExecOnAnotherStream) {
 }
 
 TEST_F(Graph, S38_ExecRunsManyTimesOnAnyStreamOfItsDevice) {
+  REQUIRE_NON_BLOCKING_STREAMS();
   std::atomic<int>& runs = Keep<std::atomic<int>>(0);
   infinirtGraphExec_t exec = CounterExec(&runs);
   const infinirtStream_t streams[] = {NewStream(), NewStream(infinirtStreamNonBlocking),
@@ -286,6 +288,7 @@ void JoinNode(void* data) {
 }
 
 TEST_F(Graph, ForkJoin_ThreeStreamCaptureLaunched100TimesRunsEveryNodeOnceInOrder) {
+  REQUIRE_NON_BLOCKING_STREAMS();
   constexpr int kLaunches = 100;
   static_assert(kLaunches * kNodes <= 1024, "the order log holds 1024 entries");
   infinirtStream_t origin = NewCaptureStream();
@@ -455,7 +458,7 @@ TEST_F(Graph, Misuse_InstantiateFlags) {
     EXPECT_EQ(infinirtGraphInstantiateWithFlags(&exec, graph, flags), infinirtSuccess) << flags;
     Own(exec);
     if (exec != nullptr) {
-      EXPECT_EQ(infinirtGraphLaunch(exec, stream), infinirtSuccess);
+      ASSERT_OK(infinirtGraphLaunch(exec, stream));  // NotSupported without host functions
     }
   }
   ASSERT_OK(infinirtStreamSynchronize(stream));

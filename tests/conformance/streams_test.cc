@@ -136,6 +136,7 @@ TEST_F(Conformance, S02_BlockingStreamsWaitForPriorLegacyWork) {
 // S3: non-blocking streams never synchronise implicitly with the legacy stream.
 
 TEST_F(Conformance, S03_NonBlockingStreamDoesNotDelayLegacyStream) {
+  REQUIRE_NON_BLOCKING_STREAMS();
   infinirtStream_t non_blocking = NewStream(infinirtStreamNonBlocking);
   unsigned char* device = NewDeviceMemory(kBytes);
   ASSERT_NE(device, nullptr);
@@ -156,6 +157,7 @@ TEST_F(Conformance, S03_NonBlockingStreamDoesNotDelayLegacyStream) {
 }
 
 TEST_F(Conformance, S03_LegacyStreamDoesNotDelayNonBlockingStream) {
+  REQUIRE_NON_BLOCKING_STREAMS();
   infinirtStream_t non_blocking = NewStream(infinirtStreamNonBlocking);
   infinirtStream_t blocking = NewStream();
   unsigned char* device = NewDeviceMemory(kBytes);
@@ -285,6 +287,7 @@ TEST_F(Conformance, S05_LegacyQueryAndSynchronizeCoverBlockingStreams) {
 }
 
 TEST_F(Conformance, S05_LegacyQueryAndSynchronizeIgnoreNonBlockingStreams) {
+  REQUIRE_NON_BLOCKING_STREAMS();
   infinirtStream_t non_blocking = NewStream(infinirtStreamNonBlocking);
   Gate& gate = NewGate();
 
@@ -317,6 +320,7 @@ TEST_F(Conformance, S06_StreamQueryReportsPendingWork) {
 }
 
 TEST_F(Conformance, S06_DeviceSynchronizeWaitsForNonBlockingStreams) {
+  REQUIRE_NON_BLOCKING_STREAMS();
   infinirtStream_t non_blocking = NewStream(infinirtStreamNonBlocking);
   infinirtStream_t blocking = NewStream();
   infinirtEvent_t done = NewEvent();

@@ -17,6 +17,11 @@ for path in "$libdir/libinfinirt.so" "$libdir/infinirt/libinfinirt_cpu.so" \
             "$libdir/cmake/InfiniRT/InfiniRTConfig.cmake" "$libdir/pkgconfig/infinirt.pc"; do
   [ -e "$prefix/$path" ] || { echo "missing from the install: $path"; exit 1; }
 done
+# Every vendor plugin is built and installed by default, SDK or not.
+for vendor in nvidia iluvatar hygon moore metax ascend cambricon; do
+  path="$libdir/infinirt/libinfinirt_$vendor.so"
+  [ -e "$prefix/$path" ] || { echo "missing from the install: $path"; exit 1; }
+done
 
 # Nothing may lead the runtime back to the build tree.
 unset INFINIRT_PLUGIN_PATH INFINIRT_CONFIG INFINIRT_BACKENDS INFINIRT_VISIBLE_DEVICES
@@ -25,6 +30,8 @@ echo "== infinirt-info from the install"
 "$prefix/bin/infinirt-info" | tee "$scratch/info.txt"
 grep -q "$prefix/$libdir/infinirt/libinfinirt_cpu.so" "$scratch/info.txt" ||
   { echo "infinirt-info did not load the installed CPU plugin"; exit 1; }
+grep -q "$prefix/$libdir/infinirt/libinfinirt_ascend.so" "$scratch/info.txt" ||
+  { echo "infinirt-info did not consider the installed Ascend plugin"; exit 1; }
 
 echo "== consumer built with find_package(InfiniRT)"
 "$cmake" -S "$consumer_src" -B "$scratch/cmake-consumer" -DCMAKE_PREFIX_PATH="$prefix" \

@@ -142,7 +142,7 @@ std::map<std::string, Exercise> Exercises() {
   };
   x["StreamCreate"] = [] {
     infinirtStream_t stream = nullptr;
-    const infinirtError_t e = infinirtStreamCreateWithFlags(&stream, infinirtStreamNonBlocking);
+    const infinirtError_t e = infinirtStreamCreateWithFlags(&stream, infinirtStreamDefault);
     infinirtStreamDestroy(stream);
     return e;
   };

@@ -1,0 +1,847 @@
+// The Cambricon plugin: InfiniRT's plugin entries translated to CNRT (libcnrt.so, opened with
+// dlopen; cnrt_api.h). Streams are CNRT queues, events are notifiers, graphs are TaskTopos
+// made by queue capture. What CNRT lacks is emulated or answered NotSupported, as GetSupport
+// declares (cambricon_support.cc).
+//
+// Translation rules (vendor-runtimes.md §0 and §4):
+//   - CNRT's current device is per host thread: every entry binds its device first.
+//   - Copy directions are CNRT's (host-to-device is 0), never CUDA's.
+//   - The asynchronous copy takes the queue BEFORE the direction; a queue wait takes the
+//     notifier first; the elapsed time comes out through the last argument.
+//   - "Not ready" is cnrtErrorBusy (documented) or cnrtErrorNotReady (accepted as well).
+//   - The legacy stream is CNRT's NULL queue; per-thread streams are plugin-made queues.
+//   - Host functions run through a trampoline that marks the thread, so that the blocking
+//     entries refuse (NotPermitted) instead of calling CNRT from a host function, which CNRT
+//     forbids and which would wait for the very queue that runs the function.
+#include <climits>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "cambricon_internal.h"
+#include "capture_instantiate.h"
+#include "cnrt_api.h"
+#include "infinirt_plugin.h"
+#include "plugin_support.h"
+#include "vendor_library.h"
+
+namespace infinirt::cambricon {
+
+State* g_state = nullptr;
+
+namespace {
+
+using plugin::Guarded;
+
+void Log(infinirtLogLevel_t level, const std::string& message) { S().log(level, message); }
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+// CNRT's codes (cnrt.h) and InfiniRT's errors for them.
+struct ErrorPair {
+  int cnrt;
+  infinirtError_t infinirt;
+};
+constexpr ErrorPair kErrors[] = {
+    {cnrt::kSuccess, infinirtSuccess},
+    {cnrt::kErrorNotReady, infinirtErrorNotReady},
+    {cnrt::kErrorBusy, infinirtErrorNotReady},  // what queue and notifier queries answer
+    {cnrt::kErrorInit, infinirtErrorInitializationError},
+    {cnrt::kErrorNoDevice, infinirtErrorNoDevice},
+    {cnrt::kErrorDeviceInvalid, infinirtErrorInvalidDevice},
+    {cnrt::kErrorArgsInvalid, infinirtErrorInvalidValue},
+    {cnrt::kErrorNoAttribute, infinirtErrorInvalidValue},
+    {cnrt::kErrorSys, infinirtErrorOperatingSystem},
+    {cnrt::kErrorSysNoMem, infinirtErrorMemoryAllocation},
+    {cnrt::kErrorNoMem, infinirtErrorMemoryAllocation},
+    {cnrt::kErrorInvalidResourceHandle, infinirtErrorInvalidResourceHandle},
+    {cnrt::kErrorDevice, infinirtErrorInvalidResourceHandle},  // a handle of another device
+    {cnrt::kErrorIllegalState, infinirtErrorIllegalState},
+    {cnrt::kErrorNotSupport, infinirtErrorNotSupported},
+    {cnrt::kErrorOpsNotPermitted, infinirtErrorNotPermitted},
+    {cnrt::kErrorAssert, infinirtErrorAssert},
+    {cnrt::kErrorQueueCaptureUnsupported, infinirtErrorStreamCaptureUnsupported},
+    {cnrt::kErrorQueueCaptureInvalidated, infinirtErrorStreamCaptureInvalidated},
+    {cnrt::kErrorQueueCaptureWrongThread, infinirtErrorStreamCaptureWrongThread},
+    {cnrt::kErrorQueueCaptureMerged, infinirtErrorStreamCaptureMerge},
+    {cnrt::kErrorQueueCaptureUnjoined, infinirtErrorStreamCaptureUnjoined},
+    {cnrt::kErrorQueueCaptureIsolation, infinirtErrorStreamCaptureIsolation},
+    {cnrt::kErrorQueueCaptureUnmatched, infinirtErrorStreamCaptureUnmatched},
+    {cnrt::kErrorSetOnActiveProcess, infinirtErrorSetOnActiveProcess},
+    {cnrt::kErrorMemcpyDirectionInvalid, infinirtErrorInvalidMemcpyDirection},
+    {cnrt::kErrorNoCnrtContext, infinirtErrorDeviceUninitialized},
+    {cnrt::kErrorCndrvFuncNotFound, infinirtErrorInsufficientDriver},  // an older driver
+    {cnrt::kErrorInvalidSymbol, infinirtErrorInvalidSymbol},
+};
+
+// The InfiniRT error for a CNRT status; Unknown for the others (cnrtErrorQueue,
+// cnrtErrorCndrvFuncCall, cnrtErrorUnknown, ...).
+infinirtError_t TranslateStatus(int status) {
+  for (const ErrorPair& pair : kErrors) {
+    if (pair.cnrt == status) return pair.infinirt;
+  }
+  return infinirtErrorUnknown;
+}
+
+// "632013 (cnrtErrorMemcpyDirectionInvalid)", for messages.
+std::string ErrorText(int status) {
+  const char* name = S().fn.GetErrorName ? S().fn.GetErrorName(status) : nullptr;
+  return std::to_string(status) + (name ? std::string(" (") + name + ")" : std::string());
+}
+
+// Translates and, for anything but success and "not ready", logs which CNRT call failed.
+infinirtError_t Check(const char* function, int status) {
+  const infinirtError_t error = TranslateStatus(status);
+  if (error != infinirtSuccess && error != infinirtErrorNotReady) {
+    Log(INFINIRT_LOG_DEBUG, std::string(function) + " returned " + ErrorText(status));
+  }
+  return error;
+}
+
+#define CNRT_CALL(name, ...) Check("cnrt" #name, S().fn.name(__VA_ARGS__))
+
+// Selects the device for the calling thread (CNRT keeps it per host thread).
+infinirtError_t Bind(int device) {
+  const int status = S().binding.Bind(device, [](int d) { return S().fn.SetDevice(d); });
+  return Check("cnrtSetDevice", status);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host functions
+
+// Nonzero while the calling thread runs a host function launched through this plugin.
+thread_local int t_host_function_depth = 0;
+
+bool InHostFunction() { return t_host_function_depth > 0; }
+
+infinirtError_t RefuseInHostFunction(const char* entry) {
+  Log(INFINIRT_LOG_DEBUG, std::string(entry) + " called from a host function: not permitted");
+  return infinirtErrorNotPermitted;
+}
+
+// What cnrtInvokeHostFunc runs: the caller's function, with the thread marked.
+struct HostCall {
+  infinirtHostFn_t fn;
+  void* user_data;
+};
+
+void RunHostCall(void* data) {
+  std::unique_ptr<HostCall> call(static_cast<HostCall*>(data));
+  ++t_host_function_depth;
+  call->fn(call->user_data);
+  --t_host_function_depth;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queues, directions, flags
+
+// CNRT has no per-thread default queue handle that every version knows (cnrtQueuePerThread is
+// 6.14.1's): each host thread gets a queue of its own per device instead, which is what the
+// per-thread default stream is (plugin_support.h).
+void* CreatePerThreadQueue(int device) {
+  void* queue = nullptr;
+  if (g_state == nullptr || Bind(device) != infinirtSuccess) return nullptr;
+  return S().fn.QueueCreate(&queue) == cnrt::kSuccess ? queue : nullptr;
+}
+
+void DestroyPerThreadQueue(int device, void* queue) {
+  if (g_state != nullptr && Bind(device) == infinirtSuccess) S().fn.QueueDestroy(queue);
+}
+
+plugin::PerThreadStreams g_per_thread_queues(CreatePerThreadQueue, DestroyPerThreadQueue);
+
+// The CNRT queue for an InfiniRT stream: the legacy stream is the NULL queue (the legacy
+// queue since CNDrv 3), the per-thread stream this thread's own queue.
+infinirtError_t VendorQueue(int device, infinirtPluginStream_t stream, void** queue) {
+  *queue = stream;
+  if (stream == INFINIRT_PLUGIN_STREAM_LEGACY) *queue = nullptr;
+  if (stream != INFINIRT_PLUGIN_STREAM_PER_THREAD) return infinirtSuccess;
+  *queue = g_per_thread_queues.Get(device);
+  if (*queue != nullptr) return infinirtSuccess;
+  Log(INFINIRT_LOG_DEBUG, "cnrtQueueCreate failed for the per-thread stream");
+  return infinirtErrorUnknown;
+}
+
+// Binds the device and finds the queue: the start of every entry that takes a stream.
+infinirtError_t BindQueue(int device, infinirtPluginStream_t stream, void** queue) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return VendorQueue(device, stream, queue);
+}
+
+int VendorDirection(enum infinirtMemcpyKind kind) {
+  switch (kind) {
+    case infinirtMemcpyHostToHost:
+      return cnrt::kMemcpyHostToHost;
+    case infinirtMemcpyHostToDevice:
+      return cnrt::kMemcpyHostToDev;
+    case infinirtMemcpyDeviceToHost:
+      return cnrt::kMemcpyDevToHost;
+    case infinirtMemcpyDeviceToDevice:
+      return cnrt::kMemcpyDevToDev;
+    default:  // the core resolves infinirtMemcpyDefault; CNRT's own inference otherwise
+      return cnrt::kMemcpyNoDirection;
+  }
+}
+
+// CNRT has no blocking-sync notifier (host waits spin or block device-wide, as
+// cnrtSetDeviceFlag says), so infinirtEventBlockingSync changes nothing but how the host waits.
+unsigned int VendorNotifierFlags(unsigned int flags) {
+  unsigned int vendor = cnrt::kNotifierDefault;
+  if (flags & infinirtEventDisableTiming) vendor |= cnrt::kNotifierDisableTimingSw;
+  // CNRT requires DISABLE_TIMING_ALL with INTERPROCESS (InfiniRT requires DisableTiming).
+  if (flags & infinirtEventInterprocess) {
+    vendor |= cnrt::kNotifierInterprocess | cnrt::kNotifierDisableTimingAll;
+  }
+  return vendor;
+}
+
+// CUDA-style version number from CNRT's three parts: 6.14.1 -> 6140.
+int VersionNumber(int major, int minor) { return major * 1000 + minor * 10; }
+
+// ---------------------------------------------------------------------------------------------
+// Loading the runtime
+
+template <class Pointer>
+bool Resolve(const char* name, Pointer* pointer) {
+  *pointer = reinterpret_cast<Pointer>(S().library.Symbol((std::string("cnrt") + name).c_str()));
+  return *pointer != nullptr;
+}
+
+// Picks the asynchronous copy and the device-properties variant; false when no copy exists.
+bool ChooseVariants(std::string* missing) {
+  Functions& fn = S().fn;
+  const std::pair<const char*, decltype(fn.memcpy_async)> copies[] = {
+      {"cnrtMemcpyAsync_V3", fn.MemcpyAsync_V3},
+      {"cnrtMemcpyAsync_V2", fn.MemcpyAsync_V2},
+      {"cnrtMemcpyAsync", fn.MemcpyAsync}};
+  for (const auto& [symbol, function] : copies) {
+    if (fn.memcpy_async == nullptr && function != nullptr) {
+      fn.memcpy_async = function;
+      S().memcpy_async_symbol = symbol;
+    }
+  }
+  const std::pair<const char*, decltype(fn.get_device_properties)> properties[] = {
+      {"cnrtGetDeviceProperties_V3", fn.GetDeviceProperties_V3},
+      {"cnrtGetDeviceProperties_V2", fn.GetDeviceProperties_V2},
+      {"cnrtGetDeviceProperties", fn.GetDeviceProperties}};
+  for (const auto& [symbol, function] : properties) {
+    if (fn.get_device_properties == nullptr && function != nullptr) {
+      fn.get_device_properties = function;
+      S().properties_symbol = symbol;
+    }
+  }
+  if (fn.memcpy_async != nullptr) return true;
+  *missing += std::string(missing->empty() ? "" : ", ") +
+              "cnrtMemcpyAsync_V3, cnrtMemcpyAsync_V2 or cnrtMemcpyAsync";
+  return false;
+}
+
+// Resolves every function; false (with the reason) when a required one is missing.
+bool ResolveFunctions() {
+  Functions& fn = S().fn;
+  std::string missing;
+  constexpr bool kRequired = true;
+  constexpr bool kOptional = false;
+#define CNRT_RESOLVE_(requirement, name, params) \
+  if (!Resolve(#name, &fn.name) && requirement)  \
+    missing += std::string(missing.empty() ? "" : ", ") + "cnrt" #name;
+  CNRT_FUNCTIONS(CNRT_RESOLVE_)
+#undef CNRT_RESOLVE_
+  Resolve("GetErrorName", &fn.GetErrorName);
+  const bool copies = ChooseVariants(&missing);
+  if (missing.empty() && copies) return true;
+  S().reason = S().library.path() + " lacks " + missing;
+  return false;
+}
+
+// cnrtGetLibVersion returns cnrtRet_t in CNRT 6 and nothing in CNRT 4: only the numbers count.
+void ReadVersion() {
+  if (S().fn.GetLibVersion == nullptr) return;
+  int major = 0, minor = 0, patch = 0;
+  S().fn.GetLibVersion(&major, &minor, &patch);
+  if (major > 0) S().runtime_version = VersionNumber(major, minor);
+}
+
+void CountDevices() {
+  State& s = S();
+  unsigned int count = 0;
+  const int status = s.fn.GetDeviceCount(&count);
+  if (TranslateStatus(status) == infinirtErrorNoDevice) {  // a working runtime, no device
+    s.usable = true;
+    s.reason =
+        s.library.path() + " reports no devices (cnrtGetDeviceCount: " + ErrorText(status) + ")";
+    return;
+  }
+  if (status != cnrt::kSuccess) {  // the runtime is there but failed to initialise
+    s.reason = "cnrtGetDeviceCount returned " + ErrorText(status);
+    return;
+  }
+  s.usable = true;
+  s.device_count = count > static_cast<unsigned int>(INT_MAX) ? INT_MAX : static_cast<int>(count);
+  if (count == 0) s.reason = s.library.path() + " reports no devices";
+}
+
+void LoadRuntime(const char* config_json) {
+  State& s = S();
+  const plugin::CandidateList candidates = plugin::VendorCandidates(kVendorKey, config_json);
+  if (!s.library.Open(candidates)) {
+    s.reason = "vendor runtime not found: " +
+               (s.library.attempts().empty() ? s.library.tried() : s.library.attempts());
+    return;
+  }
+  Log(INFINIRT_LOG_DEBUG, "opened " + s.library.path());
+  if (!ResolveFunctions()) return;
+  ReadVersion();
+  CountDevices();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries: lifecycle and devices
+
+infinirtError_t Initialize(const infinirtPluginHost* host) {
+  if (g_state != nullptr) return infinirtSuccess;
+  auto state = std::make_unique<State>();
+  state->log.Attach(host);
+  state->binding.Invalidate();
+  g_per_thread_queues.NewEpoch();
+  g_state = state.release();
+  return Guarded(S().log, [&] {
+    LoadRuntime(host ? host->config_json : nullptr);
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t Finalize() {
+  g_per_thread_queues.Retire();
+  delete g_state;  // the runtime library stays loaded (vendor_library.h)
+  g_state = nullptr;
+  return infinirtSuccess;
+}
+
+infinirtError_t GetInfo(infinirtPluginInfo* info) {
+  const State& s = S();
+  info->runtime_version = s.runtime_version;
+  plugin::CopyText(info->runtime_library, sizeof(info->runtime_library),
+                   s.library.is_open() ? s.library.path() : s.library.tried());
+  info->runtime_missing = s.library.is_open() ? 0 : 1;
+  info->runtime_failed = s.library.is_open() && !s.usable ? 1 : 0;
+  plugin::CopyText(info->reason, sizeof(info->reason), s.reason);
+  return infinirtSuccess;
+}
+
+infinirtError_t GetDeviceCount(int* count) {
+  *count = S().device_count;
+  return infinirtSuccess;
+}
+
+// CUDA device attributes that CNRT answers under its own number.
+struct AttributePair {
+  enum infinirtDeviceAttr infinirt;
+  int cnrt;
+};
+constexpr AttributePair kAttributes[] = {
+    {infinirtDevAttrComputeCapabilityMajor, cnrt::kAttrComputeCapabilityMajor},
+    {infinirtDevAttrComputeCapabilityMinor, cnrt::kAttrComputeCapabilityMinor},
+    {infinirtDevAttrClockRate, cnrt::kAttrIpuClockRate},  // kHz, as CUDA's
+    {infinirtDevAttrMemoryClockRate, cnrt::kAttrMemClockRate},
+    {infinirtDevAttrEccEnabled, cnrt::kAttrEccEnable},
+    {infinirtDevAttrGlobalMemoryBusWidth, cnrt::kAttrGmemBusWidth},
+    {infinirtDevAttrL2CacheSize, cnrt::kAttrMaxL2CacheSize},
+    {infinirtDevAttrPciBusId, cnrt::kAttrPciBusID},
+    {infinirtDevAttrPciDeviceId, cnrt::kAttrPciDeviceID},
+    {infinirtDevAttrPciDomainId, cnrt::kAttrPciDomainID},
+    {infinirtDevAttrStreamPrioritiesSupported, cnrt::kAttrSupportQueuePriorities},
+};
+
+int CnrtAttribute(int device, int attr, int* value) {
+  return S().fn.DeviceGetAttribute(value, attr, device);
+}
+
+// A CUDA attribute from CNRT's: mapped one to one, derived (the multiprocessors are the MLU
+// cores: clusters times cores per cluster), or NotSupported.
+infinirtError_t VendorAttribute(int device, int* value, enum infinirtDeviceAttr attr) {
+  if (attr == infinirtDevAttrMemoryPoolsSupported) {  // the stream-ordered allocator's presence
+    *value = S().fn.MemAllocAsync && S().fn.MemFreeAsync ? 1 : 0;
+    return infinirtSuccess;
+  }
+  if (S().fn.DeviceGetAttribute == nullptr) return infinirtErrorNotSupported;
+  if (attr == infinirtDevAttrMultiProcessorCount) {
+    int clusters = 0, cores = 0;
+    if (auto e = Check("cnrtDeviceGetAttribute",
+                       CnrtAttribute(device, cnrt::kAttrClusterCount, &clusters))) {
+      return e;
+    }
+    if (auto e = Check("cnrtDeviceGetAttribute",
+                       CnrtAttribute(device, cnrt::kAttrMcorePerCluster, &cores))) {
+      return e;
+    }
+    *value = clusters * cores;
+    return infinirtSuccess;
+  }
+  if (attr == infinirtDevAttrComputeMode) {
+    int mode = 0;
+    if (auto e =
+            Check("cnrtDeviceGetAttribute", CnrtAttribute(device, cnrt::kAttrComputeMode, &mode))) {
+      return e;
+    }
+    constexpr int kCudaComputeModeExclusiveProcess = 3;
+    *value = mode == cnrt::kComputeModeExclusiveProcess ? kCudaComputeModeExclusiveProcess : 0;
+    return infinirtSuccess;
+  }
+  for (const AttributePair& pair : kAttributes) {
+    if (pair.infinirt == attr) {
+      return Check("cnrtDeviceGetAttribute", CnrtAttribute(device, pair.cnrt, value));
+    }
+  }
+  return infinirtErrorNotSupported;
+}
+
+infinirtError_t DeviceGetAttribute(int device, int* value, enum infinirtDeviceAttr attr) {
+  if (S().fn.DeviceGetAttribute == nullptr && attr != infinirtDevAttrMemoryPoolsSupported) {
+    return infinirtErrorNotSupported;
+  }
+  return Guarded(S().log, [&] { return VendorAttribute(device, value, attr); });
+}
+
+void FillName(int device, struct infinirtDeviceProp* prop) {
+  alignas(64) static thread_local char buffer[16384];  // larger than any cnrtDeviceProp_t
+  if (S().fn.get_device_properties != nullptr &&
+      Check(S().properties_symbol, S().fn.get_device_properties(buffer, device)) ==
+          infinirtSuccess) {
+    plugin::CopyText(prop->name, sizeof(prop->name), std::string(buffer, strnlen(buffer, 255)));
+    return;
+  }
+  plugin::CopyText(prop->name, sizeof(prop->name), "Cambricon MLU " + std::to_string(device));
+}
+
+infinirtError_t GetDeviceProperties(int device, struct infinirtDeviceProp* prop) {
+  return Guarded(S().log, [&]() -> infinirtError_t {
+    FillName(device, prop);
+    auto attribute = [&](enum infinirtDeviceAttr attr, int* field) {
+      VendorAttribute(device, field, attr);  // unanswered attributes stay 0
+    };
+    attribute(infinirtDevAttrComputeCapabilityMajor, &prop->major);
+    attribute(infinirtDevAttrComputeCapabilityMinor, &prop->minor);
+    attribute(infinirtDevAttrMultiProcessorCount, &prop->multiProcessorCount);
+    attribute(infinirtDevAttrEccEnabled, &prop->ECCEnabled);
+    attribute(infinirtDevAttrPciBusId, &prop->pciBusID);
+    attribute(infinirtDevAttrPciDeviceId, &prop->pciDeviceID);
+    attribute(infinirtDevAttrPciDomainId, &prop->pciDomainID);
+    attribute(infinirtDevAttrGlobalMemoryBusWidth, &prop->memoryBusWidth);
+    attribute(infinirtDevAttrL2CacheSize, &prop->l2CacheSize);
+    attribute(infinirtDevAttrStreamPrioritiesSupported, &prop->streamPrioritiesSupported);
+    attribute(infinirtDevAttrMemoryPoolsSupported, &prop->memoryPoolsSupported);
+    size_t free_bytes = 0;
+    if (S().fn.MemGetInfo != nullptr && Bind(device) == infinirtSuccess) {
+      CNRT_CALL(MemGetInfo, &free_bytes, &prop->totalGlobalMem);
+    }
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t DriverGetVersion(int device, int* version) {
+  if (S().fn.DriverGetVersion == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  int major = 0, minor = 0, patch = 0;
+  if (const infinirtError_t e = CNRT_CALL(DriverGetVersion, &major, &minor, &patch)) return e;
+  *version = VersionNumber(major, minor);
+  return infinirtSuccess;
+}
+
+infinirtError_t DeviceSynchronize(int device) {
+  if (InHostFunction()) return RefuseInHostFunction("DeviceSynchronize");
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CNRT_CALL(SyncDevice);
+}
+
+infinirtError_t DeviceReset(int device) {
+  if (S().fn.DeviceReset == nullptr) return infinirtErrorNotSupported;
+  if (InHostFunction()) return RefuseInHostFunction("DeviceReset");
+  if (const infinirtError_t e = Bind(device)) return e;
+  const infinirtError_t error = CNRT_CALL(DeviceReset);
+  // The reset destroyed the device's queues, the per-thread ones too: every thread makes new
+  // ones (the other devices' per-thread queues are forgotten, not destroyed), and selects its
+  // device again.
+  g_per_thread_queues.NewEpoch();
+  S().binding.Invalidate();
+  return error;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries: memory
+
+infinirtError_t MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes) {
+  if (S().fn.MemGetInfo == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CNRT_CALL(MemGetInfo, free_bytes, total_bytes);
+}
+
+infinirtError_t Malloc(int device, void** ptr, size_t size) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CNRT_CALL(Malloc, ptr, size);
+}
+
+// Waits for the device first: CUDA's Free does (S22), and CNRT does not document that cnrtFree
+// waits for the work that may still use the memory.
+infinirtError_t Free(int device, void* ptr) {
+  if (InHostFunction()) return RefuseInHostFunction("Free");
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (const infinirtError_t e = CNRT_CALL(SyncDevice)) return e;
+  return CNRT_CALL(Free, ptr);
+}
+
+// cnrtHostMalloc takes no flags: portable, mapped and write-combined memory are not offered.
+infinirtError_t HostAlloc(int device, void** ptr, size_t size, unsigned int flags) {
+  if (flags != infinirtHostAllocDefault) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CNRT_CALL(HostMalloc, ptr, size);
+}
+
+infinirtError_t FreeHost(int device, void* ptr) {
+  if (InHostFunction()) return RefuseInHostFunction("FreeHost");
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (const infinirtError_t e = CNRT_CALL(SyncDevice)) return e;
+  return CNRT_CALL(FreeHost, ptr);
+}
+
+// Without CNRT's queue-ordered allocator (as in CNRT 6.0.2) the plugin keeps the order by waiting
+// for the queue: correct, not asynchronous.
+infinirtError_t MallocAsync(int device, void** ptr, size_t size, infinirtPluginStream_t stream) {
+  void* queue = nullptr;
+  if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
+  if (S().fn.MemAllocAsync != nullptr) return CNRT_CALL(MemAllocAsync, ptr, size, queue);
+  if (InHostFunction()) return RefuseInHostFunction("MallocAsync");
+  if (const infinirtError_t e = CNRT_CALL(QueueSync, queue)) return e;
+  return CNRT_CALL(Malloc, ptr, size);
+}
+
+infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t stream) {
+  void* queue = nullptr;
+  if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
+  if (S().fn.MemFreeAsync != nullptr) return CNRT_CALL(MemFreeAsync, ptr, queue);
+  if (InHostFunction()) return RefuseInHostFunction("FreeAsync");
+  if (const infinirtError_t e = CNRT_CALL(QueueSync, queue)) return e;
+  return CNRT_CALL(Free, ptr);
+}
+
+infinirtError_t Memcpy(int device, void* dst, const void* src, size_t count,
+                       enum infinirtMemcpyKind kind) {
+  if (InHostFunction()) return RefuseInHostFunction("Memcpy");
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CNRT_CALL(Memcpy, dst, const_cast<void*>(src), count, VendorDirection(kind));
+}
+
+// CNRT's asynchronous copy has no host-to-host direction (6.14.1): the plugin waits for the
+// queue and copies synchronously, which also makes the copy complete on return as the ABI
+// requires. The others go to the copy with the queue before the direction.
+infinirtError_t MemcpyAsync(int device, void* dst, const void* src, size_t count,
+                            enum infinirtMemcpyKind kind, infinirtPluginStream_t stream) {
+  if (kind == infinirtMemcpyHostToHost && InHostFunction()) {
+    return RefuseInHostFunction("host-to-host MemcpyAsync");  // before anything is enqueued
+  }
+  void* queue = nullptr;
+  if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
+  void* source = const_cast<void*>(src);  // CNRT's prototypes take a non-const source
+  if (kind == infinirtMemcpyHostToHost) {
+    if (const infinirtError_t e = CNRT_CALL(QueueSync, queue)) return e;
+    return CNRT_CALL(Memcpy, dst, source, count, cnrt::kMemcpyHostToHost);
+  }
+  return Check(S().memcpy_async_symbol,
+               S().fn.memcpy_async(dst, source, count, queue, VendorDirection(kind)));
+}
+
+// The memory type CNRT reports for a pointer (cnrtMemType_t), or -1 when it cannot tell.
+int MemTypeOf(const void* ptr) {
+  if (S().fn.PointerGetAttributes == nullptr) return -1;
+  alignas(64) unsigned char attributes[256] = {};  // larger than cnrtPointerAttributes_t
+  if (S().fn.PointerGetAttributes(attributes, ptr) != cnrt::kSuccess) return -1;
+  int type = cnrt::kMemTypeUnregistered;  // the first field
+  std::memcpy(&type, attributes, sizeof(type));
+  return type;
+}
+
+// InfiniRT lets memsets reach page-locked host memory, as CUDA does, and the core hands the
+// plugin only that or this backend's device memory; CNRT's memset takes device addresses. So
+// memory that CNRT's memset refuses and that CNRT does not call device memory is host memory,
+// which the plugin sets on the host.
+bool IsHostMemsetRefusal(int status, const void* ptr) {
+  if (status != cnrt::kErrorArgsInvalid) return false;
+  const int type = MemTypeOf(ptr);
+  return type == cnrt::kMemTypeHost || type == cnrt::kMemTypeUnregistered;
+}
+
+struct HostMemset {
+  void* ptr;
+  int value;
+  size_t count;
+};
+
+void RunHostMemset(void* data) {
+  std::unique_ptr<HostMemset> set(static_cast<HostMemset*>(data));
+  std::memset(set->ptr, set->value, set->count);
+}
+
+// Sets host memory in queue order, from a host function.
+infinirtError_t HostMemsetAsync(void* queue, void* ptr, int value, size_t count) {
+  if (S().fn.InvokeHostFunc == nullptr) return infinirtErrorNotSupported;
+  auto set = std::make_unique<HostMemset>(HostMemset{ptr, value, count});
+  const infinirtError_t error = CNRT_CALL(InvokeHostFunc, queue, RunHostMemset, set.get());
+  if (error == infinirtSuccess) set.release();  // RunHostMemset owns it now
+  return error;
+}
+
+infinirtError_t Memset(int device, void* ptr, int value, size_t count) {
+  if (InHostFunction()) return RefuseInHostFunction("Memset");
+  if (const infinirtError_t e = Bind(device)) return e;
+  const int status = S().fn.Memset(ptr, value, count);
+  if (!IsHostMemsetRefusal(status, ptr)) return Check("cnrtMemset", status);
+  // Host memory: set after the device's work, which a synchronous memset is ordered after.
+  if (const infinirtError_t e = CNRT_CALL(SyncDevice)) return e;
+  std::memset(ptr, value, count);
+  return infinirtSuccess;
+}
+
+infinirtError_t MemsetAsync(int device, void* ptr, int value, size_t count,
+                            infinirtPluginStream_t stream) {
+  return Guarded(S().log, [&] {
+    void* queue = nullptr;
+    if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
+    const int status = S().fn.MemsetAsync(ptr, value, count, queue);
+    if (!IsHostMemsetRefusal(status, ptr)) return Check("cnrtMemsetAsync", status);
+    return HostMemsetAsync(queue, ptr, value, count);
+  });
+}
+
+// The memory-pool entries act on the device's default pool, whose attributes CNRT numbers as
+// CUDA does (cnrtMemPoolAttr_t 1..8, same value types).
+template <class Body>
+infinirtError_t WithDefaultPool(int device, Body&& body) {
+  if (!HasMemPools(S().fn)) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  void* pool = nullptr;
+  if (const infinirtError_t e = CNRT_CALL(DeviceGetDefaultMemPool, &pool, device)) return e;
+  return body(pool);
+}
+
+infinirtError_t MemPoolGetAttribute(int device, enum infinirtMemPoolAttr attr, void* value) {
+  return WithDefaultPool(device, [&](void* pool) {
+    return CNRT_CALL(MemPoolGetAttribute, pool, static_cast<int>(attr), value);
+  });
+}
+
+infinirtError_t MemPoolSetAttribute(int device, enum infinirtMemPoolAttr attr, void* value) {
+  return WithDefaultPool(device, [&](void* pool) {
+    return CNRT_CALL(MemPoolSetAttribute, pool, static_cast<int>(attr), value);
+  });
+}
+
+infinirtError_t MemPoolTrimTo(int device, size_t min_bytes_to_keep) {
+  return WithDefaultPool(
+      device, [&](void* pool) { return CNRT_CALL(MemPoolTrimTo, pool, min_bytes_to_keep); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries: streams and events
+
+// CNRT queues take no flags (cnrtQueueCreateWithPriority's are reserved) and, where the NULL
+// queue is the legacy queue, synchronise with it: a non-blocking queue cannot be had.
+infinirtError_t StreamCreate(int device, infinirtPluginStream_t* stream, unsigned int flags) {
+  if (flags & infinirtStreamNonBlocking) {
+    Log(INFINIRT_LOG_DEBUG, "CNRT has no non-blocking queue");
+    return infinirtErrorNotSupported;
+  }
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CNRT_CALL(QueueCreate, stream);
+}
+
+infinirtError_t StreamDestroy(int device, infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CNRT_CALL(QueueDestroy, stream);
+}
+
+infinirtError_t StreamSynchronize(int device, infinirtPluginStream_t stream) {
+  if (InHostFunction()) return RefuseInHostFunction("StreamSynchronize");
+  void* queue = nullptr;
+  if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
+  return CNRT_CALL(QueueSync, queue);
+}
+
+infinirtError_t StreamQuery(int device, infinirtPluginStream_t stream) {
+  void* queue = nullptr;
+  if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
+  return CNRT_CALL(QueueQuery, queue);  // busy -> NotReady (TranslateStatus)
+}
+
+infinirtError_t StreamWaitEvent(int device, infinirtPluginStream_t stream,
+                                infinirtPluginEvent_t event, unsigned int) {
+  void* queue = nullptr;
+  if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
+  return CNRT_CALL(QueueWaitNotifier, event, queue, 0u);  // notifier first; flag 0
+}
+
+infinirtError_t LaunchHostFunc(int device, infinirtPluginStream_t stream, infinirtHostFn_t fn,
+                               void* user_data) {
+  if (S().fn.InvokeHostFunc == nullptr) return infinirtErrorNotSupported;
+  return Guarded(S().log, [&] {
+    void* queue = nullptr;
+    if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
+    auto call = std::make_unique<HostCall>(HostCall{fn, user_data});
+    const infinirtError_t error = CNRT_CALL(InvokeHostFunc, queue, RunHostCall, call.get());
+    if (error == infinirtSuccess) call.release();  // RunHostCall owns it now
+    return error;
+  });
+}
+
+infinirtError_t EventCreate(int device, infinirtPluginEvent_t* event, unsigned int flags) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  const unsigned int vendor_flags = VendorNotifierFlags(flags);
+  if (S().fn.NotifierCreateWithFlags != nullptr) {
+    return CNRT_CALL(NotifierCreateWithFlags, event, vendor_flags);
+  }
+  if (vendor_flags != cnrt::kNotifierDefault) return infinirtErrorNotSupported;
+  return CNRT_CALL(NotifierCreate, event);
+}
+
+infinirtError_t EventDestroy(int device, infinirtPluginEvent_t event) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CNRT_CALL(NotifierDestroy, event);
+}
+
+infinirtError_t EventRecord(int device, infinirtPluginEvent_t event,
+                            infinirtPluginStream_t stream) {
+  void* queue = nullptr;
+  if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
+  return CNRT_CALL(PlaceNotifier, event, queue);
+}
+
+infinirtError_t EventQuery(int device, infinirtPluginEvent_t event) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CNRT_CALL(QueryNotifier, event);  // busy -> NotReady (TranslateStatus)
+}
+
+// From a host function only a complete event may be waited for (it needs no wait).
+infinirtError_t EventSynchronize(int device, infinirtPluginEvent_t event) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (InHostFunction()) {
+    const infinirtError_t state = CNRT_CALL(QueryNotifier, event);
+    return state == infinirtErrorNotReady ? RefuseInHostFunction("EventSynchronize") : state;
+  }
+  return CNRT_CALL(WaitNotifier, event);
+}
+
+infinirtError_t EventElapsedTime(int device, float* ms, infinirtPluginEvent_t start,
+                                 infinirtPluginEvent_t end) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  const int status = S().fn.NotifierElapsedTime(start, end, ms);  // ms last
+  // cnrt.h: a notifier without timing gives cnrtErrorArgsInvalid, one never placed
+  // cnrtErrorCndrvFuncCall; CUDA answers InvalidResourceHandle for both.
+  if (status == cnrt::kErrorArgsInvalid || status == cnrt::kErrorCndrvFuncCall) {
+    Log(INFINIRT_LOG_DEBUG, "cnrtNotifierElapsedTime returned " + ErrorText(status));
+    return infinirtErrorInvalidResourceHandle;
+  }
+  return Check("cnrtNotifierElapsedTime", status);  // busy -> NotReady
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries: graphs, built by capturing the nodes with CNRT's queue capture
+
+// Nodes CNRT's capture holds as InfiniRT means them. Not captured: host functions (their
+// trampoline record is freed after one run, and a graph runs many times), memsets of host
+// memory (set by host functions too), and copies with host memory that CNRT does not call
+// page-locked (CNRT's programming guide: captured copies must use page-locked host memory).
+bool CapturableByCnrt(const infinirtPluginGraphNode* nodes, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const infinirtPluginGraphNode& node = nodes[i];
+    if (node.kind == INFINIRT_GRAPH_NODE_HOST) return false;
+    if (node.kind == INFINIRT_GRAPH_NODE_MEMSET) {
+      if (MemTypeOf(node.params.set.ptr) != cnrt::kMemTypeDevice) return false;
+    }
+    if (node.kind != INFINIRT_GRAPH_NODE_MEMCPY) continue;
+    const auto& copy = node.params.copy;
+    if (copy.kind == infinirtMemcpyHostToDevice && MemTypeOf(copy.src) != cnrt::kMemTypeHost) {
+      return false;
+    }
+    if (copy.kind == infinirtMemcpyDeviceToHost && MemTypeOf(copy.dst) != cnrt::kMemTypeHost) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The private queue a graph is captured on. InstantiateByCapture asks for a non-blocking
+// stream so that no other work meets the capture; CNRT has none, but nothing but the capture
+// ever enters this queue, and captured work does not run.
+infinirtError_t CreateCaptureQueue(int device, infinirtPluginStream_t* stream, unsigned int) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CNRT_CALL(QueueCreate, stream);
+}
+
+infinirtError_t BeginCapture(infinirtPluginStream_t queue) {
+  return CNRT_CALL(QueueBeginCapture, queue, cnrt::kQueueCaptureModeRelaxed);
+}
+
+infinirtError_t EndCapture(infinirtPluginStream_t queue, infinirtPluginGraphExec_t* exec) {
+  void* topo = nullptr;
+  infinirtError_t error = CNRT_CALL(QueueEndCapture, queue, &topo);
+  if (error == infinirtSuccess && exec != nullptr) {
+    error = CNRT_CALL(TaskTopoInstantiate, exec, topo, nullptr, nullptr, 0);  // all 5 arguments
+  }
+  if (topo != nullptr) CNRT_CALL(TaskTopoDestroy, topo);  // the entity keeps what it needs
+  return error;
+}
+
+infinirtError_t GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
+                                 const infinirtPluginGraphNode* nodes, size_t node_count,
+                                 unsigned long long) {
+  if (!HasNativeGraphs(S().fn)) return infinirtErrorNotSupported;  // the core replays the nodes
+  return Guarded(S().log, [&]() -> infinirtError_t {
+    if (const infinirtError_t e = Bind(device)) return e;
+    if (!CapturableByCnrt(nodes, node_count)) return infinirtErrorNotSupported;
+    infinirtPluginTable self = *infinirtPluginGetTable();
+    self.StreamCreate = CreateCaptureQueue;
+    plugin::VendorCapture capture;
+    capture.begin = BeginCapture;
+    capture.end = EndCapture;
+    return plugin::InstantiateByCapture(self, device, nodes, node_count, capture, exec);
+  });
+}
+
+infinirtError_t GraphLaunch(int device, infinirtPluginGraphExec_t exec,
+                            infinirtPluginStream_t stream) {
+  if (!HasNativeGraphs(S().fn)) return infinirtErrorNotSupported;
+  void* queue = nullptr;
+  if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
+  return CNRT_CALL(TaskTopoEntityInvoke, exec, queue);
+}
+
+infinirtError_t GraphExecDestroy(int device, infinirtPluginGraphExec_t exec) {
+  if (!HasNativeGraphs(S().fn)) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CNRT_CALL(TaskTopoEntityDestroy, exec);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table
+
+infinirtPluginTable MakeTable() {
+  infinirtPluginTable table{};
+  table.struct_size = sizeof(infinirtPluginTable);
+  table.abi_major = INFINIRT_PLUGIN_ABI_MAJOR;
+  table.abi_minor = INFINIRT_PLUGIN_ABI_MINOR;
+  table.name = kPluginName;
+  table.device_type = INFINI_DEVICE_CAMBRICON;
+#define CAMBRICON_SET_ENTRY_(name, params) table.name = name;
+  INFINIRT_PLUGIN_ENTRIES(CAMBRICON_SET_ENTRY_)
+#undef CAMBRICON_SET_ENTRY_
+  return table;
+}
+
+}  // namespace
+}  // namespace infinirt::cambricon
+
+extern "C" const infinirtPluginTable* infinirtPluginGetTable(void) {
+  static const infinirtPluginTable table = infinirt::cambricon::MakeTable();
+  return &table;
+}

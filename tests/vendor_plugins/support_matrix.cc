@@ -1,0 +1,250 @@
+// Generates docs/support-matrix.md, or checks that it is current:
+//   support_matrix --plugins DIR --skips DIR (--write FILE | --check FILE)
+// The table comes from the vendor plugins' own declarations (GetSupport), which
+// vendor_support_<variant> checks against what each plugin does over its emulated runtime; the
+// skip lists come from the conformance runs over the emulated runtimes (their
+// INFINIRT_CONFORMANCE_SKIPS files). So the document says what the code does, and the CTest
+// entry support_matrix_check fails when they part.
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "infinirt_plugin.h"
+
+namespace {
+
+// The vendor plugins, in column order, with the emulated variants whose conformance skips are
+// listed for them.
+struct Vendor {
+  const char* plugin;
+  std::vector<const char*> variants;
+};
+const std::vector<Vendor> kVendors = {
+    {"nvidia", {"nvidia"}},
+    {"iluvatar", {"iluvatar"}},
+    {"hygon", {"hygon"}},
+    {"moore", {"moore"}},
+    {"metax", {"metax", "metax_hpcc"}},
+    {"ascend", {"ascend", "ascend_minimal"}},
+    {"cambricon", {"cambricon", "cambricon_6_0"}},
+};
+
+// Plugin entries in row order, with the public functions they serve.
+const std::vector<std::pair<const char*, const char*>> kRows = {
+    {"GetDeviceCount", "GetDeviceCount"},
+    {"GetDeviceProperties", "GetDeviceProperties"},
+    {"DeviceGetAttribute", "DeviceGetAttribute"},
+    {"DriverGetVersion", "DriverGetVersion"},
+    {"DeviceSynchronize", "DeviceSynchronize"},
+    {"DeviceReset", "DeviceReset"},
+    {"MemGetInfo", "MemGetInfo"},
+    {"Malloc", "Malloc"},
+    {"Free", "Free"},
+    {"HostAlloc", "MallocHost, HostAlloc"},
+    {"FreeHost", "FreeHost"},
+    {"MallocAsync", "MallocAsync"},
+    {"FreeAsync", "FreeAsync"},
+    {"Memcpy", "Memcpy"},
+    {"MemcpyAsync", "MemcpyAsync"},
+    {"Memset", "Memset"},
+    {"MemsetAsync", "MemsetAsync"},
+    {"StreamCreate", "StreamCreate, StreamCreateWithFlags"},
+    {"StreamDestroy", "StreamDestroy"},
+    {"StreamSynchronize", "StreamSynchronize"},
+    {"StreamQuery", "StreamQuery"},
+    {"StreamWaitEvent", "StreamWaitEvent"},
+    {"LaunchHostFunc", "LaunchHostFunc"},
+    {"EventCreate", "EventCreate, EventCreateWithFlags"},
+    {"EventDestroy", "EventDestroy"},
+    {"EventRecord", "EventRecord"},
+    {"EventQuery", "EventQuery"},
+    {"EventSynchronize", "EventSynchronize"},
+    {"EventElapsedTime", "EventElapsedTime"},
+    {"MemPoolGetAttribute", "MemPoolGetAttribute"},
+    {"MemPoolSetAttribute", "MemPoolSetAttribute"},
+    {"MemPoolTrimTo", "MemPoolTrimTo"},
+    {"GraphInstantiate", "GraphInstantiate, GraphInstantiateWithFlags"},
+    {"GraphLaunch", "GraphLaunch"},
+    {"GraphExecDestroy", "GraphExecDestroy"},
+};
+
+struct Cell {
+  infinirtPluginSupportLevel_t level = INFINIRT_SUPPORT_NONE;
+  std::string functions;
+  std::string note;
+};
+
+// Footnotes, numbered in order of first use.
+class Notes {
+ public:
+  int Number(const std::string& text) {
+    for (size_t i = 0; i < notes_.size(); ++i) {
+      if (notes_[i] == text) return static_cast<int>(i) + 1;
+    }
+    notes_.push_back(text);
+    return static_cast<int>(notes_.size());
+  }
+  const std::vector<std::string>& all() const { return notes_; }
+
+ private:
+  std::vector<std::string> notes_;
+};
+
+// The declarations of one plugin, initialised without a vendor runtime (so they describe a
+// runtime that has every function the plugin can use). Empty when the plugin is not there.
+std::map<std::string, Cell> Declarations(const std::string& plugin_dir, const Vendor& vendor) {
+  std::map<std::string, Cell> cells;
+  const std::string path = plugin_dir + "/libinfinirt_" + vendor.plugin + ".so";
+  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) return cells;
+  auto get_table =
+      reinterpret_cast<infinirtPluginGetTableFn>(dlsym(library, INFINIRT_PLUGIN_ENTRY_SYMBOL));
+  const infinirtPluginTable* table = get_table ? get_table() : nullptr;
+  if (table == nullptr || table->GetSupport == nullptr) return cells;
+  infinirtPluginHost host{};
+  host.struct_size = sizeof(host);
+  host.abi_major = INFINIRT_PLUGIN_ABI_MAJOR;
+  host.abi_minor = INFINIRT_PLUGIN_ABI_MINOR;
+  host.config_json = R"({"runtime_library": []})";  // no runtime: the full declarations
+  if (table->Initialize(&host) != infinirtSuccess) return cells;
+  for (const auto& [entry, functions] : kRows) {
+    infinirtPluginSupport support{};
+    support.struct_size = sizeof(support);
+    if (table->GetSupport(entry, &support) != infinirtSuccess) continue;
+    cells[entry] = Cell{support.level, support.vendor_functions, support.note};
+  }
+  table->Finalize();
+  return cells;  // the library stays loaded: plugins may not expect to be unloaded
+}
+
+std::string CellText(const Cell& cell, Notes& notes) {
+  std::string text;
+  switch (cell.level) {
+    case INFINIRT_SUPPORT_NATIVE:
+      text = "`" + cell.functions + "`";
+      break;
+    case INFINIRT_SUPPORT_EMULATED:
+      text = "emulated: `" + cell.functions + "`";
+      break;
+    default:
+      text = "**NotSupported**";
+      break;
+  }
+  for (size_t at = 0; (at = text.find(", ", at)) != std::string::npos; at += 4) {
+    text.replace(at, 2, "`, `");
+  }
+  if (!cell.note.empty()) text += " [" + std::to_string(notes.Number(cell.note)) + "]";
+  return text;
+}
+
+std::vector<std::string> Skips(const std::string& skips_dir, const std::string& variant) {
+  std::vector<std::string> lines;
+  std::ifstream in(skips_dir + "/" + variant + ".tsv");
+  for (std::string line; std::getline(in, line);) {
+    const size_t tab = line.find('\t');
+    std::string message = tab == std::string::npos ? "" : line.substr(tab + 1);
+    const size_t reason = message.find("not supported by");
+    if (reason == std::string::npos) continue;  // only "not supported" skips feed the matrix
+    lines.push_back("`" + line.substr(0, tab) + "`: " + message.substr(reason));
+  }
+  return lines;
+}
+
+std::string Generate(const std::string& plugin_dir, const std::string& skips_dir) {
+  std::ostringstream out;
+  out << "# Support matrix\n\n"
+      << "Generated by `tests/vendor_plugins/support_matrix.cc` from each vendor plugin's own\n"
+      << "declarations (the plugin ABI's `GetSupport`); do not edit by hand. The test\n"
+      << "`vendor_support_<vendor>` checks every declaration against what the plugin does over\n"
+      << "its host-emulated vendor runtime (an entry declared NotSupported must answer\n"
+      << "`infinirtErrorNotSupported`; every vendor function named must be called), and\n"
+      << "`support_matrix_check` fails when this file and the code part. Regenerate with\n"
+      << "`build/tests/support_matrix --plugins build/lib/infinirt --skips "
+         "build/conformance_skips --write docs/support-matrix.md`\n"
+      << "after `ctest -L vendor`.\n\n"
+      << "The emulated runtimes prove the translation, not vendor hardware: see\n"
+      << "`tests/emulated_runtimes/`. A cell names the vendor functions an entry calls, for a\n"
+      << "runtime that has every function the plugin can use; *emulated* means the plugin does\n"
+      << "the work itself with the functions named; **NotSupported** means the call answers\n"
+      << "`infinirtErrorNotSupported`. The CPU backend supports every row natively. The core\n"
+      << "provides, for every backend, the functions not listed: errors, `SetDevice`/`GetDevice`,\n"
+      << "`PointerGetAttributes`, `RuntimeGetVersion`, stream capture, `GraphDestroy`,\n"
+      << "`DeviceGetDefaultMemPool`, copies between backends, and graph replay for a backend\n"
+      << "whose `GraphInstantiate` is NotSupported.\n\n";
+  Notes notes;
+  std::vector<std::pair<const Vendor*, std::map<std::string, Cell>>> columns;
+  for (const Vendor& vendor : kVendors) {
+    auto cells = Declarations(plugin_dir, vendor);
+    if (!cells.empty()) columns.emplace_back(&vendor, std::move(cells));
+  }
+  out << "| `infinirt...` |";
+  for (const auto& column : columns) out << " " << column.first->plugin << " |";
+  out << "\n|---|";
+  for (size_t i = 0; i < columns.size(); ++i) out << "---|";
+  out << "\n";
+  for (const auto& [entry, functions] : kRows) {
+    out << "| " << functions << " |";
+    for (const auto& column : columns) {
+      const auto cell = column.second.find(entry);
+      out << " " << (cell == column.second.end() ? "undeclared" : CellText(cell->second, notes))
+          << " |";
+    }
+    out << "\n";
+  }
+  out << "\n## Notes\n\n";
+  for (size_t i = 0; i < notes.all().size(); ++i) {
+    out << i + 1 << ". " << notes.all()[i] << "\n";
+  }
+  out << "\n## Conformance tests skipped over the emulated runtimes\n\n"
+      << "The conformance suite (`tests/conformance`) runs once per vendor plugin over its\n"
+      << "emulated runtime; a test that needs something the vendor does not support is skipped\n"
+      << "with \"not supported by <vendor>\". Every other test passes.\n\n";
+  for (const auto& column : columns) {
+    for (const char* variant : column.first->variants) {
+      const std::vector<std::string> skips = Skips(skips_dir, variant);
+      out << "- **" << variant << "**: " << (skips.empty() ? "none" : "") << "\n";
+      for (const std::string& skip : skips) out << "  - " << skip << "\n";
+    }
+  }
+  return out.str();
+}
+
+int Usage() {
+  std::cerr << "usage: support_matrix --plugins DIR --skips DIR (--write FILE | --check FILE)\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::map<std::string, std::string> options;
+  for (int i = 1; i + 1 < argc; i += 2) options[argv[i]] = argv[i + 1];
+  if (!options.count("--plugins") || !options.count("--skips")) return Usage();
+  // The declarations must not depend on which vendor runtime this machine happens to have.
+  for (const Vendor& vendor : kVendors) {
+    std::string variable = std::string("INFINIRT_") + vendor.plugin + "_RUNTIME";
+    for (char& c : variable) c = static_cast<char>(toupper(c));
+    unsetenv(variable.c_str());
+  }
+  const std::string generated = Generate(options["--plugins"], options["--skips"]);
+  if (options.count("--write")) {
+    std::ofstream(options["--write"]) << generated;
+    return 0;
+  }
+  if (!options.count("--check")) return Usage();
+  std::ifstream in(options["--check"]);
+  const std::string current((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (current == generated) return 0;
+  std::cerr << options["--check"] << " is out of date; regenerate it with\n  support_matrix "
+            << "--plugins " << options["--plugins"] << " --skips " << options["--skips"]
+            << " --write " << options["--check"] << "\nExpected:\n"
+            << generated;
+  return 1;
+}
