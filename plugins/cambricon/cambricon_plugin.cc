@@ -322,12 +322,7 @@ infinirtError_t Finalize() {
 
 infinirtError_t GetInfo(infinirtPluginInfo* info) {
   const State& s = S();
-  info->runtime_version = s.runtime_version;
-  plugin::CopyText(info->runtime_library, sizeof(info->runtime_library),
-                   s.library.is_open() ? s.library.path() : s.library.tried());
-  info->runtime_missing = s.library.is_open() ? 0 : 1;
-  info->runtime_failed = s.library.is_open() && !s.usable ? 1 : 0;
-  plugin::CopyText(info->reason, sizeof(info->reason), s.reason);
+  plugin::FillPluginInfo(s.library, s.usable, s.runtime_version, s.reason, info);
   return infinirtSuccess;
 }
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugin_support.h"
 #include "vendor_runtimes_data.h"  // generated: kVendorRuntimesJson
 
 namespace infinirt::plugin {
@@ -162,6 +163,16 @@ void VendorLibrary::Close() {
 
 void* VendorLibrary::Symbol(const char* name) const {
   return handle_ == nullptr ? nullptr : dlsym(handle_, name);
+}
+
+void FillPluginInfo(const VendorLibrary& library, bool usable, int runtime_version,
+                    const std::string& reason, infinirtPluginInfo* info) {
+  info->runtime_version = runtime_version;
+  CopyText(info->runtime_library, sizeof(info->runtime_library),
+           library.is_open() ? library.path() : library.tried());
+  info->runtime_missing = library.is_open() ? 0 : 1;
+  info->runtime_failed = library.is_open() && !usable ? 1 : 0;
+  CopyText(info->reason, sizeof(info->reason), reason);
 }
 
 }  // namespace infinirt::plugin

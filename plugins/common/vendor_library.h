@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "infinirt_plugin.h"
+
 namespace infinirt::plugin {
 
 // Where the candidates of one vendor come from.
@@ -62,6 +64,12 @@ class VendorLibrary {
   std::string attempts_;
   std::string tried_;
 };
+
+// Fills a plugin's GetInfo answer: the library in use (or the candidates tried), whether the
+// runtime is missing (nothing opened) or unusable (opened, but a required function is missing
+// or it failed to initialise), its version and the reason for having no device.
+void FillPluginInfo(const VendorLibrary& library, bool usable, int runtime_version,
+                    const std::string& reason, infinirtPluginInfo* info);
 
 }  // namespace infinirt::plugin
 
