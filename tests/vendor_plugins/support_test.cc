@@ -337,5 +337,27 @@ TEST_F(Support, SupportedEntriesWorkThroughTheFunctionsTheyName) {
   }
 }
 
+// A vendor call failing mid-stream with a code InfiniRT does not know: the call answers
+// infinirtErrorUnknown, which becomes the last error, and the next call works.
+TEST_F(Support, AVendorFailureMidStreamIsReportedAndTheRuntimeGoesOn) {
+  infinirtPluginSupport support{};
+  support.struct_size = sizeof(support);
+  ASSERT_EQ(backend_.table->GetSupport("MemsetAsync", &support), infinirtSuccess);
+  const std::vector<std::string> functions = SplitFunctions(support.vendor_functions);
+  ASSERT_FALSE(functions.empty()) << "MemsetAsync names no vendor function";
+  const std::string function = functions.back();
+  Fixture f;
+  ASSERT_EQ(infinirtMemsetAsync(f.device, 1, kBytes, f.stream), infinirtSuccess);
+  runtime_->Fail(function, 0, 987654);
+  EXPECT_EQ(infinirtMemsetAsync(f.device, 2, kBytes, f.stream), infinirtErrorUnknown) << function;
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorUnknown);
+  runtime_->ClearFailures();
+  ASSERT_EQ(infinirtMemsetAsync(f.device, 3, kBytes, f.stream), infinirtSuccess);
+  std::vector<unsigned char> result(kBytes);
+  ASSERT_EQ(infinirtMemcpy(result.data(), f.device, kBytes, infinirtMemcpyDeviceToHost),
+            infinirtSuccess);
+  EXPECT_EQ(result, std::vector<unsigned char>(kBytes, 3));
+}
+
 }  // namespace
 }  // namespace infinirt::vendor_test
