@@ -102,12 +102,16 @@ void PrintText(const std::vector<infinirtBackendProp>& backends,
         backend.status == infinirtBackendRuntimeMissing) {
       std::printf(" %d device(s), ABI %d.%d, %.2f ms", backend.deviceCount, backend.abiMajor,
                   backend.abiMinor, backend.loadTimeMs);
-      if (backend.runtimeVersion >= 0) std::printf(", runtime %d", backend.runtimeVersion);
     }
     std::printf("\n");
     if (backend.path[0]) std::printf("             path:    %s\n", backend.path);
-    if (backend.runtimeLibrary[0])
-      std::printf("             runtime: %s\n", backend.runtimeLibrary);
+    // The version is known whenever the runtime answered, also when it then failed to
+    // initialise (no driver, say): that is when a user most needs it.
+    if (backend.runtimeLibrary[0]) {
+      std::printf("             runtime: %s", backend.runtimeLibrary);
+      if (backend.runtimeVersion >= 0) std::printf(", version %d", backend.runtimeVersion);
+      std::printf("\n");
+    }
     if (backend.reason[0]) std::printf("             reason:  %s\n", backend.reason);
   }
   std::printf("\nDevices (%zu):\n", devices.size());

@@ -89,6 +89,8 @@ TEST(VendorFailure, RuntimeInitialisationFails) {
   const std::string expected = "cudaGetDeviceCount returned 3 (cudaErrorInitializationError)";
   EXPECT_TRUE(Contains(nvidia.reason, expected)) << nvidia.reason;
   EXPECT_TRUE(Contains(log, expected)) << log;
+  // The runtime answered its version before its device count failed: the listing keeps it.
+  EXPECT_EQ(nvidia.runtimeVersion, 12080) << "the emulated runtime's version";
   ExpectNoNvidiaDevice();
   ExpectTheCpuBackendWorks();
 }
