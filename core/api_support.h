@@ -34,6 +34,11 @@ infinirtError_t Guard(const char* function, Body&& body) {
   } catch (const RuntimeUnloading&) {
     error =
         Fail(infinirtErrorCudartUnloading, "{}: the runtime has been torn down at exit", function);
+  } catch (const RuntimeForked&) {
+    error = Fail(infinirtErrorInitializationError,
+                 "{}: this process was forked from one that had initialised InfiniRT; a child "
+                 "cannot use its parent's runtime (exec a new program, or initialise after fork)",
+                 function);
   } catch (const std::bad_alloc&) {
     error = Fail(infinirtErrorMemoryAllocation, "{}: out of host memory", function);
   } catch (const std::exception& exception) {

@@ -1,6 +1,7 @@
 #include "runtime.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <climits>
@@ -16,6 +17,8 @@ namespace infinirt::core {
 std::atomic<Runtime*> Runtime::instance_{nullptr};
 std::atomic<uint64_t> Runtime::generations_{0};
 std::atomic<bool> Runtime::unloading_{false};
+std::atomic<bool> Runtime::forked_child_{false};
+Runtime* Runtime::abandoned_by_fork_ = nullptr;
 
 namespace {
 
@@ -118,13 +121,16 @@ Runtime& Runtime::InitializeSlow() {
   std::lock_guard<std::mutex> lock(InitMutex());
   if (Runtime* existing = instance_.load(std::memory_order_acquire)) return *existing;
   if (unloading_.load()) throw RuntimeUnloading{};
+  if (forked_child_.load()) throw RuntimeForked{};
   // Once per process. The logger is created first: statics destroyed after this handler runs
   // must have been constructed before it was registered.
   static const bool registered = [] {
     Log();
-    return std::atexit(&Runtime::TearDownAtExit) == 0;
+    const bool at_fork = pthread_atfork(&Runtime::BeforeFork, &Runtime::AfterForkInParent,
+                                        &Runtime::AfterForkInChild) == 0;
+    return std::atexit(&Runtime::TearDownAtExit) == 0 && at_fork;
   }();
-  if (!registered) Log().warn("could not register the teardown at exit");
+  if (!registered) Log().warn("could not register the teardown at exit or the fork handlers");
   Runtime* runtime = new Runtime();
   instance_.store(runtime, std::memory_order_release);
   return *runtime;
@@ -132,6 +138,7 @@ Runtime& Runtime::InitializeSlow() {
 
 void Runtime::Finalize() {
   std::lock_guard<std::mutex> lock(InitMutex());
+  if (forked_child_.load()) throw RuntimeForked{};
   Runtime* runtime = instance_.exchange(nullptr, std::memory_order_acq_rel);
   delete runtime;
 }
@@ -147,6 +154,21 @@ void Runtime::TearDownAtExit() {
   } catch (...) {
     // Nothing may escape an atexit handler.
   }
+}
+
+// The init mutex is held across fork() so that the child never inherits it locked by a thread
+// that does not exist there.
+void Runtime::BeforeFork() { InitMutex().lock(); }
+
+void Runtime::AfterForkInParent() { InitMutex().unlock(); }
+
+void Runtime::AfterForkInChild() {
+  Runtime* parents = instance_.exchange(nullptr, std::memory_order_acq_rel);
+  if (parents != nullptr) {
+    abandoned_by_fork_ = parents;
+    forked_child_.store(true);
+  }
+  InitMutex().unlock();
 }
 
 infinirtError_t Runtime::ReleaseDeviceObjects(int device) {

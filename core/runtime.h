@@ -30,6 +30,13 @@ struct DeviceEntry {
 // API answers infinirtErrorCudartUnloading, as CUDA's runtime does.
 struct RuntimeUnloading {};
 
+// Thrown by Runtime::Get in a child process forked while the parent's runtime was initialised:
+// the parent's worker threads do not exist in the child and its plugins' state cannot be
+// trusted, so the child cannot use InfiniRT (the API answers infinirtErrorInitializationError,
+// as CUDA's runtime does). A child of a process that had not initialised InfiniRT, or that had
+// finalised it, initialises normally.
+struct RuntimeForked {};
+
 class Runtime {
  public:
   // The runtime, initialising it on first use. Never null; throws RuntimeUnloading after
@@ -77,12 +84,21 @@ class Runtime {
   // Registered with atexit at the first initialisation: waits for queued work, releases
   // everything, joins the backends' threads and unloads the plugins.
   static void TearDownAtExit();
+  // Registered with pthread_atfork at the first initialisation: no initialisation runs across
+  // a fork, and a child abandons its copy of the parent's runtime (see RuntimeForked).
+  static void BeforeFork();
+  static void AfterForkInParent();
+  static void AfterForkInChild();
   void BuildDeviceList(const std::vector<int>& listing_of_backend);
   void ApplyVisibleDevices(const std::string& spec);
 
   static std::atomic<Runtime*> instance_;
   static std::atomic<uint64_t> generations_;
   static std::atomic<bool> unloading_;
+  static std::atomic<bool> forked_child_;
+  // The parent's runtime in a forked child: never used or destroyed (its threads are gone),
+  // kept reachable so that leak checkers do not report it.
+  static Runtime* abandoned_by_fork_;
 
   const uint64_t generation_;
 
