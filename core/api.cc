@@ -87,6 +87,17 @@ infinirtError_t CreateOnCurrentDevice(Runtime& runtime, HandleTable& table, Crea
   return Publish(table, target, object, flags, out, target.backend->table.*destroy, function);
 }
 
+// The plugin refused to destroy an object whose handle was just removed: the handle becomes
+// live again, so that the refused call has no effect and the program can retry.
+infinirtError_t RestoreRefused(HandleTable& table, uint64_t handle, const ObjectRecord& record,
+                               infinirtError_t error, const char* function) {
+  if (!table.Restore(handle, record)) {
+    Log().error("{}: the backend refused the destruction and the handle could not be restored",
+                function);
+  }
+  return Fail(error, "{}: the backend refused: {}", function, infinirtGetErrorName(error));
+}
+
 // Node makers for work recorded during stream capture.
 Captures::NodeMaker CopyNode(void* dst, const void* src, size_t count,
                              enum infinirtMemcpyKind kind) {
@@ -532,6 +543,10 @@ infinirtError_t infinirtStreamDestroy(infinirtStream_t stream) {
       return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live stream", function_name,
                   static_cast<void*>(stream));
     }
+    if (auto e = runtime.backend(record.backend)
+                     .table.StreamDestroy(record.local_device, record.plugin_handle)) {
+      return RestoreRefused(runtime.streams(), HandleValue(stream), record, e, function_name);
+    }
     StreamRef ref;
     ref.handle = HandleValue(stream);
     ref.blocking = !(record.flags & infinirtStreamNonBlocking);
@@ -539,8 +554,7 @@ infinirtError_t infinirtStreamDestroy(infinirtStream_t stream) {
     std::vector<uint64_t> retired;
     runtime.captures().StreamDestroyed(ref, &retired);
     for (uint64_t graph : retired) runtime.RetireGraphHandle(graph);
-    return runtime.backend(record.backend)
-        .table.StreamDestroy(record.local_device, record.plugin_handle);
+    return infinirtSuccess;
   });
 }
 
@@ -680,9 +694,12 @@ infinirtError_t infinirtEventDestroy(infinirtEvent_t event) {
       return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live event", function_name,
                   static_cast<void*>(event));
     }
+    if (auto e = runtime.backend(record.backend)
+                     .table.EventDestroy(record.local_device, record.plugin_handle)) {
+      return RestoreRefused(runtime.events(), HandleValue(event), record, e, function_name);
+    }
     runtime.captures().ForgetEvent(HandleValue(event));
-    return runtime.backend(record.backend)
-        .table.EventDestroy(record.local_device, record.plugin_handle);
+    return infinirtSuccess;
   });
 }
 

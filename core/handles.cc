@@ -1,5 +1,8 @@
 #include "handles.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace infinirt::core {
 
 namespace {
@@ -52,6 +55,25 @@ bool HandleTable::Remove(uint64_t value, ObjectRecord* record) {
   slot.state.store(uint64_t{next_generation} << 1, std::memory_order_release);
   free_slots_.push_back(index);
   --live_;
+  return true;
+}
+
+bool HandleTable::Restore(uint64_t value, const ObjectRecord& record) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint32_t index = HandleCodec::Index(value);
+  if (!HandleCodec::HasKind(value, kind_) || index >= capacity_.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  Slot& slot = chunks_[index >> kChunkBits][index & (kChunkSize - 1)];
+  const uint32_t generation = HandleCodec::Generation(value);
+  // Removed and not reused: the slot is free at the next generation, and still on the free list.
+  if (slot.state.load(std::memory_order_relaxed) != uint64_t{generation + 1} << 1) return false;
+  auto free_entry = std::find(free_slots_.rbegin(), free_slots_.rend(), index);
+  if (free_entry == free_slots_.rend()) return false;
+  free_slots_.erase(std::next(free_entry).base());
+  slot.record = record;
+  slot.state.store((uint64_t{generation} << 1) | 1u, std::memory_order_release);
+  ++live_;
   return true;
 }
 

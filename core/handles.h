@@ -79,6 +79,10 @@ class HandleTable {
   // Removes a live object; false when value is not live.
   bool Remove(uint64_t value, ObjectRecord* record);
 
+  // Makes a handle just removed live again, with the same value, when destroying its object
+  // failed (a refused call has no effect). False when its slot has been reused meanwhile.
+  bool Restore(uint64_t value, const ObjectRecord& record);
+
   // The live objects matching a predicate, as (handle, record) pairs.
   template <class Predicate>
   std::vector<std::pair<uint64_t, ObjectRecord>> Snapshot(Predicate predicate) const {

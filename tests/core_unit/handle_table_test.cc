@@ -88,6 +88,36 @@ TEST(HandleTableTest, RemovedHandleNeverValidatesAgainAfterItsSlotIsReused) {
   ExpectSameRecord(found, RecordWith(2000));
 }
 
+TEST(HandleTableTest, RestoreMakesARemovedHandleLiveAgainWithTheSameValue) {
+  HandleTable table(HandleKind::kStream);
+  const uint64_t handle = table.Insert(RecordWith(5));
+  ObjectRecord removed;
+  ASSERT_TRUE(table.Remove(handle, &removed));
+  ASSERT_TRUE(table.Restore(handle, removed));
+  ObjectRecord found;
+  ASSERT_TRUE(table.Lookup(handle, &found));
+  ExpectSameRecord(found, RecordWith(5));
+  EXPECT_EQ(table.live_count(), 1u);
+  EXPECT_FALSE(table.Restore(handle, removed)) << "a live handle is not restored twice";
+  // The slot is no longer free: the next insert takes another one.
+  const uint64_t other = table.Insert(RecordWith(6));
+  EXPECT_NE(HandleCodec::Index(other), HandleCodec::Index(handle));
+}
+
+TEST(HandleTableTest, RestoreFailsOnceTheSlotWasReused) {
+  HandleTable table(HandleKind::kEvent);
+  const uint64_t handle = table.Insert(RecordWith(1));
+  ObjectRecord removed;
+  ASSERT_TRUE(table.Remove(handle, &removed));
+  const uint64_t reuse = table.Insert(RecordWith(2));
+  ASSERT_EQ(HandleCodec::Index(reuse), HandleCodec::Index(handle));
+  EXPECT_FALSE(table.Restore(handle, removed));
+  EXPECT_FALSE(Validates(table, handle));
+  EXPECT_TRUE(Validates(table, reuse));
+  EXPECT_FALSE(table.Restore(HandleCodec::Encode(HandleKind::kStream, 1, 0), removed))
+      << "another kind";
+}
+
 TEST(HandleTableTest, HandlesOfAnotherKindAreRejected) {
   HandleTable streams(HandleKind::kStream);
   HandleTable events(HandleKind::kEvent);
