@@ -2,6 +2,7 @@
 # Builds InfiniRT with its tests and runs the whole suite with CTest.
 #   scripts/test.sh              regular build (build/)
 #   scripts/test.sh --sanitize   AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+#   scripts/test.sh --tsan       ThreadSanitizer (build-tsan/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,11 +17,20 @@ case "${1:-}" in
     # runtime in GCC <= 13 (google/sanitizers#1322): it can misread a malloc'ed dynamic-TLS block
     # of a dlopen'ed library (the plugins' thread_local variables) as an old glibc TLS header,
     # and LeakSanitizer's tracer then crashes at exit ("Tracer caught signal 11") in a process
-    # that leaked nothing.
-    export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0}"
+    # that leaked nothing. allocator_may_return_null=1: a request larger than memory returns
+    # NULL as glibc's malloc does (tests/resource_limits checks InfiniRT's answer to that).
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0:allocator_may_return_null=1}"
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
     ;;
-  *) echo "usage: $0 [--sanitize]" >&2; exit 2 ;;
+  --tsan)
+    # ThreadSanitizer over the whole suite. halt_on_error: the first data race fails the test
+    # that found it. second_deadlock_stack: both stacks of a lock-order inversion.
+    # allocator_may_return_null: as for AddressSanitizer above.
+    build_dir=build-tsan
+    cmake_args+=(-DINFINIRT_SANITIZE=thread)
+    export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1}"
+    ;;
+  *) echo "usage: $0 [--sanitize | --tsan]" >&2; exit 2 ;;
 esac
 
 bash scripts/install-deps.sh
