@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 namespace infinirt::cpu {
 
@@ -257,15 +258,28 @@ size_t Device::stream_count() {
 }
 
 std::vector<std::shared_ptr<Stream>> Device::LiveStreams(bool blocking_only) {
-  std::vector<std::shared_ptr<Stream>> live;
-  std::lock_guard<std::mutex> lock(streams_mutex_);
-  live.reserve(streams_.size());
-  for (Stream* stream : streams_) {
-    if (blocking_only && !stream->blocking()) continue;
-    // A stream whose destructor is waiting for streams_mutex_ has no owner left: skip it.
-    if (auto owned = stream->weak_from_this().lock()) live.push_back(std::move(owned));
+  for (;;) {
+    std::vector<std::shared_ptr<Stream>> live;
+    bool dying = false;
+    {
+      std::lock_guard<std::mutex> lock(streams_mutex_);
+      live.reserve(streams_.size());
+      for (Stream* stream : streams_) {
+        if (blocking_only && !stream->blocking()) continue;
+        if (auto owned = stream->weak_from_this().lock()) {
+          live.push_back(std::move(owned));
+        } else {
+          dying = true;
+        }
+      }
+    }
+    // A stream without an owner is being destroyed: its destructor waits for streams_mutex_ to
+    // unregister it. Its work is done, but a failed weak_ptr lock does not order that work
+    // before the caller's next steps (Synchronize, then free the memory it used); the
+    // destructor's unlock of streams_mutex_ does. So let it unregister, and look again.
+    if (!dying) return live;
+    std::this_thread::yield();
   }
-  return live;
 }
 
 std::vector<StreamPoint> Device::BusyBlockingPoints() {

@@ -88,6 +88,13 @@ inline int ProcessThreadCount() {
   return -1;
 }
 
+// The process's threads when InfiniRT has none: ThreadSanitizer starts a thread of its own
+// with the first other thread, so one is started and joined first to count it in.
+inline int ThreadsBeforeInfiniRT() {
+  std::thread([] {}).join();
+  return ProcessThreadCount();
+}
+
 }  // namespace infinirt::testing
 
 #endif  // INFINIRT_TESTS_COMMON_TEST_SUPPORT_H_

@@ -91,7 +91,10 @@ bool ObjectCycle(int thread, int iteration, FailureLog* log) {
   for (int launch = 0; ok && launch < 3; ++launch) {
     ok = STRESS_CALL(infinirtGraphLaunch(exec, launch % 2 ? first : second), where, log);
   }
-  ok = ok && STRESS_CALL(infinirtDeviceSynchronize(), where, log);
+  // Not DeviceSynchronize: it is refused while any stream of the device captures (as in CUDA),
+  // and other threads capture all the time here.
+  ok = ok && STRESS_CALL(infinirtStreamSynchronize(first), where, log) &&
+       STRESS_CALL(infinirtStreamSynchronize(second), where, log);
   if (ok && std::memcmp(in, out, kBytes) != 0) {
     log->Record(where + ": the copy through the event arrived wrong");
     ok = false;
