@@ -1,0 +1,92 @@
+#include "bench_support.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace infinirt::bench {
+
+namespace {
+
+// Copies a file; false on failure.
+bool CopyFile(const std::string& from, const std::string& to) {
+  std::ifstream in(from, std::ios::binary);
+  std::ofstream out(to, std::ios::binary);
+  out << in.rdbuf();
+  return in.good() && out.good();
+}
+
+const infinirtPluginTable* LoadDirectCpuTable() {
+  char path[] = "/tmp/infinirt_bench_cpu_XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return nullptr;
+  close(fd);
+  if (!CopyFile(INFINIRT_BENCH_CPU_PLUGIN, path)) {
+    std::fprintf(stderr, "bench: cannot copy %s\n", INFINIRT_BENCH_CPU_PLUGIN);
+    return nullptr;
+  }
+  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  unlink(path);  // the mapping stays; the file is not needed any more
+  if (library == nullptr) {
+    std::fprintf(stderr, "bench: dlopen: %s\n", dlerror());
+    return nullptr;
+  }
+  auto get_table =
+      reinterpret_cast<infinirtPluginGetTableFn>(dlsym(library, INFINIRT_PLUGIN_ENTRY_SYMBOL));
+  const infinirtPluginTable* table = get_table ? get_table() : nullptr;
+  if (table == nullptr || table->Initialize(nullptr) != infinirtSuccess) {
+    std::fprintf(stderr, "bench: the CPU plugin's table is unusable\n");
+    return nullptr;
+  }
+  return table;
+}
+
+}  // namespace
+
+const infinirtPluginTable* DirectCpuTable() {
+  static const infinirtPluginTable* const table = LoadDirectCpuTable();
+  return table;
+}
+
+const std::vector<Comparison>& Comparisons() {
+  using C = Comparison;
+  static const std::vector<Comparison> comparisons = {
+      {"Dispatch/GetDevice/api", "Dispatch/GetDeviceCount/direct", "<= 2 ns added",
+       C::kAddedNanoseconds, 2},
+      {"Dispatch/StreamQuery/api", "Dispatch/StreamQuery/direct", "<= 2 ns added",
+       C::kAddedNanoseconds, 2},
+      {"Dispatch/EventQuery/api", "Dispatch/EventQuery/direct", "<= 2 ns added",
+       C::kAddedNanoseconds, 2},
+      {"Memcpy/HostToDevice/4096", "Memcpy/std::memcpy/4096", "report", C::kThroughputRatio, 0},
+      {"Memcpy/DeviceToHost/4096", "Memcpy/std::memcpy/4096", "report", C::kThroughputRatio, 0},
+      {"Memcpy/HostToDevice/1048576", "Memcpy/std::memcpy/1048576", ">= 0.95x throughput",
+       C::kThroughputRatio, 0.95},
+      {"Memcpy/DeviceToHost/1048576", "Memcpy/std::memcpy/1048576", ">= 0.95x throughput",
+       C::kThroughputRatio, 0.95},
+      {"Memcpy/HostToDevice/67108864", "Memcpy/std::memcpy/67108864", ">= 0.95x throughput",
+       C::kThroughputRatio, 0.95},
+      {"Memcpy/DeviceToHost/67108864", "Memcpy/std::memcpy/67108864", ">= 0.95x throughput",
+       C::kThroughputRatio, 0.95},
+      {"RoundTrip/MemcpyAsync64+StreamSynchronize", "RoundTrip/mutex+condvar", "<= 1.5x time",
+       C::kTimeRatio, 1.5},
+      {"HostFunc/LaunchHostFunc/streams:1", "HostFunc/ThreadPool/streams:1", ">= 0.7x throughput",
+       C::kThroughputRatio, 0.7},
+      {"HostFunc/LaunchHostFunc/streams:8", "HostFunc/ThreadPool/streams:8", ">= 0.7x throughput",
+       C::kThroughputRatio, 0.7},
+      {"StreamOrdered/MallocAsync+FreeAsync", "StreamOrdered/Malloc+Free", ">= 5x faster",
+       C::kThroughputRatio, 5},
+      {"Registry/Malloc+Free/live:1000000", "Registry/Malloc+Free/live:10", "<= 2x time",
+       C::kTimeRatio, 2},
+      {"Registry/PointerGetAttributes/live:1000000", "Registry/PointerGetAttributes/live:10",
+       "<= 2x time", C::kTimeRatio, 2},
+      {"Init/infinirtInit", "Init/dlopen", "<= 1.5x time (and < 5 ms)", C::kTimeRatio, 1.5},
+      {"Graph/Launch100Nodes", "Graph/Issue100Operations", "<= 1.0x time", C::kTimeRatio, 1.0},
+  };
+  return comparisons;
+}
+
+}  // namespace infinirt::bench

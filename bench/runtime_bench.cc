@@ -1,0 +1,457 @@
+// The benchmarks, each beside its baseline (bench_support.cc lists the pairs). Everything runs
+// on the CPU backend; every benchmark measures wall-clock time, since the work of a stream
+// runs on the backend's worker threads.
+#include <benchmark/benchmark.h>
+#include <dlfcn.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_support.h"
+#include "infinirt.h"
+
+namespace infinirt::bench {
+namespace {
+
+void Check(benchmark::State& state, infinirtError_t error, const char* what) {
+  if (error != infinirtSuccess) {
+    state.SkipWithError((std::string(what) + ": " + infinirtGetErrorName(error)).c_str());
+  }
+}
+
+// Registers fn under name, measuring wall-clock time.
+template <class Fn>
+benchmark::internal::Benchmark* Register(const std::string& name, Fn fn) {
+  return benchmark::RegisterBenchmark(name.c_str(), fn)->UseRealTime();
+}
+
+// --- Dispatch: the public API against the plugin's own entry ---------------------------------
+
+void ApiGetDevice(benchmark::State& state) {
+  int device = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(infinirtGetDevice(&device));
+}
+
+void DirectGetDeviceCount(benchmark::State& state) {
+  const infinirtPluginTable* table = DirectCpuTable();
+  if (table == nullptr) return state.SkipWithError("no direct CPU plugin");
+  int count = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(table->GetDeviceCount(&count));
+}
+
+void ApiStreamQuery(benchmark::State& state) {
+  infinirtStream_t stream = nullptr;
+  Check(state, infinirtStreamCreate(&stream), "StreamCreate");
+  for (auto _ : state) benchmark::DoNotOptimize(infinirtStreamQuery(stream));
+  infinirtStreamDestroy(stream);
+}
+
+void DirectStreamQuery(benchmark::State& state) {
+  const infinirtPluginTable* table = DirectCpuTable();
+  if (table == nullptr) return state.SkipWithError("no direct CPU plugin");
+  infinirtPluginStream_t stream = nullptr;
+  table->StreamCreate(0, &stream, 0);
+  for (auto _ : state) benchmark::DoNotOptimize(table->StreamQuery(0, stream));
+  table->StreamDestroy(0, stream);
+}
+
+void ApiEventQuery(benchmark::State& state) {
+  infinirtEvent_t event = nullptr;
+  Check(state, infinirtEventCreate(&event), "EventCreate");
+  infinirtEventRecord(event, nullptr);
+  infinirtEventSynchronize(event);
+  for (auto _ : state) benchmark::DoNotOptimize(infinirtEventQuery(event));
+  infinirtEventDestroy(event);
+}
+
+void DirectEventQuery(benchmark::State& state) {
+  const infinirtPluginTable* table = DirectCpuTable();
+  if (table == nullptr) return state.SkipWithError("no direct CPU plugin");
+  infinirtPluginEvent_t event = nullptr;
+  table->EventCreate(0, &event, 0);
+  table->EventRecord(0, event, INFINIRT_PLUGIN_STREAM_LEGACY);
+  table->EventSynchronize(0, event);
+  for (auto _ : state) benchmark::DoNotOptimize(table->EventQuery(0, event));
+  table->EventDestroy(0, event);
+}
+
+// --- Synchronous copies against std::memcpy -------------------------------------------------
+
+void ApiMemcpy(benchmark::State& state, infinirtMemcpyKind kind) {
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  std::vector<char> host(bytes, 1);
+  void* device = nullptr;
+  Check(state, infinirtMalloc(&device, bytes), "Malloc");
+  infinirtMemset(device, 2, bytes);
+  for (auto _ : state) {
+    if (kind == infinirtMemcpyHostToDevice) {
+      infinirtMemcpy(device, host.data(), bytes, kind);
+    } else {
+      infinirtMemcpy(host.data(), device, bytes, kind);
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  infinirtFree(device);
+}
+
+void StdMemcpy(benchmark::State& state) {
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  std::vector<char> from(bytes, 1);
+  void* to = std::aligned_alloc(256, (bytes + 255) / 256 * 256);  // like the CPU backend's
+  std::memset(to, 2, bytes);
+  for (auto _ : state) {
+    std::memcpy(to, from.data(), bytes);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  std::free(to);
+}
+
+// --- A small asynchronous copy and the wait for it, against a plain hand-off -----------------
+
+void ApiRoundTrip(benchmark::State& state) {
+  infinirtStream_t stream = nullptr;
+  void* device = nullptr;
+  char host[64] = {};
+  Check(state, infinirtStreamCreate(&stream), "StreamCreate");
+  Check(state, infinirtMalloc(&device, sizeof host), "Malloc");
+  for (auto _ : state) {
+    infinirtMemcpyAsync(device, host, sizeof host, infinirtMemcpyHostToDevice, stream);
+    infinirtStreamSynchronize(stream);
+  }
+  infinirtFree(device);
+  infinirtStreamDestroy(stream);
+}
+
+// A worker thread that runs one job at a time, handed over with a mutex and a condition
+// variable, and says it is done the same way.
+class HandOff {
+ public:
+  HandOff() : worker_([this] { Loop(); }) {}
+  ~HandOff() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+  void RunAndWait(std::function<void()> job) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    job_ = std::move(job);
+    ++posted_;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return done_ == posted_; });
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stopping_ || done_ != posted_; });
+      if (stopping_) return;
+      job_();
+      ++done_;
+      cv_.notify_all();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::function<void()> job_;
+  uint64_t posted_ = 0, done_ = 0;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+void HandOffRoundTrip(benchmark::State& state) {
+  HandOff hand_off;
+  char from[64] = {}, to[64];
+  for (auto _ : state) hand_off.RunAndWait([&] { std::memcpy(to, from, sizeof from); });
+  benchmark::DoNotOptimize(to);
+}
+
+// --- Host functions against a plain thread pool ---------------------------------------------
+
+constexpr int kHostFunctions = 1000;
+
+void CountCall(void* counter) {
+  static_cast<std::atomic<int>*>(counter)->fetch_add(1, std::memory_order_relaxed);
+}
+
+void ApiHostFunctions(benchmark::State& state) {
+  const int stream_count = static_cast<int>(state.range(0));
+  std::vector<infinirtStream_t> streams(stream_count);
+  for (auto& stream : streams) Check(state, infinirtStreamCreate(&stream), "StreamCreate");
+  std::atomic<int> calls{0};
+  for (auto _ : state) {
+    for (int i = 0; i < kHostFunctions; ++i) {
+      infinirtLaunchHostFunc(streams[i % stream_count], CountCall, &calls);
+    }
+    for (auto& stream : streams) infinirtStreamSynchronize(stream);
+  }
+  state.SetItemsProcessed(state.iterations() * kHostFunctions);
+  for (auto& stream : streams) infinirtStreamDestroy(stream);
+}
+
+// A plain pool: one queue under a mutex, a fixed number of workers, a counter to wait on.
+class ThreadPool {
+ public:
+  explicit ThreadPool(int workers) {
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { Loop(); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    ready_.notify_all();
+    for (auto& thread : threads_) thread.join();
+  }
+  void Post(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      tasks_.push_back(std::move(task));
+      ++pending_;
+    }
+    ready_.notify_one();
+  }
+  void WaitIdle() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [&] { return pending_ == 0; });
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      ready_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      if (stopping_) return;
+      std::function<void()> task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+      if (--pending_ == 0) idle_.notify_all();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable ready_, idle_;
+  std::deque<std::function<void()>> tasks_;
+  int pending_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+void PoolHostFunctions(benchmark::State& state) {
+  // As many workers as the CPU backend's pool has by default: max(4, hardware threads).
+  const int workers = std::max(4, static_cast<int>(std::thread::hardware_concurrency()));
+  ThreadPool pool(workers);
+  std::atomic<int> calls{0};
+  for (auto _ : state) {
+    for (int i = 0; i < kHostFunctions; ++i) pool.Post([&calls] { CountCall(&calls); });
+    pool.WaitIdle();
+  }
+  state.SetItemsProcessed(state.iterations() * kHostFunctions);
+}
+
+// --- Events ---------------------------------------------------------------------------------
+
+void ApiEventRecordSynchronize(benchmark::State& state) {
+  infinirtStream_t stream = nullptr;
+  infinirtEvent_t event = nullptr;
+  Check(state, infinirtStreamCreate(&stream), "StreamCreate");
+  Check(state, infinirtEventCreate(&event), "EventCreate");
+  for (auto _ : state) {
+    infinirtEventRecord(event, stream);
+    infinirtEventSynchronize(event);
+  }
+  infinirtEventDestroy(event);
+  infinirtStreamDestroy(stream);
+}
+
+// --- Stream-ordered memory against Malloc/Free ----------------------------------------------
+
+constexpr size_t kPoolBlock = 1 << 20;
+
+void ApiMallocFreeAsync(benchmark::State& state) {
+  infinirtStream_t stream = nullptr;
+  Check(state, infinirtStreamCreate(&stream), "StreamCreate");
+  for (auto _ : state) {
+    void* memory = nullptr;
+    infinirtMallocAsync(&memory, kPoolBlock, stream);
+    infinirtFreeAsync(memory, stream);
+  }
+  infinirtStreamSynchronize(stream);
+  infinirtStreamDestroy(stream);
+}
+
+void ApiMallocFree(benchmark::State& state) {
+  for (auto _ : state) {
+    void* memory = nullptr;
+    infinirtMalloc(&memory, kPoolBlock);
+    infinirtFree(memory);
+  }
+}
+
+// --- The registry with few and many live allocations ----------------------------------------
+
+// Holds `count` live 64-byte allocations for the benchmark's duration.
+class LiveAllocations {
+ public:
+  explicit LiveAllocations(size_t count) : pointers_(count) {
+    for (void*& pointer : pointers_) infinirtMalloc(&pointer, 64);
+  }
+  ~LiveAllocations() {
+    for (void* pointer : pointers_) infinirtFree(pointer);
+  }
+  void* middle() const { return pointers_[pointers_.size() / 2]; }
+
+ private:
+  std::vector<void*> pointers_;
+};
+
+void RegistryMallocFree(benchmark::State& state) {
+  LiveAllocations live(static_cast<size_t>(state.range(0)));
+  for (auto _ : state) {
+    void* memory = nullptr;
+    infinirtMalloc(&memory, 64);
+    infinirtFree(memory);
+  }
+}
+
+void RegistryPointerAttributes(benchmark::State& state) {
+  LiveAllocations live(static_cast<size_t>(state.range(0)));
+  void* interior = static_cast<char*>(live.middle()) + 10;
+  infinirtPointerAttributes attributes{};
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(infinirtPointerGetAttributes(&attributes, interior));
+  }
+}
+
+// --- Start-up: infinirtInit against dlopen of the same plugin files -------------------------
+
+std::vector<std::string> PluginFiles() {
+  std::vector<std::string> files;
+  for (const char* name :
+       {"cpu", "nvidia", "iluvatar", "hygon", "moore", "metax", "ascend", "cambricon"}) {
+    files.push_back(std::string(INFINIRT_BENCH_PLUGIN_DIR) + "/libinfinirt_" + name + ".so");
+  }
+  return files;
+}
+
+void ApiInit(benchmark::State& state) {
+  for (auto _ : state) {
+    Check(state, infinirtInit(), "Init");
+    state.PauseTiming();
+    infinirtFinalize();
+    state.ResumeTiming();
+  }
+}
+
+void DlopenPlugins(benchmark::State& state) {
+  infinirtFinalize();  // none of the files stays mapped by the core
+  const std::vector<std::string> files = PluginFiles();
+  std::vector<void*> handles(files.size());
+  for (auto _ : state) {
+    for (size_t i = 0; i < files.size(); ++i) {
+      handles[i] = dlopen(files[i].c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (handles[i] == nullptr) return state.SkipWithError(dlerror());
+    }
+    state.PauseTiming();
+    for (void* handle : handles) dlclose(handle);
+    state.ResumeTiming();
+  }
+}
+
+// --- A captured graph of 100 operations against issuing them ---------------------------------
+
+constexpr int kGraphNodes = 100;
+
+void IssueOperations(infinirtStream_t stream, char* device) {
+  for (int i = 0; i < kGraphNodes; ++i) infinirtMemsetAsync(device + 64 * i, i, 64, stream);
+}
+
+void ApiGraphLaunch(benchmark::State& state) {
+  infinirtStream_t stream = nullptr;
+  void* device = nullptr;
+  infinirtGraph_t graph = nullptr;
+  infinirtGraphExec_t exec = nullptr;
+  Check(state, infinirtStreamCreateWithFlags(&stream, infinirtStreamNonBlocking), "StreamCreate");
+  Check(state, infinirtMalloc(&device, 64 * kGraphNodes), "Malloc");
+  infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal);
+  IssueOperations(stream, static_cast<char*>(device));
+  Check(state, infinirtStreamEndCapture(stream, &graph), "EndCapture");
+  Check(state, infinirtGraphInstantiate(&exec, graph, 0), "GraphInstantiate");
+  for (auto _ : state) {
+    infinirtGraphLaunch(exec, stream);
+    infinirtStreamSynchronize(stream);
+  }
+  infinirtGraphExecDestroy(exec);
+  infinirtGraphDestroy(graph);
+  infinirtFree(device);
+  infinirtStreamDestroy(stream);
+}
+
+void ApiIssueOperations(benchmark::State& state) {
+  infinirtStream_t stream = nullptr;
+  void* device = nullptr;
+  Check(state, infinirtStreamCreateWithFlags(&stream, infinirtStreamNonBlocking), "StreamCreate");
+  Check(state, infinirtMalloc(&device, 64 * kGraphNodes), "Malloc");
+  for (auto _ : state) {
+    IssueOperations(stream, static_cast<char*>(device));
+    infinirtStreamSynchronize(stream);
+  }
+  infinirtFree(device);
+  infinirtStreamDestroy(stream);
+}
+
+// Registered in the order of the README's table; each measured benchmark beside its baseline.
+const bool registered = [] {
+  Register("Dispatch/GetDevice/api", ApiGetDevice);
+  Register("Dispatch/GetDeviceCount/direct", DirectGetDeviceCount);
+  Register("Dispatch/StreamQuery/api", ApiStreamQuery);
+  Register("Dispatch/StreamQuery/direct", DirectStreamQuery);
+  Register("Dispatch/EventQuery/api", ApiEventQuery);
+  Register("Dispatch/EventQuery/direct", DirectEventQuery);
+  for (int64_t bytes : {int64_t{4096}, int64_t{1} << 20, int64_t{64} << 20}) {
+    Register("Memcpy/HostToDevice", [](benchmark::State& s) {
+      ApiMemcpy(s, infinirtMemcpyHostToDevice);
+    })->Arg(bytes);
+    Register("Memcpy/DeviceToHost", [](benchmark::State& s) {
+      ApiMemcpy(s, infinirtMemcpyDeviceToHost);
+    })->Arg(bytes);
+    Register("Memcpy/std::memcpy", StdMemcpy)->Arg(bytes);
+  }
+  Register("RoundTrip/MemcpyAsync64+StreamSynchronize", ApiRoundTrip);
+  Register("RoundTrip/mutex+condvar", HandOffRoundTrip);
+  for (int64_t streams : {1, 8}) {
+    Register("HostFunc/LaunchHostFunc", ApiHostFunctions)->Arg(streams)->ArgName("streams");
+    Register("HostFunc/ThreadPool", PoolHostFunctions)->Arg(streams)->ArgName("streams");
+  }
+  Register("Event/Record+Synchronize", ApiEventRecordSynchronize);
+  Register("StreamOrdered/MallocAsync+FreeAsync", ApiMallocFreeAsync);
+  Register("StreamOrdered/Malloc+Free", ApiMallocFree);
+  for (int64_t live : {int64_t{10}, int64_t{1000000}}) {
+    Register("Registry/Malloc+Free", RegistryMallocFree)->Arg(live)->ArgName("live");
+    Register("Registry/PointerGetAttributes", RegistryPointerAttributes)
+        ->Arg(live)
+        ->ArgName("live");
+  }
+  Register("Init/infinirtInit", ApiInit)->Unit(benchmark::kMillisecond);
+  Register("Init/dlopen", DlopenPlugins)->Unit(benchmark::kMillisecond);
+  Register("Graph/Launch100Nodes", ApiGraphLaunch)->Unit(benchmark::kMicrosecond);
+  Register("Graph/Issue100Operations", ApiIssueOperations)->Unit(benchmark::kMicrosecond);
+  return true;
+}();
+
+}  // namespace
+}  // namespace infinirt::bench
