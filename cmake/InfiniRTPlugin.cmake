@@ -21,7 +21,7 @@ function(infinirt_add_plugin name)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/include)
   target_compile_definitions(${target} PRIVATE ${ARG_DEFINITIONS})
   target_link_libraries(${target} PRIVATE Threads::Threads ${ARG_LIBRARIES})
-  target_link_options(${target} PRIVATE -Wl,--no-undefined
+  target_link_options(${target} PRIVATE ${INFINIRT_NO_UNDEFINED}
     -Wl,--version-script=${ARG_EXPORTS_MAP})
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${ARG_EXPORTS_MAP})
   if(NOT ARG_NO_INSTALL)

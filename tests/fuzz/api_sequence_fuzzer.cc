@@ -1,0 +1,511 @@
+// Fuzzes the public API with random programs of calls against the CPU backend: streams, events,
+// memory, copies, host functions, captures and graphs, with arguments drawn from valid,
+// destroyed, foreign (another kind of handle, interior pointers) and garbage values, bad enum
+// values and flags. Every call must return, with a code; nothing may crash, leak or hang.
+//
+// What the harness does not do is misuse memory the way no runtime can catch (CUDA's neither):
+// it never passes an unregistered host pointer with a count larger than its buffer, never frees
+// memory that queued or captured work still uses, and host functions never block. To that end
+// asynchronous and captured copies and memsets use only the input's stable buffers (allocated at
+// its start, freed at its end); the allocations the program makes and frees are used by the
+// synchronous calls. At the end of each input everything still alive is released, so that leak
+// detection is meaningful.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#include "infinirt.h"
+
+namespace {
+
+constexpr size_t kMaxSize = 1 << 14;
+constexpr size_t kScratchSize = 2 * kMaxSize;  // unregistered host memory: counts stay within
+alignas(256) unsigned char g_scratch[kScratchSize];
+
+void NoOp(void*) {}
+
+struct Allocation {
+  void* base;
+  size_t size;
+  enum Kind { kDevice, kPinned, kAsync } kind;
+};
+
+class Program {
+ public:
+  explicit Program(FuzzedDataProvider& input) : in_(input) {}
+
+  void Run() {
+    Setup();
+    while (in_.remaining_bytes() > 0) Step();
+    TearDown();
+  }
+
+ private:
+  // --- Arguments --------------------------------------------------------------------------
+
+  template <class T>
+  T Pick(const std::vector<T>& from, T otherwise) {
+    if (from.empty()) return otherwise;
+    return from[in_.ConsumeIntegralInRange<size_t>(0, from.size() - 1)];
+  }
+
+  void* Garbage() { return reinterpret_cast<void*>(in_.ConsumeIntegral<uintptr_t>()); }
+
+  // A handle from the table of its kind, a destroyed one, one of another kind, a special
+  // value, or garbage.
+  template <class Handle>
+  Handle AnyHandle(const std::vector<Handle>& live, const std::vector<Handle>& dead,
+                   const std::vector<void*>& foreign) {
+    switch (in_.ConsumeIntegralInRange(0, 9)) {
+      case 0:
+        return reinterpret_cast<Handle>(Pick<Handle>(dead, nullptr));
+      case 1:
+        return reinterpret_cast<Handle>(Pick<void*>(foreign, nullptr));
+      case 2:
+        return reinterpret_cast<Handle>(Garbage());
+      case 3:
+        return reinterpret_cast<Handle>(static_cast<uintptr_t>(in_.ConsumeIntegralInRange(0, 2)));
+      default:
+        return Pick<Handle>(live, nullptr);
+    }
+  }
+  infinirtStream_t AnyStream() {
+    return AnyHandle(streams_, dead_streams_, std::vector<void*>(events_.begin(), events_.end()));
+  }
+  infinirtEvent_t AnyEvent() {
+    return AnyHandle(events_, dead_events_, std::vector<void*>(streams_.begin(), streams_.end()));
+  }
+  // Streams the harness may put asynchronous work on: live ones and the default streams (the
+  // rest is refused by the runtime and covered by AnyStream).
+  infinirtStream_t WorkStream() {
+    if (!in_.ConsumeBool())
+      return reinterpret_cast<infinirtStream_t>(
+          static_cast<uintptr_t>(in_.ConsumeIntegralInRange(0, 2)));
+    return Pick<infinirtStream_t>(streams_, nullptr);
+  }
+
+  unsigned int AnyFlags() {
+    return in_.ConsumeBool() ? in_.ConsumeIntegralInRange(0u, 15u)
+                             : in_.ConsumeIntegral<unsigned>();
+  }
+  size_t AnySize() { return in_.ConsumeIntegralInRange<size_t>(0, kMaxSize); }
+  int AnyInt() {
+    return in_.ConsumeBool() ? in_.ConsumeIntegralInRange(-2, 8) : in_.ConsumeIntegral<int>();
+  }
+
+  // A pointer for Free and PointerGetAttributes: anything at all.
+  void* AnyPointer() {
+    switch (in_.ConsumeIntegralInRange(0, 6)) {
+      case 0:
+        return Pick<void*>(dead_pointers_, nullptr);
+      case 1:
+        return Garbage();
+      case 2:
+        return nullptr;
+      case 3:
+        return g_scratch + in_.ConsumeIntegralInRange<size_t>(0, kScratchSize - 1);
+      case 4:
+        if (!allocations_.empty()) {  // interior
+          const Allocation a = Pick<Allocation>(allocations_, {});
+          return static_cast<char*>(a.base) + in_.ConsumeIntegralInRange<size_t>(0, a.size);
+        }
+        return nullptr;
+      default:
+        return Pick<Allocation>(allocations_, {nullptr, 0, Allocation::kDevice}).base;
+    }
+  }
+
+  // A span for a copy or memset: a registered buffer at an offset inside it, with a count that
+  // may run past its end (the runtime must refuse that), or the scratch buffer with a count that
+  // stays within it. `stable` restricts the choice to the input's stable buffers.
+  struct Span {
+    void* pointer;
+    size_t count;
+  };
+  Span AnySpan(bool stable, size_t count) {
+    const std::vector<Allocation>& from = stable ? stable_ : allocations_;
+    if (from.empty() || in_.ConsumeIntegralInRange(0, 3) == 0) {
+      const size_t offset = in_.ConsumeIntegralInRange<size_t>(0, kScratchSize - count);
+      return {g_scratch + offset, count};
+    }
+    const Allocation a = Pick<Allocation>(from, {});
+    if (a.size == 0) return {g_scratch, count};
+    // Inside the allocation: a pointer past its end is no longer in it, and the runtime takes
+    // it for host memory of the program's, as any runtime must.
+    const size_t offset = in_.ConsumeIntegralInRange<size_t>(0, a.size - 1);
+    return {static_cast<char*>(a.base) + offset, count};
+  }
+
+  infinirtMemcpyKind AnyKind() {
+    return static_cast<infinirtMemcpyKind>(in_.ConsumeBool() ? in_.ConsumeIntegralInRange(0, 4)
+                                                             : in_.ConsumeIntegral<int>());
+  }
+
+  // --- Lifetime of what the program creates -------------------------------------------------
+
+  void Setup() {
+    // The stable buffers: device and pinned memory for asynchronous and captured work.
+    for (Allocation::Kind kind : {Allocation::kDevice, Allocation::kPinned}) {
+      void* p = nullptr;
+      const infinirtError_t e = kind == Allocation::kDevice ? infinirtMalloc(&p, kMaxSize)
+                                                            : infinirtMallocHost(&p, kMaxSize);
+      if (e == infinirtSuccess) stable_.push_back({p, kMaxSize, kind});
+    }
+  }
+
+  void Forget(std::vector<void*>& from, void* value) {
+    for (size_t i = 0; i < from.size(); ++i) {
+      if (from[i] == value) {
+        from[i] = from.back();
+        from.pop_back();
+        return;
+      }
+    }
+  }
+  template <class T>
+  bool Remove(std::vector<T>& from, T value) {
+    for (size_t i = 0; i < from.size(); ++i) {
+      if (from[i] == value) {
+        from[i] = from.back();
+        from.pop_back();
+        return true;
+      }
+    }
+    return false;
+  }
+  bool RemoveAllocation(void* base) {
+    for (size_t i = 0; i < allocations_.size(); ++i) {
+      if (allocations_[i].base == base) {
+        allocations_[i] = allocations_.back();
+        allocations_.pop_back();
+        dead_pointers_.push_back(base);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void TearDown() {
+    infinirtStreamCaptureMode mode = infinirtStreamCaptureModeRelaxed;
+    infinirtThreadExchangeStreamCaptureMode(&mode);
+    for (infinirtStream_t stream : streams_) {
+      infinirtGraph_t graph = nullptr;
+      infinirtStreamCaptureStatus status;
+      if (infinirtStreamIsCapturing(stream, &status) == infinirtSuccess &&
+          status != infinirtStreamCaptureStatusNone &&
+          infinirtStreamEndCapture(stream, &graph) == infinirtSuccess) {
+        infinirtGraphDestroy(graph);
+      }
+    }
+    for (infinirtGraphExec_t exec : execs_) infinirtGraphExecDestroy(exec);
+    for (infinirtGraphExec_t exec : leftover_execs_) infinirtGraphExecDestroy(exec);
+    for (infinirtGraph_t graph : graphs_) infinirtGraphDestroy(graph);
+    for (infinirtGraph_t graph : leftover_graphs_) infinirtGraphDestroy(graph);
+    infinirtDeviceSynchronize();
+    for (infinirtEvent_t event : events_) infinirtEventDestroy(event);
+    for (infinirtStream_t stream : streams_) infinirtStreamDestroy(stream);
+    for (const Allocation& a : allocations_) {
+      a.kind == Allocation::kPinned ? infinirtFreeHost(a.base) : infinirtFree(a.base);
+    }
+    for (const Allocation& a : stable_) {
+      a.kind == Allocation::kPinned ? infinirtFreeHost(a.base) : infinirtFree(a.base);
+    }
+    infinirtDeviceSynchronize();
+    infinirtSetDevice(0);
+    mode = infinirtStreamCaptureModeGlobal;
+    infinirtThreadExchangeStreamCaptureMode(&mode);
+    infinirtGetLastError();
+  }
+
+  bool Capturing() {
+    for (infinirtStream_t stream : streams_) {
+      infinirtStreamCaptureStatus status = infinirtStreamCaptureStatusNone;
+      if (infinirtStreamIsCapturing(stream, &status) == infinirtSuccess &&
+          status == infinirtStreamCaptureStatusActive) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // --- One call -------------------------------------------------------------------------------
+
+  void Step() {
+    switch (in_.ConsumeIntegralInRange(0, 36)) {
+      case 0: {
+        infinirtStream_t s = nullptr;
+        if (infinirtStreamCreateWithFlags(&s, AnyFlags()) == infinirtSuccess) streams_.push_back(s);
+        break;
+      }
+      case 1: {
+        infinirtStream_t s = AnyStream();
+        if (infinirtStreamDestroy(s) == infinirtSuccess && Remove(streams_, s)) {
+          dead_streams_.push_back(s);
+        }
+        break;
+      }
+      case 2:
+        infinirtStreamSynchronize(AnyStream());
+        break;
+      case 3:
+        infinirtStreamQuery(AnyStream());
+        break;
+      case 4: {
+        infinirtEvent_t e = nullptr;
+        if (infinirtEventCreateWithFlags(&e, AnyFlags()) == infinirtSuccess) events_.push_back(e);
+        break;
+      }
+      case 5: {
+        infinirtEvent_t e = AnyEvent();
+        if (infinirtEventDestroy(e) == infinirtSuccess && Remove(events_, e)) {
+          dead_events_.push_back(e);
+        }
+        break;
+      }
+      case 6:
+        infinirtEventRecord(AnyEvent(), AnyStream());
+        break;
+      case 7:
+        infinirtEventQuery(AnyEvent());
+        break;
+      case 8:
+        infinirtEventSynchronize(AnyEvent());
+        break;
+      case 9: {
+        float ms;
+        infinirtEventElapsedTime(in_.ConsumeBool() ? &ms : nullptr, AnyEvent(), AnyEvent());
+        break;
+      }
+      case 10:
+        infinirtStreamWaitEvent(AnyStream(), AnyEvent(), AnyFlags());
+        break;
+      case 11: {
+        void* p = nullptr;
+        const size_t size = AnySize();
+        if (infinirtMalloc(&p, size) == infinirtSuccess && p) {  // size 0 gives NULL
+          allocations_.push_back({p, size, Allocation::kDevice});
+        }
+        break;
+      }
+      case 12: {
+        void* p = nullptr;
+        const size_t size = AnySize();
+        if (infinirtHostAlloc(&p, size, AnyFlags()) == infinirtSuccess && p) {
+          allocations_.push_back({p, size, Allocation::kPinned});
+        }
+        break;
+      }
+      case 13: {
+        void* p = nullptr;
+        const size_t size = AnySize();
+        if (infinirtMallocAsync(&p, size, WorkStream()) == infinirtSuccess && p) {
+          // Not used by asynchronous work (see the top), so freeing it anywhere is safe.
+          allocations_.push_back({p, size, Allocation::kAsync});
+        }
+        break;
+      }
+      case 14: {
+        void* p = AnyPointer();
+        if (infinirtFree(p) == infinirtSuccess) RemoveAllocation(p);
+        break;
+      }
+      case 15: {
+        void* p = AnyPointer();
+        if (infinirtFreeHost(p) == infinirtSuccess) RemoveAllocation(p);
+        break;
+      }
+      case 16: {
+        void* p = AnyPointer();
+        if (infinirtFreeAsync(p, WorkStream()) == infinirtSuccess) RemoveAllocation(p);
+        break;
+      }
+      case 17: {
+        const size_t count = AnySize();
+        const Span dst = AnySpan(false, count), src = AnySpan(false, count);
+        infinirtMemcpy(dst.pointer, src.pointer, count, AnyKind());
+        break;
+      }
+      case 18: {
+        const size_t count = AnySize();
+        const Span dst = AnySpan(true, count), src = AnySpan(true, count);
+        infinirtMemcpyAsync(dst.pointer, src.pointer, count, AnyKind(), WorkStream());
+        break;
+      }
+      case 19: {
+        const Span span = AnySpan(false, AnySize());
+        infinirtMemset(span.pointer, AnyInt(), span.count);
+        break;
+      }
+      case 20: {
+        const Span span = AnySpan(true, AnySize());
+        infinirtMemsetAsync(span.pointer, AnyInt(), span.count, WorkStream());
+        break;
+      }
+      case 21:
+        infinirtLaunchHostFunc(AnyStream(), in_.ConsumeBool() ? NoOp : nullptr, nullptr);
+        break;
+      case 22:
+        infinirtStreamBeginCapture(AnyStream(), static_cast<infinirtStreamCaptureMode>(AnyInt()));
+        break;
+      case 23: {
+        infinirtGraph_t graph = nullptr;
+        if (infinirtStreamEndCapture(AnyStream(), &graph) == infinirtSuccess && graph) {
+          graphs_.push_back(graph);
+        }
+        break;
+      }
+      case 24: {
+        infinirtStreamCaptureStatus status;
+        infinirtStreamIsCapturing(AnyStream(), in_.ConsumeBool() ? &status : nullptr);
+        break;
+      }
+      case 25: {
+        infinirtGraphExec_t exec = nullptr;
+        infinirtGraph_t graph = AnyHandle(graphs_, dead_graphs_, {});
+        if (infinirtGraphInstantiateWithFlags(&exec, graph, in_.ConsumeIntegral<uint8_t>()) ==
+            infinirtSuccess) {
+          execs_.push_back(exec);
+        }
+        break;
+      }
+      case 26:
+        infinirtGraphLaunch(AnyHandle(execs_, dead_execs_, {}), WorkStream());
+        break;
+      case 27: {
+        infinirtGraphExec_t exec = AnyHandle(execs_, dead_execs_, {});
+        if (infinirtGraphExecDestroy(exec) == infinirtSuccess && Remove(execs_, exec)) {
+          dead_execs_.push_back(exec);
+        }
+        break;
+      }
+      case 28: {
+        infinirtGraph_t graph = AnyHandle(graphs_, dead_graphs_, {});
+        if (infinirtGraphDestroy(graph) == infinirtSuccess && Remove(graphs_, graph)) {
+          dead_graphs_.push_back(graph);
+        }
+        break;
+      }
+      case 29:
+        infinirtSetDevice(AnyInt());
+        break;
+      case 30: {
+        int device;
+        infinirtGetDevice(&device);
+        infinirtDeviceSynchronize();
+        break;
+      }
+      case 31: {
+        infinirtPointerAttributes attributes;
+        infinirtPointerGetAttributes(in_.ConsumeBool() ? &attributes : nullptr, AnyPointer());
+        break;
+      }
+      case 32: {
+        infinirtStreamCaptureMode mode = static_cast<infinirtStreamCaptureMode>(AnyInt());
+        infinirtThreadExchangeStreamCaptureMode(&mode);
+        break;
+      }
+      case 33: {
+        int value;
+        infinirtDeviceGetAttribute(
+            &value, static_cast<infinirtDeviceAttr>(in_.ConsumeIntegral<int>()), AnyInt());
+        infinirtDeviceProp prop;
+        infinirtGetDeviceProperties(&prop, AnyInt());
+        break;
+      }
+      case 34: {
+        size_t free_bytes, total_bytes;
+        infinirtMemGetInfo(&free_bytes, &total_bytes);
+        infinirtGetErrorName(static_cast<infinirtError_t>(AnyInt()));
+        infinirtGetErrorString(static_cast<infinirtError_t>(in_.ConsumeIntegral<int>()));
+        infinirtPeekAtLastError();
+        infinirtGetLastError();
+        break;
+      }
+      case 35:
+        if (!Capturing()) infinirtDeviceReset();  // refused in capture; tested elsewhere
+        ForgetEverythingAfterReset();
+        break;
+      default: {
+        void* p = nullptr;
+        infinirtMallocHost(in_.ConsumeBool() ? &p : nullptr, AnySize());
+        if (p) allocations_.push_back({p, 0, Allocation::kPinned});
+        break;
+      }
+    }
+  }
+
+  // DeviceReset releases the device's streams, events, graphs and (non-stream-ordered)
+  // allocations, the stable buffers included: what the program held is dead; start again.
+  void ForgetEverythingAfterReset() {
+    int device = -1;
+    infinirtGetDevice(&device);
+    (void)device;
+    // Only a successful reset destroys anything; probing each object tells which survived.
+    auto prune = [](auto& live, auto& dead, auto alive) {
+      for (size_t i = 0; i < live.size();) {
+        if (alive(live[i])) {
+          ++i;
+        } else {
+          dead.push_back(live[i]);
+          live[i] = live.back();
+          live.pop_back();
+        }
+      }
+    };
+    prune(streams_, dead_streams_, [](infinirtStream_t s) {
+      return infinirtStreamQuery(s) != infinirtErrorInvalidResourceHandle;
+    });
+    prune(events_, dead_events_, [](infinirtEvent_t e) {
+      return infinirtEventQuery(e) != infinirtErrorInvalidResourceHandle;
+    });
+    auto registered = [](const Allocation& a) {
+      infinirtPointerAttributes attributes;
+      return infinirtPointerGetAttributes(&attributes, a.base) == infinirtSuccess &&
+             attributes.type != infinirtMemoryTypeUnregistered;
+    };
+    for (auto* list : {&allocations_, &stable_}) {
+      for (size_t i = 0; i < list->size();) {
+        if (registered((*list)[i])) {
+          ++i;
+        } else {
+          dead_pointers_.push_back((*list)[i].base);
+          (*list)[i] = list->back();
+          list->pop_back();
+        }
+      }
+    }
+    // Graphs and execs cannot be probed without side effects: drop the handles (a reset frees
+    // them; if it was refused they are released at the end through the dead lists).
+    for (auto g : graphs_) leftover_graphs_.push_back(g);
+    for (auto x : execs_) leftover_execs_.push_back(x);
+    graphs_.clear();
+    execs_.clear();
+    infinirtGetLastError();
+  }
+
+  FuzzedDataProvider& in_;
+  std::vector<infinirtStream_t> streams_, dead_streams_;
+  std::vector<infinirtEvent_t> events_, dead_events_;
+  std::vector<infinirtGraph_t> graphs_, dead_graphs_, leftover_graphs_;
+  std::vector<infinirtGraphExec_t> execs_, dead_execs_, leftover_execs_;
+  std::vector<Allocation> allocations_, stable_;
+  std::vector<void*> dead_pointers_;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  setenv("INFINIRT_BACKENDS", "cpu", 1);
+  setenv("INFINIRT_LOG_LEVEL", "off", 1);
+  infinirtInit();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  FuzzedDataProvider input(data, size);
+  Program(input).Run();
+  return 0;
+}
