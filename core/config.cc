@@ -56,6 +56,15 @@ Config ParseConfig(const std::string& text, const std::string& source_name,
                         ": not valid JSON (" + what + "); using the defaults");
     config.source.clear();
     return config;
+  } catch (const json::exception& error) {
+    // Not a syntax error but a value JSON allows and nlohmann cannot hold, such as a number
+    // beyond a double's range (out_of_range.406); it carries no position.
+    std::string what = error.what();
+    const size_t bracket = what.find("] ");
+    if (bracket != std::string::npos) what = what.substr(bracket + 2);
+    problems->push_back(source_name + ": not usable JSON (" + what + "); using the defaults");
+    config.source.clear();
+    return config;
   }
   if (!root.is_object()) {
     problems->push_back(source_name + ": the top level must be a JSON object; using the defaults");

@@ -105,6 +105,19 @@ TEST(ParseConfig, MalformedJsonKeepsNothingOfTheFile) {
   EXPECT_EQ(parsed.config.source, "");
 }
 
+// Found by config_fuzzer: a number beyond a double's range is valid JSON that nlohmann refuses
+// with out_of_range, not parse_error; it escaped ParseConfig, so that every call of the
+// runtime failed instead of the defaults applying.
+TEST(ParseConfig, NumberTooLargeForADoubleIsReportedAndTheDefaultsApply) {
+  const Parsed parsed = Parse(R"({"log_level": "debug", "plugins": {"cpu": 1111E1111}})");
+  ASSERT_EQ(parsed.problems.size(), 1u);
+  EXPECT_TRUE(Contains(parsed.problems[0], kSource)) << parsed.problems[0];
+  EXPECT_TRUE(Contains(parsed.problems[0], "number overflow")) << parsed.problems[0];
+  EXPECT_TRUE(Contains(parsed.problems[0], "using the defaults")) << parsed.problems[0];
+  EXPECT_FALSE(parsed.config.log_level.has_value());
+  EXPECT_TRUE(parsed.config.source.empty());
+}
+
 TEST(ParseConfig, TopLevelThatIsNotAnObjectIsReported) {
   const Parsed parsed = Parse("[\"cpu\"]");
   ASSERT_EQ(parsed.problems.size(), 1u);
