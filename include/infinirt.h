@@ -529,7 +529,9 @@ typedef enum INFINIRT_ENUM_BASE {
       7,                          /* plugin loaded, but its vendor runtime is absent: 0 devices */
   infinirtBackendInitFailed = 8,  /* the plugin's Initialize entry failed */
   infinirtBackendFilteredOut = 9, /* excluded by INFINIRT_BACKENDS or the config file */
-  infinirtBackendDuplicate = 10   /* same file or same backend name already loaded */
+  infinirtBackendDuplicate = 10,  /* same file or same backend name already loaded */
+  infinirtBackendInsecure = 11    /* refused: another user could change the file or its
+                                     directory (INFINIRT_ALLOW_INSECURE_PLUGINS=1 overrides) */
 } infinirtBackendStatus_t;
 
 typedef struct infinirtBackendProp {

@@ -13,20 +13,6 @@
 namespace infinirt::loader_test {
 namespace {
 
-// Asserts that the CPU plugin loaded beside the rejected one and that its device works.
-void ExpectCpuStillWorks() {
-  const auto cpu = OnlyEntryNamed("cpu");
-  ASSERT_TRUE(cpu);
-  EXPECT_EQ(cpu->status, infinirtBackendLoaded) << cpu->reason;
-  EXPECT_EQ(cpu->deviceCount, 1);
-  ASSERT_EQ(infinirtInit(), infinirtSuccess);
-  EXPECT_EQ(DeviceCount(), 1);
-  infiniDevice_t type = INFINI_DEVICE_TYPE_COUNT;
-  EXPECT_EQ(infinirtDeviceGetType(&type, 0), infinirtSuccess);
-  EXPECT_EQ(type, INFINI_DEVICE_CPU);
-  ExpectDeviceRoundTrip(0);
-}
-
 // --- INFINIRT_PLUGIN_PATH names an empty or a missing directory ---------------------------
 
 class NoPlugin : public RuntimeTest {

@@ -27,6 +27,7 @@ const std::vector<std::pair<std::string, std::string>>& CoreVariables() {
       {"INFINIRT_CONFIG", std::string(kFromEnvironment) + "/infinirt.json"},  // an error
       {"INFINIRT_VISIBLE_DEVICES", ""},  // would hide every device
       {"INFINIRT_LOG_LEVEL", "off"},     // would hide the warnings
+      {"INFINIRT_ALLOW_INSECURE_PLUGINS", "1"},
   };
   return variables;
 }
