@@ -14,6 +14,7 @@
 #include <cstring>
 #include <set>
 
+#include "elf_check.h"
 #include "env.h"
 #include "log.h"
 #include "plugin_table.h"
@@ -119,8 +120,8 @@ struct FileVerdict {
 };
 
 // Checks the plugin file at real_path (no symlinks left) and the directory holding it. The checks
-// read descriptors (fstat), so the mode and owner examined belong to one file, not to whatever the
-// path names a moment later.
+// read descriptors (fstat, and the ELF header with pread), so the mode, owner and header examined
+// belong to one file, not to whatever the path names a moment later.
 FileVerdict CheckPluginFile(const std::string& real_path) {
   FileVerdict verdict;
   const size_t slash = real_path.find_last_of('/');
@@ -145,7 +146,11 @@ FileVerdict CheckPluginFile(const std::string& real_path) {
   AddProblem(&verdict.untrusted, "the plugin file is ", WritableByOthers(file_info, user));
   AddProblem(&verdict.untrusted, "its directory " + directory + " is ",
              WritableByOthers(directory_info, user));
-  if (!S_ISREG(file_info.st_mode)) verdict.unloadable = "not a regular file";
+  if (!S_ISREG(file_info.st_mode)) {
+    verdict.unloadable = "not a regular file";
+  } else {
+    verdict.unloadable = ElfProblem(file_fd.get(), file_info.st_size);
+  }
   return verdict;
 }
 

@@ -520,7 +520,9 @@ struct infinirtDeviceProp {
 typedef enum INFINIRT_ENUM_BASE {
   infinirtBackendLoaded = 0,       /* loaded and contributing its devices */
   infinirtBackendNotFound = 1,     /* no library found for this backend */
-  infinirtBackendDlopenFailed = 2, /* dlopen refused the file; reason holds dlerror() */
+  infinirtBackendDlopenFailed = 2, /* not loadable: dlopen's answer (dlerror()), or an ELF header
+                                      that does not fit this process (machine, class) or a
+                                      truncated file, found before dlopen */
   infinirtBackendNoEntryPoint = 3, /* the library lacks infinirtPluginGetTable */
   infinirtBackendAbiTooOld = 4,    /* plugin ABI major version older than the core's */
   infinirtBackendAbiTooNew = 5,    /* plugin ABI major version newer than the core's */
