@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <sys/statvfs.h>
 
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -41,10 +42,14 @@ const std::vector<std::pair<std::string, std::string>>& VendorVariables() {
   return variables;
 }
 
+// Every variable set, and the suite's sanitizer options (scripts/test.sh --sanitize).
 std::vector<std::string> ProbeEnvironment() {
   std::vector<std::string> environment;
   for (const auto& variables : {CoreVariables(), VendorVariables()}) {
     for (const auto& [name, value] : variables) environment.push_back(name + "=" + value);
+  }
+  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
+    if (const char* value = getenv(name)) environment.push_back(std::string(name) + "=" + value);
   }
   return environment;
 }
@@ -58,6 +63,7 @@ struct ProbeBackend {
 
 // What loader_environment_probe printed.
 struct ProbeOutput {
+  int exit_code = -1;
   int at_secure = -1;
   int device_count = -1;
   std::vector<ProbeBackend> backends;
@@ -73,6 +79,7 @@ struct ProbeOutput {
 
 ProbeOutput ParseProbe(const ProgramRun& run) {
   ProbeOutput output;
+  output.exit_code = run.exit_code;
   output.log = run.err;
   std::istringstream lines(run.out);
   std::string line;
@@ -149,6 +156,7 @@ class SecureEnvironment : public testing::Test {
   }
 
   static void ExpectEveryVariableIgnored(const ProbeOutput& output) {
+    EXPECT_EQ(output.exit_code, 0) << output.log;
     ASSERT_EQ(output.at_secure, 1)
         << "the kernel did not start the privileged copy with AT_SECURE\n"
         << output.log;
@@ -186,6 +194,7 @@ TEST_F(SecureEnvironment, WithoutPrivilegeTheVariablesTakeEffect) {
   TempDir scratch(FAKE_PLUGIN_ROOT, "plain-environment");
   const ProbeOutput output =
       ParseProbe(RunProgram(ENVIRONMENT_PROBE, ProbeEnvironment(), scratch.path()));
+  EXPECT_EQ(output.exit_code, 0) << output.log;
   EXPECT_EQ(output.at_secure, 0);
   const ProbeBackend* fake = output.Backend("fake_nvidia");
   ASSERT_NE(fake, nullptr);
