@@ -5,6 +5,7 @@
 // Debian) that the process becomes for the initialisation (seteuid).
 #include <grp.h>
 #include <pwd.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <memory>
@@ -111,6 +112,12 @@ TEST_F(TrustedLayouts, Umask002BuildOfAUserWithAPrivateGroupLoads) {
   if (!account) GTEST_SKIP() << "no user other than root has a private group here";
   // Under the system's temporary directory, which every user can traverse (the build tree may
   // not be: the process reads the plugin as that user).
+  struct statvfs filesystem {};
+  if (statvfs(testing::TempDir().c_str(), &filesystem) == 0 &&
+      (filesystem.f_flag & ST_NOEXEC) != 0) {
+    GTEST_SKIP() << "the filesystem of " << testing::TempDir()
+                 << " is mounted noexec: no plugin can be loaded from it";
+  }
   TempDir scratch(testing::TempDir(), "umask-002-private-group");
   const std::string directory = BuildLikeLayout(scratch, 002, *account);
   ScopedEffectiveAccount as(*account);
