@@ -2,12 +2,45 @@
 
 #include <stdlib.h>
 
+#include <mutex>
+#include <set>
+
+#include "log.h"
+
 namespace infinirt::core {
 
-std::optional<std::string> GetEnv(const char* name) {
+namespace {
+
+// True when secure_getenv hides a variable that getenv sees, which it does only when the kernel
+// started the process with AT_SECURE set.
+bool SetButIgnored(const char* name) {
+  return secure_getenv(name) == nullptr && getenv(name) != nullptr;
+}
+
+void WarnOnceIgnored(const char* name) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!warned.insert(name).second) return;
+  }
+  Log().warn(
+      "{} is set but ignored: the process runs setuid/setgid or with raised capabilities "
+      "(AT_SECURE), where InfiniRT takes no setting from the environment",
+      name);
+}
+
+}  // namespace
+
+std::optional<std::string> GetEnvWithoutWarning(const char* name) {
   const char* value = secure_getenv(name);
   if (value == nullptr) return std::nullopt;
   return std::string(value);
+}
+
+std::optional<std::string> GetEnv(const char* name) {
+  if (SetButIgnored(name)) WarnOnceIgnored(name);
+  return GetEnvWithoutWarning(name);
 }
 
 std::vector<std::string> SplitList(const std::string& text, char separator) {

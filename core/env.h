@@ -1,5 +1,10 @@
-// Environment variables, read the safe way: secure_getenv returns nothing in setuid/setgid
-// processes, so a variable that chooses code to load cannot be abused there.
+// Environment variables, read the safe way: secure_getenv returns nothing in a process that runs
+// with AT_SECURE (setuid or setgid, or raised file capabilities), so a variable that chooses code
+// to load (INFINIRT_PLUGIN_PATH, INFINIRT_CONFIG, INFINIRT_BACKENDS,
+// INFINIRT_ALLOW_INSECURE_PLUGINS) cannot be abused there. Every InfiniRT variable is read this
+// way, INFINIRT_LOG_LEVEL included: debug and trace logs print paths and addresses that would
+// help an attack on a privileged program, and the default level (warn) still shows the warnings
+// below.
 #ifndef INFINIRT_CORE_ENV_H_
 #define INFINIRT_CORE_ENV_H_
 
@@ -9,7 +14,13 @@
 
 namespace infinirt::core {
 
+// The variable's value, or nullopt when it is unset or ignored. A variable that is set but
+// ignored because of AT_SECURE is named in one warning, once per process.
 std::optional<std::string> GetEnv(const char* name);
+
+// GetEnv without the warning, for the logger's own level: it is read while the logger is being
+// created, so it cannot log. ResetLogLevel reads it again through GetEnv.
+std::optional<std::string> GetEnvWithoutWarning(const char* name);
 
 // Splits on a separator, dropping empty items and surrounding blanks.
 std::vector<std::string> SplitList(const std::string& text, char separator);

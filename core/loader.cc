@@ -2,18 +2,23 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <set>
 
+#include "elf_check.h"
 #include "env.h"
 #include "log.h"
 #include "plugin_table.h"
+#include "plugin_trust.h"
 
 namespace infinirt::core {
 
@@ -21,6 +26,24 @@ namespace {
 
 constexpr char kPluginPrefix[] = "libinfinirt_";
 constexpr char kPluginSuffix[] = ".so";
+constexpr char kAllowInsecure[] = "INFINIRT_ALLOW_INSECURE_PLUGINS";
+constexpr char kLoadAnyway[] = "; INFINIRT_ALLOW_INSECURE_PLUGINS=1 loads it anyway";
+
+// A file descriptor, closed at the end of the scope.
+class UniqueFd {
+ public:
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
 
 template <size_t N>
 void CopyString(char (&destination)[N], const std::string& source) {
@@ -63,6 +86,72 @@ std::string RealPath(const std::string& path) {
   char buffer[PATH_MAX];
   if (realpath(path.c_str(), buffer) == nullptr) return path;
   return buffer;
+}
+
+std::string ErrnoText() { return std::strerror(errno); }
+
+// Only "1" opts in; read with secure_getenv, so a setuid/setgid process cannot opt in.
+bool InsecurePluginsAllowed() {
+  const auto value = GetEnv(kAllowInsecure);
+  return value && *value == "1";
+}
+
+// Appends "<subject><problem>" to a "; "-separated list, when there is a problem.
+void AddProblem(std::string* problems, const std::string& subject, const std::string& problem) {
+  if (problem.empty()) return;
+  if (!problems->empty()) *problems += "; ";
+  *problems += subject + problem;
+}
+
+// Why another user could change a searched directory (WritableByOthers' phrase), or "". Opened
+// O_PATH (no read permission needed) and examined with fstat: the directory itself, after
+// symlinks.
+std::string SearchedDirectoryProblem(const std::string& directory) {
+  UniqueFd fd(open(directory.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  struct stat info {};
+  if (!fd || fstat(fd.get(), &info) != 0) return "";  // then no plugin is found in it either
+  return WritableByOthers(info, geteuid());
+}
+
+// What the checks made before dlopen found about one plugin file.
+struct FileVerdict {
+  std::string untrusted;   // who else could change the file or its directory, or ""
+  std::string unloadable;  // why it cannot be a plugin of this process, or ""
+};
+
+// Checks the plugin file at real_path (no symlinks left) and the directory holding it. The checks
+// read descriptors (fstat, and the ELF header with pread), so the mode, owner and header examined
+// belong to one file, not to whatever the path names a moment later.
+FileVerdict CheckPluginFile(const std::string& real_path) {
+  FileVerdict verdict;
+  const size_t slash = real_path.find_last_of('/');
+  const std::string directory = slash == 0 ? "/" : real_path.substr(0, slash);
+  UniqueFd directory_fd(open(directory.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!directory_fd) {
+    verdict.unloadable = "cannot open its directory " + directory + ": " + ErrnoText();
+    return verdict;
+  }
+  // O_NOFOLLOW: the real path has no symlink left, unless one was put there since. O_NONBLOCK:
+  // opening a FIFO named like a plugin must not wait for a writer.
+  UniqueFd file_fd(openat(directory_fd.get(), real_path.c_str() + slash + 1,
+                          O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  struct stat directory_info {
+  }, file_info{};
+  if (!file_fd || fstat(file_fd.get(), &file_info) != 0 ||
+      fstat(directory_fd.get(), &directory_info) != 0) {
+    verdict.unloadable = "cannot open the file: " + ErrnoText();
+    return verdict;
+  }
+  const uid_t user = geteuid();
+  AddProblem(&verdict.untrusted, "the plugin file is ", WritableByOthers(file_info, user));
+  AddProblem(&verdict.untrusted, "its directory " + directory + " is ",
+             WritableByOthers(directory_info, user));
+  if (!S_ISREG(file_info.st_mode)) {
+    verdict.unloadable = "not a regular file";
+  } else {
+    verdict.unloadable = ElfProblem(file_fd.get(), file_info.st_size);
+  }
+  return verdict;
 }
 
 infinirtBackendProp NewListing(const std::string& name, const std::string& path) {
@@ -218,6 +307,81 @@ bool InitializePlugin(Backend* backend, const Config& config, infinirtBackendPro
   return true;
 }
 
+struct Candidate {
+  std::string path;               // as found: in a searched directory, or named in the search
+  std::string directory_problem;  // why its searched directory is skipped, or ""
+};
+
+// The plugin files that the search plan finds, in order. Every entry goes to result->searched;
+// a missing file named in INFINIRT_PLUGIN_PATH is listed as not found.
+std::vector<Candidate> FindCandidates(const SearchPlan& plan, bool allow_insecure,
+                                      LoadResult* result) {
+  std::vector<Candidate> candidates;
+  for (const std::string& entry : plan.entries) {
+    struct stat info {};
+    result->searched.push_back(entry);
+    if (stat(entry.c_str(), &info) != 0) {
+      Log().debug("loader: {} does not exist", entry);
+      if (plan.from_environment && !BackendNameOfFile(entry).empty()) {
+        infinirtBackendProp listing = NewListing(BackendNameOfFile(entry), entry);
+        listing.status = infinirtBackendNotFound;
+        CopyString(listing.reason, "no such file (named in INFINIRT_PLUGIN_PATH)");
+        result->listing.push_back(listing);
+      }
+      continue;
+    }
+    if (!S_ISDIR(info.st_mode)) {
+      Log().debug("loader: plugin file named directly: {}", entry);
+      candidates.push_back({entry, ""});
+      continue;
+    }
+    const std::vector<std::string> files = PluginFilesIn(entry);
+    Log().debug("loader: searching directory {}: {} plugin file(s)", entry, files.size());
+    std::string problem = SearchedDirectoryProblem(entry);
+    if (!problem.empty() && allow_insecure) {
+      Log().info("loader: searching {} although it is {} ({}=1)", entry, problem, kAllowInsecure);
+      problem.clear();
+    } else if (!problem.empty()) {
+      problem = "the searched directory " + entry + " is " + problem +
+                ": another user could add or replace plugins in it, so it is skipped as a whole";
+      Log().warn("loader: {}{}", problem, kLoadAnyway);
+      result->searched.back() += " (skipped: insecure)";
+    }
+    for (const std::string& file : files) candidates.push_back({file, problem});
+  }
+  return candidates;
+}
+
+// The checks made before dlopen. False when the file must not be opened; the listing then holds
+// the status and the reason. A problem that INFINIRT_ALLOW_INSECURE_PLUGINS=1 lets through is
+// returned in *allowed_problem.
+bool PassesFileChecks(const Candidate& candidate, const std::string& real_path, bool allow_insecure,
+                      infinirtBackendProp* listing, std::string* allowed_problem) {
+  const FileVerdict verdict = candidate.directory_problem.empty()
+                                  ? CheckPluginFile(real_path)
+                                  : FileVerdict{candidate.directory_problem, ""};
+  if (!verdict.untrusted.empty() && !allow_insecure) {
+    listing->status = infinirtBackendInsecure;
+    CopyString(listing->reason, verdict.untrusted + kLoadAnyway);
+    // A skipped directory was logged once, as a whole.
+    if (candidate.directory_problem.empty()) {
+      Log().warn("loader: refusing {}: {}{}", real_path, verdict.untrusted, kLoadAnyway);
+    }
+    return false;
+  }
+  if (!verdict.untrusted.empty()) {
+    Log().info("loader: loading {} although {} ({}=1)", real_path, verdict.untrusted,
+               kAllowInsecure);
+    *allowed_problem = verdict.untrusted;
+  }
+  if (!verdict.unloadable.empty()) {
+    listing->status = infinirtBackendDlopenFailed;
+    CopyString(listing->reason, verdict.unloadable);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string LibraryDirectory() {
@@ -244,33 +408,12 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
   for (std::string& name : filter) {
     std::transform(name.begin(), name.end(), name.begin(), ::tolower);
   }
-
-  std::vector<std::string> candidates;
-  for (const std::string& entry : plan.entries) {
-    struct stat info {};
-    result.searched.push_back(entry);
-    if (stat(entry.c_str(), &info) != 0) {
-      Log().debug("loader: {} does not exist", entry);
-      if (plan.from_environment && !BackendNameOfFile(entry).empty()) {
-        infinirtBackendProp listing = NewListing(BackendNameOfFile(entry), entry);
-        listing.status = infinirtBackendNotFound;
-        CopyString(listing.reason, "no such file (named in INFINIRT_PLUGIN_PATH)");
-        result.listing.push_back(listing);
-      }
-      continue;
-    }
-    if (S_ISDIR(info.st_mode)) {
-      auto files = PluginFilesIn(entry);
-      Log().debug("loader: searching directory {}: {} plugin file(s)", entry, files.size());
-      candidates.insert(candidates.end(), files.begin(), files.end());
-    } else {
-      Log().debug("loader: plugin file named directly: {}", entry);
-      candidates.push_back(entry);
-    }
-  }
+  const bool allow_insecure = InsecurePluginsAllowed();
+  const std::vector<Candidate> candidates = FindCandidates(plan, allow_insecure, &result);
 
   std::set<std::string> seen_paths;
-  for (const std::string& candidate : candidates) {
+  for (const Candidate& found : candidates) {
+    const std::string& candidate = found.path;
     const std::string real = RealPath(candidate);
     std::string name = BackendNameOfFile(candidate);
     infinirtBackendProp listing = NewListing(name, real);
@@ -293,6 +436,11 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
       listing.status = infinirtBackendFilteredOut;
       CopyString(listing.reason, "not named in INFINIRT_BACKENDS or the config's backends");
       finish("skipped (filtered out)");
+      continue;
+    }
+    std::string allowed_problem;
+    if (!PassesFileChecks(found, real, allow_insecure, &listing, &allowed_problem)) {
+      finish(listing.status == infinirtBackendInsecure ? "refused (insecure)" : "rejected");
       continue;
     }
     std::unique_ptr<Backend> backend = OpenPlugin(real, &listing);
@@ -324,6 +472,10 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
     if (!InitializePlugin(backend.get(), config, &listing)) {
       finish("rejected");
       continue;
+    }
+    if (!allowed_problem.empty() && listing.reason[0] == '\0') {
+      CopyString(listing.reason,
+                 "loaded although " + allowed_problem + " (" + kAllowInsecure + "=1)");
     }
     listing.deviceCount = backend->device_count;
     finish(listing.status == infinirtBackendLoaded ? "loaded" : "loaded without its runtime");

@@ -6,6 +6,17 @@
 // (the current directory is never searched). In a directory, files named libinfinirt_<name>.so
 // are taken in name order. Files are de-duplicated by real path, backends by name. A plugin that
 // fails in any way is reported in the listing and skipped.
+//
+// Before dlopen, every plugin file is checked (plugin_trust.h, elf_check.h): a file or directory
+// that another user could change is refused (infinirtBackendInsecure; a searched directory is
+// skipped as a whole) unless INFINIRT_ALLOW_INSECURE_PLUGINS=1, and a file whose ELF headers do
+// not fit this process, or that is truncated, is rejected (infinirtBackendDlopenFailed). The
+// checks examine descriptors of the real path and of its directory; dlopen then opens the real
+// path again. It does not load through /proc/self/fd/N, which would close the gap between the
+// two, because the dynamic loader would take /proc/self/fd for the plugin's $ORIGIN (breaking
+// plugins that find their own libraries through RUNPATH $ORIGIN) and debuggers would see that
+// name. Replacing the file in the gap needs write access to its directory, which the checks
+// refuse, or to a directory above it.
 #ifndef INFINIRT_CORE_LOADER_H_
 #define INFINIRT_CORE_LOADER_H_
 

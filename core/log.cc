@@ -28,7 +28,7 @@ spdlog::logger& Log() {
   // this function's statics would be destroyed still log safely.
   static std::shared_ptr<spdlog::logger>& logger = *new std::shared_ptr<spdlog::logger>([] {
     auto created = MakeLogger();
-    if (auto level = GetEnv("INFINIRT_LOG_LEVEL")) {
+    if (auto level = GetEnvWithoutWarning("INFINIRT_LOG_LEVEL")) {
       auto parsed = spdlog::level::from_str(*level);
       if (parsed != spdlog::level::off || *level == "off") created->set_level(parsed);
     }

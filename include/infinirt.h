@@ -520,7 +520,9 @@ struct infinirtDeviceProp {
 typedef enum INFINIRT_ENUM_BASE {
   infinirtBackendLoaded = 0,       /* loaded and contributing its devices */
   infinirtBackendNotFound = 1,     /* no library found for this backend */
-  infinirtBackendDlopenFailed = 2, /* dlopen refused the file; reason holds dlerror() */
+  infinirtBackendDlopenFailed = 2, /* not loadable: dlopen's answer (dlerror()), or an ELF header
+                                      that does not fit this process (machine, class) or a
+                                      truncated file, found before dlopen */
   infinirtBackendNoEntryPoint = 3, /* the library lacks infinirtPluginGetTable */
   infinirtBackendAbiTooOld = 4,    /* plugin ABI major version older than the core's */
   infinirtBackendAbiTooNew = 5,    /* plugin ABI major version newer than the core's */
@@ -529,7 +531,9 @@ typedef enum INFINIRT_ENUM_BASE {
       7,                          /* plugin loaded, but its vendor runtime is absent: 0 devices */
   infinirtBackendInitFailed = 8,  /* the plugin's Initialize entry failed */
   infinirtBackendFilteredOut = 9, /* excluded by INFINIRT_BACKENDS or the config file */
-  infinirtBackendDuplicate = 10   /* same file or same backend name already loaded */
+  infinirtBackendDuplicate = 10,  /* same file or same backend name already loaded */
+  infinirtBackendInsecure = 11    /* refused: another user could change the file or its
+                                     directory (INFINIRT_ALLOW_INSECURE_PLUGINS=1 overrides) */
 } infinirtBackendStatus_t;
 
 typedef struct infinirtBackendProp {

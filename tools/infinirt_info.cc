@@ -27,6 +27,7 @@ constexpr StatusNames kStatusNames[] = {
     {infinirtBackendInitFailed, "init failed", "init_failed"},
     {infinirtBackendFilteredOut, "filtered out", "filtered_out"},
     {infinirtBackendDuplicate, "duplicate", "duplicate"},
+    {infinirtBackendInsecure, "insecure", "insecure"},
 };
 
 const StatusNames& NamesOf(infinirtBackendStatus_t status) {

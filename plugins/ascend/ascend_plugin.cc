@@ -136,7 +136,7 @@ void ReadRuntimeVersion() {
 
 void LoadRuntime(const char* config_json) {
   State& s = S();
-  if (!s.library.Open(plugin::VendorCandidates("ascend", config_json))) {
+  if (!s.library.Open(plugin::VendorCandidates("ascend", config_json, s.log))) {
     s.reason = "vendor runtime not found: " +
                (s.library.attempts().empty() ? s.library.tried() : s.library.attempts());
     return;

@@ -285,7 +285,7 @@ void CountDevices() {
 
 void LoadRuntime(const char* config_json) {
   State& s = S();
-  const plugin::CandidateList candidates = plugin::VendorCandidates(kVendorKey, config_json);
+  const plugin::CandidateList candidates = plugin::VendorCandidates(kVendorKey, config_json, s.log);
   if (!s.library.Open(candidates)) {
     s.reason = "vendor runtime not found: " +
                (s.library.attempts().empty() ? s.library.tried() : s.library.attempts());

@@ -13,7 +13,21 @@
 namespace infinirt::plugin {
 namespace {
 
-const char* SecureEnv(const char* name) { return secure_getenv(name); }
+// True when the variable is set but secure_getenv hides it: the process runs with AT_SECURE
+// (setuid/setgid), where nothing in the environment may choose the library to load.
+bool IgnoredBecauseSecure(const char* name) {
+  return secure_getenv(name) == nullptr && getenv(name) != nullptr;
+}
+
+const char* SecureEnv(const char* name, const PluginLog& log, infinirtLogLevel_t level_if_ignored) {
+  if (IgnoredBecauseSecure(name)) {
+    log(level_if_ignored, std::string(name) +
+                              " is set but ignored: the process runs setuid/setgid or with raised "
+                              "capabilities (AT_SECURE), where the vendor runtime is not chosen "
+                              "from the environment");
+  }
+  return secure_getenv(name);
+}
 
 std::vector<std::string> SplitColons(const std::string& text) {
   std::vector<std::string> parts;
@@ -28,8 +42,9 @@ std::vector<std::string> SplitColons(const std::string& text) {
   return parts;
 }
 
-// Replaces ${VAR} with the variable's value; false when a variable is unset or empty.
-bool SubstituteVariables(const std::string& pattern, std::string* out) {
+// Replaces ${VAR} with the variable's value; false when a variable is unset or empty. Variables
+// like HOME are set in every process, so one ignored under AT_SECURE is logged at debug only.
+bool SubstituteVariables(const std::string& pattern, const PluginLog& log, std::string* out) {
   out->clear();
   size_t at = 0;
   while (at < pattern.size()) {
@@ -41,7 +56,8 @@ bool SubstituteVariables(const std::string& pattern, std::string* out) {
     const size_t close = pattern.find('}', open);
     if (close == std::string::npos) return false;
     out->append(pattern, at, open - at);
-    const char* value = SecureEnv(pattern.substr(open + 2, close - open - 2).c_str());
+    const std::string name = pattern.substr(open + 2, close - open - 2);
+    const char* value = SecureEnv(name.c_str(), log, INFINIRT_LOG_DEBUG);
     if (value == nullptr || *value == '\0') return false;
     out->append(value);
     at = close + 1;
@@ -49,10 +65,10 @@ bool SubstituteVariables(const std::string& pattern, std::string* out) {
   return true;
 }
 
-std::vector<std::string> ExpandAll(const std::vector<std::string>& patterns) {
+std::vector<std::string> ExpandAll(const std::vector<std::string>& patterns, const PluginLog& log) {
   std::vector<std::string> paths;
   for (const std::string& pattern : patterns) {
-    for (std::string& path : ExpandCandidate(pattern)) paths.push_back(std::move(path));
+    for (std::string& path : ExpandCandidate(pattern, log)) paths.push_back(std::move(path));
   }
   return paths;
 }
@@ -95,9 +111,9 @@ std::string LoadedPath(void* handle, const std::string& fallback) {
 
 }  // namespace
 
-std::vector<std::string> ExpandCandidate(const std::string& pattern) {
+std::vector<std::string> ExpandCandidate(const std::string& pattern, const PluginLog& log) {
   std::string substituted;
-  if (!SubstituteVariables(pattern, &substituted) || substituted.empty()) return {};
+  if (!SubstituteVariables(pattern, log, &substituted) || substituted.empty()) return {};
   if (substituted.find_first_of("*?[") == std::string::npos) return {substituted};
   glob_t matches{};
   std::vector<std::string> paths;
@@ -108,13 +124,15 @@ std::vector<std::string> ExpandCandidate(const std::string& pattern) {
   return paths;  // glob sorts its matches
 }
 
-CandidateList VendorCandidates(const std::string& vendor, const char* config_json) {
+CandidateList VendorCandidates(const std::string& vendor, const char* config_json,
+                               const PluginLog& log) {
   CandidateList list;
   const nlohmann::json data = nlohmann::json::parse(kVendorRuntimesJson);
   const nlohmann::json& entry = data.at(vendor);
   const std::string variable = entry.at("env").get<std::string>();
-  if (const char* value = SecureEnv(variable.c_str()); value != nullptr && *value != '\0') {
-    list.paths = ExpandAll(SplitColons(value));
+  if (const char* value = SecureEnv(variable.c_str(), log, INFINIRT_LOG_WARN);
+      value != nullptr && *value != '\0') {
+    list.paths = ExpandAll(SplitColons(value), log);
     list.source = variable;
     return list;
   }
@@ -123,10 +141,10 @@ CandidateList VendorCandidates(const std::string& vendor, const char* config_jso
   if (ConfigOverride(config_json, &patterns, &problem)) {
     list.source =
         problem.empty() ? "infinirt.json plugins." + vendor + ".runtime_library" : problem;
-    if (problem.empty()) list.paths = ExpandAll(patterns);
+    if (problem.empty()) list.paths = ExpandAll(patterns, log);
     return list;
   }
-  list.paths = ExpandAll(entry.at("candidates").get<std::vector<std::string>>());
+  list.paths = ExpandAll(entry.at("candidates").get<std::vector<std::string>>(), log);
   list.source = "the built-in list (config/vendor_runtimes.json)";
   return list;
 }

@@ -2,11 +2,12 @@
 //
 // The candidates come from config/vendor_runtimes.json (compiled in), or, replacing them, from
 // the "runtime_library" key of the plugin's section of infinirt.json, or, replacing both, from
-// the vendor's environment variable (INFINIRT_<VENDOR>_RUNTIME, colon-separated), which is
-// ignored in setuid/setgid processes. Each candidate is tried with RTLD_NOLOAD first (reuse a
-// copy the process already has) and then RTLD_NOW | RTLD_LOCAL; the first that opens wins.
-// When none opens, the library remembers what was tried and every dlopen answer, for the
-// backend listing.
+// the vendor's environment variable (INFINIRT_<VENDOR>_RUNTIME, colon-separated). Variables are
+// read with secure_getenv: a setuid/setgid process ignores them, and logs a warning when
+// INFINIRT_<VENDOR>_RUNTIME is set (a debug line for a ${VAR} of the candidate list). Each
+// candidate is tried with RTLD_NOLOAD first (reuse a copy the process already has) and then
+// RTLD_NOW | RTLD_LOCAL; the first that opens wins. When none opens, the library remembers what was
+// tried and every dlopen answer, for the backend listing.
 #ifndef INFINIRT_PLUGINS_COMMON_VENDOR_LIBRARY_H_
 #define INFINIRT_PLUGINS_COMMON_VENDOR_LIBRARY_H_
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "infinirt_plugin.h"
+#include "plugin_support.h"
 
 namespace infinirt::plugin {
 
@@ -25,13 +27,14 @@ struct CandidateList {
 
 // The candidates for `vendor` (a key of vendor_runtimes.json), given the plugin's config
 // section as JSON text. Malformed override text yields an empty list with the reason in
-// source.
-CandidateList VendorCandidates(const std::string& vendor, const char* config_json);
+// source. Variables ignored because of AT_SECURE are logged through log.
+CandidateList VendorCandidates(const std::string& vendor, const char* config_json,
+                               const PluginLog& log);
 
 // ${VAR} substitution (an entry with an unset or empty variable expands to nothing) followed by
 // glob expansion (sorted; a pattern without matches expands to nothing; a plain name or path
 // is kept as it is, for the dynamic loader to search).
-std::vector<std::string> ExpandCandidate(const std::string& pattern);
+std::vector<std::string> ExpandCandidate(const std::string& pattern, const PluginLog& log);
 
 class VendorLibrary {
  public:

@@ -192,7 +192,8 @@ bool ResolveFunctions() {
 
 void LoadRuntime(const char* config_json) {
   State& s = S();
-  const plugin::CandidateList candidates = plugin::VendorCandidates(s.spec.vendor_key, config_json);
+  const plugin::CandidateList candidates =
+      plugin::VendorCandidates(s.spec.vendor_key, config_json, s.log);
   if (!s.library.Open(candidates)) {
     s.reason = "vendor runtime not found: " +
                (s.library.attempts().empty() ? s.library.tried() : s.library.attempts());

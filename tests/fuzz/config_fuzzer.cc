@@ -16,6 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const infinirt::core::Config config = infinirt::core::ParseConfig(text, "fuzz.json", &problems);
   (void)config;
   // The vendor plugins get their section as JSON text; a NUL ends it, as it would in C.
-  infinirt::plugin::VendorCandidates("nvidia", text.c_str());
+  static const infinirt::plugin::PluginLog log("nvidia");  // not attached: logs nothing
+  infinirt::plugin::VendorCandidates("nvidia", text.c_str(), log);
   return 0;
 }

@@ -13,20 +13,6 @@
 namespace infinirt::loader_test {
 namespace {
 
-// Asserts that the CPU plugin loaded beside the rejected one and that its device works.
-void ExpectCpuStillWorks() {
-  const auto cpu = OnlyEntryNamed("cpu");
-  ASSERT_TRUE(cpu);
-  EXPECT_EQ(cpu->status, infinirtBackendLoaded) << cpu->reason;
-  EXPECT_EQ(cpu->deviceCount, 1);
-  ASSERT_EQ(infinirtInit(), infinirtSuccess);
-  EXPECT_EQ(DeviceCount(), 1);
-  infiniDevice_t type = INFINI_DEVICE_TYPE_COUNT;
-  EXPECT_EQ(infinirtDeviceGetType(&type, 0), infinirtSuccess);
-  EXPECT_EQ(type, INFINI_DEVICE_CPU);
-  ExpectDeviceRoundTrip(0);
-}
-
 // --- INFINIRT_PLUGIN_PATH names an empty or a missing directory ---------------------------
 
 class NoPlugin : public RuntimeTest {
@@ -90,23 +76,39 @@ TEST_F(NoPlugin, RuntimeWorksOnceAPluginIsOnThePath) {
 
 using NotALibrary = RuntimeTest;
 
-TEST_F(NotALibrary, ReportedAsDlopenFailedWithDlerrorText) {
+TEST_F(NotALibrary, RejectedBeforeDlopenAsNotAnElfFile) {
   const std::string file = PluginFile("notelf", "notelf");
-  // What dlopen says about this file here, to compare with the listing's reason.
-  dlerror();
-  ASSERT_EQ(dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL), nullptr);
-  const std::string expected = dlerror();
   const auto entry = OnlyEntryNamed("notelf");
   ASSERT_TRUE(entry);
   EXPECT_EQ(entry->status, infinirtBackendDlopenFailed);
   EXPECT_EQ(entry->path, RealPath(file));
-  EXPECT_TRUE(Contains(entry->reason, "libinfinirt_notelf.so")) << entry->reason;
-  EXPECT_EQ(std::string(entry->reason), expected);
+  EXPECT_STREQ(entry->reason, "not an ELF file: it does not start with the ELF magic \\x7fELF");
   EXPECT_EQ(entry->deviceCount, 0);
   EXPECT_EQ(entry->abiMajor, -1);
 }
 
 TEST_F(NotALibrary, OtherPluginsStillLoad) { ExpectCpuStillWorks(); }
+
+// --- A valid plugin file that dlopen refuses: a library it needs is missing ---------------
+
+using MissingDependency = RuntimeTest;
+
+TEST_F(MissingDependency, ReportedAsDlopenFailedWithDlerrorText) {
+  const std::string file = PluginFile("missing_dep", "missing_dependency");
+  // What dlopen says about this file here, to compare with the listing's reason.
+  dlerror();
+  ASSERT_EQ(dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL), nullptr);
+  const std::string expected = dlerror();
+  const auto entry = OnlyEntryNamed("missing_dependency");
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->status, infinirtBackendDlopenFailed);
+  EXPECT_EQ(entry->path, RealPath(file));
+  EXPECT_TRUE(Contains(entry->reason, "libfake_dependency.so")) << entry->reason;
+  EXPECT_EQ(std::string(entry->reason), expected);
+  EXPECT_EQ(entry->deviceCount, 0);
+}
+
+TEST_F(MissingDependency, OtherPluginsStillLoad) { ExpectCpuStillWorks(); }
 
 // --- A shared library without infinirtPluginGetTable --------------------------------------
 

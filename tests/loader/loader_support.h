@@ -43,6 +43,8 @@ inline const char* BackendStatusName(infinirtBackendStatus_t status) {
       return "FilteredOut";
     case infinirtBackendDuplicate:
       return "Duplicate";
+    case infinirtBackendInsecure:
+      return "Insecure";
   }
   return "?";
 }
@@ -170,6 +172,20 @@ inline void ExpectDeviceRoundTrip(int device) {
   EXPECT_EQ(in, out);
   EXPECT_EQ(infinirtFree(first), infinirtSuccess);
   EXPECT_EQ(infinirtFree(second), infinirtSuccess);
+}
+
+// Asserts that the CPU plugin loaded beside a rejected one and that its device works.
+inline void ExpectCpuStillWorks() {
+  const auto cpu = OnlyEntryNamed("cpu");
+  ASSERT_TRUE(cpu);
+  EXPECT_EQ(cpu->status, infinirtBackendLoaded) << cpu->reason;
+  EXPECT_EQ(cpu->deviceCount, 1);
+  ASSERT_EQ(infinirtInit(), infinirtSuccess);
+  EXPECT_EQ(DeviceCount(), 1);
+  infiniDevice_t type = INFINI_DEVICE_TYPE_COUNT;
+  EXPECT_EQ(infinirtDeviceGetType(&type, 0), infinirtSuccess);
+  EXPECT_EQ(type, INFINI_DEVICE_CPU);
+  ExpectDeviceRoundTrip(0);
 }
 
 // Every test starts from, and leaves, a finalized runtime: its first call initialises it

@@ -76,7 +76,7 @@ const std::set<std::string>& StatusKeys() {
   static const std::set<std::string> keys = {"loaded",         "not_found",       "dlopen_failed",
                                              "no_entry_point", "abi_too_old",     "abi_too_new",
                                              "bad_table",      "runtime_missing", "init_failed",
-                                             "filtered_out",   "duplicate"};
+                                             "filtered_out",   "duplicate",       "insecure"};
   return keys;
 }
 
