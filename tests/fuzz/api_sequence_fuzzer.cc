@@ -5,7 +5,8 @@
 //
 // What the harness does not do is misuse memory the way no runtime can catch (CUDA's neither):
 // it never passes an unregistered host pointer with a count larger than its buffer, never frees
-// memory that queued or captured work still uses, and host functions never block. To that end
+// memory that queued or captured work still uses, never copies to memory a graph owns (it goes
+// with the graph, and a pointer to it then dangles), and host functions never block. To that end
 // asynchronous and captured copies and memsets use only the input's stable buffers (allocated at
 // its start, freed at its end); the allocations the program makes and frees are used by the
 // synchronous calls. At the end of each input everything still alive is released, so that leak
@@ -98,9 +99,11 @@ class Program {
 
   // A pointer for Free and PointerGetAttributes: anything at all.
   void* AnyPointer() {
-    switch (in_.ConsumeIntegralInRange(0, 6)) {
+    switch (in_.ConsumeIntegralInRange(0, 7)) {
       case 0:
         return Pick<void*>(dead_pointers_, nullptr);
+      case 7:
+        return Pick<void*>(graph_pointers_, nullptr);
       case 1:
         return Garbage();
       case 2:
@@ -210,6 +213,7 @@ class Program {
     for (const Allocation& a : allocations_) {
       a.kind == Allocation::kPinned ? infinirtFreeHost(a.base) : infinirtFree(a.base);
     }
+    for (void* p : graph_pointers_) infinirtFree(p);  // most are gone with their graphs
     for (const Allocation& a : stable_) {
       a.kind == Allocation::kPinned ? infinirtFreeHost(a.base) : infinirtFree(a.base);
     }
@@ -301,9 +305,17 @@ class Program {
       case 13: {
         void* p = nullptr;
         const size_t size = AnySize();
-        if (infinirtMallocAsync(&p, size, WorkStream()) == infinirtSuccess && p) {
+        infinirtStream_t stream = WorkStream();
+        if (infinirtMallocAsync(&p, size, stream) != infinirtSuccess || !p) break;
+        infinirtStreamCaptureStatus status = infinirtStreamCaptureStatusActive;
+        if (infinirtStreamIsCapturing(stream, &status) == infinirtSuccess &&
+            status == infinirtStreamCaptureStatusNone) {
           // Not used by asynchronous work (see the top), so freeing it anywhere is safe.
           allocations_.push_back({p, size, Allocation::kAsync});
+        } else {
+          // Memory of the graph being captured: it goes when the graph goes, so the program
+          // only ever frees it or asks about it, never copies to it.
+          graph_pointers_.push_back(p);
         }
         break;
       }
@@ -492,7 +504,7 @@ class Program {
   std::vector<infinirtGraph_t> graphs_, dead_graphs_, leftover_graphs_;
   std::vector<infinirtGraphExec_t> execs_, dead_execs_, leftover_execs_;
   std::vector<Allocation> allocations_, stable_;
-  std::vector<void*> dead_pointers_;
+  std::vector<void*> dead_pointers_, graph_pointers_;
 };
 
 }  // namespace
