@@ -10,7 +10,7 @@ out="${1:-build/bench-results.json}"
 [ $# -gt 0 ] && shift
 bash scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFINIRT_BUILD_BENCH=ON >/dev/null
 cmake --build build -j"$jobs" --target infinirt_bench
 # Only the CPU backend's devices; the vendor plugins still load (the start-up benchmark
 # measures them), and log nothing below errors.
