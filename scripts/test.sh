@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds InfiniRT with its tests and runs the whole suite with CTest.
+# Builds InfiniRT with its tests (and the benchmarks, so that CI checks they build; they are
+# never run here) and runs the whole suite with CTest.
 #   scripts/test.sh              regular build (build/)
 #   scripts/test.sh --sanitize   AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   scripts/test.sh --tsan       ThreadSanitizer (build-tsan/)
@@ -35,6 +36,6 @@ esac
 
 bash scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B "$build_dir" "${cmake_args[@]}" -DINFINIRT_BUILD_TESTS=ON >/dev/null
+cmake -S . -B "$build_dir" "${cmake_args[@]}" -DINFINIRT_BUILD_TESTS=ON -DINFINIRT_BUILD_BENCH=ON >/dev/null
 cmake --build "$build_dir" -j"$jobs"
 ctest --test-dir "$build_dir" --output-on-failure -j"$jobs"

@@ -159,15 +159,6 @@ class Program {
     }
   }
 
-  void Forget(std::vector<void*>& from, void* value) {
-    for (size_t i = 0; i < from.size(); ++i) {
-      if (from[i] == value) {
-        from[i] = from.back();
-        from.pop_back();
-        return;
-      }
-    }
-  }
   template <class T>
   bool Remove(std::vector<T>& from, T value) {
     for (size_t i = 0; i < from.size(); ++i) {
@@ -178,6 +169,11 @@ class Program {
       }
     }
     return false;
+  }
+  // After a destroy call: a handle it destroyed moves from the live list to the dead one.
+  template <class T>
+  void Destroyed(infinirtError_t result, T handle, std::vector<T>& live, std::vector<T>& dead) {
+    if (result == infinirtSuccess && Remove(live, handle)) dead.push_back(handle);
   }
   bool RemoveAllocation(void* base) {
     for (size_t i = 0; i < allocations_.size(); ++i) {
@@ -246,9 +242,7 @@ class Program {
       }
       case 1: {
         infinirtStream_t s = AnyStream();
-        if (infinirtStreamDestroy(s) == infinirtSuccess && Remove(streams_, s)) {
-          dead_streams_.push_back(s);
-        }
+        Destroyed(infinirtStreamDestroy(s), s, streams_, dead_streams_);
         break;
       }
       case 2:
@@ -264,9 +258,7 @@ class Program {
       }
       case 5: {
         infinirtEvent_t e = AnyEvent();
-        if (infinirtEventDestroy(e) == infinirtSuccess && Remove(events_, e)) {
-          dead_events_.push_back(e);
-        }
+        Destroyed(infinirtEventDestroy(e), e, events_, dead_events_);
         break;
       }
       case 6:
@@ -388,16 +380,12 @@ class Program {
         break;
       case 27: {
         infinirtGraphExec_t exec = AnyHandle(execs_, dead_execs_, {});
-        if (infinirtGraphExecDestroy(exec) == infinirtSuccess && Remove(execs_, exec)) {
-          dead_execs_.push_back(exec);
-        }
+        Destroyed(infinirtGraphExecDestroy(exec), exec, execs_, dead_execs_);
         break;
       }
       case 28: {
         infinirtGraph_t graph = AnyHandle(graphs_, dead_graphs_, {});
-        if (infinirtGraphDestroy(graph) == infinirtSuccess && Remove(graphs_, graph)) {
-          dead_graphs_.push_back(graph);
-        }
+        Destroyed(infinirtGraphDestroy(graph), graph, graphs_, dead_graphs_);
         break;
       }
       case 29:
@@ -452,9 +440,6 @@ class Program {
   // DeviceReset releases the device's streams, events, graphs and (non-stream-ordered)
   // allocations, the stable buffers included: what the program held is dead; start again.
   void ForgetEverythingAfterReset() {
-    int device = -1;
-    infinirtGetDevice(&device);
-    (void)device;
     // Only a successful reset destroys anything; probing each object tells which survived.
     auto prune = [](auto& live, auto& dead, auto alive) {
       for (size_t i = 0; i < live.size();) {

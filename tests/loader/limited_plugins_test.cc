@@ -11,16 +11,6 @@
 namespace infinirt::loader_test {
 namespace {
 
-// Both plugins of a scenario's path: the limited one, then the CPU plugin; the CPU device works.
-void ExpectOnlyTheCpuDevice() {
-  ASSERT_EQ(infinirtInit(), infinirtSuccess);
-  EXPECT_EQ(DeviceCount(), 1);
-  infiniDevice_t type = INFINI_DEVICE_TYPE_COUNT;
-  EXPECT_EQ(infinirtDeviceGetType(&type, 0), infinirtSuccess);
-  EXPECT_EQ(type, INFINI_DEVICE_CPU);
-  ExpectDeviceRoundTrip(0);
-}
-
 // --- A table whose struct_size stops before StreamCreate (an older minor version) ---------
 // Ordinal 0 is the short table's METAX device, ordinal 1 the CPU.
 

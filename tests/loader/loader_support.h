@@ -175,17 +175,22 @@ inline void ExpectDeviceRoundTrip(int device) {
 }
 
 // Asserts that the CPU plugin loaded beside a rejected one and that its device works.
-inline void ExpectCpuStillWorks() {
-  const auto cpu = OnlyEntryNamed("cpu");
-  ASSERT_TRUE(cpu);
-  EXPECT_EQ(cpu->status, infinirtBackendLoaded) << cpu->reason;
-  EXPECT_EQ(cpu->deviceCount, 1);
+// The CPU is the only device, and it works.
+inline void ExpectOnlyTheCpuDevice() {
   ASSERT_EQ(infinirtInit(), infinirtSuccess);
   EXPECT_EQ(DeviceCount(), 1);
   infiniDevice_t type = INFINI_DEVICE_TYPE_COUNT;
   EXPECT_EQ(infinirtDeviceGetType(&type, 0), infinirtSuccess);
   EXPECT_EQ(type, INFINI_DEVICE_CPU);
   ExpectDeviceRoundTrip(0);
+}
+
+inline void ExpectCpuStillWorks() {
+  const auto cpu = OnlyEntryNamed("cpu");
+  ASSERT_TRUE(cpu);
+  EXPECT_EQ(cpu->status, infinirtBackendLoaded) << cpu->reason;
+  EXPECT_EQ(cpu->deviceCount, 1);
+  ExpectOnlyTheCpuDevice();
 }
 
 // Every test starts from, and leaves, a finalized runtime: its first call initialises it
