@@ -18,15 +18,16 @@ infinirtError_t FreeRegistered(void* pointer, bool host, const char* function) {
   Runtime& runtime = Runtime::Get();
   if (auto error = runtime.captures().CheckUnsafeCall()) return error;
   const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
-  if (!host) {
-    if (auto released = ReleaseGraphMemory(runtime, pointer, function)) return *released;
-  }
-  auto accept = [host](MemoryKind kind) {
+  auto accept = [host](const Allocation& allocation) {
+    const MemoryKind kind = allocation.kind;
     return host ? kind == MemoryKind::kPinnedHost
                 : kind == MemoryKind::kDevice || kind == MemoryKind::kStreamOrdered;
   };
   auto removed = runtime.allocations().RemoveExact(address, accept);
   if (!removed) {
+    if (!host) {
+      if (auto released = ReleaseGraphMemory(runtime, pointer, function)) return *released;
+    }
     return Fail(infinirtErrorInvalidValue,
                 "{}: {} is not the start of a live {} allocation (unknown, interior, of another "
                 "kind or already freed)",
@@ -50,9 +51,10 @@ infinirtError_t FreeRegistered(void* pointer, bool host, const char* function) {
 using HandleEntry = infinirtError_t (*infinirtPluginTable::*)(int, void*);
 
 // Resolves a stream (special values included), applies capture's rules for synchronising or
-// querying it, and calls the owning backend's entry on it.
-infinirtError_t CallOnStream(infinirtStream_t stream, HandleEntry entry, bool synchronizes,
-                             const char* function) {
+// querying it, and calls the owning backend's entry on it. The entry is a template argument so
+// that the call through the table compiles to a plain indirect call.
+template <HandleEntry entry>
+infinirtError_t CallOnStream(infinirtStream_t stream, bool synchronizes, const char* function) {
   Runtime& runtime = Runtime::Get();
   StreamTarget target;
   if (auto error = ResolveStream(runtime, stream, &target, function)) return error;
@@ -61,8 +63,8 @@ infinirtError_t CallOnStream(infinirtStream_t stream, HandleEntry entry, bool sy
 }
 
 // The same for an event.
-infinirtError_t CallOnEvent(infinirtEvent_t event, HandleEntry entry, bool synchronizes,
-                            const char* function) {
+template <HandleEntry entry>
+infinirtError_t CallOnEvent(infinirtEvent_t event, bool synchronizes, const char* function) {
   Runtime& runtime = Runtime::Get();
   ObjectRecord record;
   if (auto error = ResolveObject(runtime.events(), event, "event", &record, function)) {
@@ -99,8 +101,7 @@ infinirtError_t RestoreRefused(HandleTable& table, uint64_t handle, const Object
 }
 
 // Node makers for work recorded during stream capture.
-Captures::NodeMaker CopyNode(void* dst, const void* src, size_t count,
-                             enum infinirtMemcpyKind kind) {
+auto CopyNode(void* dst, const void* src, size_t count, enum infinirtMemcpyKind kind) {
   return [=](GraphData&, GraphNode* node) {
     node->desc.kind = INFINIRT_GRAPH_NODE_MEMCPY;
     node->desc.params.copy.dst = dst;
@@ -111,7 +112,7 @@ Captures::NodeMaker CopyNode(void* dst, const void* src, size_t count,
   };
 }
 
-Captures::NodeMaker SetNode(void* pointer, int value, size_t count) {
+auto SetNode(void* pointer, int value, size_t count) {
   return [=](GraphData&, GraphNode* node) {
     node->desc.kind = INFINIRT_GRAPH_NODE_MEMSET;
     node->desc.params.set.ptr = pointer;
@@ -121,7 +122,7 @@ Captures::NodeMaker SetNode(void* pointer, int value, size_t count) {
   };
 }
 
-Captures::NodeMaker HostNode(infinirtHostFn_t fn, void* user_data) {
+auto HostNode(infinirtHostFn_t fn, void* user_data) {
   return [=](GraphData&, GraphNode* node) {
     node->desc.kind = INFINIRT_GRAPH_NODE_HOST;
     node->desc.params.host.fn = fn;
@@ -560,15 +561,15 @@ infinirtError_t infinirtStreamDestroy(infinirtStream_t stream) {
 
 infinirtError_t infinirtStreamSynchronize(infinirtStream_t stream) {
   return Guard(__func__, [&](const char* function_name) {
-    return CallOnStream(stream, &infinirtPluginTable::StreamSynchronize, /*synchronizes=*/true,
-                        function_name);
+    return CallOnStream<&infinirtPluginTable::StreamSynchronize>(stream, /*synchronizes=*/true,
+                                                                 function_name);
   });
 }
 
 infinirtError_t infinirtStreamQuery(infinirtStream_t stream) {
   return Guard(__func__, [&](const char* function_name) {
-    return CallOnStream(stream, &infinirtPluginTable::StreamQuery, /*synchronizes=*/false,
-                        function_name);
+    return CallOnStream<&infinirtPluginTable::StreamQuery>(stream, /*synchronizes=*/false,
+                                                           function_name);
   });
 }
 
@@ -674,15 +675,15 @@ infinirtError_t infinirtEventRecord(infinirtEvent_t event, infinirtStream_t stre
 
 infinirtError_t infinirtEventQuery(infinirtEvent_t event) {
   return Guard(__func__, [&](const char* function_name) {
-    return CallOnEvent(event, &infinirtPluginTable::EventQuery, /*synchronizes=*/false,
-                       function_name);
+    return CallOnEvent<&infinirtPluginTable::EventQuery>(event, /*synchronizes=*/false,
+                                                         function_name);
   });
 }
 
 infinirtError_t infinirtEventSynchronize(infinirtEvent_t event) {
   return Guard(__func__, [&](const char* function_name) {
-    return CallOnEvent(event, &infinirtPluginTable::EventSynchronize, /*synchronizes=*/true,
-                       function_name);
+    return CallOnEvent<&infinirtPluginTable::EventSynchronize>(event, /*synchronizes=*/true,
+                                                               function_name);
   });
 }
 

@@ -105,8 +105,8 @@ infinirtError_t Replay(Backend& backend, int local, ExecData& exec, void* stream
 }
 
 // Node makers for stream-ordered memory recorded during capture.
-Captures::NodeMaker AllocationNode(Runtime& runtime, const Target& target, size_t size,
-                                   void** pointer_out, const char* function) {
+auto AllocationNode(Runtime& runtime, const Target& target, size_t size, void** pointer_out,
+                    const char* function) {
   return [&runtime, target, size, pointer_out, function](GraphData& graph, GraphNode* node) {
     void* pointer = nullptr;
     if (auto error = target.backend->table.Malloc(target.local, &pointer, size)) return error;
@@ -124,7 +124,7 @@ Captures::NodeMaker AllocationNode(Runtime& runtime, const Target& target, size_
   };
 }
 
-Captures::NodeMaker FreeNode(Runtime& runtime, void* pointer, const char* function) {
+auto FreeNode(Runtime& runtime, void* pointer, const char* function) {
   return [&runtime, pointer, function](GraphData& graph, GraphNode* node) {
     auto allocation = runtime.allocations().FindExact(reinterpret_cast<uintptr_t>(pointer));
     if (!allocation) {
@@ -149,6 +149,23 @@ Captures::NodeMaker FreeNode(Runtime& runtime, void* pointer, const char* functi
     node->desc.params.memory.size = allocation->size;
     return infinirtSuccess;
   };
+}
+
+// Why FreeAsync did not free: graph-owned memory (released from its live state instead),
+// stream-ordered memory of another backend than the stream's, or no such allocation.
+infinirtError_t FreeAsyncRefused(Runtime& runtime, void* pointer, const StreamTarget& target,
+                                 const char* function) {
+  if (auto released = ReleaseGraphMemory(runtime, pointer, function)) return *released;
+  auto found = runtime.allocations().FindExact(reinterpret_cast<uintptr_t>(pointer));
+  if (found && found->kind == MemoryKind::kStreamOrdered) {
+    return Fail(infinirtErrorNotSupported,
+                "{}: memory of backend '{}' cannot be freed on a stream of backend '{}'", function,
+                runtime.backend(found->backend).name, target.backend->name);
+  }
+  return Fail(infinirtErrorInvalidValue,
+              "{}: {} is not the start of a live stream-ordered allocation (unknown, interior, "
+              "of another kind or already freed)",
+              function, pointer);
 }
 
 infinirtError_t ResolvePool(Runtime& runtime, infinirtMemPool_t pool, ObjectRecord* record,
@@ -461,23 +478,13 @@ infinirtError_t infinirtFreeAsync(void* devPtr, infinirtStream_t hStream) {
     if (runtime.captures().Record(target.ref, FreeNode(runtime, devPtr, function), &captured)) {
       return captured;
     }
-    if (auto released = ReleaseGraphMemory(runtime, devPtr, function)) return *released;
     const uintptr_t address = reinterpret_cast<uintptr_t>(devPtr);
-    auto found = runtime.allocations().FindExact(address);
-    if (found && found->kind == MemoryKind::kStreamOrdered &&
-        found->backend != target.backend_index) {
-      return Fail(infinirtErrorNotSupported,
-                  "{}: memory of backend '{}' cannot be freed on a stream of backend '{}'",
-                  function, runtime.backend(found->backend).name, target.backend->name);
-    }
-    auto removed = runtime.allocations().RemoveExact(
-        address, [](MemoryKind kind) { return kind == MemoryKind::kStreamOrdered; });
-    if (!removed) {
-      return Fail(infinirtErrorInvalidValue,
-                  "{}: {} is not the start of a live stream-ordered allocation (unknown, "
-                  "interior, of another kind or already freed)",
-                  function, devPtr);
-    }
+    auto removed =
+        runtime.allocations().RemoveExact(address, [&target](const Allocation& allocation) {
+          return allocation.kind == MemoryKind::kStreamOrdered &&
+                 allocation.backend == target.backend_index;
+        });
+    if (!removed) return FreeAsyncRefused(runtime, devPtr, target, function);
     const infinirtError_t error =
         target.backend->table.FreeAsync(target.local, devPtr, target.stream);
     if (error != infinirtSuccess) runtime.allocations().Add(*removed);

@@ -4,32 +4,6 @@
 
 namespace infinirt::core::api {
 
-namespace {
-thread_local infinirtError_t tls_last_error = infinirtSuccess;
-
-// The calling thread's current device, valid for the runtime it was set in: after
-// infinirtFinalize every thread starts again from device 0, as in a fresh process.
-struct CurrentDevice {
-  uint64_t runtime_generation = 0;
-  int ordinal = 0;
-};
-thread_local CurrentDevice tls_current_device;
-
-}  // namespace
-
-infinirtError_t& LastError() { return tls_last_error; }
-
-void SetCurrentOrdinal(const Runtime& runtime, int device) {
-  tls_current_device = CurrentDevice{runtime.generation(), device};
-}
-
-int CurrentOrdinal(const Runtime& runtime) {
-  if (tls_current_device.runtime_generation != runtime.generation()) {
-    tls_current_device = CurrentDevice{runtime.generation(), 0};
-  }
-  return tls_current_device.ordinal;
-}
-
 infinirtError_t DeviceTarget(Runtime& runtime, int device, Target* target, const char* function) {
   const auto& devices = runtime.devices();
   if (devices.empty()) return Fail(infinirtErrorNoDevice, "{}: no device is available", function);
@@ -66,41 +40,27 @@ Target TargetOf(Runtime& runtime, const Allocation& allocation) {
   return target;
 }
 
-infinirtError_t ResolveStream(Runtime& runtime, infinirtStream_t stream, StreamTarget* target,
-                              const char* function) {
+infinirtError_t ResolveDefaultStream(Runtime& runtime, infinirtStream_t stream,
+                                     StreamTarget* target, const char* function) {
   const uint64_t value = HandleValue(stream);
-  if (value == 0 || value == HandleValue(infinirtStreamLegacy) ||
-      value == HandleValue(infinirtStreamPerThread)) {
-    if (infinirtError_t error = CurrentTarget(runtime, target, function)) return error;
-    const bool per_thread = value == HandleValue(infinirtStreamPerThread);
-    target->stream = per_thread ? INFINIRT_PLUGIN_STREAM_PER_THREAD : INFINIRT_PLUGIN_STREAM_LEGACY;
-    target->ref = StreamRef{};
-    target->ref.legacy = !per_thread;
-    target->ref.per_thread = per_thread;
-    target->ref.device = target->device;
-    return infinirtSuccess;
-  }
-  ObjectRecord record;
-  if (!runtime.streams().Lookup(value, &record)) {
+  if (value != 0 && value != HandleValue(infinirtStreamLegacy) &&
+      value != HandleValue(infinirtStreamPerThread)) {
     return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live stream", function,
                 static_cast<const void*>(stream));
   }
-  static_cast<Target&>(*target) = TargetOf(runtime, record);
-  target->stream = record.plugin_handle;
+  if (infinirtError_t error = CurrentTarget(runtime, target, function)) return error;
+  const bool per_thread = value == HandleValue(infinirtStreamPerThread);
+  target->stream = per_thread ? INFINIRT_PLUGIN_STREAM_PER_THREAD : INFINIRT_PLUGIN_STREAM_LEGACY;
   target->ref = StreamRef{};
-  target->ref.handle = value;
-  target->ref.blocking = !(record.flags & infinirtStreamNonBlocking);
-  target->ref.device = record.device;
+  target->ref.legacy = !per_thread;
+  target->ref.per_thread = per_thread;
+  target->ref.device = target->device;
   return infinirtSuccess;
 }
 
-infinirtError_t ResolveObject(HandleTable& table, const void* handle, const char* what,
-                              ObjectRecord* record, const char* function) {
-  if (!table.Lookup(HandleValue(handle), record)) {
-    return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live {}", function, handle,
-                what);
-  }
-  return infinirtSuccess;
+infinirtError_t InvalidHandle(const void* handle, const char* what, const char* function) {
+  return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live {}", function, handle,
+              what);
 }
 
 infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void* pointer,

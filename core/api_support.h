@@ -15,13 +15,32 @@
 
 namespace infinirt::core::api {
 
-// The calling thread's last error (infinirtGetLastError).
-infinirtError_t& LastError();
+// What the core keeps per thread. Defined in this header (an inline variable with a constant
+// initialiser) so that the hot paths read it directly, without a call.
+struct ThreadState {
+  infinirtError_t last_error = infinirtSuccess;  // infinirtGetLastError
+  // The current device, valid for the runtime it was set in: after infinirtFinalize every
+  // thread starts again from device 0, as in a fresh process.
+  int current_ordinal = 0;
+  uint64_t current_ordinal_generation = 0;
+};
+inline thread_local ThreadState tls_thread_state;
 
-// The calling thread's current device, valid for the runtime it was set in: after
-// infinirtFinalize every thread starts again from device 0, as in a fresh process.
-int CurrentOrdinal(const Runtime& runtime);
-void SetCurrentOrdinal(const Runtime& runtime, int device);
+inline infinirtError_t& LastError() { return tls_thread_state.last_error; }
+
+inline int CurrentOrdinal(const Runtime& runtime) {
+  ThreadState& state = tls_thread_state;
+  if (state.current_ordinal_generation != runtime.generation()) {
+    state.current_ordinal_generation = runtime.generation();
+    state.current_ordinal = 0;
+  }
+  return state.current_ordinal;
+}
+
+inline void SetCurrentOrdinal(const Runtime& runtime, int device) {
+  tls_thread_state.current_ordinal_generation = runtime.generation();
+  tls_thread_state.current_ordinal = device;
+}
 
 // Runs an API function's body, handing it the function's name for log lines (inside a lambda,
 // __func__ would say "operator()"). NotReady answers a query; it is not a failure and does not
@@ -72,11 +91,38 @@ Target TargetOf(Runtime& runtime, const Allocation& allocation);
 
 inline uint64_t HandleValue(const void* handle) { return reinterpret_cast<uintptr_t>(handle); }
 
+// The default streams (NULL, infinirtStreamLegacy, infinirtStreamPerThread) on the current
+// device; anything else is an invalid handle.
+infinirtError_t ResolveDefaultStream(Runtime& runtime, infinirtStream_t stream,
+                                     StreamTarget* target, const char* function);
+
 // NULL and infinirtStreamLegacy (the legacy stream), infinirtStreamPerThread, or a live stream.
-infinirtError_t ResolveStream(Runtime& runtime, infinirtStream_t stream, StreamTarget* target,
-                              const char* function);
-infinirtError_t ResolveObject(HandleTable& table, const void* handle, const char* what,
-                              ObjectRecord* record, const char* function);
+// Inline, since nearly every call resolves a stream: a created stream costs one table lookup.
+inline infinirtError_t ResolveStream(Runtime& runtime, infinirtStream_t stream,
+                                     StreamTarget* target, const char* function) {
+  const uint64_t value = HandleValue(stream);
+  ObjectRecord record;
+  if (!runtime.streams().Lookup(value, &record)) {
+    return ResolveDefaultStream(runtime, stream, target, function);
+  }
+  target->backend_index = record.backend;
+  target->backend = &runtime.backend(record.backend);
+  target->device = record.device;
+  target->local = record.local_device;
+  target->stream = record.plugin_handle;
+  target->ref = StreamRef{};
+  target->ref.handle = value;
+  target->ref.blocking = !(record.flags & infinirtStreamNonBlocking);
+  target->ref.device = record.device;
+  return infinirtSuccess;
+}
+// A live object of a table, or InvalidResourceHandle.
+infinirtError_t InvalidHandle(const void* handle, const char* what, const char* function);
+inline infinirtError_t ResolveObject(HandleTable& table, const void* handle, const char* what,
+                                     ObjectRecord* record, const char* function) {
+  if (table.Lookup(HandleValue(handle), record)) return infinirtSuccess;
+  return InvalidHandle(handle, what, function);
+}
 
 // Registers a new object and hands out its handle; on failure calls destroy(local, handle).
 template <class Handle, class Destroy>

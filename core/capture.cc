@@ -223,8 +223,8 @@ infinirtError_t Captures::Query(
   return infinirtSuccess;
 }
 
-bool Captures::Record(const StreamRef& stream, const NodeMaker& make_node, infinirtError_t* error) {
-  if (!Active()) return false;
+bool Captures::RecordInCapture(const StreamRef& stream, const NodeMaker& make_node,
+                               infinirtError_t* error) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::shared_ptr<Sequence> sequence;
   switch (RouteLocked(stream, "work issued to a stream", &sequence, error)) {
@@ -373,8 +373,7 @@ bool Captures::WaitEvent(const StreamRef& stream, uint64_t event, void* plugin_e
   return true;
 }
 
-infinirtError_t Captures::CheckStreamUse(const StreamRef& stream, bool synchronizes) {
-  if (!Active()) return infinirtSuccess;
+infinirtError_t Captures::CheckStreamUseInCapture(const StreamRef& stream, bool synchronizes) {
   std::lock_guard<std::mutex> lock(mutex_);
   infinirtError_t error;
   if (stream.legacy) {
@@ -387,8 +386,7 @@ infinirtError_t Captures::CheckStreamUse(const StreamRef& stream, bool synchroni
   return synchronizes ? CheckUnsafeCallLocked() : infinirtSuccess;
 }
 
-infinirtError_t Captures::CheckEventUse(uint64_t event, bool synchronizes) {
-  if (!Active()) return infinirtSuccess;
+infinirtError_t Captures::CheckEventUseInCapture(uint64_t event, bool synchronizes) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto captured = events_.find(event);
   if (captured != events_.end()) {
@@ -422,8 +420,7 @@ infinirtError_t Captures::CheckLegacyUse(int device) {
   return LegacyConflictLocked(device, "a synchronous call", &error) ? error : infinirtSuccess;
 }
 
-infinirtError_t Captures::CheckUnsafeCall() {
-  if (!Active()) return infinirtSuccess;
+infinirtError_t Captures::CheckUnsafeCallInCapture() {
   std::lock_guard<std::mutex> lock(mutex_);
   return CheckUnsafeCallLocked();
 }

@@ -75,8 +75,14 @@ class Captures {
   // Records work issued to a stream. Returns false, doing nothing, when the stream takes part
   // in no capture; otherwise *error says how it went. make_node fills the node (it may fail,
   // e.g. an allocation); it runs under the lock and only for a live capture.
+  // make_node is any callable; it becomes a NodeMaker only when a capture exists, so that
+  // issuing work outside capture allocates nothing.
   using NodeMaker = std::function<infinirtError_t(GraphData& graph, GraphNode* node)>;
-  bool Record(const StreamRef& stream, const NodeMaker& make_node, infinirtError_t* error);
+  template <class MakeNode>
+  bool Record(const StreamRef& stream, MakeNode&& make_node, infinirtError_t* error) {
+    if (!Active()) return false;
+    return RecordInCapture(stream, NodeMaker(std::forward<MakeNode>(make_node)), error);
+  }
   // Work that cannot be captured, issued to a stream: returns false when the stream takes part
   // in no capture; otherwise the capture is invalidated and *error is
   // StreamCaptureUnsupported (as CUDA answers for an operation a capture cannot hold).
@@ -96,12 +102,19 @@ class Captures {
                  infinirtError_t* error);
 
   // Checks for operations that capture restricts; each returns Success or the error (and
-  // invalidates the captures concerned).
-  infinirtError_t CheckStreamUse(const StreamRef& stream, bool synchronizes);
-  infinirtError_t CheckEventUse(uint64_t event, bool synchronizes);
+  // invalidates the captures concerned). The frequent ones are inline: with no capture they
+  // cost one load.
+  infinirtError_t CheckStreamUse(const StreamRef& stream, bool synchronizes) {
+    return Active() ? CheckStreamUseInCapture(stream, synchronizes) : infinirtSuccess;
+  }
+  infinirtError_t CheckEventUse(uint64_t event, bool synchronizes) {
+    return Active() ? CheckEventUseInCapture(event, synchronizes) : infinirtSuccess;
+  }
+  infinirtError_t CheckUnsafeCall() {
+    return Active() ? CheckUnsafeCallInCapture() : infinirtSuccess;
+  }
   infinirtError_t CheckDeviceSynchronize(int device);
   infinirtError_t CheckLegacyUse(int device);
-  infinirtError_t CheckUnsafeCall();
 
   // A stream is destroyed: a capture it joined is invalidated; one it began is discarded.
   // Graph handles handed out for discarded captures are appended to *retired.
@@ -113,6 +126,10 @@ class Captures {
   static infinirtStreamCaptureMode ExchangeThreadMode(infinirtStreamCaptureMode mode);
 
  private:
+  bool RecordInCapture(const StreamRef& stream, const NodeMaker& make_node, infinirtError_t* error);
+  infinirtError_t CheckStreamUseInCapture(const StreamRef& stream, bool synchronizes);
+  infinirtError_t CheckEventUseInCapture(uint64_t event, bool synchronizes);
+  infinirtError_t CheckUnsafeCallInCapture();
   struct Key {
     uint64_t handle = 0;
     std::thread::id thread;  // per-thread default streams only

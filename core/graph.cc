@@ -23,8 +23,9 @@ GraphData::GraphData(Backend* backend, int backend_index, int device, int local_
 
 GraphData::~GraphData() {
   for (void* pointer : owned_memory_) {
-    registry_->RemoveExact(reinterpret_cast<uintptr_t>(pointer),
-                           [](MemoryKind kind) { return kind == MemoryKind::kGraph; });
+    registry_->RemoveExact(reinterpret_cast<uintptr_t>(pointer), [](const Allocation& allocation) {
+      return allocation.kind == MemoryKind::kGraph;
+    });
     backend_->table.Free(local_device_, pointer);
   }
 }

@@ -24,29 +24,29 @@ void AllocationRegistry::ForEachRangeShard(const Allocation& allocation, Visit v
 bool AllocationRegistry::Add(const Allocation& allocation) {
   {
     ExactShard& shard = exact_[ExactShardOf(allocation.base)];
-    std::unique_lock lock(shard.mutex);
+    std::lock_guard<std::mutex> lock(shard.mutex);
     if (!shard.by_base.emplace(allocation.base, allocation).second) return false;
   }
   ForEachRangeShard(allocation, [&](RangeShard& shard) {
-    std::unique_lock lock(shard.mutex);
+    std::lock_guard<std::mutex> lock(shard.mutex);
     shard.by_base.emplace(allocation.base, allocation);
   });
   return true;
 }
 
 std::optional<Allocation> AllocationRegistry::RemoveExact(
-    uintptr_t base, const std::function<bool(MemoryKind)>& accept_kind) {
+    uintptr_t base, const std::function<bool(const Allocation&)>& accept) {
   Allocation removed;
   {
     ExactShard& shard = exact_[ExactShardOf(base)];
-    std::unique_lock lock(shard.mutex);
+    std::lock_guard<std::mutex> lock(shard.mutex);
     auto it = shard.by_base.find(base);
-    if (it == shard.by_base.end() || !accept_kind(it->second.kind)) return std::nullopt;
+    if (it == shard.by_base.end() || !accept(it->second)) return std::nullopt;
     removed = it->second;
     shard.by_base.erase(it);
   }
   ForEachRangeShard(removed, [&](RangeShard& shard) {
-    std::unique_lock lock(shard.mutex);
+    std::lock_guard<std::mutex> lock(shard.mutex);
     shard.by_base.erase(removed.base);
   });
   return removed;
@@ -54,7 +54,7 @@ std::optional<Allocation> AllocationRegistry::RemoveExact(
 
 std::optional<Allocation> AllocationRegistry::FindExact(uintptr_t base) const {
   const ExactShard& shard = exact_[ExactShardOf(base)];
-  std::shared_lock lock(shard.mutex);
+  std::lock_guard<std::mutex> lock(shard.mutex);
   auto it = shard.by_base.find(base);
   if (it == shard.by_base.end()) return std::nullopt;
   return it->second;
@@ -63,7 +63,7 @@ std::optional<Allocation> AllocationRegistry::FindExact(uintptr_t base) const {
 std::optional<Allocation> AllocationRegistry::Find(uintptr_t address) const {
   if (auto exact = FindExact(address)) return exact;
   const RangeShard& shard = ranges_[RangeShardOf(address >> kRegionShift)];
-  std::shared_lock lock(shard.mutex);
+  std::lock_guard<std::mutex> lock(shard.mutex);
   auto it = shard.by_base.upper_bound(address);
   if (it == shard.by_base.begin()) return std::nullopt;
   --it;
@@ -75,7 +75,7 @@ std::vector<Allocation> AllocationRegistry::Snapshot(
     const std::function<bool(const Allocation&)>& predicate) const {
   std::vector<Allocation> result;
   for (const ExactShard& shard : exact_) {
-    std::shared_lock lock(shard.mutex);
+    std::lock_guard<std::mutex> lock(shard.mutex);
     for (const auto& entry : shard.by_base) {
       if (predicate(entry.second)) result.push_back(entry.second);
     }
@@ -86,7 +86,7 @@ std::vector<Allocation> AllocationRegistry::Snapshot(
 size_t AllocationRegistry::size() const {
   size_t total = 0;
   for (const ExactShard& shard : exact_) {
-    std::shared_lock lock(shard.mutex);
+    std::lock_guard<std::mutex> lock(shard.mutex);
     total += shard.by_base.size();
   }
   return total;

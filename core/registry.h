@@ -1,6 +1,6 @@
 // The allocation registry: every allocation made through InfiniRT, keyed by address range.
 //
-// Two indexes, each split into shards with their own reader/writer lock so that threads do not
+// Two indexes, each split into shards with their own lock so that threads do not
 // serialise on one lock:
 //   - exact base addresses in hash maps (Free, FreeHost, and lookups of base pointers: O(1));
 //   - address ranges in ordered maps, sharded by 16 MiB region (interior pointers). An
@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -47,9 +47,9 @@ class AllocationRegistry {
   // False when an allocation with this base is already registered (a plugin bug).
   bool Add(const Allocation& allocation);
 
-  // Removes the allocation whose base is exactly this address, if its kind is accepted.
+  // Removes the allocation whose base is exactly this address, if `accept` accepts it.
   std::optional<Allocation> RemoveExact(uintptr_t base,
-                                        const std::function<bool(MemoryKind)>& accept_kind);
+                                        const std::function<bool(const Allocation&)>& accept);
 
   std::optional<Allocation> FindExact(uintptr_t base) const;
 
@@ -67,11 +67,11 @@ class AllocationRegistry {
   static_assert(kShards == 64, "the shard hashes keep the top 6 bits");
 
   struct ExactShard {
-    mutable std::shared_mutex mutex;
+    mutable std::mutex mutex;
     std::unordered_map<uintptr_t, Allocation> by_base;
   };
   struct RangeShard {
-    mutable std::shared_mutex mutex;
+    mutable std::mutex mutex;
     std::map<uintptr_t, Allocation> by_base;
   };
 

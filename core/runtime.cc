@@ -201,7 +201,8 @@ infinirtError_t Runtime::ReleaseDeviceObjects(int device) {
            (a.kind == MemoryKind::kDevice || a.kind == MemoryKind::kPinnedHost);
   });
   for (const Allocation& allocation : allocations) {
-    auto removed = allocations_.RemoveExact(allocation.base, [](MemoryKind) { return true; });
+    auto removed =
+        allocations_.RemoveExact(allocation.base, [](const Allocation&) { return true; });
     if (!removed) continue;
     void* pointer = reinterpret_cast<void*>(removed->base);
     if (removed->kind == MemoryKind::kPinnedHost) {
@@ -257,7 +258,7 @@ Runtime::~Runtime() {
   // Stream-ordered allocations survive a device reset but not finalize: back to their pools.
   for (const Allocation& allocation : allocations_.Snapshot(
            [](const Allocation& a) { return a.kind == MemoryKind::kStreamOrdered; })) {
-    if (allocations_.RemoveExact(allocation.base, [](MemoryKind) { return true; })) {
+    if (allocations_.RemoveExact(allocation.base, [](const Allocation&) { return true; })) {
       Backend& owner = *backends_[allocation.backend];
       owner.table.FreeAsync(allocation.local_device, reinterpret_cast<void*>(allocation.base),
                             INFINIRT_PLUGIN_STREAM_LEGACY);

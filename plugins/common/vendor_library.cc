@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plugin_support.h"
-#include "vendor_runtimes_data.h"  // generated: kVendorRuntimesJson
+#include "vendor_runtimes_data.h"  // generated from config/vendor_runtimes.json
 
 namespace infinirt::plugin {
 namespace {
@@ -73,6 +73,13 @@ std::vector<std::string> ExpandAll(const std::vector<std::string>& patterns, con
   return paths;
 }
 
+const VendorRuntimeData* FindVendorRuntimeData(const std::string& vendor) {
+  for (const VendorRuntimeData& entry : kVendorRuntimes) {
+    if (vendor == entry.vendor) return &entry;
+  }
+  return nullptr;
+}
+
 // The "runtime_library" override of the plugin's config section: a string or a list of them.
 bool ConfigOverride(const char* config_json, std::vector<std::string>* patterns,
                     std::string* problem) {
@@ -127,10 +134,13 @@ std::vector<std::string> ExpandCandidate(const std::string& pattern, const Plugi
 CandidateList VendorCandidates(const std::string& vendor, const char* config_json,
                                const PluginLog& log) {
   CandidateList list;
-  const nlohmann::json data = nlohmann::json::parse(kVendorRuntimesJson);
-  const nlohmann::json& entry = data.at(vendor);
-  const std::string variable = entry.at("env").get<std::string>();
-  if (const char* value = SecureEnv(variable.c_str(), log, INFINIRT_LOG_WARN);
+  const VendorRuntimeData* entry = FindVendorRuntimeData(vendor);
+  if (entry == nullptr) {
+    list.source = "no entry for '" + vendor + "' in config/vendor_runtimes.json";
+    return list;
+  }
+  const char* variable = entry->env;
+  if (const char* value = SecureEnv(variable, log, INFINIRT_LOG_WARN);
       value != nullptr && *value != '\0') {
     list.paths = ExpandAll(SplitColons(value), log);
     list.source = variable;
@@ -144,7 +154,11 @@ CandidateList VendorCandidates(const std::string& vendor, const char* config_jso
     if (problem.empty()) list.paths = ExpandAll(patterns, log);
     return list;
   }
-  list.paths = ExpandAll(entry.at("candidates").get<std::vector<std::string>>(), log);
+  std::vector<std::string> built_in;
+  for (const char* const* candidate = entry->candidates; *candidate != nullptr; ++candidate) {
+    built_in.emplace_back(*candidate);
+  }
+  list.paths = ExpandAll(built_in, log);
   list.source = "the built-in list (config/vendor_runtimes.json)";
   return list;
 }
@@ -160,8 +174,10 @@ bool VendorLibrary::Open(const CandidateList& candidates) {
   tried_ +=
       (tried_.empty() ? "no candidates" : "") + std::string(" (from ") + candidates.source + ")";
   for (const std::string& candidate : candidates.paths) {
-    void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (handle == nullptr) handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // A copy the process already has is reused by dlopen itself (it matches loaded names and
+    // files). No RTLD_NOLOAD attempt first: for a name the loader cannot find it costs the
+    // whole search a second time.
+    void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) {
       handle_ = handle;
       path_ = LoadedPath(handle, candidate);

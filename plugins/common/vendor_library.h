@@ -5,8 +5,8 @@
 // the vendor's environment variable (INFINIRT_<VENDOR>_RUNTIME, colon-separated). Variables are
 // read with secure_getenv: a setuid/setgid process ignores them, and logs a warning when
 // INFINIRT_<VENDOR>_RUNTIME is set (a debug line for a ${VAR} of the candidate list). Each
-// candidate is tried with RTLD_NOLOAD first (reuse a copy the process already has) and then
-// RTLD_NOW | RTLD_LOCAL; the first that opens wins. When none opens, the library remembers what was
+// candidate is opened with RTLD_NOW | RTLD_LOCAL (dlopen reuses a copy the process already
+// has); the first that opens wins. When none opens, the library remembers what was
 // tried and every dlopen answer, for the backend listing.
 #ifndef INFINIRT_PLUGINS_COMMON_VENDOR_LIBRARY_H_
 #define INFINIRT_PLUGINS_COMMON_VENDOR_LIBRARY_H_

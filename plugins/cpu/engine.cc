@@ -39,9 +39,23 @@ bool StreamPoint::Reached() const { return stream->completed() >= seq; }
 // ---------------------------------------------------------------------------------------------
 // WorkerPool
 
-WorkerPool::WorkerPool(int threads) {
-  threads_.reserve(threads);
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { WorkerLoop(); });
+WorkerPool::WorkerPool(int threads) : size_(threads) {}
+
+// Once. When a thread cannot be created, the workers already started stay; if none could
+// start, the error propagates and the next call tries again.
+void WorkerPool::StartWorkers() {
+  std::lock_guard<std::mutex> lock(start_mutex_);
+  if (started_.load(std::memory_order_relaxed)) return;
+  threads_.reserve(size_);
+  while (static_cast<int>(threads_.size()) < size_) {
+    try {
+      threads_.emplace_back([this] { WorkerLoop(); });
+    } catch (...) {
+      if (threads_.empty()) throw;
+      break;
+    }
+  }
+  started_.store(true, std::memory_order_release);
 }
 
 WorkerPool::~WorkerPool() {
@@ -50,6 +64,7 @@ WorkerPool::~WorkerPool() {
     stopping_ = true;
   }
   ready_cv_.notify_all();
+  std::lock_guard<std::mutex> start_lock(start_mutex_);
   for (std::thread& thread : threads_) thread.join();
 }
 
@@ -109,6 +124,7 @@ void Stream::ScheduleLocked() {
 }
 
 uint64_t Stream::Enqueue(std::vector<StreamPoint> waits, Task work) {
+  device_->pool().EnsureStarted();
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t seq = last_enqueued_.load(std::memory_order_relaxed) + 1;
   queue_.push_back(Operation{seq, std::move(waits), std::move(work)});

@@ -44,6 +44,9 @@ bool OnWorkerThread();
 // Runs a task, containing any exception it throws.
 void RunGuarded(const Task& work);
 
+// The workers start with the first work queued, not with the pool: initialisation stays
+// cheap (starting 4 threads is most of the CPU backend's start-up time), and a process that
+// never issues work to the CPU backend never has its threads.
 class WorkerPool {
  public:
   explicit WorkerPool(int threads);
@@ -51,12 +54,20 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
+  // Starts the workers unless they run. Called before any work is queued, so that a thread
+  // that cannot be created fails that call (std::system_error) with nothing queued.
+  void EnsureStarted() {
+    if (!started_.load(std::memory_order_acquire)) StartWorkers();
+  }
   void Schedule(std::shared_ptr<Stream> stream);
-  int size() const { return static_cast<int>(threads_.size()); }
 
  private:
+  void StartWorkers();
   void WorkerLoop();
 
+  const int size_;
+  std::atomic<bool> started_{false};
+  std::mutex start_mutex_;  // held while starting the workers
   std::mutex mutex_;
   std::condition_variable ready_cv_;
   std::deque<std::shared_ptr<Stream>> ready_;

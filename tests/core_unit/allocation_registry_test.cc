@@ -27,9 +27,13 @@ Allocation MakeAllocation(uintptr_t base, size_t size, MemoryKind kind = MemoryK
   return allocation;
 }
 
-bool AcceptAny(MemoryKind) { return true; }
-bool AcceptPinned(MemoryKind kind) { return kind == MemoryKind::kPinnedHost; }
-bool AcceptDevice(MemoryKind kind) { return kind != MemoryKind::kPinnedHost; }
+bool AcceptAny(const Allocation&) { return true; }
+bool AcceptPinned(const Allocation& allocation) {
+  return allocation.kind == MemoryKind::kPinnedHost;
+}
+bool AcceptDevice(const Allocation& allocation) {
+  return allocation.kind != MemoryKind::kPinnedHost;
+}
 
 // The base of the allocation containing address, or 0 when none does.
 uintptr_t BaseFound(const AllocationRegistry& registry, uintptr_t address) {

@@ -59,6 +59,29 @@ TEST(Finalize, WaitsForQueuedWorkAndReleasesWhatTheProgramLeft) {
   EXPECT_EQ(ProcessThreadCount(), threads) << "the CPU backend's workers are joined";
 }
 
+// Starting the workers is most of the CPU backend's start-up time: they start with the first
+// work queued, and Finalize joins them.
+TEST(Finalize, TheCpuBackendStartsItsWorkersWithTheFirstWorkQueued) {
+  ASSERT_EQ(infinirtFinalize(), infinirtSuccess);
+  const int threads = infinirt::testing::ThreadsBeforeInfiniRT();
+  ASSERT_EQ(infinirtInit(), infinirtSuccess);
+  infinirtStream_t stream = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);
+  EXPECT_EQ(ProcessThreadCount(), threads) << "a thread started before any work was queued";
+
+  std::atomic<int> ran{0};
+  ASSERT_EQ(infinirtLaunchHostFunc(stream, CountCall, &ran), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(ran.load(), 1);
+  infinirtDeviceProp prop{};
+  ASSERT_EQ(infinirtGetDeviceProperties(&prop, 0), infinirtSuccess);
+  EXPECT_EQ(ProcessThreadCount(), threads + prop.asyncEngineCount)
+      << "asyncEngineCount reports the CPU backend's workers";
+
+  ASSERT_EQ(infinirtFinalize(), infinirtSuccess);
+  EXPECT_EQ(ProcessThreadCount(), threads) << "the workers are joined";
+}
+
 TEST(Finalize, CallsAfterFinalizeInitialiseANewRuntimeWhereOldHandlesAreDead) {
   infinirtStream_t stream = nullptr;
   infinirtEvent_t event = nullptr;
