@@ -1,12 +1,18 @@
 // The allocation registry: every allocation made through InfiniRT, keyed by address range.
 //
-// Two indexes, each split into shards with their own lock so that threads do not
-// serialise on one lock:
-//   - exact base addresses in hash maps (Free, FreeHost, and lookups of base pointers: O(1));
-//   - address ranges in ordered maps, sharded by 16 MiB region (interior pointers). An
-//     allocation is entered in the shard of every region it overlaps, so the region of any
-//     address it contains finds it. Live allocations never overlap, so the greatest base at or
-//     below an address is the only candidate.
+// The address space is cut into 16 MiB regions, and regions are spread over 64 shards, each
+// with one lock and three indexes, so that no lookup grows with the number of allocations:
+//   - exact base addresses in a hash map, in the shard of the region holding the base (Free,
+//     FreeHost, and lookups of base pointers: O(1));
+//   - allocations smaller than 4 KiB by 4 KiB window, in a hash map of windows, each holding
+//     the few allocations overlapping it sorted by base (an interior pointer of a small
+//     allocation: a hash lookup and a search among a handful);
+//   - larger allocations in an ordered map, in the shard of every region they overlap, so the
+//     region of any address such an allocation contains finds it (there are few of them: they
+//     take at least 4 KiB each).
+// Live allocations never overlap, so in either range index the greatest base at or below an
+// address is the only candidate. An allocation within one region (all but the largest) is
+// added, removed and found under a single lock.
 #ifndef INFINIRT_CORE_REGISTRY_H_
 #define INFINIRT_CORE_REGISTRY_H_
 
@@ -64,26 +70,37 @@ class AllocationRegistry {
  private:
   static constexpr int kShards = 64;
   static constexpr int kRegionShift = 24;  // 16 MiB regions
-  static_assert(kShards == 64, "the shard hashes keep the top 6 bits");
+  static constexpr int kWindowShift = 12;  // 4 KiB windows
+  static_assert(kShards == 64, "the shard hash keeps the top 6 bits");
 
-  struct ExactShard {
+  struct Shard {
     mutable std::mutex mutex;
-    std::unordered_map<uintptr_t, Allocation> by_base;
-  };
-  struct RangeShard {
-    mutable std::mutex mutex;
-    std::map<uintptr_t, Allocation> by_base;
+    std::unordered_map<uintptr_t, Allocation> by_exact_base;  // bases in its regions
+    // Window index -> the small allocations overlapping that window, by base.
+    std::unordered_map<uintptr_t, std::vector<Allocation>> small_by_window;
+    std::map<uintptr_t, Allocation> large_by_base;  // large ones overlapping its regions
   };
 
-  static size_t ExactShardOf(uintptr_t base) { return (base >> 8) * 0x9E3779B97F4A7C15ull >> 58; }
-  static size_t RangeShardOf(uintptr_t region) { return (region * 0x9E3779B97F4A7C15ull) >> 58; }
+  static bool IsSmall(const Allocation& allocation) {
+    return allocation.size < (uintptr_t{1} << kWindowShift);
+  }
+  static uintptr_t LastByte(const Allocation& allocation) {
+    return allocation.base + (allocation.size ? allocation.size - 1 : 0);
+  }
+  static size_t ShardOfRegion(uintptr_t region) { return (region * 0x9E3779B97F4A7C15ull) >> 58; }
+  static size_t ShardOf(uintptr_t address) { return ShardOfRegion(address >> kRegionShift); }
 
-  // Calls visit(shard) once for each distinct range shard an allocation overlaps.
+  // Calls visit(shard) once for each distinct shard an allocation overlaps, except the shard of
+  // its base.
   template <class Visit>
-  void ForEachRangeShard(const Allocation& allocation, Visit visit);
+  void ForEachOtherShard(const Allocation& allocation, Visit visit);
+  // Enters an allocation in (removes it from) the range indexes of one shard, whose lock is
+  // held: the windows of that shard it overlaps, or the shard's large map.
+  void IndexLocked(Shard& shard, const Allocation& allocation);
+  void UnindexLocked(Shard& shard, const Allocation& allocation);
+  static std::optional<Allocation> FindInRangesLocked(const Shard& shard, uintptr_t address);
 
-  std::array<ExactShard, kShards> exact_;
-  std::array<RangeShard, kShards> ranges_;
+  std::array<Shard, kShards> shards_;
 };
 
 }  // namespace infinirt::core

@@ -85,6 +85,57 @@ TEST(AllocationRegistryTest, AddingTheSameBaseTwiceFails) {
   EXPECT_EQ(registry.Find(0x400000)->size, 64u);
 }
 
+// Small allocations (under 4 KiB) are indexed by 4 KiB window: one that straddles two windows,
+// or two regions (two shards), is found from both sides and removed from both; its neighbours
+// in the same windows stay.
+TEST(AllocationRegistryTest, SmallAllocationsAcrossWindowAndRegionBoundariesAreFoundEverywhere) {
+  AllocationRegistry registry;
+  constexpr uintptr_t kWindow = 4096;
+  for (const uintptr_t boundary : {0x7000 * kRegion + 5 * kWindow, 0x7001 * kRegion}) {
+    SCOPED_TRACE(::testing::Message() << std::hex << boundary);
+    const uintptr_t straddling = boundary - 100;  // 200 bytes: 100 on each side
+    ASSERT_TRUE(registry.Add(MakeAllocation(straddling, 200)));
+    ASSERT_TRUE(registry.Add(MakeAllocation(straddling - 300, 300)));  // right before it
+    ASSERT_TRUE(registry.Add(MakeAllocation(boundary + 100, kWindow - 1)));  // right after it
+    for (uintptr_t address = straddling; address < straddling + 200; ++address) {
+      ASSERT_EQ(BaseFound(registry, address), straddling) << std::hex << address;
+    }
+    EXPECT_EQ(BaseFound(registry, straddling - 1), straddling - 300);
+    EXPECT_EQ(BaseFound(registry, boundary + 100), boundary + 100);
+    EXPECT_EQ(BaseFound(registry, boundary + 100 + kWindow - 2), boundary + 100);
+    EXPECT_EQ(BaseFound(registry, boundary + 100 + kWindow - 1), 0u);
+
+    ASSERT_TRUE(registry.RemoveExact(straddling, AcceptAny).has_value());
+    EXPECT_EQ(BaseFound(registry, boundary - 1), 0u);
+    EXPECT_EQ(BaseFound(registry, boundary), 0u);
+    EXPECT_EQ(BaseFound(registry, straddling - 1), straddling - 300);
+    EXPECT_EQ(BaseFound(registry, boundary + 100), boundary + 100);
+  }
+  EXPECT_EQ(registry.size(), 4u);
+}
+
+// Many small allocations in one window (16-byte apart), mixed with a large one that covers the
+// window's neighbours: each address finds its own.
+TEST(AllocationRegistryTest, ManySmallAllocationsInOneWindowBesideALargeOne) {
+  AllocationRegistry registry;
+  const uintptr_t window = 0x6100 * kRegion + 7 * 4096;
+  for (uintptr_t offset = 0; offset < 4096; offset += 16) {
+    ASSERT_TRUE(registry.Add(MakeAllocation(window + offset, 8)));
+  }
+  ASSERT_TRUE(registry.Add(MakeAllocation(window + 4096, 3 * 4096)));  // large: the next windows
+  for (uintptr_t offset = 0; offset < 4096; ++offset) {
+    const uintptr_t expected = offset % 16 < 8 ? window + offset / 16 * 16 : 0;
+    ASSERT_EQ(BaseFound(registry, window + offset), expected) << offset;
+  }
+  EXPECT_EQ(BaseFound(registry, window + 4096 + 5000), window + 4096);
+  for (uintptr_t offset = 0; offset < 4096; offset += 32) {
+    ASSERT_TRUE(registry.RemoveExact(window + offset, AcceptAny).has_value());
+  }
+  EXPECT_EQ(BaseFound(registry, window + 3), 0u);
+  EXPECT_EQ(BaseFound(registry, window + 16 + 3), window + 16);
+  EXPECT_EQ(registry.size(), 4096u / 32 + 1);
+}
+
 // An allocation over several 16 MiB regions, starting just before a region boundary, with
 // small allocations around it (in regions whose shards it shares).
 TEST(AllocationRegistryTest, AllocationSpanningSeveralRegionsIsFoundFromAnyInteriorAddress) {
