@@ -95,7 +95,7 @@ TEST(AllocationRegistryTest, SmallAllocationsAcrossWindowAndRegionBoundariesAreF
     SCOPED_TRACE(::testing::Message() << std::hex << boundary);
     const uintptr_t straddling = boundary - 100;  // 200 bytes: 100 on each side
     ASSERT_TRUE(registry.Add(MakeAllocation(straddling, 200)));
-    ASSERT_TRUE(registry.Add(MakeAllocation(straddling - 300, 300)));  // right before it
+    ASSERT_TRUE(registry.Add(MakeAllocation(straddling - 300, 300)));        // right before it
     ASSERT_TRUE(registry.Add(MakeAllocation(boundary + 100, kWindow - 1)));  // right after it
     for (uintptr_t address = straddling; address < straddling + 200; ++address) {
       ASSERT_EQ(BaseFound(registry, address), straddling) << std::hex << address;
