@@ -541,8 +541,7 @@ infinirtError_t infinirtStreamDestroy(infinirtStream_t stream) {
     Runtime& runtime = Runtime::Get();
     ObjectRecord record;
     if (!runtime.streams().Remove(HandleValue(stream), &record)) {
-      return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live stream", function_name,
-                  static_cast<void*>(stream));
+      return InvalidHandle(stream, "stream", function_name);
     }
     if (auto e = runtime.backend(record.backend)
                      .table.StreamDestroy(record.local_device, record.plugin_handle)) {
@@ -692,8 +691,7 @@ infinirtError_t infinirtEventDestroy(infinirtEvent_t event) {
     Runtime& runtime = Runtime::Get();
     ObjectRecord record;
     if (!runtime.events().Remove(HandleValue(event), &record)) {
-      return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live event", function_name,
-                  static_cast<void*>(event));
+      return InvalidHandle(event, "event", function_name);
     }
     if (auto e = runtime.backend(record.backend)
                      .table.EventDestroy(record.local_device, record.plugin_handle)) {

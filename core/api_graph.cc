@@ -409,8 +409,7 @@ infinirtError_t infinirtGraphExecDestroy(infinirtGraphExec_t graphExec) {
     }
     ObjectRecord record;
     if (!runtime.graph_execs().Remove(HandleValue(graphExec), &record)) {
-      return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live graph exec", function,
-                  static_cast<void*>(graphExec));
+      return InvalidHandle(graphExec, "graph exec", function);
     }
     runtime.DestroyExec(record);
     return infinirtSuccess;
@@ -423,8 +422,7 @@ infinirtError_t infinirtGraphDestroy(infinirtGraph_t graph) {
     if (graph == nullptr) return Fail(infinirtErrorInvalidValue, "{}: graph is NULL", function);
     ObjectRecord record;
     if (!runtime.graphs().Remove(HandleValue(graph), &record)) {
-      return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live graph", function,
-                  static_cast<void*>(graph));
+      return InvalidHandle(graph, "graph", function);
     }
     // Execs made from it keep what they need: launching them afterwards still works.
     runtime.DestroyGraph(record);

@@ -22,15 +22,6 @@ infinirtError_t CurrentTarget(Runtime& runtime, Target* target, const char* func
   return DeviceTarget(runtime, CurrentOrdinal(runtime), target, function);
 }
 
-Target TargetOf(Runtime& runtime, const ObjectRecord& record) {
-  Target target;
-  target.backend_index = record.backend;
-  target.backend = &runtime.backend(record.backend);
-  target.device = record.device;
-  target.local = record.local_device;
-  return target;
-}
-
 Target TargetOf(Runtime& runtime, const Allocation& allocation) {
   Target target;
   target.backend_index = allocation.backend;
@@ -45,8 +36,7 @@ infinirtError_t ResolveDefaultStream(Runtime& runtime, infinirtStream_t stream,
   const uint64_t value = HandleValue(stream);
   if (value != 0 && value != HandleValue(infinirtStreamLegacy) &&
       value != HandleValue(infinirtStreamPerThread)) {
-    return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live stream", function,
-                static_cast<const void*>(stream));
+    return InvalidHandle(stream, "stream", function);
   }
   if (infinirtError_t error = CurrentTarget(runtime, target, function)) return error;
   const bool per_thread = value == HandleValue(infinirtStreamPerThread);

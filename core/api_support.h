@@ -86,8 +86,16 @@ struct StreamTarget : Target {
 
 infinirtError_t DeviceTarget(Runtime& runtime, int device, Target* target, const char* function);
 infinirtError_t CurrentTarget(Runtime& runtime, Target* target, const char* function);
-Target TargetOf(Runtime& runtime, const ObjectRecord& record);
 Target TargetOf(Runtime& runtime, const Allocation& allocation);
+// Inline: ResolveStream uses it on nearly every call.
+inline Target TargetOf(Runtime& runtime, const ObjectRecord& record) {
+  Target target;
+  target.backend_index = record.backend;
+  target.backend = &runtime.backend(record.backend);
+  target.device = record.device;
+  target.local = record.local_device;
+  return target;
+}
 
 inline uint64_t HandleValue(const void* handle) { return reinterpret_cast<uintptr_t>(handle); }
 
@@ -105,10 +113,7 @@ inline infinirtError_t ResolveStream(Runtime& runtime, infinirtStream_t stream,
   if (!runtime.streams().Lookup(value, &record)) {
     return ResolveDefaultStream(runtime, stream, target, function);
   }
-  target->backend_index = record.backend;
-  target->backend = &runtime.backend(record.backend);
-  target->device = record.device;
-  target->local = record.local_device;
+  static_cast<Target&>(*target) = TargetOf(runtime, record);
   target->stream = record.plugin_handle;
   target->ref = StreamRef{};
   target->ref.handle = value;
@@ -116,8 +121,9 @@ inline infinirtError_t ResolveStream(Runtime& runtime, infinirtStream_t stream,
   target->ref.device = record.device;
   return infinirtSuccess;
 }
-// A live object of a table, or InvalidResourceHandle.
+// InvalidResourceHandle, with the log line "<function>: <handle> is not a live <what>".
 infinirtError_t InvalidHandle(const void* handle, const char* what, const char* function);
+// A live object of a table, or InvalidResourceHandle.
 inline infinirtError_t ResolveObject(HandleTable& table, const void* handle, const char* what,
                                      ObjectRecord* record, const char* function) {
   if (table.Lookup(HandleValue(handle), record)) return infinirtSuccess;

@@ -73,10 +73,10 @@ class Captures {
       const std::function<uint64_t(const std::shared_ptr<GraphData>&)>* publish_graph);
 
   // Records work issued to a stream. Returns false, doing nothing, when the stream takes part
-  // in no capture; otherwise *error says how it went. make_node fills the node (it may fail,
-  // e.g. an allocation); it runs under the lock and only for a live capture.
-  // make_node is any callable; it becomes a NodeMaker only when a capture exists, so that
-  // issuing work outside capture allocates nothing.
+  // in no capture; otherwise *error says how it went. make_node, any callable, fills the node
+  // (it may fail, e.g. an allocation); it runs under the lock and only for a live capture, and
+  // becomes a NodeMaker only when a capture exists, so that work outside capture allocates
+  // nothing.
   using NodeMaker = std::function<infinirtError_t(GraphData& graph, GraphNode* node)>;
   template <class MakeNode>
   bool Record(const StreamRef& stream, MakeNode&& make_node, infinirtError_t* error) {

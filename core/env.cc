@@ -11,12 +11,6 @@ namespace infinirt::core {
 
 namespace {
 
-// True when secure_getenv hides a variable that getenv sees, which it does only when the kernel
-// started the process with AT_SECURE set.
-bool SetButIgnored(const char* name) {
-  return secure_getenv(name) == nullptr && getenv(name) != nullptr;
-}
-
 void WarnOnceIgnored(const char* name) {
   static std::mutex mutex;
   static std::set<std::string> warned;
@@ -39,8 +33,11 @@ std::optional<std::string> GetEnvWithoutWarning(const char* name) {
 }
 
 std::optional<std::string> GetEnv(const char* name) {
-  if (SetButIgnored(name)) WarnOnceIgnored(name);
-  return GetEnvWithoutWarning(name);
+  std::optional<std::string> value = GetEnvWithoutWarning(name);
+  // secure_getenv hides a variable that getenv sees only when the kernel started the process
+  // with AT_SECURE set.
+  if (!value && getenv(name) != nullptr) WarnOnceIgnored(name);
+  return value;
 }
 
 std::vector<std::string> SplitList(const std::string& text, char separator) {

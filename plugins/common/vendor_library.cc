@@ -13,20 +13,17 @@
 namespace infinirt::plugin {
 namespace {
 
-// True when the variable is set but secure_getenv hides it: the process runs with AT_SECURE
-// (setuid/setgid), where nothing in the environment may choose the library to load.
-bool IgnoredBecauseSecure(const char* name) {
-  return secure_getenv(name) == nullptr && getenv(name) != nullptr;
-}
-
+// secure_getenv, logging a variable that is set but hidden by it: the process runs with
+// AT_SECURE (setuid/setgid), where nothing in the environment may choose the library to load.
 const char* SecureEnv(const char* name, const PluginLog& log, infinirtLogLevel_t level_if_ignored) {
-  if (IgnoredBecauseSecure(name)) {
+  const char* value = secure_getenv(name);
+  if (value == nullptr && getenv(name) != nullptr) {
     log(level_if_ignored, std::string(name) +
                               " is set but ignored: the process runs setuid/setgid or with raised "
                               "capabilities (AT_SECURE), where the vendor runtime is not chosen "
                               "from the environment");
   }
-  return secure_getenv(name);
+  return value;
 }
 
 std::vector<std::string> SplitColons(const std::string& text) {
