@@ -28,13 +28,15 @@ cleanup() {
 trap cleanup EXIT
 git worktree add --detach "$scratch/source" "$revision" >/dev/null
 
-build_bench() {  # source directory, build directory
-  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFINIRT_BUILD_BENCH=ON \
-    -DINFINIRT_BUILD_TESTS=OFF -DINFINIRT_BUILD_EXAMPLES=OFF >/dev/null
+build_bench() {  # source directory, build directory, further CMake options
+  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFINIRT_BUILD_BENCH=ON "${@:3}" \
+    >/dev/null
   cmake --build "$2" -j"$jobs" --target infinirt_bench >/dev/null
 }
 echo "building $revision and the working tree"
-build_bench "$scratch/source" "$scratch/build"
+# The scratch tree needs nothing else; build/ keeps the options it has (as scripts/bench.sh).
+build_bench "$scratch/source" "$scratch/build" -DINFINIRT_BUILD_TESTS=OFF \
+  -DINFINIRT_BUILD_EXAMPLES=OFF
 build_bench . build
 
 out=build/bench-compare

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFINIRT_BUILD_TESTS=OFF \
-  -DINFINIRT_BUILD_BENCH=OFF >/dev/null
+  -DINFINIRT_BUILD_BENCH=OFF -DINFINIRT_BUILD_EXAMPLES=ON >/dev/null
 cmake --build build -j"$jobs"
 
 echo
