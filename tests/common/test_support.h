@@ -3,6 +3,9 @@
 #ifndef INFINIRT_TESTS_COMMON_TEST_SUPPORT_H_
 #define INFINIRT_TESTS_COMMON_TEST_SUPPORT_H_
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -88,10 +91,30 @@ inline int ProcessThreadCount() {
   return -1;
 }
 
+// The kernel wakes pthread_join a moment before it removes the thread from /proc (seen here
+// about once in 7,000 joins), so a count taken right after joins can include a thread already
+// joined. This count waits, up to 2 s, for it to fall to `expected`, and returns it then.
+inline int ProcessThreadCountAfterJoins(int expected) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  int count = ProcessThreadCount();
+  while (count > expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    count = ProcessThreadCount();
+  }
+  return count;
+}
+
 // The process's threads when InfiniRT has none: ThreadSanitizer starts a thread of its own
-// with the first other thread, so one is started and joined first to count it in.
+// with the first other thread, so one is started and joined first to count it in, and the
+// count is taken once /proc no longer lists that thread.
 inline int ThreadsBeforeInfiniRT() {
-  std::thread([] {}).join();
+  std::atomic<pid_t> helper{0};
+  std::thread([&helper] { helper = static_cast<pid_t>(syscall(SYS_gettid)); }).join();
+  const std::string task = "/proc/self/task/" + std::to_string(helper.load());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (access(task.c_str(), F_OK) == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   return ProcessThreadCount();
 }
 

@@ -35,9 +35,10 @@ void CheckAfterTeardown() {
     ++failures;
   }
   // The worker threads of the CPU backend are gone: only the threads from before are left.
-  if (infinirt::testing::ProcessThreadCount() != g_threads_at_start) {
-    std::fprintf(stderr, "after exit: %d threads remain, expected %d\n",
-                 infinirt::testing::ProcessThreadCount(), g_threads_at_start);
+  const int threads = infinirt::testing::ProcessThreadCountAfterJoins(g_threads_at_start);
+  if (threads != g_threads_at_start) {
+    std::fprintf(stderr, "after exit: %d threads remain, expected %d\n", threads,
+                 g_threads_at_start);
     ++failures;
   }
   std::fprintf(stderr, "exit teardown: %s\n", failures ? "FAILED" : "ok");

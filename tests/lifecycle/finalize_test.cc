@@ -14,6 +14,7 @@
 namespace {
 
 using infinirt::testing::ProcessThreadCount;
+using infinirt::testing::ProcessThreadCountAfterJoins;
 
 int OpenFileDescriptors() {
   int count = 0;
@@ -56,7 +57,8 @@ TEST(Finalize, WaitsForQueuedWorkAndReleasesWhatTheProgramLeft) {
   EXPECT_LT(done.load(), kStreams * kPerStream) << "the work finished before the test finalised";
   ASSERT_EQ(infinirtFinalize(), infinirtSuccess);
   EXPECT_EQ(done.load(), kStreams * kPerStream);
-  EXPECT_EQ(ProcessThreadCount(), threads) << "the CPU backend's workers are joined";
+  EXPECT_EQ(ProcessThreadCountAfterJoins(threads), threads)
+      << "the CPU backend's workers are joined";
 }
 
 // Starting the workers is most of the CPU backend's start-up time: they start with the first
@@ -79,7 +81,7 @@ TEST(Finalize, TheCpuBackendStartsItsWorkersWithTheFirstWorkQueued) {
       << "asyncEngineCount reports the CPU backend's workers";
 
   ASSERT_EQ(infinirtFinalize(), infinirtSuccess);
-  EXPECT_EQ(ProcessThreadCount(), threads) << "the workers are joined";
+  EXPECT_EQ(ProcessThreadCountAfterJoins(threads), threads) << "the workers are joined";
 }
 
 TEST(Finalize, CallsAfterFinalizeInitialiseANewRuntimeWhereOldHandlesAreDead) {
@@ -103,7 +105,8 @@ TEST(Finalize, CallsAfterFinalizeInitialiseANewRuntimeWhereOldHandlesAreDead) {
 
 TEST(Finalize, AHundredInitFinalizeCyclesLeaveNoThreadOrDescriptorBehind) {
   ASSERT_EQ(infinirtFinalize(), infinirtSuccess);
-  const int threads = ProcessThreadCount(), descriptors = OpenFileDescriptors();
+  const int threads = infinirt::testing::ThreadsBeforeInfiniRT();
+  const int descriptors = OpenFileDescriptors();
   std::atomic<int> ran{0};
   for (int cycle = 0; cycle < 100; ++cycle) {
     ASSERT_EQ(infinirtInit(), infinirtSuccess);
@@ -125,7 +128,7 @@ TEST(Finalize, AHundredInitFinalizeCyclesLeaveNoThreadOrDescriptorBehind) {
     ASSERT_EQ(infinirtFinalize(), infinirtSuccess);
   }
   EXPECT_EQ(ran.load(), 100);
-  EXPECT_EQ(ProcessThreadCount(), threads);
+  EXPECT_EQ(ProcessThreadCountAfterJoins(threads), threads);
   EXPECT_EQ(OpenFileDescriptors(), descriptors);
 }
 
