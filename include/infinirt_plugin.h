@@ -13,6 +13,11 @@
  * Plugins never link the core or spdlog; they log through the host table handed to Initialize.
  * No C++ exception may leave an entry point.
  *
+ * Initialize and Finalize: a repeated Initialize (no Finalize since the last successful one)
+ * returns infinirtSuccess and changes nothing; the first host table stays in use. Finalize
+ * without a successful Initialize returns infinirtSuccess. Initialize after Finalize starts
+ * afresh. The core calls the other entries only in between, except GetSupport (any time).
+ *
  * Stream capture is the core's: while a stream captures, the core records the work into a graph
  * and no entry sees it. GraphInstantiate receives the captured nodes; a plugin that leaves it
  * NULL still runs graphs, because the core then replays the nodes through the ordinary
@@ -186,6 +191,14 @@ typedef struct infinirtPluginSupport {
   X(GraphLaunch, (int device, infinirtPluginGraphExec_t exec, infinirtPluginStream_t stream))     \
   X(GraphExecDestroy, (int device, infinirtPluginGraphExec_t exec))                               \
   X(GetSupport, (const char* entry, infinirtPluginSupport* support))
+
+/* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
+ * their support declarations by it (GetSupport itself takes the entry's name). */
+#define INFINIRT_PLUGIN_ENTRY_ID_(name, params) INFINIRT_PLUGIN_ENTRY_##name,
+typedef enum INFINIRT_ENUM_BASE {
+  INFINIRT_PLUGIN_ENTRIES(INFINIRT_PLUGIN_ENTRY_ID_) INFINIRT_PLUGIN_ENTRY_COUNT
+} infinirtPluginEntry_t;
+#undef INFINIRT_PLUGIN_ENTRY_ID_
 
 #define INFINIRT_PLUGIN_FIELD_(name, params) infinirtError_t(*name) params;
 

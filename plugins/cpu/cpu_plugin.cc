@@ -17,6 +17,7 @@
 #include "graph_exec.h"
 #include "infinirt_plugin.h"
 #include "memory_pool.h"
+#include "plugin_table_builder.h"
 
 namespace infinirt::cpu {
 namespace {
@@ -26,7 +27,6 @@ constexpr size_t kAlignment = 256;  // what CUDA guarantees for cudaMalloc
 constexpr int kMaxWorkerThreads = 256;
 
 struct PluginState {
-  const infinirtPluginHost* host = nullptr;
   uint64_t epoch = 0;
   int worker_threads = 0;
   std::unique_ptr<WorkerPool> pool;
@@ -37,26 +37,9 @@ struct PluginState {
 PluginState* g_state = nullptr;
 uint64_t g_epoch = 0;
 
-void Log(infinirtLogLevel_t level, const std::string& message) {
-  if (g_state && g_state->host && g_state->host->log) {
-    g_state->host->log(level, kName, message.c_str());
-  }
-}
+plugin::PluginLog g_log(kName);
 
-// Each entry runs its body here: no exception crosses the C boundary.
-template <class Body>
-infinirtError_t Guarded(Body&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return infinirtErrorMemoryAllocation;
-  } catch (const std::exception& exception) {
-    Log(INFINIRT_LOG_ERROR, std::string("internal error: ") + exception.what());
-    return infinirtErrorUnknown;
-  } catch (...) {
-    return infinirtErrorUnknown;
-  }
-}
+void Log(infinirtLogLevel_t level, const std::string& message) { g_log(level, message); }
 
 // Blocking calls made from a host function would wait for the worker running them.
 infinirtError_t RefuseOnWorker(const char* what) {
@@ -125,113 +108,99 @@ infinirtError_t FreeAfterSync(void* ptr, const char* what) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Entries
+// The entries
 
-infinirtError_t Initialize(const infinirtPluginHost* host) {
-  return Guarded([&] {
-    if (g_state != nullptr) return infinirtErrorIllegalState;
+struct CpuPlugin {
+  static infinirtError_t Initialize(const infinirtPluginHost* host) {
+    g_log.Attach(host);
     auto state = std::make_unique<PluginState>();
-    state->host = host;
     state->epoch = ++g_epoch;
-    g_state = state.get();
     state->worker_threads = WorkerThreadsFromConfig(host ? host->config_json : nullptr);
     state->pool = std::make_unique<WorkerPool>(state->worker_threads);
     state->device = std::make_shared<Device>(state->pool.get());
     state->device->CreateLegacyStream();
     state->memory_pool = std::make_unique<MemoryPool>();
-    state.release();
+    g_state = state.release();
     return infinirtSuccess;
-  });
-}
+  }
 
-infinirtError_t Finalize() {
-  return Guarded([&] {
+  static infinirtError_t Finalize() {
     if (g_state == nullptr) return infinirtSuccess;
     std::unique_ptr<PluginState> state(g_state);
     state->device->Shutdown();
     state->memory_pool.reset();
     state->pool.reset();  // joins the workers
     g_state = nullptr;
+    g_log.Detach();
     return infinirtSuccess;
-  });
-}
+  }
 
-infinirtError_t GetInfo(infinirtPluginInfo* info) {
-  info->runtime_version = -1;  // built in: no vendor runtime
-  std::snprintf(info->runtime_library, sizeof(info->runtime_library), "(built in)");
-  info->runtime_missing = 0;
-  return infinirtSuccess;
-}
+  static infinirtError_t GetInfo(infinirtPluginInfo* info) {
+    info->runtime_version = -1;  // built in: no vendor runtime
+    std::snprintf(info->runtime_library, sizeof(info->runtime_library), "(built in)");
+    info->runtime_missing = 0;
+    return infinirtSuccess;
+  }
 
-infinirtError_t GetDeviceCount(int* count) {
-  *count = 1;
-  return infinirtSuccess;
-}
+  static infinirtError_t GetDeviceCount(int* count) {
+    *count = 1;
+    return infinirtSuccess;
+  }
 
-infinirtError_t GetDeviceProperties(int, struct infinirtDeviceProp* prop) {
-  return Guarded([&] {
+  static infinirtError_t GetDeviceProperties(int, struct infinirtDeviceProp* prop) {
     FillDeviceProperties(g_state->worker_threads, prop);
     return infinirtSuccess;
-  });
-}
+  }
 
-infinirtError_t DeviceGetAttribute(int, int* value, enum infinirtDeviceAttr attr) {
-  *value = DeviceAttributeValue(attr, g_state->worker_threads);
-  return infinirtSuccess;
-}
+  static infinirtError_t DeviceGetAttribute(int, int* value, enum infinirtDeviceAttr attr) {
+    *value = DeviceAttributeValue(attr, g_state->worker_threads);
+    return infinirtSuccess;
+  }
 
-infinirtError_t DriverGetVersion(int, int* version) {
-  *version = INFINIRT_CUDA_API_VERSION;
-  return infinirtSuccess;
-}
+  static infinirtError_t DriverGetVersion(int, int* version) {
+    *version = INFINIRT_CUDA_API_VERSION;
+    return infinirtSuccess;
+  }
 
-infinirtError_t DeviceSynchronize(int) {
-  return Guarded([&] {
+  static infinirtError_t DeviceSynchronize(int) {
     if (OnWorkerThread()) return RefuseOnWorker("DeviceSynchronize");
     g_state->device->Synchronize();
     g_state->memory_pool->ReleaseAboveThreshold();
     return infinirtSuccess;
-  });
-}
+  }
 
-infinirtError_t DeviceReset(int) {
-  // The core has already released the device's streams, events and allocations.
-  return DeviceSynchronize(0);
-}
+  static infinirtError_t DeviceReset(int) {
+    // The core has already released the device's streams, events and allocations.
+    return DeviceSynchronize(0);
+  }
 
-infinirtError_t MemGetInfo(int, size_t* free_bytes, size_t* total_bytes) {
-  const MemoryInfo info = ReadMemoryInfo();
-  *free_bytes = info.available;
-  *total_bytes = info.total;
-  return infinirtSuccess;
-}
+  static infinirtError_t MemGetInfo(int, size_t* free_bytes, size_t* total_bytes) {
+    const MemoryInfo info = ReadMemoryInfo();
+    *free_bytes = info.available;
+    *total_bytes = info.total;
+    return infinirtSuccess;
+  }
 
-infinirtError_t Malloc(int, void** ptr, size_t size) { return AllocateAligned(ptr, size); }
+  static infinirtError_t Malloc(int, void** ptr, size_t size) { return AllocateAligned(ptr, size); }
 
-infinirtError_t Free(int, void* ptr) {
-  return Guarded([&] { return FreeAfterSync(ptr, "Free"); });
-}
+  static infinirtError_t Free(int, void* ptr) { return FreeAfterSync(ptr, "Free"); }
 
-// Host memory is what the CPU device computes on: every host allocation is "pinned".
-infinirtError_t HostAlloc(int, void** ptr, size_t size, unsigned int) {
-  return AllocateAligned(ptr, size);
-}
+  // Host memory is what the CPU device computes on: every host allocation is "pinned".
+  static infinirtError_t HostAlloc(int, void** ptr, size_t size, unsigned int) {
+    return AllocateAligned(ptr, size);
+  }
 
-infinirtError_t FreeHost(int, void* ptr) {
-  return Guarded([&] { return FreeAfterSync(ptr, "FreeHost"); });
-}
+  static infinirtError_t FreeHost(int, void* ptr) { return FreeAfterSync(ptr, "FreeHost"); }
 
-infinirtError_t Memcpy(int, void* dst, const void* src, size_t count, enum infinirtMemcpyKind) {
-  return Guarded([&] {
+  static infinirtError_t Memcpy(int, void* dst, const void* src, size_t count,
+                                enum infinirtMemcpyKind) {
     if (OnWorkerThread()) return RefuseOnWorker("Memcpy");
     g_state->device->RunOnLegacyAndWait([=] { std::memmove(dst, src, count); });
     return infinirtSuccess;
-  });
-}
+  }
 
-infinirtError_t MemcpyAsync(int, void* dst, const void* src, size_t count,
-                            enum infinirtMemcpyKind kind, infinirtPluginStream_t stream) {
-  return Guarded([&] {
+  static infinirtError_t MemcpyAsync(int, void* dst, const void* src, size_t count,
+                                     enum infinirtMemcpyKind kind, infinirtPluginStream_t stream) {
     const bool synchronous = kind == infinirtMemcpyHostToHost;  // as CUDA
     if (synchronous && OnWorkerThread()) return RefuseOnWorker("host-to-host MemcpyAsync");
     Stream& target = StreamOf(stream);
@@ -239,59 +208,47 @@ infinirtError_t MemcpyAsync(int, void* dst, const void* src, size_t count,
         g_state->device->Submit(target, {}, [=] { std::memmove(dst, src, count); });
     if (synchronous) target.WaitFor(seq);
     return infinirtSuccess;
-  });
-}
+  }
 
-infinirtError_t Memset(int, void* ptr, int value, size_t count) {
-  return Guarded([&] {
+  static infinirtError_t Memset(int, void* ptr, int value, size_t count) {
     if (OnWorkerThread()) return RefuseOnWorker("Memset");
     g_state->device->RunOnLegacyAndWait([=] { std::memset(ptr, value, count); });
     return infinirtSuccess;
-  });
-}
+  }
 
-infinirtError_t MemsetAsync(int, void* ptr, int value, size_t count,
-                            infinirtPluginStream_t stream) {
-  return Guarded([&] {
+  static infinirtError_t MemsetAsync(int, void* ptr, int value, size_t count,
+                                     infinirtPluginStream_t stream) {
     g_state->device->Submit(StreamOf(stream), {}, [=] { std::memset(ptr, value, count); });
     return infinirtSuccess;
-  });
-}
+  }
 
-infinirtError_t StreamCreate(int, infinirtPluginStream_t* stream, unsigned int flags) {
-  return Guarded([&] {
+  static infinirtError_t StreamCreate(int, infinirtPluginStream_t* stream, unsigned int flags) {
     const bool non_blocking = (flags & infinirtStreamNonBlocking) != 0;
     auto handle = std::make_unique<StreamHandle>();
     handle->stream = g_state->device->CreateStream(Stream::Kind::kCreated, non_blocking);
     *stream = handle.release();
     return infinirtSuccess;
-  });
-}
+  }
 
-// Queued work still runs: the engine holds the stream until it is done.
-infinirtError_t StreamDestroy(int, infinirtPluginStream_t stream) {
-  delete static_cast<StreamHandle*>(stream);
-  return infinirtSuccess;
-}
+  // Queued work still runs: the engine holds the stream until it is done.
+  static infinirtError_t StreamDestroy(int, infinirtPluginStream_t stream) {
+    delete static_cast<StreamHandle*>(stream);
+    return infinirtSuccess;
+  }
 
-infinirtError_t StreamSynchronize(int, infinirtPluginStream_t stream) {
-  return Guarded([&] {
+  static infinirtError_t StreamSynchronize(int, infinirtPluginStream_t stream) {
     if (OnWorkerThread()) return RefuseOnWorker("StreamSynchronize");
     g_state->device->SynchronizeStream(StreamOf(stream));
     g_state->memory_pool->ReleaseAboveThreshold();
     return infinirtSuccess;
-  });
-}
+  }
 
-infinirtError_t StreamQuery(int, infinirtPluginStream_t stream) {
-  return Guarded([&] {
+  static infinirtError_t StreamQuery(int, infinirtPluginStream_t stream) {
     return g_state->device->StreamIdle(StreamOf(stream)) ? infinirtSuccess : infinirtErrorNotReady;
-  });
-}
+  }
 
-infinirtError_t StreamWaitEvent(int, infinirtPluginStream_t stream, infinirtPluginEvent_t event,
-                                unsigned int) {
-  return Guarded([&] {
+  static infinirtError_t StreamWaitEvent(int, infinirtPluginStream_t stream,
+                                         infinirtPluginEvent_t event, unsigned int) {
     // The wait uses the event's state now; recording it again later does not change it.
     auto record = EventOf(event).last();
     if (!record) return infinirtSuccess;  // never recorded: nothing to wait for
@@ -299,44 +256,37 @@ infinirtError_t StreamWaitEvent(int, infinirtPluginStream_t stream, infinirtPlug
     g_state->device->Submit(waiting, {record->point}, Task());
     waiting.NoteWaitedFor(record->point);
     return infinirtSuccess;
-  });
-}
+  }
 
-infinirtError_t LaunchHostFunc(int, infinirtPluginStream_t stream, infinirtHostFn_t fn,
-                               void* user_data) {
-  return Guarded([&] {
+  static infinirtError_t LaunchHostFunc(int, infinirtPluginStream_t stream, infinirtHostFn_t fn,
+                                        void* user_data) {
     g_state->device->Submit(StreamOf(stream), {}, [fn, user_data] { fn(user_data); });
     return infinirtSuccess;
-  });
-}
+  }
 
-infinirtError_t EventCreate(int, infinirtPluginEvent_t* event, unsigned int flags) {
-  return Guarded([&] {
+  static infinirtError_t EventCreate(int, infinirtPluginEvent_t* event, unsigned int flags) {
     *event = new Event(flags);
     return infinirtSuccess;
-  });
-}
+  }
 
-// A pending record still completes; its timestamp is simply dropped.
-infinirtError_t EventDestroy(int, infinirtPluginEvent_t event) {
-  delete static_cast<Event*>(event);
-  return infinirtSuccess;
-}
+  // A pending record still completes; its timestamp is simply dropped.
+  static infinirtError_t EventDestroy(int, infinirtPluginEvent_t event) {
+    delete static_cast<Event*>(event);
+    return infinirtSuccess;
+  }
 
-infinirtError_t EventRecord(int, infinirtPluginEvent_t event, infinirtPluginStream_t stream) {
-  return Guarded([&] {
+  static infinirtError_t EventRecord(int, infinirtPluginEvent_t event,
+                                     infinirtPluginStream_t stream) {
     EventOf(event).Record(*g_state->device, StreamOf(stream));
     return infinirtSuccess;
-  });
-}
+  }
 
-infinirtError_t EventQuery(int, infinirtPluginEvent_t event) {
-  auto record = EventOf(event).last();
-  return !record || record->point.Reached() ? infinirtSuccess : infinirtErrorNotReady;
-}
+  static infinirtError_t EventQuery(int, infinirtPluginEvent_t event) {
+    auto record = EventOf(event).last();
+    return !record || record->point.Reached() ? infinirtSuccess : infinirtErrorNotReady;
+  }
 
-infinirtError_t EventSynchronize(int, infinirtPluginEvent_t event) {
-  return Guarded([&] {
+  static infinirtError_t EventSynchronize(int, infinirtPluginEvent_t event) {
     auto record = EventOf(event).last();
     if (record && !record->point.Reached()) {
       if (OnWorkerThread()) return RefuseOnWorker("EventSynchronize");
@@ -345,127 +295,74 @@ infinirtError_t EventSynchronize(int, infinirtPluginEvent_t event) {
     // Like every synchronisation, it lets the pool release memory above its threshold.
     g_state->memory_pool->ReleaseAboveThreshold();
     return infinirtSuccess;
-  });
-}
-
-infinirtError_t EventElapsedTime(int, float* ms, infinirtPluginEvent_t start,
-                                 infinirtPluginEvent_t end) {
-  Event& first = EventOf(start);
-  Event& last = EventOf(end);
-  if ((first.flags() | last.flags()) & infinirtEventDisableTiming) {
-    return infinirtErrorInvalidResourceHandle;
   }
-  auto first_record = first.last();
-  auto last_record = last.last();
-  if (!first_record || !last_record) return infinirtErrorInvalidResourceHandle;
-  if (!first_record->point.Reached() || !last_record->point.Reached()) {
-    return infinirtErrorNotReady;
+
+  static infinirtError_t EventElapsedTime(int, float* ms, infinirtPluginEvent_t start,
+                                          infinirtPluginEvent_t end) {
+    Event& first = EventOf(start);
+    Event& last = EventOf(end);
+    if ((first.flags() | last.flags()) & infinirtEventDisableTiming) {
+      return infinirtErrorInvalidResourceHandle;
+    }
+    auto first_record = first.last();
+    auto last_record = last.last();
+    if (!first_record || !last_record) return infinirtErrorInvalidResourceHandle;
+    if (!first_record->point.Reached() || !last_record->point.Reached()) {
+      return infinirtErrorNotReady;
+    }
+    const int64_t nanoseconds = last_record->reached_ns.load() - first_record->reached_ns.load();
+    *ms = static_cast<float>(static_cast<double>(nanoseconds) / 1e6);
+    return infinirtSuccess;
   }
-  const int64_t nanoseconds = last_record->reached_ns.load() - first_record->reached_ns.load();
-  *ms = static_cast<float>(static_cast<double>(nanoseconds) / 1e6);
-  return infinirtSuccess;
-}
 
-infinirtError_t MallocAsync(int, void** ptr, size_t size, infinirtPluginStream_t stream) {
-  return Guarded([&] { return g_state->memory_pool->Allocate(size, StreamOf(stream), ptr); });
-}
+  static infinirtError_t MallocAsync(int, void** ptr, size_t size, infinirtPluginStream_t stream) {
+    return g_state->memory_pool->Allocate(size, StreamOf(stream), ptr);
+  }
 
-// The block is free once the stream has done everything enqueued on it so far.
-infinirtError_t FreeAsync(int, void* ptr, infinirtPluginStream_t stream) {
-  return Guarded([&] {
+  // The block is free once the stream has done everything enqueued on it so far.
+  static infinirtError_t FreeAsync(int, void* ptr, infinirtPluginStream_t stream) {
     Stream& freeing = StreamOf(stream);
     return g_state->memory_pool->Free(
         ptr, StreamPoint{freeing.shared_from_this(), freeing.last_enqueued()});
-  });
-}
+  }
 
-infinirtError_t MemPoolGetAttribute(int, enum infinirtMemPoolAttr attr, void* value) {
-  return g_state->memory_pool->GetAttribute(attr, value);
-}
+  static infinirtError_t MemPoolGetAttribute(int, enum infinirtMemPoolAttr attr, void* value) {
+    return g_state->memory_pool->GetAttribute(attr, value);
+  }
 
-infinirtError_t MemPoolSetAttribute(int, enum infinirtMemPoolAttr attr, void* value) {
-  return g_state->memory_pool->SetAttribute(attr, value);
-}
+  static infinirtError_t MemPoolSetAttribute(int, enum infinirtMemPoolAttr attr, void* value) {
+    return g_state->memory_pool->SetAttribute(attr, value);
+  }
 
-infinirtError_t MemPoolTrimTo(int, size_t min_bytes_to_keep) {
-  g_state->memory_pool->TrimTo(min_bytes_to_keep);
-  return infinirtSuccess;
-}
+  static infinirtError_t MemPoolTrimTo(int, size_t min_bytes_to_keep) {
+    g_state->memory_pool->TrimTo(min_bytes_to_keep);
+    return infinirtSuccess;
+  }
 
-infinirtError_t GraphInstantiate(int, infinirtPluginGraphExec_t* exec,
-                                 const infinirtPluginGraphNode* nodes, size_t node_count,
-                                 unsigned long long) {
-  return Guarded([&] {
+  static infinirtError_t GraphInstantiate(int, infinirtPluginGraphExec_t* exec,
+                                          const infinirtPluginGraphNode* nodes, size_t node_count,
+                                          unsigned long long) {
     *exec = new GraphExecHandle{std::make_shared<GraphExec>(nodes, node_count)};
     return infinirtSuccess;
-  });
-}
+  }
 
-infinirtError_t GraphLaunch(int, infinirtPluginGraphExec_t exec, infinirtPluginStream_t stream) {
-  return Guarded([&] {
+  static infinirtError_t GraphLaunch(int, infinirtPluginGraphExec_t exec,
+                                     infinirtPluginStream_t stream) {
     static_cast<GraphExecHandle*>(exec)->exec->Launch(*g_state->device, StreamOf(stream));
     return infinirtSuccess;
-  });
-}
+  }
 
-// A launch still queued keeps what it runs alive.
-infinirtError_t GraphExecDestroy(int, infinirtPluginGraphExec_t exec) {
-  delete static_cast<GraphExecHandle*>(exec);
-  return infinirtSuccess;
-}
+  // A launch still queued keeps what it runs alive.
+  static infinirtError_t GraphExecDestroy(int, infinirtPluginGraphExec_t exec) {
+    delete static_cast<GraphExecHandle*>(exec);
+    return infinirtSuccess;
+  }
 
-infinirtPluginTable MakeTable() {
-  infinirtPluginTable table{};
-  table.struct_size = sizeof(infinirtPluginTable);
-  table.abi_major = INFINIRT_PLUGIN_ABI_MAJOR;
-  table.abi_minor = INFINIRT_PLUGIN_ABI_MINOR;
-  table.name = kName;
-  table.device_type = INFINI_DEVICE_CPU;
-  table.Initialize = Initialize;
-  table.Finalize = Finalize;
-  table.GetInfo = GetInfo;
-  table.GetDeviceCount = GetDeviceCount;
-  table.GetDeviceProperties = GetDeviceProperties;
-  table.DeviceGetAttribute = DeviceGetAttribute;
-  table.DriverGetVersion = DriverGetVersion;
-  table.DeviceSynchronize = DeviceSynchronize;
-  table.DeviceReset = DeviceReset;
-  table.MemGetInfo = MemGetInfo;
-  table.Malloc = Malloc;
-  table.Free = Free;
-  table.HostAlloc = HostAlloc;
-  table.FreeHost = FreeHost;
-  table.Memcpy = Memcpy;
-  table.MemcpyAsync = MemcpyAsync;
-  table.Memset = Memset;
-  table.MemsetAsync = MemsetAsync;
-  table.StreamCreate = StreamCreate;
-  table.StreamDestroy = StreamDestroy;
-  table.StreamSynchronize = StreamSynchronize;
-  table.StreamQuery = StreamQuery;
-  table.StreamWaitEvent = StreamWaitEvent;
-  table.LaunchHostFunc = LaunchHostFunc;
-  table.EventCreate = EventCreate;
-  table.EventDestroy = EventDestroy;
-  table.EventRecord = EventRecord;
-  table.EventQuery = EventQuery;
-  table.EventSynchronize = EventSynchronize;
-  table.EventElapsedTime = EventElapsedTime;
-  table.MallocAsync = MallocAsync;
-  table.FreeAsync = FreeAsync;
-  table.MemPoolGetAttribute = MemPoolGetAttribute;
-  table.MemPoolSetAttribute = MemPoolSetAttribute;
-  table.MemPoolTrimTo = MemPoolTrimTo;
-  table.GraphInstantiate = GraphInstantiate;
-  table.GraphLaunch = GraphLaunch;
-  table.GraphExecDestroy = GraphExecDestroy;
-  return table;
-}
+  static const plugin::PluginLog& GuardLog() { return g_log; }
+};
 
 }  // namespace
 }  // namespace infinirt::cpu
 
-extern "C" const infinirtPluginTable* infinirtPluginGetTable(void) {
-  static const infinirtPluginTable table = infinirt::cpu::MakeTable();
-  return &table;
-}
+INFINIRT_DEFINE_PLUGIN_TABLE(
+    infinirt::plugin::MakePluginTable<infinirt::cpu::CpuPlugin>("cpu", INFINI_DEVICE_CPU))

@@ -1,0 +1,240 @@
+// Builds a plugin's table from the one list of entries (INFINIRT_PLUGIN_ENTRIES).
+//
+// A plugin is a struct of static member functions named after the entries it implements:
+//
+//   struct CpuPlugin {
+//     static infinirtError_t Initialize(const infinirtPluginHost* host);
+//     static infinirtError_t Malloc(int device, void** ptr, size_t size);
+//     ...
+//   };
+//   INFINIRT_DEFINE_PLUGIN_TABLE(MakePluginTable<CpuPlugin>("cpu", INFINI_DEVICE_CPU))
+//
+// MakePluginTable finds which entries the struct provides (a detection trait per entry),
+// leaves the others NULL (the core answers NotSupported), and wraps every entry in one guard
+// that turns an escaping exception into an error code. It checks each member's signature
+// against the list at compile time. Optional members:
+//   static const PluginLog& GuardLog();  where the guard reports an escaping exception;
+//   static std::optional<Declaration> Declare(infinirtPluginEntry_t entry);
+//                                        the support declarations, from which the builder
+//                                        makes the GetSupport entry (see Declaration below);
+//   static std::string VendorFunctionName(const char* function);
+//                                        how Declare's function names are spelled in the
+//                                        listing (a vendor's symbol prefix, for instance).
+//
+// The builder also holds every plugin to the ABI's lifecycle rule: a repeated Initialize (no
+// Finalize in between) answers infinirtSuccess and changes nothing, and a Finalize without a
+// successful Initialize answers infinirtSuccess; the plugin's own entries see neither.
+#ifndef INFINIRT_PLUGINS_COMMON_PLUGIN_TABLE_BUILDER_H_
+#define INFINIRT_PLUGINS_COMMON_PLUGIN_TABLE_BUILDER_H_
+
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "infinirt_plugin.h"
+#include "plugin_support.h"
+
+namespace infinirt::plugin {
+
+inline constexpr const char* kEntryNames[] = {
+#define INFINIRT_ENTRY_NAME_(name, params) #name,
+    INFINIRT_PLUGIN_ENTRIES(INFINIRT_ENTRY_NAME_)
+#undef INFINIRT_ENTRY_NAME_
+};
+static_assert(sizeof(kEntryNames) / sizeof(kEntryNames[0]) == INFINIRT_PLUGIN_ENTRY_COUNT);
+
+// The id of the entry with this name, or nullopt when there is none.
+inline std::optional<infinirtPluginEntry_t> EntryFromName(const char* name) {
+  if (name == nullptr) return std::nullopt;
+  for (int id = 0; id < INFINIRT_PLUGIN_ENTRY_COUNT; ++id) {
+    if (std::strcmp(kEntryNames[id], name) == 0) return static_cast<infinirtPluginEntry_t>(id);
+  }
+  return std::nullopt;
+}
+
+// What a plugin declares about one entry: its level, the vendor functions it uses (as Declare
+// names them; VendorFunctionName may spell them), and a note on how or why not.
+struct Declaration {
+  infinirtPluginSupportLevel_t level = INFINIRT_SUPPORT_NONE;
+  std::vector<std::string> functions;
+  std::string note;
+};
+
+inline Declaration Native(std::vector<std::string> functions, std::string note = "") {
+  return {INFINIRT_SUPPORT_NATIVE, std::move(functions), std::move(note)};
+}
+inline Declaration Emulated(std::vector<std::string> functions, std::string note) {
+  return {INFINIRT_SUPPORT_EMULATED, std::move(functions), std::move(note)};
+}
+inline Declaration None(std::string note) { return {INFINIRT_SUPPORT_NONE, {}, std::move(note)}; }
+
+namespace table_detail {
+
+// Provides<Name><Impl>: whether Impl has a static member named after the entry.
+#define INFINIRT_DETECT_ENTRY_(name, params)  \
+  template <class Impl, class = void>         \
+  struct Provides##name : std::false_type {}; \
+  template <class Impl>                       \
+  struct Provides##name<Impl, std::void_t<decltype(&Impl::name)>> : std::true_type {};
+INFINIRT_PLUGIN_ENTRIES(INFINIRT_DETECT_ENTRY_)
+#undef INFINIRT_DETECT_ENTRY_
+
+template <class Impl, class = void>
+struct HasGuardLog : std::false_type {};
+template <class Impl>
+struct HasGuardLog<Impl, std::void_t<decltype(Impl::GuardLog())>> : std::true_type {};
+
+template <class Impl, class = void>
+struct HasDeclare : std::false_type {};
+template <class Impl>
+struct HasDeclare<Impl, std::void_t<decltype(Impl::Declare(INFINIRT_PLUGIN_ENTRY_Initialize))>>
+    : std::true_type {};
+
+template <class Impl, class = void>
+struct HasVendorFunctionName : std::false_type {};
+template <class Impl>
+struct HasVendorFunctionName<Impl, std::void_t<decltype(Impl::VendorFunctionName(""))>>
+    : std::true_type {};
+
+template <class Impl>
+void ReportEscapedException(const char* what) noexcept {
+  if constexpr (HasGuardLog<Impl>::value) {
+    try {
+      Impl::GuardLog()(INFINIRT_LOG_ERROR, std::string("internal error: ") + what);
+    } catch (...) {
+      // Nothing more to do: the entry still answers with an error code.
+    }
+  }
+}
+
+// Calls the entry; no exception crosses the C boundary.
+template <class Impl, class Body, class... Args>
+infinirtError_t CallGuarded(Body body, Args... args) noexcept {
+  try {
+    return body(args...);
+  } catch (const std::bad_alloc&) {
+    return infinirtErrorMemoryAllocation;
+  } catch (const std::exception& exception) {
+    ReportEscapedException<Impl>(exception.what());
+    return infinirtErrorUnknown;
+  } catch (...) {
+    ReportEscapedException<Impl>("an exception that is not a std::exception");
+    return infinirtErrorUnknown;
+  }
+}
+
+// The guarded wrapper of one entry: the body is a compile-time constant, so it is inlined and
+// the wrapper costs the dispatch path nothing while no exception is thrown.
+template <class Impl, auto Body>
+struct GuardedEntry;
+template <class Impl, class... Args, infinirtError_t (*Body)(Args...)>
+struct GuardedEntry<Impl, Body> {
+  static infinirtError_t Call(Args... args) noexcept { return CallGuarded<Impl>(Body, args...); }
+};
+
+// Whether the plugin is initialised, for the lifecycle rule. One per plugin struct.
+template <class Impl>
+struct Lifecycle {
+  static std::mutex& Mutex() {
+    static std::mutex mutex;
+    return mutex;
+  }
+  static inline bool initialized = false;
+
+  static infinirtError_t Initialize(const infinirtPluginHost* host) noexcept {
+    return CallGuarded<Impl>(
+        [](const infinirtPluginHost* h) {
+          std::lock_guard<std::mutex> lock(Mutex());
+          if (initialized) return infinirtSuccess;
+          const infinirtError_t status = Impl::Initialize(h);
+          initialized = status == infinirtSuccess;
+          return status;
+        },
+        host);
+  }
+  static infinirtError_t Finalize() noexcept {
+    return CallGuarded<Impl>([] {
+      std::lock_guard<std::mutex> lock(Mutex());
+      if (!initialized) return infinirtSuccess;
+      const infinirtError_t status = Impl::Finalize();
+      if (status == infinirtSuccess) initialized = false;
+      return status;
+    });
+  }
+};
+
+template <class Impl>
+std::string SpelledFunctions(const Declaration& declaration) {
+  std::string functions;
+  for (const std::string& function : declaration.functions) {
+    if (!functions.empty()) functions += ", ";
+    if constexpr (HasVendorFunctionName<Impl>::value) {
+      functions += Impl::VendorFunctionName(function.c_str());
+    } else {
+      functions += function;
+    }
+  }
+  return functions;
+}
+
+// GetSupport made from the plugin's Declare: an unknown entry name, or an entry the plugin
+// declares nothing about, is infinirtErrorInvalidValue.
+template <class Impl>
+infinirtError_t GetSupportFromDeclarations(const char* entry, infinirtPluginSupport* support) {
+  const std::optional<infinirtPluginEntry_t> id = EntryFromName(entry);
+  if (!id || support == nullptr) return infinirtErrorInvalidValue;
+  const std::optional<Declaration> declaration = Impl::Declare(*id);
+  if (!declaration) return infinirtErrorInvalidValue;
+  support->level = declaration->level;
+  CopyText(support->vendor_functions, sizeof(support->vendor_functions),
+           SpelledFunctions<Impl>(*declaration));
+  CopyText(support->note, sizeof(support->note), declaration->note);
+  return infinirtSuccess;
+}
+
+}  // namespace table_detail
+
+// The table of the plugin struct Impl (see the top of this file).
+template <class Impl>
+infinirtPluginTable MakePluginTable(const char* name, infiniDevice_t device_type) {
+  using namespace table_detail;
+  infinirtPluginTable table{};
+  table.struct_size = sizeof(infinirtPluginTable);
+  table.abi_major = INFINIRT_PLUGIN_ABI_MAJOR;
+  table.abi_minor = INFINIRT_PLUGIN_ABI_MINOR;
+  table.name = name;
+  table.device_type = device_type;
+#define INFINIRT_FILL_ENTRY_(entry, params)                                                       \
+  if constexpr (Provides##entry<Impl>::value) {                                                   \
+    static_assert(std::is_same_v<decltype(&Impl::entry), decltype(table.entry)>,                  \
+                  "a plugin's " #entry " must have the signature INFINIRT_PLUGIN_ENTRIES gives"); \
+    table.entry = &GuardedEntry<Impl, &Impl::entry>::Call;                                        \
+  }
+  INFINIRT_PLUGIN_ENTRIES(INFINIRT_FILL_ENTRY_)
+#undef INFINIRT_FILL_ENTRY_
+  if constexpr (ProvidesInitialize<Impl>::value) table.Initialize = &Lifecycle<Impl>::Initialize;
+  if constexpr (ProvidesFinalize<Impl>::value) table.Finalize = &Lifecycle<Impl>::Finalize;
+  if constexpr (HasDeclare<Impl>::value) {
+    static_assert(!ProvidesGetSupport<Impl>::value,
+                  "a plugin declares its support with Declare or GetSupport, not both");
+    table.GetSupport = &GuardedEntry<Impl, &GetSupportFromDeclarations<Impl>>::Call;
+  }
+  return table;
+}
+
+}  // namespace infinirt::plugin
+
+// Defines the plugin's exported entry point, returning the table made once by the expression.
+#define INFINIRT_DEFINE_PLUGIN_TABLE(make_table)                       \
+  extern "C" const infinirtPluginTable* infinirtPluginGetTable(void) { \
+    static const infinirtPluginTable table = make_table;               \
+    return &table;                                                     \
+  }
+
+#endif  // INFINIRT_PLUGINS_COMMON_PLUGIN_TABLE_BUILDER_H_
