@@ -49,6 +49,14 @@ inline constexpr const char* kEntryNames[] = {
 };
 static_assert(sizeof(kEntryNames) / sizeof(kEntryNames[0]) == INFINIRT_PLUGIN_ENTRY_COUNT);
 
+// The entry ids under short names, for support declarations: case entry::Malloc: ...
+namespace entry {
+#define INFINIRT_ENTRY_CONSTANT_(name, params) \
+  inline constexpr infinirtPluginEntry_t name = INFINIRT_PLUGIN_ENTRY_##name;
+INFINIRT_PLUGIN_ENTRIES(INFINIRT_ENTRY_CONSTANT_)
+#undef INFINIRT_ENTRY_CONSTANT_
+}  // namespace entry
+
 // The id of the entry with this name, or nullopt when there is none.
 inline std::optional<infinirtPluginEntry_t> EntryFromName(const char* name) {
   if (name == nullptr) return std::nullopt;

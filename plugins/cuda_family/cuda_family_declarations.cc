@@ -1,0 +1,140 @@
+// The CUDA-family plugin's support declarations (GetSupport, the source of the support matrix).
+// They describe the runtime that is loaded; with none loaded, a runtime that has every
+// function of the lists. Function names are written without the vendor's prefix.
+#include <string>
+
+#include "cuda_family_plugin.h"
+
+namespace infinirt::cuda_family {
+namespace {
+
+using plugin::Declaration;
+using plugin::Emulated;
+using plugin::Native;
+using plugin::None;
+namespace entry = plugin::entry;
+
+bool RuntimeLoaded() { return g_state != nullptr && S().library.is_open(); }
+
+// Whether an optional function is there (assumed, when no runtime is loaded).
+template <class Pointer>
+bool Has(Pointer function) {
+  return !RuntimeLoaded() || function != nullptr;
+}
+
+// The vendor function behind an optional entry, or NotSupported when the runtime lacks it.
+Declaration NativeIfPresent(bool present, const char* function) {
+  if (present) return Native({function});
+  return None(std::string("the runtime lacks ") + function);
+}
+
+// MallocAsync and FreeAsync: the vendor's stream-ordered function, or the emulation.
+Declaration StreamOrdered(bool present, const char* function, const char* fallback) {
+  const std::string note = std::string("where the runtime lacks ") + function +
+                           ", emulated: waits for the stream (StreamSynchronize), then " + fallback;
+  if (present) return Native({function}, note);
+  return Emulated({"StreamSynchronize", fallback}, note);
+}
+
+Declaration GraphInstantiateDeclaration(const Functions& fn) {
+  if (RuntimeLoaded() && !HasNativeGraphs()) {
+    return None("the runtime lacks stream capture or graphs: the core replays graphs");
+  }
+  const bool with_flags = Has(fn.GraphInstantiateWithFlags);
+  return Native({"StreamBeginCapture", "StreamEndCapture",
+                 with_flags ? "GraphInstantiateWithFlags" : "GraphInstantiate", "GraphDestroy"},
+                "nodes captured in order on a private stream (relaxed mode); "
+                "GraphInstantiate, called as the 5-argument form, where "
+                "GraphInstantiateWithFlags is missing; graphs with host-to-host copies or "
+                "event waits are replayed by the core");
+}
+
+}  // namespace
+
+std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
+  static const Functions kAll{};
+  const Functions& fn = g_state != nullptr ? S().fn : kAll;
+  switch (id) {
+    case entry::GetDeviceCount:
+      return Native({"GetDeviceCount"}, "counted at initialisation");
+    case entry::GetDeviceProperties:
+      return Native({g_state ? S().properties_symbol : "GetDeviceProperties", "DeviceGetAttribute",
+                     "MemGetInfo"},
+                    "the name from GetDeviceProperties(_v2), the numbers from attributes");
+    case entry::DeviceGetAttribute:
+      return NativeIfPresent(Has(fn.DeviceGetAttribute), "DeviceGetAttribute");
+    case entry::DriverGetVersion:
+      return NativeIfPresent(Has(fn.DriverGetVersion), "DriverGetVersion");
+    case entry::DeviceSynchronize:
+      return Native({"DeviceSynchronize"});
+    case entry::DeviceReset:
+      return NativeIfPresent(Has(fn.DeviceReset), "DeviceReset");
+    case entry::MemGetInfo:
+      return NativeIfPresent(Has(fn.MemGetInfo), "MemGetInfo");
+    case entry::Malloc:
+      return Native({"Malloc"});
+    case entry::Free:
+      return Native({"Free"});
+    case entry::HostAlloc:
+      return Has(fn.HostAlloc)
+                 ? Native({"HostAlloc"}, "MallocHost where HostAlloc is missing")
+                 : Native({"MallocHost"}, "only flags 0: the runtime lacks HostAlloc");
+    case entry::FreeHost:
+      return Native({"FreeHost"});
+    case entry::MallocAsync:
+      return StreamOrdered(Has(fn.MallocAsync), "MallocAsync", "Malloc");
+    case entry::FreeAsync:
+      return StreamOrdered(Has(fn.FreeAsync), "FreeAsync", "Free");
+    case entry::Memcpy:
+      return Native({"Memcpy"});
+    case entry::MemcpyAsync:
+      return Native({"MemcpyAsync"}, "host-to-host copies then wait with StreamSynchronize");
+    case entry::Memset:
+      return Native({"Memset"});
+    case entry::MemsetAsync:
+      return Native({"MemsetAsync"});
+    case entry::StreamCreate:
+      return Native({"StreamCreateWithFlags"});
+    case entry::StreamDestroy:
+      return Native({"StreamDestroy"});
+    case entry::StreamSynchronize:
+      return Native({"StreamSynchronize"});
+    case entry::StreamQuery:
+      return Native({"StreamQuery"});
+    case entry::StreamWaitEvent:
+      return Native({"StreamWaitEvent"}, "always 3 arguments, flags 0");
+    case entry::LaunchHostFunc:
+      return NativeIfPresent(Has(fn.LaunchHostFunc), "LaunchHostFunc");
+    case entry::EventCreate:
+      return Native({"EventCreateWithFlags"});
+    case entry::EventDestroy:
+      return Native({"EventDestroy"});
+    case entry::EventRecord:
+      return Native({"EventRecord"});
+    case entry::EventQuery:
+      return Native({"EventQuery"}, "not ready recognised by error name");
+    case entry::EventSynchronize:
+      return Native({"EventSynchronize"});
+    case entry::EventElapsedTime:
+      return Native({"EventElapsedTime"});
+    case entry::MemPoolGetAttribute:
+    case entry::MemPoolSetAttribute:
+    case entry::MemPoolTrimTo:
+      return None("the vendor's memory pools are not wired");
+    case entry::GraphInstantiate:
+      return GraphInstantiateDeclaration(fn);
+    case entry::GraphLaunch:
+      return NativeIfPresent(Has(fn.GraphLaunch), "GraphLaunch");
+    case entry::GraphExecDestroy:
+      return NativeIfPresent(Has(fn.GraphExecDestroy), "GraphExecDestroy");
+    default:
+      return std::nullopt;  // the lifecycle entries, which only the core calls
+  }
+}
+
+std::string CudaFamilyPlugin::VendorFunctionName(const char* function) {
+  const bool opened = g_state != nullptr && !S().prefix.empty();
+  return (opened ? S().prefix : std::string(ThisVendor().default_prefix)) + function;
+}
+
+}  // namespace infinirt::cuda_family

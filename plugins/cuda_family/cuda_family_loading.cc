@@ -1,0 +1,120 @@
+// The CUDA-family plugin: opening the vendor runtime, and the lifecycle entries.
+#include <memory>
+#include <string>
+
+#include "cuda_family_plugin.h"
+
+namespace infinirt::cuda_family {
+
+State* g_state = nullptr;
+
+namespace {
+
+std::string PrefixFor(const std::string& library_path) {
+  for (const PrefixRule& rule : S().spec.prefix_rules) {
+    if (rule.library_part == nullptr) break;
+    if (library_path.find(rule.library_part) != std::string::npos) return rule.prefix;
+  }
+  return S().spec.default_prefix;
+}
+
+template <class Pointer>
+bool Resolve(const char* name, Pointer* pointer) {
+  *pointer = reinterpret_cast<Pointer>(S().library.Symbol((S().prefix + name).c_str()));
+  return *pointer != nullptr;
+}
+
+// Resolves every function; false (with the reason) when a required one is missing.
+bool ResolveFunctions() {
+  Functions& fn = S().fn;
+  std::string missing;
+#define CF_RESOLVE_REQUIRED_(name, params) \
+  if (!Resolve(#name, &fn.name)) missing += (missing.empty() ? "" : ", ") + S().prefix + #name;
+  CUDA_FAMILY_REQUIRED_FUNCTIONS(CF_RESOLVE_REQUIRED_)
+#undef CF_RESOLVE_REQUIRED_
+#define CF_RESOLVE_OPTIONAL_(name, params) Resolve(#name, &fn.name);
+  CUDA_FAMILY_OPTIONAL_FUNCTIONS(CF_RESOLVE_OPTIONAL_)
+#undef CF_RESOLVE_OPTIONAL_
+  Resolve("GetErrorName", &fn.GetErrorName);
+  S().properties_symbol = "GetDeviceProperties_v2";  // CUDA >= 12
+  if (!Resolve(S().properties_symbol, &fn.GetDeviceProperties)) {
+    S().properties_symbol = "GetDeviceProperties";
+    Resolve(S().properties_symbol, &fn.GetDeviceProperties);
+  }
+  Resolve("GraphInstantiate", &fn.GraphInstantiate);
+  if (!missing.empty()) {
+    S().reason = S().library.path() + " lacks " + missing;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void LoadRuntime(const char* config_json) {
+  State& s = S();
+  const plugin::CandidateList candidates =
+      plugin::VendorCandidates(s.spec.vendor_key, config_json, s.log);
+  if (!s.library.Open(candidates)) {
+    s.reason = "vendor runtime not found: " +
+               (s.library.attempts().empty() ? s.library.tried() : s.library.attempts());
+    return;
+  }
+  s.prefix = PrefixFor(s.library.path());
+  Log(INFINIRT_LOG_DEBUG, "opened " + s.library.path() + " (symbol prefix " + s.prefix + ")");
+  if (!ResolveFunctions()) return;
+  if (s.fn.RuntimeGetVersion != nullptr) s.fn.RuntimeGetVersion(&s.runtime_version);
+  int count = 0;
+  const CF_ERROR status = s.fn.GetDeviceCount(&count);
+  if (TranslateStatus(status) == infinirtErrorNoDevice) {  // a working runtime, no device
+    s.usable = true;
+    s.reason = s.library.path() + " reports no devices (" + s.prefix +
+               "GetDeviceCount: " + ErrorText(status) + ")";
+    return;
+  }
+  if (status != 0) {  // the runtime is there but failed to initialise
+    s.reason = s.prefix + "GetDeviceCount returned " + ErrorText(status);
+    return;
+  }
+  s.usable = true;
+  s.device_count = count;
+  if (count == 0) s.reason = s.library.path() + " reports no devices";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries: lifecycle
+
+infinirtError_t CudaFamilyPlugin::Initialize(const infinirtPluginHost* host) {
+  auto state = std::make_unique<State>(ThisVendor());
+  state->log.Attach(host);
+  state->binding.Invalidate();
+  StartPerThreadStreams();
+  g_state = state.release();
+  LoadRuntime(host ? host->config_json : nullptr);
+  return infinirtSuccess;
+}
+
+infinirtError_t CudaFamilyPlugin::Finalize() {
+  RetirePerThreadStreams();
+  delete g_state;  // the runtime library stays loaded (vendor_library.h)
+  g_state = nullptr;
+  return infinirtSuccess;
+}
+
+infinirtError_t CudaFamilyPlugin::GetInfo(infinirtPluginInfo* info) {
+  const State& s = S();
+  plugin::FillPluginInfo(s.library, s.usable, s.runtime_version, s.reason, info);
+  return infinirtSuccess;
+}
+
+infinirtError_t CudaFamilyPlugin::GetDeviceCount(int* count) {
+  *count = S().device_count;
+  return infinirtSuccess;
+}
+
+const plugin::PluginLog& CudaFamilyPlugin::GuardLog() {
+  static const plugin::PluginLog silent(ThisVendor().name);
+  return g_state != nullptr ? S().log : silent;
+}
+
+}  // namespace infinirt::cuda_family

@@ -1,0 +1,370 @@
+// The CUDA-family plugin's translation: every entry but the lifecycle ones, as calls of the
+// vendor's CUDA-shaped runtime (cuda_family.h).
+#include <cstring>
+#include <string>
+
+#include "capture_instantiate.h"
+#include "cuda_family_plugin.h"
+
+namespace infinirt::cuda_family {
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+// The InfiniRT error for a vendor status: by name where the runtime can name it ("musaError
+// NotReady" -> infinirtErrorNotReady), else by number for CUDA-numbered vendors.
+infinirtError_t TranslateStatus(CF_ERROR status) {
+  if (status == 0) return infinirtSuccess;
+  if (S().fn.GetErrorName != nullptr) {
+    const char* name = S().fn.GetErrorName(status);
+    if (name != nullptr && std::strncmp(name, S().prefix.c_str(), S().prefix.size()) == 0) {
+      const infinirtError_t error = plugin::ErrorFromSuffix(name + S().prefix.size());
+      if (error != infinirtErrorUnknown) return error;
+    }
+  }
+  if (S().spec.cuda_special_streams) {  // CUDA-numbered: the numbers are InfiniRT's too
+    return plugin::ErrorFromNumber(status);
+  }
+  return infinirtErrorUnknown;
+}
+
+// "3 (cudaErrorInitializationError)", for messages.
+std::string ErrorText(CF_ERROR status) {
+  const char* name = S().fn.GetErrorName ? S().fn.GetErrorName(status) : nullptr;
+  return std::to_string(status) + (name ? std::string(" (") + name + ")" : std::string());
+}
+
+// Translates and, for anything but success and "not ready", logs which vendor call failed.
+infinirtError_t Check(const char* function, CF_ERROR status) {
+  const infinirtError_t error = TranslateStatus(status);
+  if (error != infinirtSuccess && error != infinirtErrorNotReady) {
+    Log(INFINIRT_LOG_DEBUG, S().prefix + function + " returned " + ErrorText(status));
+  }
+  return error;
+}
+
+namespace {
+
+// Selects the device for the calling thread (vendor runtimes keep it per thread).
+infinirtError_t Bind(int device) {
+  const CF_ERROR status = S().binding.Bind(device, [](int d) { return S().fn.SetDevice(d); });
+  return Check("SetDevice", status);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streams, events, kinds
+
+// Where the vendor has no per-thread default stream handle of CUDA's (plugin_support.h).
+void* CreatePerThreadStream(int device) {
+  void* stream = nullptr;
+  if (g_state == nullptr || Bind(device) != infinirtSuccess) return nullptr;
+  return S().fn.StreamCreateWithFlags(&stream, 0) == 0 ? stream : nullptr;
+}
+
+void DestroyPerThreadStream(int device, void* stream) {
+  if (g_state != nullptr && Bind(device) == infinirtSuccess) S().fn.StreamDestroy(stream);
+}
+
+plugin::PerThreadStreams g_per_thread_streams(CreatePerThreadStream, DestroyPerThreadStream);
+
+void* PerThreadStream(int device) { return g_per_thread_streams.Get(device); }
+
+void* VendorStream(int device, infinirtPluginStream_t stream) {
+  if (S().spec.cuda_special_streams) return stream;  // 0x1 and 0x2 are CUDA's too
+  if (stream == INFINIRT_PLUGIN_STREAM_LEGACY) return nullptr;
+  if (stream == INFINIRT_PLUGIN_STREAM_PER_THREAD) return PerThreadStream(device);
+  return stream;
+}
+
+int VendorKind(enum infinirtMemcpyKind kind) {
+  const int index = static_cast<int>(kind);
+  return index >= 0 && index < 5 ? S().spec.enums.memcpy_kind[index] : -1;
+}
+
+unsigned int VendorEventFlags(unsigned int flags) {
+  const CudaFamilyEnums& e = S().spec.enums;
+  unsigned int vendor = 0;
+  if (flags & infinirtEventBlockingSync) vendor |= e.event_blocking_sync;
+  if (flags & infinirtEventDisableTiming) vendor |= e.event_disable_timing;
+  if (flags & infinirtEventInterprocess) vendor |= e.event_interprocess;
+  return vendor;
+}
+
+unsigned int VendorHostAllocFlags(unsigned int flags) {
+  const CudaFamilyEnums& e = S().spec.enums;
+  unsigned int vendor = 0;
+  if (flags & infinirtHostAllocPortable) vendor |= e.host_alloc_portable;
+  if (flags & infinirtHostAllocMapped) vendor |= e.host_alloc_mapped;
+  if (flags & infinirtHostAllocWriteCombined) vendor |= e.host_alloc_write_combined;
+  return vendor;
+}
+}  // namespace
+
+void StartPerThreadStreams() { g_per_thread_streams.NewEpoch(); }
+void RetirePerThreadStreams() { g_per_thread_streams.Retire(); }
+
+// ---------------------------------------------------------------------------------------------
+// Entries: devices
+
+infinirtError_t CudaFamilyPlugin::GetDeviceProperties(int device, struct infinirtDeviceProp* prop) {
+  std::memset(prop, 0, sizeof(*prop));
+  if (S().fn.GetDeviceProperties != nullptr) {
+    alignas(64) static thread_local char buffer[16384];
+    if (const infinirtError_t e = CF_CALL(GetDeviceProperties, buffer, device)) return e;
+    plugin::CopyText(prop->name, sizeof(prop->name), std::string(buffer, strnlen(buffer, 255)));
+  } else {
+    plugin::CopyText(prop->name, sizeof(prop->name), std::string(S().spec.name) + " device");
+  }
+  auto attribute = [&](enum infinirtDeviceAttr attr, int* field) {
+    if (S().fn.DeviceGetAttribute != nullptr) S().fn.DeviceGetAttribute(field, attr, device);
+  };
+  attribute(infinirtDevAttrComputeCapabilityMajor, &prop->major);
+  attribute(infinirtDevAttrComputeCapabilityMinor, &prop->minor);
+  attribute(infinirtDevAttrMultiProcessorCount, &prop->multiProcessorCount);
+  attribute(infinirtDevAttrMaxThreadsPerBlock, &prop->maxThreadsPerBlock);
+  attribute(infinirtDevAttrMaxThreadsPerMultiProcessor, &prop->maxThreadsPerMultiProcessor);
+  attribute(infinirtDevAttrWarpSize, &prop->warpSize);
+  attribute(infinirtDevAttrMaxRegistersPerBlock, &prop->regsPerBlock);
+  attribute(infinirtDevAttrL2CacheSize, &prop->l2CacheSize);
+  attribute(infinirtDevAttrGlobalMemoryBusWidth, &prop->memoryBusWidth);
+  attribute(infinirtDevAttrAsyncEngineCount, &prop->asyncEngineCount);
+  attribute(infinirtDevAttrConcurrentKernels, &prop->concurrentKernels);
+  attribute(infinirtDevAttrUnifiedAddressing, &prop->unifiedAddressing);
+  attribute(infinirtDevAttrMemoryPoolsSupported, &prop->memoryPoolsSupported);
+  attribute(infinirtDevAttrPciBusId, &prop->pciBusID);
+  attribute(infinirtDevAttrPciDeviceId, &prop->pciDeviceID);
+  attribute(infinirtDevAttrPciDomainId, &prop->pciDomainID);
+  size_t free_bytes = 0;
+  if (S().fn.MemGetInfo != nullptr && Bind(device) == infinirtSuccess) {
+    S().fn.MemGetInfo(&free_bytes, &prop->totalGlobalMem);
+  }
+  return infinirtSuccess;
+}
+
+infinirtError_t CudaFamilyPlugin::DeviceGetAttribute(int device, int* value,
+                                                     enum infinirtDeviceAttr attr) {
+  if (S().fn.DeviceGetAttribute == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(DeviceGetAttribute, value, static_cast<int>(attr), device);
+}
+
+infinirtError_t CudaFamilyPlugin::DriverGetVersion(int, int* version) {
+  if (S().fn.DriverGetVersion == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(DriverGetVersion, version);
+}
+
+infinirtError_t CudaFamilyPlugin::DeviceSynchronize(int device) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(DeviceSynchronize);
+}
+
+infinirtError_t CudaFamilyPlugin::DeviceReset(int device) {
+  if (S().fn.DeviceReset == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(DeviceReset);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries: memory
+
+infinirtError_t CudaFamilyPlugin::MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes) {
+  if (S().fn.MemGetInfo == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(MemGetInfo, free_bytes, total_bytes);
+}
+
+infinirtError_t CudaFamilyPlugin::Malloc(int device, void** ptr, size_t size) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(Malloc, ptr, size);
+}
+
+infinirtError_t CudaFamilyPlugin::Free(int device, void* ptr) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(Free, ptr);
+}
+
+infinirtError_t CudaFamilyPlugin::HostAlloc(int device, void** ptr, size_t size,
+                                            unsigned int flags) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (S().fn.HostAlloc != nullptr)
+    return CF_CALL(HostAlloc, ptr, size, VendorHostAllocFlags(flags));
+  if (flags != 0) return infinirtErrorNotSupported;
+  return CF_CALL(MallocHost, ptr, size);
+}
+
+infinirtError_t CudaFamilyPlugin::FreeHost(int device, void* ptr) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(FreeHost, ptr);
+}
+
+// Without the vendor's stream-ordered allocator the plugin keeps the order by waiting for the
+// stream: correct, not asynchronous.
+infinirtError_t CudaFamilyPlugin::MallocAsync(int device, void** ptr, size_t size,
+                                              infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  void* vendor_stream = VendorStream(device, stream);
+  if (S().fn.MallocAsync != nullptr) return CF_CALL(MallocAsync, ptr, size, vendor_stream);
+  if (const infinirtError_t e = CF_CALL(StreamSynchronize, vendor_stream)) return e;
+  return CF_CALL(Malloc, ptr, size);
+}
+
+infinirtError_t CudaFamilyPlugin::FreeAsync(int device, void* ptr, infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  void* vendor_stream = VendorStream(device, stream);
+  if (S().fn.FreeAsync != nullptr) return CF_CALL(FreeAsync, ptr, vendor_stream);
+  if (const infinirtError_t e = CF_CALL(StreamSynchronize, vendor_stream)) return e;
+  return CF_CALL(Free, ptr);
+}
+
+infinirtError_t CudaFamilyPlugin::Memcpy(int device, void* dst, const void* src, size_t count,
+                                         enum infinirtMemcpyKind kind) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(Memcpy, dst, src, count, VendorKind(kind));
+}
+
+// Host-to-host copies complete before the call returns (the ABI's rule, as in CUDA).
+infinirtError_t CudaFamilyPlugin::MemcpyAsync(int device, void* dst, const void* src, size_t count,
+                                              enum infinirtMemcpyKind kind,
+                                              infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  void* vendor_stream = VendorStream(device, stream);
+  const infinirtError_t e = CF_CALL(MemcpyAsync, dst, src, count, VendorKind(kind), vendor_stream);
+  if (e != infinirtSuccess || kind != infinirtMemcpyHostToHost) return e;
+  return CF_CALL(StreamSynchronize, vendor_stream);
+}
+
+infinirtError_t CudaFamilyPlugin::Memset(int device, void* ptr, int value, size_t count) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(Memset, ptr, value, count);
+}
+
+infinirtError_t CudaFamilyPlugin::MemsetAsync(int device, void* ptr, int value, size_t count,
+                                              infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(MemsetAsync, ptr, value, count, VendorStream(device, stream));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries: streams and events
+
+infinirtError_t CudaFamilyPlugin::StreamCreate(int device, infinirtPluginStream_t* stream,
+                                               unsigned int flags) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  const unsigned int vendor_flags =
+      (flags & infinirtStreamNonBlocking) ? S().spec.enums.stream_non_blocking : 0;
+  return CF_CALL(StreamCreateWithFlags, stream, vendor_flags);
+}
+
+infinirtError_t CudaFamilyPlugin::StreamDestroy(int device, infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(StreamDestroy, stream);
+}
+
+infinirtError_t CudaFamilyPlugin::StreamSynchronize(int device, infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(StreamSynchronize, VendorStream(device, stream));
+}
+
+infinirtError_t CudaFamilyPlugin::StreamQuery(int device, infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(StreamQuery, VendorStream(device, stream));
+}
+
+infinirtError_t CudaFamilyPlugin::StreamWaitEvent(int device, infinirtPluginStream_t stream,
+                                                  infinirtPluginEvent_t event, unsigned int) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(StreamWaitEvent, VendorStream(device, stream), event, 0u);  // all 3 arguments
+}
+
+infinirtError_t CudaFamilyPlugin::LaunchHostFunc(int device, infinirtPluginStream_t stream,
+                                                 infinirtHostFn_t fn, void* user_data) {
+  if (S().fn.LaunchHostFunc == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(LaunchHostFunc, VendorStream(device, stream), fn, user_data);
+}
+
+infinirtError_t CudaFamilyPlugin::EventCreate(int device, infinirtPluginEvent_t* event,
+                                              unsigned int flags) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(EventCreateWithFlags, event, VendorEventFlags(flags));
+}
+
+infinirtError_t CudaFamilyPlugin::EventDestroy(int device, infinirtPluginEvent_t event) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(EventDestroy, event);
+}
+
+infinirtError_t CudaFamilyPlugin::EventRecord(int device, infinirtPluginEvent_t event,
+                                              infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(EventRecord, event, VendorStream(device, stream));
+}
+
+infinirtError_t CudaFamilyPlugin::EventQuery(int device, infinirtPluginEvent_t event) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(EventQuery, event);
+}
+
+infinirtError_t CudaFamilyPlugin::EventSynchronize(int device, infinirtPluginEvent_t event) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(EventSynchronize, event);
+}
+
+infinirtError_t CudaFamilyPlugin::EventElapsedTime(int device, float* ms,
+                                                   infinirtPluginEvent_t start,
+                                                   infinirtPluginEvent_t end) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(EventElapsedTime, ms, start, end);
+}
+// ---------------------------------------------------------------------------------------------
+// Entries: graphs, built by capturing the nodes with the vendor's own stream capture
+
+bool HasNativeGraphs() {
+  const Functions& fn = S().fn;
+  return fn.StreamBeginCapture && fn.StreamEndCapture && fn.GraphLaunch && fn.GraphExecDestroy &&
+         fn.GraphDestroy && (fn.GraphInstantiateWithFlags || fn.GraphInstantiate);
+}
+
+namespace {
+
+infinirtError_t InstantiateVendorGraph(void* graph, void** exec) {
+  if (S().fn.GraphInstantiateWithFlags != nullptr) {
+    return CF_CALL(GraphInstantiateWithFlags, exec, graph, 0ull);
+  }
+  return CF_CALL(GraphInstantiate, exec, graph, nullptr, nullptr, 0);
+}
+
+infinirtError_t EndCapture(infinirtPluginStream_t stream, infinirtPluginGraphExec_t* exec) {
+  void* graph = nullptr;
+  infinirtError_t error = CF_CALL(StreamEndCapture, stream, &graph);
+  if (error == infinirtSuccess && exec != nullptr) error = InstantiateVendorGraph(graph, exec);
+  if (graph != nullptr) S().fn.GraphDestroy(graph);
+  return error;
+}
+
+}  // namespace
+
+infinirtError_t CudaFamilyPlugin::GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
+                                                   const infinirtPluginGraphNode* nodes,
+                                                   size_t node_count, unsigned long long) {
+  if (!HasNativeGraphs()) return infinirtErrorNotSupported;  // the core replays the nodes
+  plugin::VendorCapture capture;
+  capture.begin = [](infinirtPluginStream_t stream) {
+    return CF_CALL(StreamBeginCapture, stream, S().spec.enums.capture_mode_relaxed);
+  };
+  capture.end = EndCapture;
+  return plugin::InstantiateByCapture(*infinirtPluginGetTable(), device, nodes, node_count, capture,
+                                      exec);
+}
+
+infinirtError_t CudaFamilyPlugin::GraphLaunch(int device, infinirtPluginGraphExec_t exec,
+                                              infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(GraphLaunch, exec, VendorStream(device, stream));
+}
+
+infinirtError_t CudaFamilyPlugin::GraphExecDestroy(int device, infinirtPluginGraphExec_t exec) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(GraphExecDestroy, exec);
+}
+
+}  // namespace infinirt::cuda_family
