@@ -9,12 +9,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ascend_api.h"
 #include "infinirt_plugin.h"
 #include "plugin_support.h"
+#include "plugin_table_builder.h"
 #include "vendor_library.h"
 
 namespace infinirt::ascend {
@@ -31,7 +33,7 @@ struct Functions {
 };
 
 // A host function as the plugin launches it: through a trampoline that marks the thread while
-// the function runs (ascend_plugin.cc). A call launched outside capture runs once and frees
+// the function runs (ascend_translation.cc). A call launched outside capture runs once and frees
 // itself; a captured one belongs to the exec, which may run it many times.
 struct HostCall {
   infinirtHostFn_t fn = nullptr;
@@ -155,9 +157,69 @@ infinirtError_t Enqueue(int device, Stream* stream, Issue&& issue) {
   return e;
 }
 
-// ascend_support.cc
-infinirtError_t GetSupport(const char* entry, infinirtPluginSupport* support);
 bool HasNativeGraphs();
+
+// Start and end the per-thread default streams' epochs (ascend_translation.cc).
+void StartPerThreadStreams();
+void RetirePerThreadStreams();
+
+// The entries (plugin_table_builder.h finds them by name). Left out, so NotSupported:
+// DeviceGetAttribute, DriverGetVersion and the memory-pool entries, which no ACL function of
+// the lists serves (the declarations say so).
+struct AscendPlugin {
+  // ascend_loading.cc
+  static infinirtError_t Initialize(const infinirtPluginHost* host);
+  static infinirtError_t Finalize();
+  static infinirtError_t GetInfo(infinirtPluginInfo* info);
+  static infinirtError_t GetDeviceCount(int* count);
+  // ascend_translation.cc
+  static infinirtError_t GetDeviceProperties(int device, struct infinirtDeviceProp* prop);
+  static infinirtError_t DeviceSynchronize(int device);
+  static infinirtError_t DeviceReset(int device);
+  static infinirtError_t MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes);
+  static infinirtError_t Malloc(int device, void** ptr, size_t size);
+  static infinirtError_t Free(int device, void* ptr);
+  static infinirtError_t HostAlloc(int device, void** ptr, size_t size, unsigned int flags);
+  static infinirtError_t FreeHost(int device, void* ptr);
+  static infinirtError_t MallocAsync(int device, void** ptr, size_t size,
+                                     infinirtPluginStream_t stream);
+  static infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t stream);
+  static infinirtError_t Memcpy(int device, void* dst, const void* src, size_t count,
+                                enum infinirtMemcpyKind kind);
+  static infinirtError_t MemcpyAsync(int device, void* dst, const void* src, size_t count,
+                                     enum infinirtMemcpyKind kind, infinirtPluginStream_t stream);
+  static infinirtError_t Memset(int device, void* ptr, int value, size_t count);
+  static infinirtError_t MemsetAsync(int device, void* ptr, int value, size_t count,
+                                     infinirtPluginStream_t stream);
+  static infinirtError_t StreamCreate(int device, infinirtPluginStream_t* stream,
+                                      unsigned int flags);
+  static infinirtError_t StreamDestroy(int device, infinirtPluginStream_t stream);
+  static infinirtError_t StreamSynchronize(int device, infinirtPluginStream_t stream);
+  static infinirtError_t StreamQuery(int device, infinirtPluginStream_t stream);
+  static infinirtError_t StreamWaitEvent(int device, infinirtPluginStream_t stream,
+                                         infinirtPluginEvent_t event, unsigned int flags);
+  static infinirtError_t LaunchHostFunc(int device, infinirtPluginStream_t stream,
+                                        infinirtHostFn_t fn, void* user_data);
+  static infinirtError_t EventCreate(int device, infinirtPluginEvent_t* event, unsigned int flags);
+  static infinirtError_t EventDestroy(int device, infinirtPluginEvent_t event);
+  static infinirtError_t EventRecord(int device, infinirtPluginEvent_t event,
+                                     infinirtPluginStream_t stream);
+  static infinirtError_t EventQuery(int device, infinirtPluginEvent_t event);
+  static infinirtError_t EventSynchronize(int device, infinirtPluginEvent_t event);
+  static infinirtError_t EventElapsedTime(int device, float* ms, infinirtPluginEvent_t start,
+                                          infinirtPluginEvent_t end);
+  static infinirtError_t GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
+                                          const infinirtPluginGraphNode* nodes, size_t node_count,
+                                          unsigned long long flags);
+  static infinirtError_t GraphLaunch(int device, infinirtPluginGraphExec_t exec,
+                                     infinirtPluginStream_t stream);
+  static infinirtError_t GraphExecDestroy(int device, infinirtPluginGraphExec_t exec);
+
+  // ascend_declarations.cc
+  static std::optional<plugin::Declaration> Declare(infinirtPluginEntry_t entry);
+
+  static const plugin::PluginLog& GuardLog();
+};
 
 }  // namespace infinirt::ascend
 

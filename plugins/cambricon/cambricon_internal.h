@@ -1,12 +1,15 @@
-// What the Cambricon plugin's sources share: the resolved CNRT functions and the plugin's state.
+// What the Cambricon plugin's sources share: the resolved CNRT functions, the plugin's state,
+// error translation and the plugin struct whose static members are the entries.
 #ifndef INFINIRT_PLUGINS_CAMBRICON_CAMBRICON_INTERNAL_H_
 #define INFINIRT_PLUGINS_CAMBRICON_CAMBRICON_INTERNAL_H_
 
+#include <optional>
 #include <string>
 
 #include "cnrt_api.h"
 #include "infinirt_plugin.h"
 #include "plugin_support.h"
+#include "plugin_table_builder.h"
 #include "vendor_library.h"
 
 namespace infinirt::cambricon {
@@ -56,8 +59,86 @@ inline bool HasMemPools(const Functions& fn) {
          fn.MemPoolTrimTo;
 }
 
-// The GetSupport entry (cambricon_support.cc).
-infinirtError_t GetSupport(const char* entry, infinirtPluginSupport* support);
+inline void Log(infinirtLogLevel_t level, const std::string& message) { S().log(level, message); }
+
+// CUDA-style version number from CNRT's three parts: 6.14.1 -> 6140.
+inline int VersionNumber(int major, int minor) { return major * 1000 + minor * 10; }
+
+// cambricon_errors.cc: the InfiniRT error for a CNRT status (Unknown for codes it has none
+// for); Check also logs, at debug, which call failed for anything but success and not ready.
+infinirtError_t TranslateStatus(int status);
+std::string ErrorText(int status);  // "632013 (cnrtErrorMemcpyDirectionInvalid)"
+infinirtError_t Check(const char* function, int status);
+#define CNRT_CALL(name, ...) Check("cnrt" #name, S().fn.name(__VA_ARGS__))
+// Selects the device for the calling thread (CNRT keeps it per host thread).
+infinirtError_t Bind(int device);
+
+// cambricon_translation.cc: start and end the per-thread queues' epochs.
+void StartPerThreadQueues();
+void RetirePerThreadQueues();
+
+// The entries (plugin_table_builder.h finds them by name).
+struct CambriconPlugin {
+  // cambricon_loading.cc
+  static infinirtError_t Initialize(const infinirtPluginHost* host);
+  static infinirtError_t Finalize();
+  static infinirtError_t GetInfo(infinirtPluginInfo* info);
+  static infinirtError_t GetDeviceCount(int* count);
+  // cambricon_translation.cc
+  static infinirtError_t GetDeviceProperties(int device, struct infinirtDeviceProp* prop);
+  static infinirtError_t DeviceGetAttribute(int device, int* value, enum infinirtDeviceAttr attr);
+  static infinirtError_t DriverGetVersion(int device, int* version);
+  static infinirtError_t DeviceSynchronize(int device);
+  static infinirtError_t DeviceReset(int device);
+  static infinirtError_t MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes);
+  static infinirtError_t Malloc(int device, void** ptr, size_t size);
+  static infinirtError_t Free(int device, void* ptr);
+  static infinirtError_t HostAlloc(int device, void** ptr, size_t size, unsigned int flags);
+  static infinirtError_t FreeHost(int device, void* ptr);
+  static infinirtError_t MallocAsync(int device, void** ptr, size_t size,
+                                     infinirtPluginStream_t stream);
+  static infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t stream);
+  static infinirtError_t Memcpy(int device, void* dst, const void* src, size_t count,
+                                enum infinirtMemcpyKind kind);
+  static infinirtError_t MemcpyAsync(int device, void* dst, const void* src, size_t count,
+                                     enum infinirtMemcpyKind kind, infinirtPluginStream_t stream);
+  static infinirtError_t Memset(int device, void* ptr, int value, size_t count);
+  static infinirtError_t MemsetAsync(int device, void* ptr, int value, size_t count,
+                                     infinirtPluginStream_t stream);
+  static infinirtError_t StreamCreate(int device, infinirtPluginStream_t* stream,
+                                      unsigned int flags);
+  static infinirtError_t StreamDestroy(int device, infinirtPluginStream_t stream);
+  static infinirtError_t StreamSynchronize(int device, infinirtPluginStream_t stream);
+  static infinirtError_t StreamQuery(int device, infinirtPluginStream_t stream);
+  static infinirtError_t StreamWaitEvent(int device, infinirtPluginStream_t stream,
+                                         infinirtPluginEvent_t event, unsigned int flags);
+  static infinirtError_t LaunchHostFunc(int device, infinirtPluginStream_t stream,
+                                        infinirtHostFn_t fn, void* user_data);
+  static infinirtError_t EventCreate(int device, infinirtPluginEvent_t* event, unsigned int flags);
+  static infinirtError_t EventDestroy(int device, infinirtPluginEvent_t event);
+  static infinirtError_t EventRecord(int device, infinirtPluginEvent_t event,
+                                     infinirtPluginStream_t stream);
+  static infinirtError_t EventQuery(int device, infinirtPluginEvent_t event);
+  static infinirtError_t EventSynchronize(int device, infinirtPluginEvent_t event);
+  static infinirtError_t EventElapsedTime(int device, float* ms, infinirtPluginEvent_t start,
+                                          infinirtPluginEvent_t end);
+  static infinirtError_t MemPoolGetAttribute(int device, enum infinirtMemPoolAttr attr,
+                                             void* value);
+  static infinirtError_t MemPoolSetAttribute(int device, enum infinirtMemPoolAttr attr,
+                                             void* value);
+  static infinirtError_t MemPoolTrimTo(int device, size_t min_bytes_to_keep);
+  static infinirtError_t GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
+                                          const infinirtPluginGraphNode* nodes, size_t node_count,
+                                          unsigned long long flags);
+  static infinirtError_t GraphLaunch(int device, infinirtPluginGraphExec_t exec,
+                                     infinirtPluginStream_t stream);
+  static infinirtError_t GraphExecDestroy(int device, infinirtPluginGraphExec_t exec);
+
+  // cambricon_declarations.cc
+  static std::optional<plugin::Declaration> Declare(infinirtPluginEntry_t entry);
+
+  static const plugin::PluginLog& GuardLog();
+};
 
 }  // namespace infinirt::cambricon
 

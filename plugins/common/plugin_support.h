@@ -1,6 +1,7 @@
 // What every vendor plugin needs besides its translation: logging through the core's host
-// table, a guard that keeps exceptions from crossing the C boundary, the per-thread device
-// binding that vendor runtimes require, and name-based error translation.
+// table, the per-thread device binding that vendor runtimes require, and name-based error
+// translation. (The guard that keeps exceptions from crossing the C boundary is the table
+// builder's: plugin_table_builder.h.)
 #ifndef INFINIRT_PLUGINS_COMMON_PLUGIN_SUPPORT_H_
 #define INFINIRT_PLUGINS_COMMON_PLUGIN_SUPPORT_H_
 
@@ -32,21 +33,6 @@ class PluginLog {
   const char* plugin_;
   std::atomic<const infinirtPluginHost*> host_{nullptr};
 };
-
-// Runs an entry's body: no exception crosses the C boundary.
-template <class Body>
-infinirtError_t Guarded(const PluginLog& log, Body&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return infinirtErrorMemoryAllocation;
-  } catch (const std::exception& exception) {
-    log(INFINIRT_LOG_ERROR, std::string("internal error: ") + exception.what());
-    return infinirtErrorUnknown;
-  } catch (...) {
-    return infinirtErrorUnknown;
-  }
-}
 
 // The error whose name is "infinirt" + suffix (suffix as in "ErrorInvalidValue" or "Success"),
 // or infinirtErrorUnknown when InfiniRT has no such error.

@@ -1,6 +1,6 @@
-// The Ascend plugin: InfiniRT's plugin entries translated to AscendCL (CANN), opened with dlopen
-// from the candidates of config/vendor_runtimes.json ("ascend"). What ACL lacks of CUDA's
-// semantics the plugin adds, and GetSupport says how (ascend_support.cc):
+// The Ascend plugin's translation: InfiniRT's plugin entries as AscendCL (CANN) calls. What ACL
+// lacks of CUDA's semantics the plugin adds, and its declarations say how
+// (ascend_declarations.cc):
 //   - aclInit once at Initialize; every host thread selects its device with aclrtSetDevice;
 //   - CUDA's legacy-stream ordering over ACL's independent streams (ascend_order.cc);
 //   - InfiniRT's per-thread default stream is a blocking ACL stream per thread;
@@ -16,16 +16,9 @@
 
 #include "ascend_state.h"
 #include "capture_instantiate.h"
-#include "infinirt_plugin.h"
-#include "plugin_support.h"
-#include "vendor_library.h"
 
 namespace infinirt::ascend {
 namespace {
-
-using plugin::Guarded;
-
-State* g_state = nullptr;
 
 // ---------------------------------------------------------------------------------------------
 // Streams the entries receive
@@ -34,7 +27,7 @@ thread_local infinirtError_t t_per_thread_error = infinirtSuccess;
 
 void* CreatePerThreadStream(int device) {
   Stream* stream = nullptr;
-  if (g_state == nullptr) return nullptr;
+  if (!HasState()) return nullptr;
   t_per_thread_error = Bind(device);
   if (t_per_thread_error == infinirtSuccess) {
     t_per_thread_error = CreateStream(device, /*blocking=*/true, &stream);
@@ -43,7 +36,7 @@ void* CreatePerThreadStream(int device) {
 }
 
 void DestroyPerThreadStream(int device, void* stream) {
-  if (g_state != nullptr && Bind(device) == infinirtSuccess) {
+  if (HasState() && Bind(device) == infinirtSuccess) {
     DestroyStream(static_cast<Stream*>(stream));
   }
 }
@@ -96,117 +89,10 @@ int VendorKind(enum infinirtMemcpyKind kind) {
   return index >= 0 && index < 5 ? acl::kMemcpyKind[index] : -1;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Loading the runtime
+}  // namespace
 
-template <class Pointer>
-bool ResolveSymbol(const char* name, Pointer* pointer) {
-  *pointer = reinterpret_cast<Pointer>(S().library.Symbol(name));
-  return *pointer != nullptr;
-}
-
-// Resolves every function; false (with the reason) when a required one is missing.
-bool ResolveFunctions() {
-  Functions& fn = S().fn;
-  std::string missing;
-#define ASCEND_RESOLVE_REQUIRED_(name, params) \
-  if (!ResolveSymbol(#name, &fn.name))         \
-    missing += (missing.empty() ? "" : ", ") + std::string(#name);
-  ASCEND_REQUIRED_FUNCTIONS(ASCEND_RESOLVE_REQUIRED_)
-#undef ASCEND_RESOLVE_REQUIRED_
-#define ASCEND_RESOLVE_OPTIONAL_(name, params) ResolveSymbol(#name, &fn.name);
-  ASCEND_OPTIONAL_FUNCTIONS(ASCEND_RESOLVE_OPTIONAL_)
-#undef ASCEND_RESOLVE_OPTIONAL_
-  ResolveSymbol("aclrtGetSocName", &fn.aclrtGetSocName);
-  ResolveSymbol("aclGetRecentErrMsg", &fn.aclGetRecentErrMsg);
-  if (!missing.empty()) {
-    S().reason = S().library.path() + " lacks " + missing;
-    return false;
-  }
-  return true;
-}
-
-// The ACL interface version (aclrtGetVersion: major.minor.patch) as major * 1000 + minor * 10.
-void ReadRuntimeVersion() {
-  int32_t major = 0, minor = 0, patch = 0;
-  if (S().fn.aclrtGetVersion != nullptr && S().fn.aclrtGetVersion(&major, &minor, &patch) == 0) {
-    S().runtime_version = major * 1000 + minor * 10;
-  }
-}
-
-void LoadRuntime(const char* config_json) {
-  State& s = S();
-  if (!s.library.Open(plugin::VendorCandidates("ascend", config_json, s.log))) {
-    s.reason = "vendor runtime not found: " +
-               (s.library.attempts().empty() ? s.library.tried() : s.library.attempts());
-    return;
-  }
-  Log(INFINIRT_LOG_DEBUG, "opened " + s.library.path());
-  if (!ResolveFunctions()) return;
-  ReadRuntimeVersion();
-  // Once per process; a second aclInit answers ACL_ERROR_REPEAT_INITIALIZE, which CANN's
-  // documentation says to ignore (someone else in the process initialised ACL).
-  const AclError init = s.fn.aclInit(nullptr);
-  if (init != acl::kSuccess && init != acl::kRepeatInitialize) {
-    s.reason = "aclInit(NULL) returned " + ErrorText(init);
-    return;
-  }
-  uint32_t count = 0;
-  const AclError status = s.fn.aclrtGetDeviceCount(&count);
-  if (TranslateStatus(status) == infinirtErrorNoDevice) {  // a working runtime, no device
-    s.usable = true;
-    s.reason =
-        s.library.path() + " reports no devices (aclrtGetDeviceCount: " + ErrorText(status) + ")";
-    return;
-  }
-  if (status != acl::kSuccess) {  // the runtime is there but failed to initialise
-    s.reason = "aclrtGetDeviceCount returned " + ErrorText(status);
-    return;
-  }
-  s.usable = true;
-  s.device_count = static_cast<int>(count);
-  for (uint32_t i = 0; i < count; ++i) s.devices.push_back(std::make_unique<DeviceOrder>());
-  if (count == 0) s.reason = s.library.path() + " reports no devices";
-}
-
-// ---------------------------------------------------------------------------------------------
-// Entries: lifecycle and devices
-
-infinirtError_t Initialize(const infinirtPluginHost* host) {
-  if (g_state != nullptr) return infinirtSuccess;
-  auto state = std::make_unique<State>();
-  state->log.Attach(host);
-  state->binding.Invalidate();
-  g_per_thread_streams.NewEpoch();
-  g_state = state.release();
-  LoadRuntime(host ? host->config_json : nullptr);
-  return infinirtSuccess;
-}
-
-// ACL is not finalised (aclFinalize): the runtime stays loaded and initialised for the process,
-// as a later Initialize may need it again and CANN does not promise aclInit after aclFinalize.
-infinirtError_t Finalize() {
-  g_per_thread_streams.Retire();
-  if (g_state == nullptr) return infinirtSuccess;
-  Guarded(S().log, [] {
-    if (S().usable) ReleaseOrders();
-    return infinirtSuccess;
-  });
-  delete g_state;
-  g_state = nullptr;
-  return infinirtSuccess;
-}
-
-infinirtError_t GetInfo(infinirtPluginInfo* info) {
-  const State& s = S();
-  plugin::FillPluginInfo(s.library, s.usable, s.runtime_version, s.reason, info);
-  return infinirtSuccess;
-}
-
-infinirtError_t GetDeviceCount(int* count) {
-  *count = S().device_count;
-  return infinirtSuccess;
-}
+void StartPerThreadStreams() { g_per_thread_streams.NewEpoch(); }
+void RetirePerThreadStreams() { g_per_thread_streams.Retire(); }
 
 // Total memory of the current device: HBM, or DDR on parts without HBM (Atlas inference cards).
 infinirtError_t ReadMemInfo(size_t* free_bytes, size_t* total_bytes) {
@@ -224,7 +110,7 @@ int Capability(int device, int info) {
   return static_cast<int>(value);
 }
 
-infinirtError_t GetDeviceProperties(int device, struct infinirtDeviceProp* prop) {
+infinirtError_t AscendPlugin::GetDeviceProperties(int device, struct infinirtDeviceProp* prop) {
   if (const infinirtError_t e = Bind(device)) return e;
   std::memset(prop, 0, sizeof(*prop));
   const char* soc = S().fn.aclrtGetSocName ? S().fn.aclrtGetSocName() : nullptr;
@@ -237,7 +123,7 @@ infinirtError_t GetDeviceProperties(int device, struct infinirtDeviceProp* prop)
   return infinirtSuccess;
 }
 
-infinirtError_t DeviceSynchronize(int device) {
+infinirtError_t AscendPlugin::DeviceSynchronize(int device) {
   REFUSE_IN_HOST_FUNCTION("DeviceSynchronize");
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = ACL_CALL(aclrtSynchronizeDevice)) return e;
@@ -248,31 +134,31 @@ infinirtError_t DeviceSynchronize(int device) {
 // The core has released the device's streams, events and allocations; what is left is CUDA's
 // "wait for the device". aclrtResetDevice is not called: it would also destroy the context
 // that other threads (and stream-ordered allocations, which survive a reset) still use.
-infinirtError_t DeviceReset(int device) { return DeviceSynchronize(device); }
+infinirtError_t AscendPlugin::DeviceReset(int device) { return DeviceSynchronize(device); }
 
 // ---------------------------------------------------------------------------------------------
 // Entries: memory
 
-infinirtError_t MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes) {
+infinirtError_t AscendPlugin::MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes) {
   if (S().fn.aclrtGetMemInfo == nullptr) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   return ReadMemInfo(free_bytes, total_bytes);
 }
 
-infinirtError_t Malloc(int device, void** ptr, size_t size) {
+infinirtError_t AscendPlugin::Malloc(int device, void** ptr, size_t size) {
   if (const infinirtError_t e = Bind(device)) return e;
   return ACL_CALL(aclrtMalloc, ptr, size, acl::kMallocHugeFirst);
 }
 
 // Free waits for the device first, as cudaFree does (S22).
-infinirtError_t Free(int device, void* ptr) {
+infinirtError_t AscendPlugin::Free(int device, void* ptr) {
   REFUSE_IN_HOST_FUNCTION("Free");
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = ACL_CALL(aclrtSynchronizeDevice)) return e;
   return ACL_CALL(aclrtFree, ptr);
 }
 
-infinirtError_t HostAlloc(int device, void** ptr, size_t size, unsigned int flags) {
+infinirtError_t AscendPlugin::HostAlloc(int device, void** ptr, size_t size, unsigned int flags) {
   if (flags != 0) return infinirtErrorNotSupported;  // aclrtMallocHost has no flags
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = ACL_CALL(aclrtMallocHost, ptr, size)) return e;
@@ -281,7 +167,7 @@ infinirtError_t HostAlloc(int device, void** ptr, size_t size, unsigned int flag
   return infinirtSuccess;
 }
 
-infinirtError_t FreeHost(int device, void* ptr) {
+infinirtError_t AscendPlugin::FreeHost(int device, void* ptr) {
   REFUSE_IN_HOST_FUNCTION("FreeHost");
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = ACL_CALL(aclrtSynchronizeDevice)) return e;
@@ -293,7 +179,8 @@ infinirtError_t FreeHost(int device, void* ptr) {
 
 // ACL's stream-ordered allocator (aclrtMemPool*) is an experimental interface that needs a pool
 // of fixed maximum size: the plugin keeps the order by waiting for the stream instead.
-infinirtError_t MallocAsync(int device, void** ptr, size_t size, infinirtPluginStream_t handle) {
+infinirtError_t AscendPlugin::MallocAsync(int device, void** ptr, size_t size,
+                                          infinirtPluginStream_t handle) {
   REFUSE_IN_HOST_FUNCTION("MallocAsync");
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
@@ -302,7 +189,7 @@ infinirtError_t MallocAsync(int device, void** ptr, size_t size, infinirtPluginS
   return ACL_CALL(aclrtMalloc, ptr, size, acl::kMallocHugeFirst);
 }
 
-infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t handle) {
+infinirtError_t AscendPlugin::FreeAsync(int device, void* ptr, infinirtPluginStream_t handle) {
   REFUSE_IN_HOST_FUNCTION("FreeAsync");
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
@@ -314,8 +201,8 @@ infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t handle) 
 // A synchronous copy is legacy-stream work in CUDA: it runs after the legacy stream and the
 // blocking streams. aclrtMemcpy uses no stream, so the plugin waits for them first. destMax is
 // the count: InfiniRT has no separate destination capacity.
-infinirtError_t Memcpy(int device, void* dst, const void* src, size_t count,
-                       enum infinirtMemcpyKind kind) {
+infinirtError_t AscendPlugin::Memcpy(int device, void* dst, const void* src, size_t count,
+                                     enum infinirtMemcpyKind kind) {
   REFUSE_IN_HOST_FUNCTION("Memcpy");
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = SynchronizeLegacy(device)) return e;
@@ -325,8 +212,9 @@ infinirtError_t Memcpy(int device, void* dst, const void* src, size_t count,
 // Host-to-host copies complete before the call returns (the ABI's rule, as in CUDA): the plugin
 // waits for the stream and copies on the host, so a refused wait (in a host function) leaves
 // nothing enqueued.
-infinirtError_t MemcpyAsync(int device, void* dst, const void* src, size_t count,
-                            enum infinirtMemcpyKind kind, infinirtPluginStream_t handle) {
+infinirtError_t AscendPlugin::MemcpyAsync(int device, void* dst, const void* src, size_t count,
+                                          enum infinirtMemcpyKind kind,
+                                          infinirtPluginStream_t handle) {
   if (kind == infinirtMemcpyHostToHost) REFUSE_IN_HOST_FUNCTION("host-to-host MemcpyAsync");
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
@@ -341,15 +229,15 @@ infinirtError_t MemcpyAsync(int device, void* dst, const void* src, size_t count
   });
 }
 
-infinirtError_t Memset(int device, void* ptr, int value, size_t count) {
+infinirtError_t AscendPlugin::Memset(int device, void* ptr, int value, size_t count) {
   REFUSE_IN_HOST_FUNCTION("Memset");
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = SynchronizeLegacy(device)) return e;
   return ACL_CALL(aclrtMemset, ptr, count, value, count);
 }
 
-infinirtError_t MemsetAsync(int device, void* ptr, int value, size_t count,
-                            infinirtPluginStream_t handle) {
+infinirtError_t AscendPlugin::MemsetAsync(int device, void* ptr, int value, size_t count,
+                                          infinirtPluginStream_t handle) {
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
   if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
@@ -364,7 +252,8 @@ infinirtError_t MemsetAsync(int device, void* ptr, int value, size_t count,
 // aclrtCreateStream rather than aclrtCreateStreamWithConfig: the config's priority and flags
 // (fast launch, persistent, ...) have no InfiniRT meaning, and aclrtCreateStream is in every
 // CANN release. A blocking stream is the same ACL stream plus the plugin's legacy ordering.
-infinirtError_t StreamCreate(int device, infinirtPluginStream_t* out, unsigned int flags) {
+infinirtError_t AscendPlugin::StreamCreate(int device, infinirtPluginStream_t* out,
+                                           unsigned int flags) {
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
   const bool blocking = (flags & infinirtStreamNonBlocking) == 0;
@@ -373,12 +262,12 @@ infinirtError_t StreamCreate(int device, infinirtPluginStream_t* out, unsigned i
   return infinirtSuccess;
 }
 
-infinirtError_t StreamDestroy(int device, infinirtPluginStream_t stream) {
+infinirtError_t AscendPlugin::StreamDestroy(int device, infinirtPluginStream_t stream) {
   if (const infinirtError_t e = Bind(device)) return e;
   return DestroyStream(static_cast<Stream*>(stream));
 }
 
-infinirtError_t StreamSynchronize(int device, infinirtPluginStream_t handle) {
+infinirtError_t AscendPlugin::StreamSynchronize(int device, infinirtPluginStream_t handle) {
   REFUSE_IN_HOST_FUNCTION("StreamSynchronize");
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
@@ -387,7 +276,7 @@ infinirtError_t StreamSynchronize(int device, infinirtPluginStream_t handle) {
   return ACL_CALL(aclrtSynchronizeStream, stream->acl);
 }
 
-infinirtError_t StreamQuery(int device, infinirtPluginStream_t handle) {
+infinirtError_t AscendPlugin::StreamQuery(int device, infinirtPluginStream_t handle) {
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
   if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
@@ -395,8 +284,8 @@ infinirtError_t StreamQuery(int device, infinirtPluginStream_t handle) {
   return QueryStream(stream->acl);
 }
 
-infinirtError_t StreamWaitEvent(int device, infinirtPluginStream_t handle,
-                                infinirtPluginEvent_t event, unsigned int) {
+infinirtError_t AscendPlugin::StreamWaitEvent(int device, infinirtPluginStream_t handle,
+                                              infinirtPluginEvent_t event, unsigned int) {
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
   if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
@@ -405,8 +294,8 @@ infinirtError_t StreamWaitEvent(int device, infinirtPluginStream_t handle,
   });
 }
 
-infinirtError_t LaunchHostFunc(int device, infinirtPluginStream_t handle, infinirtHostFn_t fn,
-                               void* user_data) {
+infinirtError_t AscendPlugin::LaunchHostFunc(int device, infinirtPluginStream_t handle,
+                                             infinirtHostFn_t fn, void* user_data) {
   if (S().fn.aclrtLaunchHostFunc == nullptr) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
@@ -431,7 +320,8 @@ infinirtError_t LaunchHostFunc(int device, infinirtPluginStream_t handle, infini
 // it timestamps, so DisableTiming leaves it out. BlockingSync only changes how a host thread
 // waits in CUDA, and ACL has no such choice: the flag is accepted and the wait is ACL's own.
 // Interprocess events need IPC functions that InfiniRT does not offer.
-infinirtError_t EventCreate(int device, infinirtPluginEvent_t* event, unsigned int flags) {
+infinirtError_t AscendPlugin::EventCreate(int device, infinirtPluginEvent_t* event,
+                                          unsigned int flags) {
   if (flags & infinirtEventInterprocess) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   uint32_t vendor_flags = acl::kEventSync;
@@ -439,13 +329,13 @@ infinirtError_t EventCreate(int device, infinirtPluginEvent_t* event, unsigned i
   return CreateEvent(event, vendor_flags);
 }
 
-infinirtError_t EventDestroy(int device, infinirtPluginEvent_t event) {
+infinirtError_t AscendPlugin::EventDestroy(int device, infinirtPluginEvent_t event) {
   if (const infinirtError_t e = Bind(device)) return e;
   return ACL_CALL(aclrtDestroyEvent, event);
 }
 
-infinirtError_t EventRecord(int device, infinirtPluginEvent_t event,
-                            infinirtPluginStream_t handle) {
+infinirtError_t AscendPlugin::EventRecord(int device, infinirtPluginEvent_t event,
+                                          infinirtPluginStream_t handle) {
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
   if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
@@ -454,7 +344,7 @@ infinirtError_t EventRecord(int device, infinirtPluginEvent_t event,
 }
 
 // aclrtQueryEventStatus, not the deprecated aclrtQueryEvent whose status values are inverted.
-infinirtError_t EventQuery(int device, infinirtPluginEvent_t event) {
+infinirtError_t AscendPlugin::EventQuery(int device, infinirtPluginEvent_t event) {
   if (const infinirtError_t e = Bind(device)) return e;
   int status = acl::kEventRecordedNotReady;
   if (const infinirtError_t e = ACL_CALL(aclrtQueryEventStatus, event, &status)) return e;
@@ -464,14 +354,14 @@ infinirtError_t EventQuery(int device, infinirtPluginEvent_t event) {
   return infinirtErrorUnknown;
 }
 
-infinirtError_t EventSynchronize(int device, infinirtPluginEvent_t event) {
+infinirtError_t AscendPlugin::EventSynchronize(int device, infinirtPluginEvent_t event) {
   REFUSE_IN_HOST_FUNCTION("EventSynchronize");
   if (const infinirtError_t e = Bind(device)) return e;
   return ACL_CALL(aclrtSynchronizeEvent, event);
 }
 
-infinirtError_t EventElapsedTime(int device, float* ms, infinirtPluginEvent_t start,
-                                 infinirtPluginEvent_t end) {
+infinirtError_t AscendPlugin::EventElapsedTime(int device, float* ms, infinirtPluginEvent_t start,
+                                               infinirtPluginEvent_t end) {
   if (const infinirtError_t e = Bind(device)) return e;
   return ACL_CALL(aclrtEventElapsedTime, ms, start, end);
 }
@@ -535,9 +425,9 @@ infinirtError_t EndCapture(infinirtPluginStream_t handle, infinirtPluginGraphExe
   return infinirtSuccess;
 }
 
-infinirtError_t GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
-                                 const infinirtPluginGraphNode* nodes, size_t node_count,
-                                 unsigned long long) {
+infinirtError_t AscendPlugin::GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
+                                               const infinirtPluginGraphNode* nodes,
+                                               size_t node_count, unsigned long long) {
   // Without capture, or for nodes ACL cannot capture, the core replays the nodes.
   if (!HasNativeGraphs() || !Capturable(nodes, node_count)) return infinirtErrorNotSupported;
   plugin::VendorCapture capture;
@@ -548,8 +438,8 @@ infinirtError_t GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
 }
 
 // Each launch waits for the previous launch of the same exec, whichever stream ran it.
-infinirtError_t GraphLaunch(int device, infinirtPluginGraphExec_t handle,
-                            infinirtPluginStream_t stream_handle) {
+infinirtError_t AscendPlugin::GraphLaunch(int device, infinirtPluginGraphExec_t handle,
+                                          infinirtPluginStream_t stream_handle) {
   if (!HasNativeGraphs()) return infinirtErrorNotSupported;  // no exec of the plugin's exists
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
@@ -569,80 +459,11 @@ infinirtError_t GraphLaunch(int device, infinirtPluginGraphExec_t handle,
   });
 }
 
-infinirtError_t GraphExecDestroy(int device, infinirtPluginGraphExec_t exec) {
+infinirtError_t AscendPlugin::GraphExecDestroy(int device, infinirtPluginGraphExec_t exec) {
   if (!HasNativeGraphs()) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   return DestroyExec(device, static_cast<Exec*>(exec));
 }
-
-// Every entry runs guarded: no exception crosses the C boundary.
-const plugin::PluginLog& GuardLog() {
-  static const plugin::PluginLog silent("ascend");
-  return g_state != nullptr ? S().log : silent;
-}
-
-template <auto Entry>
-struct GuardedEntry;
-template <class... Args, infinirtError_t (*Entry)(Args...)>
-struct GuardedEntry<Entry> {
-  static infinirtError_t Call(Args... args) noexcept {
-    return Guarded(GuardLog(), [&] { return Entry(args...); });
-  }
-};
-
-infinirtPluginTable MakeTable() {
-  infinirtPluginTable table{};
-  table.struct_size = sizeof(infinirtPluginTable);
-  table.abi_major = INFINIRT_PLUGIN_ABI_MAJOR;
-  table.abi_minor = INFINIRT_PLUGIN_ABI_MINOR;
-  table.name = "ascend";
-  table.device_type = INFINI_DEVICE_ASCEND;
-  // Left NULL (NotSupported, declared NONE): DeviceGetAttribute, DriverGetVersion and the
-  // memory-pool attributes, which no ACL function of the list serves.
-#define ASCEND_SET_ENTRY_(name) table.name = &GuardedEntry<&name>::Call;
-  ASCEND_SET_ENTRY_(Initialize)
-  ASCEND_SET_ENTRY_(Finalize)
-  ASCEND_SET_ENTRY_(GetInfo)
-  ASCEND_SET_ENTRY_(GetDeviceCount)
-  ASCEND_SET_ENTRY_(GetDeviceProperties)
-  ASCEND_SET_ENTRY_(DeviceSynchronize)
-  ASCEND_SET_ENTRY_(DeviceReset)
-  ASCEND_SET_ENTRY_(MemGetInfo)
-  ASCEND_SET_ENTRY_(Malloc)
-  ASCEND_SET_ENTRY_(Free)
-  ASCEND_SET_ENTRY_(HostAlloc)
-  ASCEND_SET_ENTRY_(FreeHost)
-  ASCEND_SET_ENTRY_(MallocAsync)
-  ASCEND_SET_ENTRY_(FreeAsync)
-  ASCEND_SET_ENTRY_(Memcpy)
-  ASCEND_SET_ENTRY_(MemcpyAsync)
-  ASCEND_SET_ENTRY_(Memset)
-  ASCEND_SET_ENTRY_(MemsetAsync)
-  ASCEND_SET_ENTRY_(StreamCreate)
-  ASCEND_SET_ENTRY_(StreamDestroy)
-  ASCEND_SET_ENTRY_(StreamSynchronize)
-  ASCEND_SET_ENTRY_(StreamQuery)
-  ASCEND_SET_ENTRY_(StreamWaitEvent)
-  ASCEND_SET_ENTRY_(LaunchHostFunc)
-  ASCEND_SET_ENTRY_(EventCreate)
-  ASCEND_SET_ENTRY_(EventDestroy)
-  ASCEND_SET_ENTRY_(EventRecord)
-  ASCEND_SET_ENTRY_(EventQuery)
-  ASCEND_SET_ENTRY_(EventSynchronize)
-  ASCEND_SET_ENTRY_(EventElapsedTime)
-  ASCEND_SET_ENTRY_(GraphInstantiate)
-  ASCEND_SET_ENTRY_(GraphLaunch)
-  ASCEND_SET_ENTRY_(GraphExecDestroy)
-  ASCEND_SET_ENTRY_(GetSupport)
-#undef ASCEND_SET_ENTRY_
-  return table;
-}
-
-}  // namespace
-
-State& S() { return *g_state; }
-bool HasState() { return g_state != nullptr; }
-void Log(infinirtLogLevel_t level, const std::string& message) { S().log(level, message); }
 
 infinirtError_t Bind(int device) {
   const AclError status = S().binding.Bind(device, [](int d) { return S().fn.aclrtSetDevice(d); });
@@ -668,8 +489,3 @@ bool HasNativeGraphs() {
 }
 
 }  // namespace infinirt::ascend
-
-extern "C" const infinirtPluginTable* infinirtPluginGetTable(void) {
-  static const infinirtPluginTable table = infinirt::ascend::MakeTable();
-  return &table;
-}

@@ -1,9 +1,9 @@
 // The Cambricon plugin: InfiniRT's plugin entries translated to CNRT (libcnrt.so, opened with
 // dlopen; cnrt_api.h). Streams are CNRT queues, events are notifiers, graphs are TaskTopos
-// made by queue capture. What CNRT lacks is emulated or answered NotSupported, as GetSupport
-// declares (cambricon_support.cc).
+// made by queue capture. What CNRT lacks is emulated or answered NotSupported, as its
+// declarations say (cambricon_declarations.cc).
 //
-// Translation rules (vendor-runtimes.md §0 and §4):
+// Translation rules:
 //   - CNRT's current device is per host thread: every entry binds its device first.
 //   - Copy directions are CNRT's (host-to-device is 0), never CUDA's.
 //   - The asynchronous copy takes the queue BEFORE the direction; a queue wait takes the
@@ -13,7 +13,6 @@
 //   - Host functions run through a trampoline that marks the thread, so that the blocking
 //     entries refuse (NotPermitted) instead of calling CNRT from a host function, which CNRT
 //     forbids and which would wait for the very queue that runs the function.
-#include <climits>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -21,92 +20,9 @@
 
 #include "cambricon_internal.h"
 #include "capture_instantiate.h"
-#include "cnrt_api.h"
-#include "infinirt_plugin.h"
-#include "plugin_support.h"
-#include "vendor_library.h"
 
 namespace infinirt::cambricon {
-
-State* g_state = nullptr;
-
 namespace {
-
-using plugin::Guarded;
-
-void Log(infinirtLogLevel_t level, const std::string& message) { S().log(level, message); }
-
-// ---------------------------------------------------------------------------------------------
-// Errors
-
-// CNRT's codes (cnrt.h) and InfiniRT's errors for them.
-struct ErrorPair {
-  int cnrt;
-  infinirtError_t infinirt;
-};
-constexpr ErrorPair kErrors[] = {
-    {cnrt::kSuccess, infinirtSuccess},
-    {cnrt::kErrorNotReady, infinirtErrorNotReady},
-    {cnrt::kErrorBusy, infinirtErrorNotReady},  // what queue and notifier queries answer
-    {cnrt::kErrorInit, infinirtErrorInitializationError},
-    {cnrt::kErrorNoDevice, infinirtErrorNoDevice},
-    {cnrt::kErrorDeviceInvalid, infinirtErrorInvalidDevice},
-    {cnrt::kErrorArgsInvalid, infinirtErrorInvalidValue},
-    {cnrt::kErrorNoAttribute, infinirtErrorInvalidValue},
-    {cnrt::kErrorSys, infinirtErrorOperatingSystem},
-    {cnrt::kErrorSysNoMem, infinirtErrorMemoryAllocation},
-    {cnrt::kErrorNoMem, infinirtErrorMemoryAllocation},
-    {cnrt::kErrorInvalidResourceHandle, infinirtErrorInvalidResourceHandle},
-    {cnrt::kErrorDevice, infinirtErrorInvalidResourceHandle},  // a handle of another device
-    {cnrt::kErrorIllegalState, infinirtErrorIllegalState},
-    {cnrt::kErrorNotSupport, infinirtErrorNotSupported},
-    {cnrt::kErrorOpsNotPermitted, infinirtErrorNotPermitted},
-    {cnrt::kErrorAssert, infinirtErrorAssert},
-    {cnrt::kErrorQueueCaptureUnsupported, infinirtErrorStreamCaptureUnsupported},
-    {cnrt::kErrorQueueCaptureInvalidated, infinirtErrorStreamCaptureInvalidated},
-    {cnrt::kErrorQueueCaptureWrongThread, infinirtErrorStreamCaptureWrongThread},
-    {cnrt::kErrorQueueCaptureMerged, infinirtErrorStreamCaptureMerge},
-    {cnrt::kErrorQueueCaptureUnjoined, infinirtErrorStreamCaptureUnjoined},
-    {cnrt::kErrorQueueCaptureIsolation, infinirtErrorStreamCaptureIsolation},
-    {cnrt::kErrorQueueCaptureUnmatched, infinirtErrorStreamCaptureUnmatched},
-    {cnrt::kErrorSetOnActiveProcess, infinirtErrorSetOnActiveProcess},
-    {cnrt::kErrorMemcpyDirectionInvalid, infinirtErrorInvalidMemcpyDirection},
-    {cnrt::kErrorNoCnrtContext, infinirtErrorDeviceUninitialized},
-    {cnrt::kErrorCndrvFuncNotFound, infinirtErrorInsufficientDriver},  // an older driver
-    {cnrt::kErrorInvalidSymbol, infinirtErrorInvalidSymbol},
-};
-
-// The InfiniRT error for a CNRT status; Unknown for the others (cnrtErrorQueue,
-// cnrtErrorCndrvFuncCall, cnrtErrorUnknown, ...).
-infinirtError_t TranslateStatus(int status) {
-  for (const ErrorPair& pair : kErrors) {
-    if (pair.cnrt == status) return pair.infinirt;
-  }
-  return infinirtErrorUnknown;
-}
-
-// "632013 (cnrtErrorMemcpyDirectionInvalid)", for messages.
-std::string ErrorText(int status) {
-  const char* name = S().fn.GetErrorName ? S().fn.GetErrorName(status) : nullptr;
-  return std::to_string(status) + (name ? std::string(" (") + name + ")" : std::string());
-}
-
-// Translates and, for anything but success and "not ready", logs which CNRT call failed.
-infinirtError_t Check(const char* function, int status) {
-  const infinirtError_t error = TranslateStatus(status);
-  if (error != infinirtSuccess && error != infinirtErrorNotReady) {
-    Log(INFINIRT_LOG_DEBUG, std::string(function) + " returned " + ErrorText(status));
-  }
-  return error;
-}
-
-#define CNRT_CALL(name, ...) Check("cnrt" #name, S().fn.name(__VA_ARGS__))
-
-// Selects the device for the calling thread (CNRT keeps it per host thread).
-infinirtError_t Bind(int device) {
-  const int status = S().binding.Bind(device, [](int d) { return S().fn.SetDevice(d); });
-  return Check("cnrtSetDevice", status);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Host functions
@@ -197,139 +113,10 @@ unsigned int VendorNotifierFlags(unsigned int flags) {
   return vendor;
 }
 
-// CUDA-style version number from CNRT's three parts: 6.14.1 -> 6140.
-int VersionNumber(int major, int minor) { return major * 1000 + minor * 10; }
+}  // namespace
 
-// ---------------------------------------------------------------------------------------------
-// Loading the runtime
-
-template <class Pointer>
-bool Resolve(const char* name, Pointer* pointer) {
-  *pointer = reinterpret_cast<Pointer>(S().library.Symbol((std::string("cnrt") + name).c_str()));
-  return *pointer != nullptr;
-}
-
-// Picks the asynchronous copy and the device-properties variant; false when no copy exists.
-bool ChooseVariants(std::string* missing) {
-  Functions& fn = S().fn;
-  const std::pair<const char*, decltype(fn.memcpy_async)> copies[] = {
-      {"cnrtMemcpyAsync_V3", fn.MemcpyAsync_V3},
-      {"cnrtMemcpyAsync_V2", fn.MemcpyAsync_V2},
-      {"cnrtMemcpyAsync", fn.MemcpyAsync}};
-  for (const auto& [symbol, function] : copies) {
-    if (fn.memcpy_async == nullptr && function != nullptr) {
-      fn.memcpy_async = function;
-      S().memcpy_async_symbol = symbol;
-    }
-  }
-  const std::pair<const char*, decltype(fn.get_device_properties)> properties[] = {
-      {"cnrtGetDeviceProperties_V3", fn.GetDeviceProperties_V3},
-      {"cnrtGetDeviceProperties_V2", fn.GetDeviceProperties_V2},
-      {"cnrtGetDeviceProperties", fn.GetDeviceProperties}};
-  for (const auto& [symbol, function] : properties) {
-    if (fn.get_device_properties == nullptr && function != nullptr) {
-      fn.get_device_properties = function;
-      S().properties_symbol = symbol;
-    }
-  }
-  if (fn.memcpy_async != nullptr) return true;
-  *missing += std::string(missing->empty() ? "" : ", ") +
-              "cnrtMemcpyAsync_V3, cnrtMemcpyAsync_V2 or cnrtMemcpyAsync";
-  return false;
-}
-
-// Resolves every function; false (with the reason) when a required one is missing.
-bool ResolveFunctions() {
-  Functions& fn = S().fn;
-  std::string missing;
-  constexpr bool kRequired = true;
-  constexpr bool kOptional = false;
-#define CNRT_RESOLVE_(requirement, name, params) \
-  if (!Resolve(#name, &fn.name) && requirement)  \
-    missing += std::string(missing.empty() ? "" : ", ") + "cnrt" #name;
-  CNRT_FUNCTIONS(CNRT_RESOLVE_)
-#undef CNRT_RESOLVE_
-  Resolve("GetErrorName", &fn.GetErrorName);
-  const bool copies = ChooseVariants(&missing);
-  if (missing.empty() && copies) return true;
-  S().reason = S().library.path() + " lacks " + missing;
-  return false;
-}
-
-// cnrtGetLibVersion returns cnrtRet_t in CNRT 6 and nothing in CNRT 4: only the numbers count.
-void ReadVersion() {
-  if (S().fn.GetLibVersion == nullptr) return;
-  int major = 0, minor = 0, patch = 0;
-  S().fn.GetLibVersion(&major, &minor, &patch);
-  if (major > 0) S().runtime_version = VersionNumber(major, minor);
-}
-
-void CountDevices() {
-  State& s = S();
-  unsigned int count = 0;
-  const int status = s.fn.GetDeviceCount(&count);
-  if (TranslateStatus(status) == infinirtErrorNoDevice) {  // a working runtime, no device
-    s.usable = true;
-    s.reason =
-        s.library.path() + " reports no devices (cnrtGetDeviceCount: " + ErrorText(status) + ")";
-    return;
-  }
-  if (status != cnrt::kSuccess) {  // the runtime is there but failed to initialise
-    s.reason = "cnrtGetDeviceCount returned " + ErrorText(status);
-    return;
-  }
-  s.usable = true;
-  s.device_count = count > static_cast<unsigned int>(INT_MAX) ? INT_MAX : static_cast<int>(count);
-  if (count == 0) s.reason = s.library.path() + " reports no devices";
-}
-
-void LoadRuntime(const char* config_json) {
-  State& s = S();
-  const plugin::CandidateList candidates = plugin::VendorCandidates(kVendorKey, config_json, s.log);
-  if (!s.library.Open(candidates)) {
-    s.reason = "vendor runtime not found: " +
-               (s.library.attempts().empty() ? s.library.tried() : s.library.attempts());
-    return;
-  }
-  Log(INFINIRT_LOG_DEBUG, "opened " + s.library.path());
-  if (!ResolveFunctions()) return;
-  ReadVersion();
-  CountDevices();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Entries: lifecycle and devices
-
-infinirtError_t Initialize(const infinirtPluginHost* host) {
-  if (g_state != nullptr) return infinirtSuccess;
-  auto state = std::make_unique<State>();
-  state->log.Attach(host);
-  state->binding.Invalidate();
-  g_per_thread_queues.NewEpoch();
-  g_state = state.release();
-  return Guarded(S().log, [&] {
-    LoadRuntime(host ? host->config_json : nullptr);
-    return infinirtSuccess;
-  });
-}
-
-infinirtError_t Finalize() {
-  g_per_thread_queues.Retire();
-  delete g_state;  // the runtime library stays loaded (vendor_library.h)
-  g_state = nullptr;
-  return infinirtSuccess;
-}
-
-infinirtError_t GetInfo(infinirtPluginInfo* info) {
-  const State& s = S();
-  plugin::FillPluginInfo(s.library, s.usable, s.runtime_version, s.reason, info);
-  return infinirtSuccess;
-}
-
-infinirtError_t GetDeviceCount(int* count) {
-  *count = S().device_count;
-  return infinirtSuccess;
-}
+void StartPerThreadQueues() { g_per_thread_queues.NewEpoch(); }
+void RetirePerThreadQueues() { g_per_thread_queues.Retire(); }
 
 // CUDA device attributes that CNRT answers under its own number.
 struct AttributePair {
@@ -393,11 +180,12 @@ infinirtError_t VendorAttribute(int device, int* value, enum infinirtDeviceAttr 
   return infinirtErrorNotSupported;
 }
 
-infinirtError_t DeviceGetAttribute(int device, int* value, enum infinirtDeviceAttr attr) {
+infinirtError_t CambriconPlugin::DeviceGetAttribute(int device, int* value,
+                                                    enum infinirtDeviceAttr attr) {
   if (S().fn.DeviceGetAttribute == nullptr && attr != infinirtDevAttrMemoryPoolsSupported) {
     return infinirtErrorNotSupported;
   }
-  return Guarded(S().log, [&] { return VendorAttribute(device, value, attr); });
+  return VendorAttribute(device, value, attr);
 }
 
 void FillName(int device, struct infinirtDeviceProp* prop) {
@@ -411,32 +199,30 @@ void FillName(int device, struct infinirtDeviceProp* prop) {
   plugin::CopyText(prop->name, sizeof(prop->name), "Cambricon MLU " + std::to_string(device));
 }
 
-infinirtError_t GetDeviceProperties(int device, struct infinirtDeviceProp* prop) {
-  return Guarded(S().log, [&]() -> infinirtError_t {
-    FillName(device, prop);
-    auto attribute = [&](enum infinirtDeviceAttr attr, int* field) {
-      VendorAttribute(device, field, attr);  // unanswered attributes stay 0
-    };
-    attribute(infinirtDevAttrComputeCapabilityMajor, &prop->major);
-    attribute(infinirtDevAttrComputeCapabilityMinor, &prop->minor);
-    attribute(infinirtDevAttrMultiProcessorCount, &prop->multiProcessorCount);
-    attribute(infinirtDevAttrEccEnabled, &prop->ECCEnabled);
-    attribute(infinirtDevAttrPciBusId, &prop->pciBusID);
-    attribute(infinirtDevAttrPciDeviceId, &prop->pciDeviceID);
-    attribute(infinirtDevAttrPciDomainId, &prop->pciDomainID);
-    attribute(infinirtDevAttrGlobalMemoryBusWidth, &prop->memoryBusWidth);
-    attribute(infinirtDevAttrL2CacheSize, &prop->l2CacheSize);
-    attribute(infinirtDevAttrStreamPrioritiesSupported, &prop->streamPrioritiesSupported);
-    attribute(infinirtDevAttrMemoryPoolsSupported, &prop->memoryPoolsSupported);
-    size_t free_bytes = 0;
-    if (S().fn.MemGetInfo != nullptr && Bind(device) == infinirtSuccess) {
-      CNRT_CALL(MemGetInfo, &free_bytes, &prop->totalGlobalMem);
-    }
-    return infinirtSuccess;
-  });
+infinirtError_t CambriconPlugin::GetDeviceProperties(int device, struct infinirtDeviceProp* prop) {
+  FillName(device, prop);
+  auto attribute = [&](enum infinirtDeviceAttr attr, int* field) {
+    VendorAttribute(device, field, attr);  // unanswered attributes stay 0
+  };
+  attribute(infinirtDevAttrComputeCapabilityMajor, &prop->major);
+  attribute(infinirtDevAttrComputeCapabilityMinor, &prop->minor);
+  attribute(infinirtDevAttrMultiProcessorCount, &prop->multiProcessorCount);
+  attribute(infinirtDevAttrEccEnabled, &prop->ECCEnabled);
+  attribute(infinirtDevAttrPciBusId, &prop->pciBusID);
+  attribute(infinirtDevAttrPciDeviceId, &prop->pciDeviceID);
+  attribute(infinirtDevAttrPciDomainId, &prop->pciDomainID);
+  attribute(infinirtDevAttrGlobalMemoryBusWidth, &prop->memoryBusWidth);
+  attribute(infinirtDevAttrL2CacheSize, &prop->l2CacheSize);
+  attribute(infinirtDevAttrStreamPrioritiesSupported, &prop->streamPrioritiesSupported);
+  attribute(infinirtDevAttrMemoryPoolsSupported, &prop->memoryPoolsSupported);
+  size_t free_bytes = 0;
+  if (S().fn.MemGetInfo != nullptr && Bind(device) == infinirtSuccess) {
+    CNRT_CALL(MemGetInfo, &free_bytes, &prop->totalGlobalMem);
+  }
+  return infinirtSuccess;
 }
 
-infinirtError_t DriverGetVersion(int device, int* version) {
+infinirtError_t CambriconPlugin::DriverGetVersion(int device, int* version) {
   if (S().fn.DriverGetVersion == nullptr) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   int major = 0, minor = 0, patch = 0;
@@ -445,13 +231,13 @@ infinirtError_t DriverGetVersion(int device, int* version) {
   return infinirtSuccess;
 }
 
-infinirtError_t DeviceSynchronize(int device) {
+infinirtError_t CambriconPlugin::DeviceSynchronize(int device) {
   if (InHostFunction()) return RefuseInHostFunction("DeviceSynchronize");
   if (const infinirtError_t e = Bind(device)) return e;
   return CNRT_CALL(SyncDevice);
 }
 
-infinirtError_t DeviceReset(int device) {
+infinirtError_t CambriconPlugin::DeviceReset(int device) {
   if (S().fn.DeviceReset == nullptr) return infinirtErrorNotSupported;
   if (InHostFunction()) return RefuseInHostFunction("DeviceReset");
   if (const infinirtError_t e = Bind(device)) return e;
@@ -467,20 +253,20 @@ infinirtError_t DeviceReset(int device) {
 // ---------------------------------------------------------------------------------------------
 // Entries: memory
 
-infinirtError_t MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes) {
+infinirtError_t CambriconPlugin::MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes) {
   if (S().fn.MemGetInfo == nullptr) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   return CNRT_CALL(MemGetInfo, free_bytes, total_bytes);
 }
 
-infinirtError_t Malloc(int device, void** ptr, size_t size) {
+infinirtError_t CambriconPlugin::Malloc(int device, void** ptr, size_t size) {
   if (const infinirtError_t e = Bind(device)) return e;
   return CNRT_CALL(Malloc, ptr, size);
 }
 
 // Waits for the device first: CUDA's Free does (S22), and CNRT does not document that cnrtFree
 // waits for the work that may still use the memory.
-infinirtError_t Free(int device, void* ptr) {
+infinirtError_t CambriconPlugin::Free(int device, void* ptr) {
   if (InHostFunction()) return RefuseInHostFunction("Free");
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = CNRT_CALL(SyncDevice)) return e;
@@ -488,13 +274,14 @@ infinirtError_t Free(int device, void* ptr) {
 }
 
 // cnrtHostMalloc takes no flags: portable, mapped and write-combined memory are not offered.
-infinirtError_t HostAlloc(int device, void** ptr, size_t size, unsigned int flags) {
+infinirtError_t CambriconPlugin::HostAlloc(int device, void** ptr, size_t size,
+                                           unsigned int flags) {
   if (flags != infinirtHostAllocDefault) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   return CNRT_CALL(HostMalloc, ptr, size);
 }
 
-infinirtError_t FreeHost(int device, void* ptr) {
+infinirtError_t CambriconPlugin::FreeHost(int device, void* ptr) {
   if (InHostFunction()) return RefuseInHostFunction("FreeHost");
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = CNRT_CALL(SyncDevice)) return e;
@@ -503,7 +290,8 @@ infinirtError_t FreeHost(int device, void* ptr) {
 
 // Without CNRT's queue-ordered allocator (as in CNRT 6.0.2) the plugin keeps the order by waiting
 // for the queue: correct, not asynchronous.
-infinirtError_t MallocAsync(int device, void** ptr, size_t size, infinirtPluginStream_t stream) {
+infinirtError_t CambriconPlugin::MallocAsync(int device, void** ptr, size_t size,
+                                             infinirtPluginStream_t stream) {
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
   if (S().fn.MemAllocAsync != nullptr) return CNRT_CALL(MemAllocAsync, ptr, size, queue);
@@ -512,7 +300,7 @@ infinirtError_t MallocAsync(int device, void** ptr, size_t size, infinirtPluginS
   return CNRT_CALL(Malloc, ptr, size);
 }
 
-infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t stream) {
+infinirtError_t CambriconPlugin::FreeAsync(int device, void* ptr, infinirtPluginStream_t stream) {
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
   if (S().fn.MemFreeAsync != nullptr) return CNRT_CALL(MemFreeAsync, ptr, queue);
@@ -521,8 +309,8 @@ infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t stream) 
   return CNRT_CALL(Free, ptr);
 }
 
-infinirtError_t Memcpy(int device, void* dst, const void* src, size_t count,
-                       enum infinirtMemcpyKind kind) {
+infinirtError_t CambriconPlugin::Memcpy(int device, void* dst, const void* src, size_t count,
+                                        enum infinirtMemcpyKind kind) {
   if (InHostFunction()) return RefuseInHostFunction("Memcpy");
   if (const infinirtError_t e = Bind(device)) return e;
   return CNRT_CALL(Memcpy, dst, const_cast<void*>(src), count, VendorDirection(kind));
@@ -531,8 +319,9 @@ infinirtError_t Memcpy(int device, void* dst, const void* src, size_t count,
 // CNRT's asynchronous copy has no host-to-host direction (6.14.1): the plugin waits for the
 // queue and copies synchronously, which also makes the copy complete on return as the ABI
 // requires. The others go to the copy with the queue before the direction.
-infinirtError_t MemcpyAsync(int device, void* dst, const void* src, size_t count,
-                            enum infinirtMemcpyKind kind, infinirtPluginStream_t stream) {
+infinirtError_t CambriconPlugin::MemcpyAsync(int device, void* dst, const void* src, size_t count,
+                                             enum infinirtMemcpyKind kind,
+                                             infinirtPluginStream_t stream) {
   if (kind == infinirtMemcpyHostToHost && InHostFunction()) {
     return RefuseInHostFunction("host-to-host MemcpyAsync");  // before anything is enqueued
   }
@@ -587,7 +376,7 @@ infinirtError_t HostMemsetAsync(void* queue, void* ptr, int value, size_t count)
   return error;
 }
 
-infinirtError_t Memset(int device, void* ptr, int value, size_t count) {
+infinirtError_t CambriconPlugin::Memset(int device, void* ptr, int value, size_t count) {
   if (InHostFunction()) return RefuseInHostFunction("Memset");
   if (const infinirtError_t e = Bind(device)) return e;
   const int status = S().fn.Memset(ptr, value, count);
@@ -598,15 +387,13 @@ infinirtError_t Memset(int device, void* ptr, int value, size_t count) {
   return infinirtSuccess;
 }
 
-infinirtError_t MemsetAsync(int device, void* ptr, int value, size_t count,
-                            infinirtPluginStream_t stream) {
-  return Guarded(S().log, [&] {
-    void* queue = nullptr;
-    if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
-    const int status = S().fn.MemsetAsync(ptr, value, count, queue);
-    if (!IsHostMemsetRefusal(status, ptr)) return Check("cnrtMemsetAsync", status);
-    return HostMemsetAsync(queue, ptr, value, count);
-  });
+infinirtError_t CambriconPlugin::MemsetAsync(int device, void* ptr, int value, size_t count,
+                                             infinirtPluginStream_t stream) {
+  void* queue = nullptr;
+  if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
+  const int status = S().fn.MemsetAsync(ptr, value, count, queue);
+  if (!IsHostMemsetRefusal(status, ptr)) return Check("cnrtMemsetAsync", status);
+  return HostMemsetAsync(queue, ptr, value, count);
 }
 
 // The memory-pool entries act on the device's default pool, whose attributes CNRT numbers as
@@ -620,19 +407,21 @@ infinirtError_t WithDefaultPool(int device, Body&& body) {
   return body(pool);
 }
 
-infinirtError_t MemPoolGetAttribute(int device, enum infinirtMemPoolAttr attr, void* value) {
+infinirtError_t CambriconPlugin::MemPoolGetAttribute(int device, enum infinirtMemPoolAttr attr,
+                                                     void* value) {
   return WithDefaultPool(device, [&](void* pool) {
     return CNRT_CALL(MemPoolGetAttribute, pool, static_cast<int>(attr), value);
   });
 }
 
-infinirtError_t MemPoolSetAttribute(int device, enum infinirtMemPoolAttr attr, void* value) {
+infinirtError_t CambriconPlugin::MemPoolSetAttribute(int device, enum infinirtMemPoolAttr attr,
+                                                     void* value) {
   return WithDefaultPool(device, [&](void* pool) {
     return CNRT_CALL(MemPoolSetAttribute, pool, static_cast<int>(attr), value);
   });
 }
 
-infinirtError_t MemPoolTrimTo(int device, size_t min_bytes_to_keep) {
+infinirtError_t CambriconPlugin::MemPoolTrimTo(int device, size_t min_bytes_to_keep) {
   return WithDefaultPool(
       device, [&](void* pool) { return CNRT_CALL(MemPoolTrimTo, pool, min_bytes_to_keep); });
 }
@@ -642,7 +431,8 @@ infinirtError_t MemPoolTrimTo(int device, size_t min_bytes_to_keep) {
 
 // CNRT queues take no flags (cnrtQueueCreateWithPriority's are reserved) and, where the NULL
 // queue is the legacy queue, synchronise with it: a non-blocking queue cannot be had.
-infinirtError_t StreamCreate(int device, infinirtPluginStream_t* stream, unsigned int flags) {
+infinirtError_t CambriconPlugin::StreamCreate(int device, infinirtPluginStream_t* stream,
+                                              unsigned int flags) {
   if (flags & infinirtStreamNonBlocking) {
     Log(INFINIRT_LOG_DEBUG, "CNRT has no non-blocking queue");
     return infinirtErrorNotSupported;
@@ -651,45 +441,44 @@ infinirtError_t StreamCreate(int device, infinirtPluginStream_t* stream, unsigne
   return CNRT_CALL(QueueCreate, stream);
 }
 
-infinirtError_t StreamDestroy(int device, infinirtPluginStream_t stream) {
+infinirtError_t CambriconPlugin::StreamDestroy(int device, infinirtPluginStream_t stream) {
   if (const infinirtError_t e = Bind(device)) return e;
   return CNRT_CALL(QueueDestroy, stream);
 }
 
-infinirtError_t StreamSynchronize(int device, infinirtPluginStream_t stream) {
+infinirtError_t CambriconPlugin::StreamSynchronize(int device, infinirtPluginStream_t stream) {
   if (InHostFunction()) return RefuseInHostFunction("StreamSynchronize");
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
   return CNRT_CALL(QueueSync, queue);
 }
 
-infinirtError_t StreamQuery(int device, infinirtPluginStream_t stream) {
+infinirtError_t CambriconPlugin::StreamQuery(int device, infinirtPluginStream_t stream) {
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
   return CNRT_CALL(QueueQuery, queue);  // busy -> NotReady (TranslateStatus)
 }
 
-infinirtError_t StreamWaitEvent(int device, infinirtPluginStream_t stream,
-                                infinirtPluginEvent_t event, unsigned int) {
+infinirtError_t CambriconPlugin::StreamWaitEvent(int device, infinirtPluginStream_t stream,
+                                                 infinirtPluginEvent_t event, unsigned int) {
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
   return CNRT_CALL(QueueWaitNotifier, event, queue, 0u);  // notifier first; flag 0
 }
 
-infinirtError_t LaunchHostFunc(int device, infinirtPluginStream_t stream, infinirtHostFn_t fn,
-                               void* user_data) {
+infinirtError_t CambriconPlugin::LaunchHostFunc(int device, infinirtPluginStream_t stream,
+                                                infinirtHostFn_t fn, void* user_data) {
   if (S().fn.InvokeHostFunc == nullptr) return infinirtErrorNotSupported;
-  return Guarded(S().log, [&] {
-    void* queue = nullptr;
-    if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
-    auto call = std::make_unique<HostCall>(HostCall{fn, user_data});
-    const infinirtError_t error = CNRT_CALL(InvokeHostFunc, queue, RunHostCall, call.get());
-    if (error == infinirtSuccess) call.release();  // RunHostCall owns it now
-    return error;
-  });
+  void* queue = nullptr;
+  if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
+  auto call = std::make_unique<HostCall>(HostCall{fn, user_data});
+  const infinirtError_t error = CNRT_CALL(InvokeHostFunc, queue, RunHostCall, call.get());
+  if (error == infinirtSuccess) call.release();  // RunHostCall owns it now
+  return error;
 }
 
-infinirtError_t EventCreate(int device, infinirtPluginEvent_t* event, unsigned int flags) {
+infinirtError_t CambriconPlugin::EventCreate(int device, infinirtPluginEvent_t* event,
+                                             unsigned int flags) {
   if (const infinirtError_t e = Bind(device)) return e;
   const unsigned int vendor_flags = VendorNotifierFlags(flags);
   if (S().fn.NotifierCreateWithFlags != nullptr) {
@@ -699,25 +488,25 @@ infinirtError_t EventCreate(int device, infinirtPluginEvent_t* event, unsigned i
   return CNRT_CALL(NotifierCreate, event);
 }
 
-infinirtError_t EventDestroy(int device, infinirtPluginEvent_t event) {
+infinirtError_t CambriconPlugin::EventDestroy(int device, infinirtPluginEvent_t event) {
   if (const infinirtError_t e = Bind(device)) return e;
   return CNRT_CALL(NotifierDestroy, event);
 }
 
-infinirtError_t EventRecord(int device, infinirtPluginEvent_t event,
-                            infinirtPluginStream_t stream) {
+infinirtError_t CambriconPlugin::EventRecord(int device, infinirtPluginEvent_t event,
+                                             infinirtPluginStream_t stream) {
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
   return CNRT_CALL(PlaceNotifier, event, queue);
 }
 
-infinirtError_t EventQuery(int device, infinirtPluginEvent_t event) {
+infinirtError_t CambriconPlugin::EventQuery(int device, infinirtPluginEvent_t event) {
   if (const infinirtError_t e = Bind(device)) return e;
   return CNRT_CALL(QueryNotifier, event);  // busy -> NotReady (TranslateStatus)
 }
 
 // From a host function only a complete event may be waited for (it needs no wait).
-infinirtError_t EventSynchronize(int device, infinirtPluginEvent_t event) {
+infinirtError_t CambriconPlugin::EventSynchronize(int device, infinirtPluginEvent_t event) {
   if (const infinirtError_t e = Bind(device)) return e;
   if (InHostFunction()) {
     const infinirtError_t state = CNRT_CALL(QueryNotifier, event);
@@ -726,8 +515,9 @@ infinirtError_t EventSynchronize(int device, infinirtPluginEvent_t event) {
   return CNRT_CALL(WaitNotifier, event);
 }
 
-infinirtError_t EventElapsedTime(int device, float* ms, infinirtPluginEvent_t start,
-                                 infinirtPluginEvent_t end) {
+infinirtError_t CambriconPlugin::EventElapsedTime(int device, float* ms,
+                                                  infinirtPluginEvent_t start,
+                                                  infinirtPluginEvent_t end) {
   if (const infinirtError_t e = Bind(device)) return e;
   const int status = S().fn.NotifierElapsedTime(start, end, ms);  // ms last
   // cnrt.h: a notifier without timing gives cnrtErrorArgsInvalid, one never placed
@@ -787,56 +577,32 @@ infinirtError_t EndCapture(infinirtPluginStream_t queue, infinirtPluginGraphExec
   return error;
 }
 
-infinirtError_t GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
-                                 const infinirtPluginGraphNode* nodes, size_t node_count,
-                                 unsigned long long) {
+infinirtError_t CambriconPlugin::GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
+                                                  const infinirtPluginGraphNode* nodes,
+                                                  size_t node_count, unsigned long long) {
   if (!HasNativeGraphs(S().fn)) return infinirtErrorNotSupported;  // the core replays the nodes
-  return Guarded(S().log, [&]() -> infinirtError_t {
-    if (const infinirtError_t e = Bind(device)) return e;
-    if (!CapturableByCnrt(nodes, node_count)) return infinirtErrorNotSupported;
-    infinirtPluginTable self = *infinirtPluginGetTable();
-    self.StreamCreate = CreateCaptureQueue;
-    plugin::VendorCapture capture;
-    capture.begin = BeginCapture;
-    capture.end = EndCapture;
-    return plugin::InstantiateByCapture(self, device, nodes, node_count, capture, exec);
-  });
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (!CapturableByCnrt(nodes, node_count)) return infinirtErrorNotSupported;
+  infinirtPluginTable self = *infinirtPluginGetTable();
+  self.StreamCreate = CreateCaptureQueue;
+  plugin::VendorCapture capture;
+  capture.begin = BeginCapture;
+  capture.end = EndCapture;
+  return plugin::InstantiateByCapture(self, device, nodes, node_count, capture, exec);
 }
 
-infinirtError_t GraphLaunch(int device, infinirtPluginGraphExec_t exec,
-                            infinirtPluginStream_t stream) {
+infinirtError_t CambriconPlugin::GraphLaunch(int device, infinirtPluginGraphExec_t exec,
+                                             infinirtPluginStream_t stream) {
   if (!HasNativeGraphs(S().fn)) return infinirtErrorNotSupported;
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
   return CNRT_CALL(TaskTopoEntityInvoke, exec, queue);
 }
 
-infinirtError_t GraphExecDestroy(int device, infinirtPluginGraphExec_t exec) {
+infinirtError_t CambriconPlugin::GraphExecDestroy(int device, infinirtPluginGraphExec_t exec) {
   if (!HasNativeGraphs(S().fn)) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   return CNRT_CALL(TaskTopoEntityDestroy, exec);
 }
 
-// ---------------------------------------------------------------------------------------------
-// The table
-
-infinirtPluginTable MakeTable() {
-  infinirtPluginTable table{};
-  table.struct_size = sizeof(infinirtPluginTable);
-  table.abi_major = INFINIRT_PLUGIN_ABI_MAJOR;
-  table.abi_minor = INFINIRT_PLUGIN_ABI_MINOR;
-  table.name = kPluginName;
-  table.device_type = INFINI_DEVICE_CAMBRICON;
-#define CAMBRICON_SET_ENTRY_(name, params) table.name = name;
-  INFINIRT_PLUGIN_ENTRIES(CAMBRICON_SET_ENTRY_)
-#undef CAMBRICON_SET_ENTRY_
-  return table;
-}
-
-}  // namespace
 }  // namespace infinirt::cambricon
-
-extern "C" const infinirtPluginTable* infinirtPluginGetTable(void) {
-  static const infinirtPluginTable table = infinirt::cambricon::MakeTable();
-  return &table;
-}

@@ -7,31 +7,21 @@
 #include <vector>
 
 #include "cambricon_internal.h"
-#include "infinirt_plugin.h"
-#include "plugin_support.h"
 
 namespace infinirt::cambricon {
 namespace {
 
-struct Declaration {
-  infinirtPluginSupportLevel_t level = INFINIRT_SUPPORT_NONE;
-  std::vector<std::string> functions;  // full CNRT names
-  std::string note;
-};
+using plugin::Declaration;
+using plugin::Emulated;
+using plugin::Native;
+using plugin::None;
+namespace entry = plugin::entry;
 
 // Whether the loaded runtime has a function (any, when none is loaded).
 template <class Pointer>
 bool Has(Pointer function) {
   return g_state == nullptr || !S().library.is_open() || function != nullptr;
 }
-
-Declaration Native(std::vector<std::string> functions, std::string note = "") {
-  return {INFINIRT_SUPPORT_NATIVE, std::move(functions), std::move(note)};
-}
-Declaration Emulated(std::vector<std::string> functions, std::string note) {
-  return {INFINIRT_SUPPORT_EMULATED, std::move(functions), std::move(note)};
-}
-Declaration None(std::string note) { return {INFINIRT_SUPPORT_NONE, {}, std::move(note)}; }
 
 Declaration NativeIfPresent(bool present, const std::string& function, std::string note = "") {
   if (present) return Native({function}, std::move(note));
@@ -63,12 +53,12 @@ Declaration StreamOrdered(const Functions& fn, bool allocate) {
                   "for the queue, then allocates or frees");
 }
 
-Declaration Graphs(const Functions& fn, const std::string& entry) {
+Declaration Graphs(const Functions& fn, infinirtPluginEntry_t id) {
   if (g_state != nullptr && S().library.is_open() && !HasNativeGraphs(fn)) {
     return None("the runtime lacks queue capture or TaskTopo functions: the core replays graphs");
   }
-  if (entry == "GraphLaunch") return Native({"cnrtTaskTopoEntityInvoke"});
-  if (entry == "GraphExecDestroy") return Native({"cnrtTaskTopoEntityDestroy"});
+  if (id == entry::GraphLaunch) return Native({"cnrtTaskTopoEntityInvoke"});
+  if (id == entry::GraphExecDestroy) return Native({"cnrtTaskTopoEntityDestroy"});
   return Native({"cnrtQueueBeginCapture", "cnrtQueueEndCapture", "cnrtTaskTopoInstantiate",
                  "cnrtTaskTopoDestroy"},
                 "nodes captured in order on a private queue (relaxed mode); the core replays "
@@ -76,8 +66,8 @@ Declaration Graphs(const Functions& fn, const std::string& entry) {
                 "memory or copies whose host memory cnrtPointerGetAttributes calls pageable");
 }
 
-Declaration Events(const Functions& fn, const std::string& entry) {
-  if (entry == "EventCreate") {
+Declaration Events(const Functions& fn, infinirtPluginEntry_t id) {
+  if (id == entry::EventCreate) {
     if (!Has(fn.NotifierCreateWithFlags)) {
       return Native({"cnrtNotifierCreate"},
                     "the runtime lacks cnrtNotifierCreateWithFlags: flags other than "
@@ -88,12 +78,12 @@ Declaration Events(const Functions& fn, const std::string& entry) {
                   "INTERPROCESS | DISABLE_TIMING_ALL; BlockingSync has no notifier flag (host "
                   "waits spin or block as the device's schedule flag says)");
   }
-  if (entry == "EventDestroy") return Native({"cnrtNotifierDestroy"});
-  if (entry == "EventRecord") return Native({"cnrtPlaceNotifier"});
-  if (entry == "EventQuery") {
+  if (id == entry::EventDestroy) return Native({"cnrtNotifierDestroy"});
+  if (id == entry::EventRecord) return Native({"cnrtPlaceNotifier"});
+  if (id == entry::EventQuery) {
     return Native({"cnrtQueryNotifier"}, "cnrtErrorBusy (or cnrtErrorNotReady) is not ready");
   }
-  if (entry == "EventSynchronize") {
+  if (id == entry::EventSynchronize) {
     return Native({"cnrtWaitNotifier"},
                   "from a host function: cnrtQueryNotifier, and NotPermitted unless complete");
   }
@@ -102,19 +92,19 @@ Declaration Events(const Functions& fn, const std::string& entry) {
                 "busy -> NotReady");
 }
 
-Declaration Streams(const Functions& fn, const std::string& entry) {
-  if (entry == "StreamCreate") {
+Declaration Streams(const Functions& fn, infinirtPluginEntry_t id) {
+  if (id == entry::StreamCreate) {
     return Native({"cnrtQueueCreate"},
                   "flags 0 only: CNRT queues take no flags and synchronise with the NULL queue "
                   "where it is the legacy queue (CNDrv >= 3), so infinirtStreamNonBlocking "
                   "answers NotSupported");
   }
-  if (entry == "StreamDestroy") return Native({"cnrtQueueDestroy"});
-  if (entry == "StreamSynchronize") return Native({"cnrtQueueSync"});
-  if (entry == "StreamQuery") {
+  if (id == entry::StreamDestroy) return Native({"cnrtQueueDestroy"});
+  if (id == entry::StreamSynchronize) return Native({"cnrtQueueSync"});
+  if (id == entry::StreamQuery) {
     return Native({"cnrtQueueQuery"}, "cnrtErrorBusy (or cnrtErrorNotReady) is not ready");
   }
-  if (entry == "StreamWaitEvent") {
+  if (id == entry::StreamWaitEvent) {
     return Native({"cnrtQueueWaitNotifier"}, "notifier first, flag 0");
   }
   return NativeIfPresent(Has(fn.InvokeHostFunc), "cnrtInvokeHostFunc",
@@ -122,29 +112,29 @@ Declaration Streams(const Functions& fn, const std::string& entry) {
                          "from a host function answer NotPermitted without calling CNRT");
 }
 
-Declaration Memory(const Functions& fn, const std::string& entry) {
-  if (entry == "MemGetInfo") return NativeIfPresent(Has(fn.MemGetInfo), "cnrtMemGetInfo");
-  if (entry == "Malloc") return Native({"cnrtMalloc"});
-  if (entry == "Free" || entry == "FreeHost") {
-    return Native({"cnrtSyncDevice", entry == "Free" ? "cnrtFree" : "cnrtFreeHost"},
+Declaration Memory(const Functions& fn, infinirtPluginEntry_t id) {
+  if (id == entry::MemGetInfo) return NativeIfPresent(Has(fn.MemGetInfo), "cnrtMemGetInfo");
+  if (id == entry::Malloc) return Native({"cnrtMalloc"});
+  if (id == entry::Free || id == entry::FreeHost) {
+    return Native({"cnrtSyncDevice", id == entry::Free ? "cnrtFree" : "cnrtFreeHost"},
                   "waits for the device first, as CUDA's free does");
   }
-  if (entry == "HostAlloc") {
+  if (id == entry::HostAlloc) {
     return Native({"cnrtHostMalloc"},
                   "flags 0 only: cnrtHostMalloc takes no flags (portable, mapped and "
                   "write-combined memory answer NotSupported)");
   }
-  if (entry == "MallocAsync" || entry == "FreeAsync") {
-    return StreamOrdered(fn, entry == "MallocAsync");
+  if (id == entry::MallocAsync || id == entry::FreeAsync) {
+    return StreamOrdered(fn, id == entry::MallocAsync);
   }
-  if (entry == "Memcpy") return Native({"cnrtMemcpy"}, "CNRT's direction values");
-  if (entry == "MemcpyAsync") {
+  if (id == entry::Memcpy) return Native({"cnrtMemcpy"}, "CNRT's direction values");
+  if (id == entry::MemcpyAsync) {
     return Emulated({MemcpyAsyncSymbol()},
                     "copies go to the first of cnrtMemcpyAsync_V3/_V2/cnrtMemcpyAsync (queue "
                     "before direction); host-to-host copies, which CNRT's asynchronous copy "
                     "lacks, wait with cnrtQueueSync and copy with cnrtMemcpy(HostToHost)");
   }
-  if (entry == "Memset") {
+  if (id == entry::Memset) {
     return Native({"cnrtMemset"},
                   "page-locked host memory, which cnrtMemset refuses (cnrtPointerGetAttributes "
                   "tells): cnrtSyncDevice, then set by the host");
@@ -154,85 +144,86 @@ Declaration Memory(const Functions& fn, const std::string& entry) {
                 "tells): set by a host function (cnrtInvokeHostFunc) in queue order");
 }
 
-Declaration MemPools(const Functions& fn, const std::string& entry) {
+Declaration MemPools(const Functions& fn, infinirtPluginEntry_t id) {
   if (!(Has(fn.DeviceGetDefaultMemPool) && Has(fn.MemPoolGetAttribute) &&
         Has(fn.MemPoolSetAttribute) && Has(fn.MemPoolTrimTo))) {
     return None("the runtime lacks CNRT's memory pools (as CNRT 6.0.2 does)");
   }
-  const char* function = entry == "MemPoolGetAttribute"   ? "cnrtMemPoolGetAttribute"
-                         : entry == "MemPoolSetAttribute" ? "cnrtMemPoolSetAttribute"
-                                                          : "cnrtMemPoolTrimTo";
+  const char* function = id == entry::MemPoolGetAttribute   ? "cnrtMemPoolGetAttribute"
+                         : id == entry::MemPoolSetAttribute ? "cnrtMemPoolSetAttribute"
+                                                            : "cnrtMemPoolTrimTo";
   return Native({"cnrtDeviceGetDefaultMemPool", function},
                 "the device's default pool; CNRT numbers the attributes as CUDA does");
 }
 
-Declaration Device(const Functions& fn, const std::string& entry) {
-  if (entry == "GetDeviceCount") return Native({"cnrtGetDeviceCount"}, "counted at start");
-  if (entry == "GetDeviceProperties") return DeviceProperties(fn);
-  if (entry == "DeviceGetAttribute") {
+Declaration Device(const Functions& fn, infinirtPluginEntry_t id) {
+  if (id == entry::GetDeviceCount) return Native({"cnrtGetDeviceCount"}, "counted at start");
+  if (id == entry::GetDeviceProperties) return DeviceProperties(fn);
+  if (id == entry::DeviceGetAttribute) {
     return NativeIfPresent(
         Has(fn.DeviceGetAttribute), "cnrtDeviceGetAttribute",
         "capability, clocks, ECC, bus width, L2, PCI ids, queue priorities, compute mode; "
         "multiprocessors = clusters x cores per cluster; MemoryPoolsSupported from "
         "cnrtMemAllocAsync's presence; others NotSupported");
   }
-  if (entry == "DriverGetVersion") {
+  if (id == entry::DriverGetVersion) {
     return NativeIfPresent(Has(fn.DriverGetVersion), "cnrtDriverGetVersion",
                            "major * 1000 + minor * 10");
   }
-  if (entry == "DeviceSynchronize") return Native({"cnrtSyncDevice"});
+  if (id == entry::DeviceSynchronize) return Native({"cnrtSyncDevice"});
   return NativeIfPresent(Has(fn.DeviceReset), "cnrtDeviceReset");
-}
-
-bool Declare(const std::string& entry, Declaration* out) {
-  static const Functions kNone{};
-  const Functions& fn = g_state ? S().fn : kNone;
-  auto is = [&](std::initializer_list<const char*> names) {
-    for (const char* name : names) {
-      if (entry == name) return true;
-    }
-    return false;
-  };
-  if (is({"GetDeviceCount", "GetDeviceProperties", "DeviceGetAttribute", "DriverGetVersion",
-          "DeviceSynchronize", "DeviceReset"})) {
-    *out = Device(fn, entry);
-  } else if (is({"MemGetInfo", "Malloc", "Free", "HostAlloc", "FreeHost", "MallocAsync",
-                 "FreeAsync", "Memcpy", "MemcpyAsync", "Memset", "MemsetAsync"})) {
-    *out = Memory(fn, entry);
-  } else if (is({"StreamCreate", "StreamDestroy", "StreamSynchronize", "StreamQuery",
-                 "StreamWaitEvent", "LaunchHostFunc"})) {
-    *out = Streams(fn, entry);
-  } else if (is({"EventCreate", "EventDestroy", "EventRecord", "EventQuery", "EventSynchronize",
-                 "EventElapsedTime"})) {
-    *out = Events(fn, entry);
-  } else if (is({"MemPoolGetAttribute", "MemPoolSetAttribute", "MemPoolTrimTo"})) {
-    *out = MemPools(fn, entry);
-  } else if (is({"GraphInstantiate", "GraphLaunch", "GraphExecDestroy"})) {
-    *out = Graphs(fn, entry);
-  } else {
-    return false;
-  }
-  return true;
 }
 
 }  // namespace
 
-infinirtError_t GetSupport(const char* entry, infinirtPluginSupport* support) {
-  static const plugin::PluginLog silent(kPluginName);
-  return plugin::Guarded(g_state ? S().log : silent, [&] {
-    Declaration declaration;
-    if (entry == nullptr || support == nullptr || !Declare(entry, &declaration)) {
-      return infinirtErrorInvalidValue;
-    }
-    std::string functions;
-    for (const std::string& function : declaration.functions) {
-      functions += (functions.empty() ? "" : ", ") + function;
-    }
-    support->level = declaration.level;
-    plugin::CopyText(support->vendor_functions, sizeof(support->vendor_functions), functions);
-    plugin::CopyText(support->note, sizeof(support->note), declaration.note);
-    return infinirtSuccess;
-  });
+std::optional<Declaration> CambriconPlugin::Declare(infinirtPluginEntry_t id) {
+  static const Functions kNone{};
+  const Functions& fn = g_state ? S().fn : kNone;
+  switch (id) {
+    case entry::GetDeviceCount:
+    case entry::GetDeviceProperties:
+    case entry::DeviceGetAttribute:
+    case entry::DriverGetVersion:
+    case entry::DeviceSynchronize:
+    case entry::DeviceReset:
+      return Device(fn, id);
+    case entry::MemGetInfo:
+    case entry::Malloc:
+    case entry::Free:
+    case entry::HostAlloc:
+    case entry::FreeHost:
+    case entry::MallocAsync:
+    case entry::FreeAsync:
+    case entry::Memcpy:
+    case entry::MemcpyAsync:
+    case entry::Memset:
+    case entry::MemsetAsync:
+      return Memory(fn, id);
+    case entry::StreamCreate:
+    case entry::StreamDestroy:
+    case entry::StreamSynchronize:
+    case entry::StreamQuery:
+    case entry::StreamWaitEvent:
+    case entry::LaunchHostFunc:
+      return Streams(fn, id);
+    case entry::EventCreate:
+    case entry::EventDestroy:
+    case entry::EventRecord:
+    case entry::EventQuery:
+    case entry::EventSynchronize:
+    case entry::EventElapsedTime:
+      return Events(fn, id);
+    case entry::MemPoolGetAttribute:
+    case entry::MemPoolSetAttribute:
+    case entry::MemPoolTrimTo:
+      return MemPools(fn, id);
+    case entry::GraphInstantiate:
+    case entry::GraphLaunch:
+    case entry::GraphExecDestroy:
+      return Graphs(fn, id);
+    default:
+      return std::nullopt;  // the lifecycle entries, which only the core calls
+  }
 }
 
 }  // namespace infinirt::cambricon

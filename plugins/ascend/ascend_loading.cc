@@ -1,0 +1,135 @@
+// The Ascend plugin: opening AscendCL, and the lifecycle entries.
+#include <memory>
+#include <string>
+
+#include "ascend_state.h"
+
+namespace infinirt::ascend {
+namespace {
+
+State* g_state = nullptr;
+
+// ---------------------------------------------------------------------------------------------
+// Loading the runtime
+
+template <class Pointer>
+bool ResolveSymbol(const char* name, Pointer* pointer) {
+  *pointer = reinterpret_cast<Pointer>(S().library.Symbol(name));
+  return *pointer != nullptr;
+}
+
+// Resolves every function; false (with the reason) when a required one is missing.
+bool ResolveFunctions() {
+  Functions& fn = S().fn;
+  std::string missing;
+#define ASCEND_RESOLVE_REQUIRED_(name, params) \
+  if (!ResolveSymbol(#name, &fn.name))         \
+    missing += (missing.empty() ? "" : ", ") + std::string(#name);
+  ASCEND_REQUIRED_FUNCTIONS(ASCEND_RESOLVE_REQUIRED_)
+#undef ASCEND_RESOLVE_REQUIRED_
+#define ASCEND_RESOLVE_OPTIONAL_(name, params) ResolveSymbol(#name, &fn.name);
+  ASCEND_OPTIONAL_FUNCTIONS(ASCEND_RESOLVE_OPTIONAL_)
+#undef ASCEND_RESOLVE_OPTIONAL_
+  ResolveSymbol("aclrtGetSocName", &fn.aclrtGetSocName);
+  ResolveSymbol("aclGetRecentErrMsg", &fn.aclGetRecentErrMsg);
+  if (!missing.empty()) {
+    S().reason = S().library.path() + " lacks " + missing;
+    return false;
+  }
+  return true;
+}
+
+// The ACL interface version (aclrtGetVersion: major.minor.patch) as major * 1000 + minor * 10.
+void ReadRuntimeVersion() {
+  int32_t major = 0, minor = 0, patch = 0;
+  if (S().fn.aclrtGetVersion != nullptr && S().fn.aclrtGetVersion(&major, &minor, &patch) == 0) {
+    S().runtime_version = major * 1000 + minor * 10;
+  }
+}
+
+void LoadRuntime(const char* config_json) {
+  State& s = S();
+  if (!s.library.Open(plugin::VendorCandidates("ascend", config_json, s.log))) {
+    s.reason = "vendor runtime not found: " +
+               (s.library.attempts().empty() ? s.library.tried() : s.library.attempts());
+    return;
+  }
+  Log(INFINIRT_LOG_DEBUG, "opened " + s.library.path());
+  if (!ResolveFunctions()) return;
+  ReadRuntimeVersion();
+  // Once per process; a second aclInit answers ACL_ERROR_REPEAT_INITIALIZE, which CANN's
+  // documentation says to ignore (someone else in the process initialised ACL).
+  const AclError init = s.fn.aclInit(nullptr);
+  if (init != acl::kSuccess && init != acl::kRepeatInitialize) {
+    s.reason = "aclInit(NULL) returned " + ErrorText(init);
+    return;
+  }
+  uint32_t count = 0;
+  const AclError status = s.fn.aclrtGetDeviceCount(&count);
+  if (TranslateStatus(status) == infinirtErrorNoDevice) {  // a working runtime, no device
+    s.usable = true;
+    s.reason =
+        s.library.path() + " reports no devices (aclrtGetDeviceCount: " + ErrorText(status) + ")";
+    return;
+  }
+  if (status != acl::kSuccess) {  // the runtime is there but failed to initialise
+    s.reason = "aclrtGetDeviceCount returned " + ErrorText(status);
+    return;
+  }
+  s.usable = true;
+  s.device_count = static_cast<int>(count);
+  for (uint32_t i = 0; i < count; ++i) s.devices.push_back(std::make_unique<DeviceOrder>());
+  if (count == 0) s.reason = s.library.path() + " reports no devices";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Entries: lifecycle
+
+infinirtError_t AscendPlugin::Initialize(const infinirtPluginHost* host) {
+  auto state = std::make_unique<State>();
+  state->log.Attach(host);
+  state->binding.Invalidate();
+  StartPerThreadStreams();
+  g_state = state.release();
+  LoadRuntime(host ? host->config_json : nullptr);
+  return infinirtSuccess;
+}
+
+// ACL is not finalised (aclFinalize): the runtime stays loaded and initialised for the process,
+// as a later Initialize may need it again and CANN does not promise aclInit after aclFinalize.
+infinirtError_t AscendPlugin::Finalize() {
+  RetirePerThreadStreams();
+  if (g_state == nullptr) return infinirtSuccess;
+  try {
+    if (S().usable) ReleaseOrders();
+  } catch (...) {
+    // The state goes all the same: a Finalize must not stop half-way.
+  }
+  delete g_state;
+  g_state = nullptr;
+  return infinirtSuccess;
+}
+
+infinirtError_t AscendPlugin::GetInfo(infinirtPluginInfo* info) {
+  const State& s = S();
+  plugin::FillPluginInfo(s.library, s.usable, s.runtime_version, s.reason, info);
+  return infinirtSuccess;
+}
+
+infinirtError_t AscendPlugin::GetDeviceCount(int* count) {
+  *count = S().device_count;
+  return infinirtSuccess;
+}
+
+const plugin::PluginLog& AscendPlugin::GuardLog() {
+  static const plugin::PluginLog silent("ascend");
+  return g_state != nullptr ? S().log : silent;
+}
+
+State& S() { return *g_state; }
+bool HasState() { return g_state != nullptr; }
+void Log(infinirtLogLevel_t level, const std::string& message) { S().log(level, message); }
+
+}  // namespace infinirt::ascend
