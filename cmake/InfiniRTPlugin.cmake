@@ -1,7 +1,8 @@
 # infinirt_add_plugin(<name> SOURCES ... [LIBRARIES ...] [EXPORTS_MAP <version script>])
 # Builds libinfinirt_<name>.so as a MODULE into lib/infinirt/ of the build tree and installs it
 # to lib/infinirt/. A plugin sees only the public headers (infinirt.h, infinirt_plugin.h),
-# exports only its entry point, and never links the core or spdlog.
+# exports only its entry point, and never links the core or spdlog. Installed plugins are listed
+# in the global property INFINIRT_INSTALLED_PLUGIN_TARGETS.
 set(INFINIRT_PLUGIN_EXPORTS_MAP ${CMAKE_CURRENT_LIST_DIR}/plugin_exports.map)
 function(infinirt_add_plugin name)
   cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIRECTORY;EXPORTS_MAP"
@@ -26,5 +27,6 @@ function(infinirt_add_plugin name)
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${ARG_EXPORTS_MAP})
   if(NOT ARG_NO_INSTALL)
     install(TARGETS ${target} LIBRARY DESTINATION ${INFINIRT_PLUGIN_INSTALL_DIR})
+    set_property(GLOBAL APPEND PROPERTY INFINIRT_INSTALLED_PLUGIN_TARGETS ${target})
   endif()
 endfunction()

@@ -26,21 +26,15 @@
 #include <vector>
 
 #include "infinirt_plugin.h"
+#include "plugin_table_builder.h"
 
 // The CPU plugin's own entry point, renamed at compile time for this library (CMakeLists.txt).
 extern "C" const infinirtPluginTable* faultyInnerCpuTable(void);
 
 namespace {
 
-#define FAULTY_ENTRY_INDEX_(name, params) kEntry##name,
-enum EntryIndex { INFINIRT_PLUGIN_ENTRIES(FAULTY_ENTRY_INDEX_) kEntryCount };
-#undef FAULTY_ENTRY_INDEX_
-
-const char* const kEntryNames[] = {
-#define FAULTY_ENTRY_NAME_(name, params) #name,
-    INFINIRT_PLUGIN_ENTRIES(FAULTY_ENTRY_NAME_)
-#undef FAULTY_ENTRY_NAME_
-};
+using infinirt::plugin::kEntryNames;
+constexpr int kEntryCount = INFINIRT_PLUGIN_ENTRY_COUNT;
 
 constexpr int kAnyEntry = kEntryCount;  // "*"
 
@@ -66,16 +60,15 @@ Switches& TheSwitches() {
 }
 
 bool CountsForAnyEntry(int entry) {
-  return entry != kEntryInitialize && entry != kEntryFinalize && entry != kEntryGetInfo &&
-         entry != kEntryGetDeviceCount && entry != kEntryGetSupport;
+  return entry != INFINIRT_PLUGIN_ENTRY_Initialize && entry != INFINIRT_PLUGIN_ENTRY_Finalize &&
+         entry != INFINIRT_PLUGIN_ENTRY_GetInfo && entry != INFINIRT_PLUGIN_ENTRY_GetDeviceCount &&
+         entry != INFINIRT_PLUGIN_ENTRY_GetSupport;
 }
 
 int EntryIndexOf(const std::string& name) {
   if (name == "*") return kAnyEntry;
-  for (int i = 0; i < kEntryCount; ++i) {
-    if (name == kEntryNames[i]) return i;
-  }
-  return -1;
+  const auto id = infinirt::plugin::EntryFromName(name.c_str());
+  return id ? static_cast<int>(*id) : -1;
 }
 
 std::vector<std::string> Split(const std::string& text, char separator) {
@@ -179,25 +172,32 @@ const infinirtPluginTable& Inner() {
   return *table;
 }
 
-// The wrapper of one entry: delay, then an injected error or the CPU backend's answer.
+struct FaultyPlugin {};  // for the guard: no log of its own
+
+// The wrapper of one entry: delay, then an injected error or the CPU backend's answer, in the
+// one guard every plugin's entries have.
 template <int Index, auto Member, class Function>
 struct Wrapper;
 template <int Index, auto Member, class... Args>
 struct Wrapper<Index, Member, infinirtError_t (*)(Args...)> {
-  static infinirtError_t Call(Args... args) {
+  static infinirtError_t Faulty(Args... args) {
     if (const long delay = DelayOf(Index)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(delay));
     }
     if (const infinirtError_t error = InjectedError(Index)) return error;
     return (Inner().*Member)(args...);
   }
+  static infinirtError_t Call(Args... args) noexcept {
+    return infinirt::plugin::table_detail::GuardedEntry<FaultyPlugin, &Faulty>::Call(args...);
+  }
 };
 
 // Initialize reads the switches before anything else, so that they apply to it too.
 infinirtError_t Initialize(const infinirtPluginHost* host) {
   if (!LoadSwitches()) return infinirtErrorInvalidValue;
-  using InitializeWrapper = Wrapper<kEntryInitialize, &infinirtPluginTable::Initialize,
-                                    decltype(infinirtPluginTable::Initialize)>;
+  using InitializeWrapper =
+      Wrapper<INFINIRT_PLUGIN_ENTRY_Initialize, &infinirtPluginTable::Initialize,
+              decltype(infinirtPluginTable::Initialize)>;
   return InitializeWrapper::Call(host);
 }
 
@@ -208,14 +208,14 @@ infinirtPluginTable MakeTable() {
   infinirtPluginTable table = Inner();
   table.name = "faulty";
   table.device_type = INFINI_DEVICE_NVIDIA;
-#define FAULTY_WRAP_(name, params)                                      \
-  table.name = TheSwitches().missing[kEntry##name]                      \
-                   ? nullptr                                            \
-                   : &Wrapper<kEntry##name, &infinirtPluginTable::name, \
+#define FAULTY_WRAP_(name, params)                                                      \
+  table.name = TheSwitches().missing[INFINIRT_PLUGIN_ENTRY_##name]                      \
+                   ? nullptr                                                            \
+                   : &Wrapper<INFINIRT_PLUGIN_ENTRY_##name, &infinirtPluginTable::name, \
                               decltype(infinirtPluginTable::name)>::Call;
   INFINIRT_PLUGIN_ENTRIES(FAULTY_WRAP_)
 #undef FAULTY_WRAP_
-  if (!TheSwitches().missing[kEntryInitialize]) table.Initialize = &Initialize;
+  if (!TheSwitches().missing[INFINIRT_PLUGIN_ENTRY_Initialize]) table.Initialize = &Initialize;
   return table;
 }
 
