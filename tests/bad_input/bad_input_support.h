@@ -15,21 +15,9 @@
 #include <vector>
 
 #include "infinirt.h"
+#include "test_support.h"
 
 namespace infinirt::testing {
-
-// "infinirtErrorInvalidValue (1)": failures print names, not bare numbers.
-inline std::string ErrorText(infinirtError_t error) {
-  return std::string(infinirtGetErrorName(error)) + " (" + std::to_string(static_cast<int>(error)) +
-         ")";
-}
-
-#define ASSERT_OK(call)                                                                            \
-  ASSERT_EQ(::infinirt::testing::ErrorText(call), ::infinirt::testing::ErrorText(infinirtSuccess)) \
-      << #call
-#define EXPECT_OK(call)                                                                            \
-  EXPECT_EQ(::infinirt::testing::ErrorText(call), ::infinirt::testing::ErrorText(infinirtSuccess)) \
-      << #call
 
 // The byte a test pattern holds at offset i; seed tells patterns apart.
 inline unsigned char PatternByte(uint32_t seed, size_t i) {

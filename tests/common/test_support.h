@@ -17,6 +17,20 @@
 
 namespace infinirt::testing {
 
+// "infinirtErrorInvalidValue (1)": how the tests print an error, so a failure names it.
+inline std::string ErrorText(infinirtError_t error) {
+  return std::string(infinirtGetErrorName(error)) + " (" + std::to_string(static_cast<int>(error)) +
+         ")";
+}
+
+// Asserts (or expects) that a call answered infinirtSuccess, naming the error it gave instead.
+#define ASSERT_OK(call)                                                                            \
+  ASSERT_EQ(::infinirt::testing::ErrorText(call), ::infinirt::testing::ErrorText(infinirtSuccess)) \
+      << #call
+#define EXPECT_OK(call)                                                                            \
+  EXPECT_EQ(::infinirt::testing::ErrorText(call), ::infinirt::testing::ErrorText(infinirtSuccess)) \
+      << #call
+
 // Every wait in the tests is bounded by this, so a broken build fails instead of hanging.
 constexpr std::chrono::seconds kTimeout{30};
 

@@ -91,7 +91,7 @@ using infinirt::testing::WaitUntil;
 
 // Asserts that a call succeeded; a call the backend does not support (NotSupported) skips the
 // test with "not supported by <backend>", which the support matrix reports.
-#define ASSERT_OK(call)                                                                     \
+#define ASSERT_OK_OR_SKIP(call)                                                             \
   switch (0)                                                                                \
   case 0:                                                                                   \
   default:                                                                                  \
@@ -104,11 +104,11 @@ using infinirt::testing::WaitUntil;
       ASSERT_EQ(infinirt_result_, infinirtSuccess) << #call << " "
 
 // Skips the test where the backend has no non-blocking streams (NotSupported).
-#define REQUIRE_NON_BLOCKING_STREAMS()                                                     \
-  do {                                                                                     \
-    infinirtStream_t infinirt_probe_ = nullptr;                                            \
-    ASSERT_OK(infinirtStreamCreateWithFlags(&infinirt_probe_, infinirtStreamNonBlocking)); \
-    infinirtStreamDestroy(infinirt_probe_);                                                \
+#define REQUIRE_NON_BLOCKING_STREAMS()                                                             \
+  do {                                                                                             \
+    infinirtStream_t infinirt_probe_ = nullptr;                                                    \
+    ASSERT_OK_OR_SKIP(infinirtStreamCreateWithFlags(&infinirt_probe_, infinirtStreamNonBlocking)); \
+    infinirtStreamDestroy(infinirt_probe_);                                                        \
   } while (0)
 
 // Time given to work that must not run (to show that it does not), and the delay after which

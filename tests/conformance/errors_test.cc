@@ -60,8 +60,8 @@ TEST_F(Conformance, S20_NotReadyIsNotLatchedIntoTheLastError) {
   infinirtStream_t stream = NewStream();
   infinirtEvent_t event = NewEvent();
   Gate& gate = NewGate();
-  ASSERT_OK(gate.Block(stream));
-  ASSERT_OK(infinirtEventRecord(event, stream));
+  ASSERT_OK_OR_SKIP(gate.Block(stream));
+  ASSERT_OK_OR_SKIP(infinirtEventRecord(event, stream));
 
   EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorNotReady);
   EXPECT_EQ(infinirtEventQuery(event), infinirtErrorNotReady);

@@ -21,18 +21,6 @@
 
 namespace infinirt::testing {
 
-inline std::string ErrorText(infinirtError_t error) {
-  return std::string(infinirtGetErrorName(error)) + " (" + std::to_string(static_cast<int>(error)) +
-         ")";
-}
-
-#define ASSERT_OK(call)                                                                            \
-  ASSERT_EQ(::infinirt::testing::ErrorText(call), ::infinirt::testing::ErrorText(infinirtSuccess)) \
-      << #call
-#define EXPECT_OK(call)                                                                            \
-  EXPECT_EQ(::infinirt::testing::ErrorText(call), ::infinirt::testing::ErrorText(infinirtSuccess)) \
-      << #call
-
 // Checks the answer of a call that must fail, and that the failure became (and is cleared from)
 // the thread's last error.
 inline void CheckFailure(infinirtError_t actual, infinirtError_t expected, const char* call) {

@@ -20,9 +20,6 @@ constexpr size_t kSlice = 64;  // bytes of device memory each stream sets
 constexpr int kThreadSlack = 300;
 constexpr double kTimeBudgetSeconds = 60.0;
 
-#define ASSERT_OK(call) ASSERT_STREQ(infinirtGetErrorName(call), "infinirtSuccess") << #call
-#define EXPECT_OK(call) EXPECT_STREQ(infinirtGetErrorName(call), "infinirtSuccess") << #call
-
 unsigned char SliceValue(int i) { return static_cast<unsigned char>(1 + i % 251); }
 
 class ManyObjectsStress : public ::testing::Test {
