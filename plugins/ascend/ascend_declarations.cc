@@ -16,7 +16,7 @@ using plugin::Native;
 using plugin::None;
 namespace entry = plugin::entry;
 
-bool RuntimeLoaded() { return HasState() && S().library.is_open(); }
+bool RuntimeLoaded() { return HasState() && TheState().library.is_open(); }
 
 // Whether an optional function is there (assumed, when no runtime is loaded).
 template <class Pointer>
@@ -174,7 +174,7 @@ Declaration GraphEntry(infinirtPluginEntry_t id) {
 // The declaration for an entry, or nullopt for the lifecycle entries, which only the core calls.
 std::optional<Declaration> AscendPlugin::Declare(infinirtPluginEntry_t id) {
   static const Functions kAll{};
-  const Functions& fn = HasState() ? S().fn : kAll;
+  const Functions& fn = HasState() ? TheState().fn : kAll;
   if (auto found = DeviceEntry(id, fn)) return found;
   if (auto found = MemoryEntry(id, fn)) return found;
   if (auto found = StreamEntry(id, fn)) return found;

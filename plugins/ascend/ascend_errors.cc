@@ -103,8 +103,8 @@ infinirtError_t TranslateStatus(AclError status) {
 std::string ErrorText(AclError status) {
   std::string text = std::to_string(status);
   if (const Mapping* mapping = Find(status)) text += std::string(" (") + mapping->name + ")";
-  if (HasState() && S().fn.aclGetRecentErrMsg != nullptr) {
-    const char* message = S().fn.aclGetRecentErrMsg();
+  if (HasState() && TheState().fn.aclGetRecentErrMsg != nullptr) {
+    const char* message = TheState().fn.aclGetRecentErrMsg();
     if (message != nullptr && *message != '\0') text += std::string(": ") + message;
   }
   return text;

@@ -14,13 +14,13 @@ State* g_state = nullptr;
 
 template <class Pointer>
 bool ResolveSymbol(const char* name, Pointer* pointer) {
-  *pointer = reinterpret_cast<Pointer>(S().library.Symbol(name));
+  *pointer = reinterpret_cast<Pointer>(TheState().library.Symbol(name));
   return *pointer != nullptr;
 }
 
 // Resolves every function; false (with the reason) when a required one is missing.
 bool ResolveFunctions() {
-  Functions& fn = S().fn;
+  Functions& fn = TheState().fn;
   std::string missing;
 #define ASCEND_RESOLVE_REQUIRED_(name, params) \
   if (!ResolveSymbol(#name, &fn.name))         \
@@ -33,7 +33,7 @@ bool ResolveFunctions() {
   ResolveSymbol("aclrtGetSocName", &fn.aclrtGetSocName);
   ResolveSymbol("aclGetRecentErrMsg", &fn.aclGetRecentErrMsg);
   if (!missing.empty()) {
-    S().reason = S().library.path() + " lacks " + missing;
+    TheState().reason = TheState().library.path() + " lacks " + missing;
     return false;
   }
   return true;
@@ -42,13 +42,14 @@ bool ResolveFunctions() {
 // The ACL interface version (aclrtGetVersion: major.minor.patch) as major * 1000 + minor * 10.
 void ReadRuntimeVersion() {
   int32_t major = 0, minor = 0, patch = 0;
-  if (S().fn.aclrtGetVersion != nullptr && S().fn.aclrtGetVersion(&major, &minor, &patch) == 0) {
-    S().runtime_version = major * 1000 + minor * 10;
+  if (TheState().fn.aclrtGetVersion != nullptr &&
+      TheState().fn.aclrtGetVersion(&major, &minor, &patch) == 0) {
+    TheState().runtime_version = major * 1000 + minor * 10;
   }
 }
 
 void LoadRuntime(const char* config_json) {
-  State& s = S();
+  State& s = TheState();
   if (!s.library.Open(plugin::VendorCandidates("ascend", config_json, s.log))) {
     s.reason = "vendor runtime not found: " +
                (s.library.attempts().empty() ? s.library.tried() : s.library.attempts());
@@ -103,7 +104,7 @@ infinirtError_t AscendPlugin::Finalize() {
   RetirePerThreadStreams();
   if (g_state == nullptr) return infinirtSuccess;
   try {
-    if (S().usable) ReleaseOrders();
+    if (TheState().usable) ReleaseOrders();
   } catch (...) {
     // The state goes all the same: a Finalize must not stop half-way.
   }
@@ -113,23 +114,23 @@ infinirtError_t AscendPlugin::Finalize() {
 }
 
 infinirtError_t AscendPlugin::GetInfo(infinirtPluginInfo* info) {
-  const State& s = S();
+  const State& s = TheState();
   plugin::FillPluginInfo(s.library, s.usable, s.runtime_version, s.reason, info);
   return infinirtSuccess;
 }
 
 infinirtError_t AscendPlugin::GetDeviceCount(int* count) {
-  *count = S().device_count;
+  *count = TheState().device_count;
   return infinirtSuccess;
 }
 
 const plugin::PluginLog& AscendPlugin::GuardLog() {
   static const plugin::PluginLog silent("ascend");
-  return g_state != nullptr ? S().log : silent;
+  return g_state != nullptr ? TheState().log : silent;
 }
 
-State& S() { return *g_state; }
+State& TheState() { return *g_state; }
 bool HasState() { return g_state != nullptr; }
-void Log(infinirtLogLevel_t level, const std::string& message) { S().log(level, message); }
+void Log(infinirtLogLevel_t level, const std::string& message) { TheState().log(level, message); }
 
 }  // namespace infinirt::ascend

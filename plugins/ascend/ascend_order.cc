@@ -44,7 +44,7 @@ infinirtError_t ReleaseExec(Exec* exec) {
 
 }  // namespace
 
-DeviceOrder& Order(int device) { return *S().devices.at(static_cast<size_t>(device)); }
+DeviceOrder& Order(int device) { return *TheState().devices.at(static_cast<size_t>(device)); }
 
 // ACL reports "not ready" in the status out-parameter, with ACL_SUCCESS as the return value.
 infinirtError_t QueryStream(void* acl_stream) {
@@ -194,7 +194,7 @@ infinirtError_t SynchronizeTarget(int device, Stream* stream) {
 }
 
 void ReleaseOrders() {
-  for (size_t device = 0; device < S().devices.size(); ++device) {
+  for (size_t device = 0; device < TheState().devices.size(); ++device) {
     if (Bind(static_cast<int>(device)) != infinirtSuccess) continue;
     ReapRetired(static_cast<int>(device), true);
     DeviceOrder& order = Order(static_cast<int>(device));

@@ -92,7 +92,7 @@ struct State {
   std::map<uintptr_t, size_t> pinned;
 };
 
-State& S();
+State& TheState();
 bool HasState();
 void Log(infinirtLogLevel_t level, const std::string& message);
 
@@ -103,7 +103,7 @@ std::string ErrorText(AclError status);
 // Translates and, for anything but success, logs which vendor call failed, at debug level.
 infinirtError_t Check(const char* function, AclError status);
 
-#define ACL_CALL(name, ...) ::infinirt::ascend::Check(#name, S().fn.name(__VA_ARGS__))
+#define ACL_CALL(name, ...) ::infinirt::ascend::Check(#name, TheState().fn.name(__VA_ARGS__))
 
 // Creates an ACL event: with aclrtCreateEventExWithFlag where the runtime has it (CANN documents
 // CUDA's rules for its events: each record replaces the last, a wait uses the record current

@@ -105,7 +105,7 @@ infinirtError_t ReadMemInfo(size_t* free_bytes, size_t* total_bytes) {
 
 int Capability(int device, int info) {
   int64_t value = 0;
-  if (S().fn.aclGetDeviceCapability == nullptr) return 0;
+  if (TheState().fn.aclGetDeviceCapability == nullptr) return 0;
   if (ACL_CALL(aclGetDeviceCapability, static_cast<uint32_t>(device), info, &value)) return 0;
   return static_cast<int>(value);
 }
@@ -113,13 +113,13 @@ int Capability(int device, int info) {
 infinirtError_t AscendPlugin::GetDeviceProperties(int device, struct infinirtDeviceProp* prop) {
   if (const infinirtError_t e = Bind(device)) return e;
   std::memset(prop, 0, sizeof(*prop));
-  const char* soc = S().fn.aclrtGetSocName ? S().fn.aclrtGetSocName() : nullptr;
+  const char* soc = TheState().fn.aclrtGetSocName ? TheState().fn.aclrtGetSocName() : nullptr;
   plugin::CopyText(prop->name, sizeof(prop->name),
                    soc != nullptr && *soc != '\0' ? soc : "Ascend NPU");
   prop->multiProcessorCount = Capability(device, acl::kDeviceInfoAiCoreNum);
   prop->l2CacheSize = Capability(device, acl::kDeviceInfoL2Size);
   size_t free_bytes = 0;
-  if (S().fn.aclrtGetMemInfo != nullptr) ReadMemInfo(&free_bytes, &prop->totalGlobalMem);
+  if (TheState().fn.aclrtGetMemInfo != nullptr) ReadMemInfo(&free_bytes, &prop->totalGlobalMem);
   return infinirtSuccess;
 }
 
@@ -140,7 +140,7 @@ infinirtError_t AscendPlugin::DeviceReset(int device) { return DeviceSynchronize
 // Entries: memory
 
 infinirtError_t AscendPlugin::MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes) {
-  if (S().fn.aclrtGetMemInfo == nullptr) return infinirtErrorNotSupported;
+  if (TheState().fn.aclrtGetMemInfo == nullptr) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   return ReadMemInfo(free_bytes, total_bytes);
 }
@@ -162,8 +162,8 @@ infinirtError_t AscendPlugin::HostAlloc(int device, void** ptr, size_t size, uns
   if (flags != 0) return infinirtErrorNotSupported;  // aclrtMallocHost has no flags
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = ACL_CALL(aclrtMallocHost, ptr, size)) return e;
-  std::lock_guard<std::mutex> lock(S().pinned_mutex);
-  S().pinned[reinterpret_cast<uintptr_t>(*ptr)] = size;
+  std::lock_guard<std::mutex> lock(TheState().pinned_mutex);
+  TheState().pinned[reinterpret_cast<uintptr_t>(*ptr)] = size;
   return infinirtSuccess;
 }
 
@@ -172,8 +172,8 @@ infinirtError_t AscendPlugin::FreeHost(int device, void* ptr) {
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = ACL_CALL(aclrtSynchronizeDevice)) return e;
   if (const infinirtError_t e = ACL_CALL(aclrtFreeHost, ptr)) return e;
-  std::lock_guard<std::mutex> lock(S().pinned_mutex);
-  S().pinned.erase(reinterpret_cast<uintptr_t>(ptr));
+  std::lock_guard<std::mutex> lock(TheState().pinned_mutex);
+  TheState().pinned.erase(reinterpret_cast<uintptr_t>(ptr));
   return infinirtSuccess;
 }
 
@@ -296,7 +296,7 @@ infinirtError_t AscendPlugin::StreamWaitEvent(int device, infinirtPluginStream_t
 
 infinirtError_t AscendPlugin::LaunchHostFunc(int device, infinirtPluginStream_t handle,
                                              infinirtHostFn_t fn, void* user_data) {
-  if (S().fn.aclrtLaunchHostFunc == nullptr) return infinirtErrorNotSupported;
+  if (TheState().fn.aclrtLaunchHostFunc == nullptr) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   Stream* stream = nullptr;
   if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
@@ -372,9 +372,9 @@ infinirtError_t AscendPlugin::EventElapsedTime(int device, float* ms, infinirtPl
 
 bool IsPinned(const void* p, size_t count) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(p);
-  std::lock_guard<std::mutex> lock(S().pinned_mutex);
-  auto after = S().pinned.upper_bound(address);
-  if (after == S().pinned.begin()) return false;
+  std::lock_guard<std::mutex> lock(TheState().pinned_mutex);
+  auto after = TheState().pinned.upper_bound(address);
+  if (after == TheState().pinned.begin()) return false;
   const auto& [base, size] = *std::prev(after);
   return address - base < size && count <= size - (address - base);
 }
@@ -466,24 +466,26 @@ infinirtError_t AscendPlugin::GraphExecDestroy(int device, infinirtPluginGraphEx
 }
 
 infinirtError_t Bind(int device) {
-  const AclError status = S().binding.Bind(device, [](int d) { return S().fn.aclrtSetDevice(d); });
+  const AclError status =
+      TheState().binding.Bind(device, [](int d) { return TheState().fn.aclrtSetDevice(d); });
   return Check("aclrtSetDevice", status);
 }
 
 infinirtError_t CreateEvent(void** event, uint32_t flags) {
-  if (S().fn.aclrtCreateEventExWithFlag != nullptr) {
+  if (TheState().fn.aclrtCreateEventExWithFlag != nullptr) {
     return ACL_CALL(aclrtCreateEventExWithFlag, event, flags);
   }
   return ACL_CALL(aclrtCreateEventWithFlag, event, flags);
 }
 
 const char* EventCreateFunction() {
-  const bool ex = !HasState() || !S().library.is_open() || S().fn.aclrtCreateEventExWithFlag;
+  const bool ex =
+      !HasState() || !TheState().library.is_open() || TheState().fn.aclrtCreateEventExWithFlag;
   return ex ? "aclrtCreateEventExWithFlag" : "aclrtCreateEventWithFlag";
 }
 
 bool HasNativeGraphs() {
-  const Functions& fn = S().fn;
+  const Functions& fn = TheState().fn;
   return fn.aclmdlRICaptureBegin && fn.aclmdlRICaptureGetInfo && fn.aclmdlRICaptureEnd &&
          fn.aclmdlRIExecuteAsync && fn.aclmdlRIDestroy;
 }

@@ -20,7 +20,7 @@ namespace entry = plugin::entry;
 // Whether the loaded runtime has a function (any, when none is loaded).
 template <class Pointer>
 bool Has(Pointer function) {
-  return g_state == nullptr || !S().library.is_open() || function != nullptr;
+  return g_state == nullptr || !TheState().library.is_open() || function != nullptr;
 }
 
 Declaration NativeIfPresent(bool present, const std::string& function, std::string note = "") {
@@ -29,13 +29,14 @@ Declaration NativeIfPresent(bool present, const std::string& function, std::stri
 }
 
 const char* MemcpyAsyncSymbol() {
-  return g_state && S().fn.memcpy_async ? S().memcpy_async_symbol : "cnrtMemcpyAsync_V3";
+  return g_state && TheState().fn.memcpy_async ? TheState().memcpy_async_symbol
+                                               : "cnrtMemcpyAsync_V3";
 }
 
 Declaration DeviceProperties(const Functions& fn) {
   std::vector<std::string> used;
   if (Has(fn.get_device_properties)) {
-    used.push_back(g_state && fn.get_device_properties ? S().properties_symbol
+    used.push_back(g_state && fn.get_device_properties ? TheState().properties_symbol
                                                        : "cnrtGetDeviceProperties_V3");
   }
   if (Has(fn.DeviceGetAttribute)) used.push_back("cnrtDeviceGetAttribute");
@@ -54,7 +55,7 @@ Declaration StreamOrdered(const Functions& fn, bool allocate) {
 }
 
 Declaration Graphs(const Functions& fn, infinirtPluginEntry_t id) {
-  if (g_state != nullptr && S().library.is_open() && !HasNativeGraphs(fn)) {
+  if (g_state != nullptr && TheState().library.is_open() && !HasNativeGraphs(fn)) {
     return None("the runtime lacks queue capture or TaskTopo functions: the core replays graphs");
   }
   if (id == entry::GraphLaunch) return Native({"cnrtTaskTopoEntityInvoke"});
@@ -178,7 +179,7 @@ Declaration Device(const Functions& fn, infinirtPluginEntry_t id) {
 
 std::optional<Declaration> CambriconPlugin::Declare(infinirtPluginEntry_t id) {
   static const Functions kNone{};
-  const Functions& fn = g_state ? S().fn : kNone;
+  const Functions& fn = g_state ? TheState().fn : kNone;
   switch (id) {
     case entry::GetDeviceCount:
     case entry::GetDeviceProperties:

@@ -59,7 +59,7 @@ infinirtError_t TranslateStatus(int status) {
 
 // "632013 (cnrtErrorMemcpyDirectionInvalid)", for messages.
 std::string ErrorText(int status) {
-  const char* name = S().fn.GetErrorName ? S().fn.GetErrorName(status) : nullptr;
+  const char* name = TheState().fn.GetErrorName ? TheState().fn.GetErrorName(status) : nullptr;
   return std::to_string(status) + (name ? std::string(" (") + name + ")" : std::string());
 }
 
@@ -74,7 +74,8 @@ infinirtError_t Check(const char* function, int status) {
 
 // Selects the device for the calling thread (CNRT keeps it per host thread).
 infinirtError_t Bind(int device) {
-  const int status = S().binding.Bind(device, [](int d) { return S().fn.SetDevice(d); });
+  const int status =
+      TheState().binding.Bind(device, [](int d) { return TheState().fn.SetDevice(d); });
   return Check("cnrtSetDevice", status);
 }
 

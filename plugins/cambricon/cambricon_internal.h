@@ -45,7 +45,7 @@ struct State {
 
 // Set between Initialize and Finalize.
 extern State* g_state;
-inline State& S() { return *g_state; }
+inline State& TheState() { return *g_state; }
 
 // Native graphs need the whole capture and TaskTopo family.
 inline bool HasNativeGraphs(const Functions& fn) {
@@ -59,7 +59,9 @@ inline bool HasMemPools(const Functions& fn) {
          fn.MemPoolTrimTo;
 }
 
-inline void Log(infinirtLogLevel_t level, const std::string& message) { S().log(level, message); }
+inline void Log(infinirtLogLevel_t level, const std::string& message) {
+  TheState().log(level, message);
+}
 
 // CUDA-style version number from CNRT's three parts: 6.14.1 -> 6140.
 inline int VersionNumber(int major, int minor) { return major * 1000 + minor * 10; }
@@ -69,7 +71,7 @@ inline int VersionNumber(int major, int minor) { return major * 1000 + minor * 1
 infinirtError_t TranslateStatus(int status);
 std::string ErrorText(int status);  // "632013 (cnrtErrorMemcpyDirectionInvalid)"
 infinirtError_t Check(const char* function, int status);
-#define CNRT_CALL(name, ...) Check("cnrt" #name, S().fn.name(__VA_ARGS__))
+#define CNRT_CALL(name, ...) Check("cnrt" #name, TheState().fn.name(__VA_ARGS__))
 // Selects the device for the calling thread (CNRT keeps it per host thread).
 infinirtError_t Bind(int device);
 

@@ -17,13 +17,14 @@ namespace {
 
 template <class Pointer>
 bool Resolve(const char* name, Pointer* pointer) {
-  *pointer = reinterpret_cast<Pointer>(S().library.Symbol((std::string("cnrt") + name).c_str()));
+  *pointer =
+      reinterpret_cast<Pointer>(TheState().library.Symbol((std::string("cnrt") + name).c_str()));
   return *pointer != nullptr;
 }
 
 // Picks the asynchronous copy and the device-properties variant; false when no copy exists.
 bool ChooseVariants(std::string* missing) {
-  Functions& fn = S().fn;
+  Functions& fn = TheState().fn;
   const std::pair<const char*, decltype(fn.memcpy_async)> copies[] = {
       {"cnrtMemcpyAsync_V3", fn.MemcpyAsync_V3},
       {"cnrtMemcpyAsync_V2", fn.MemcpyAsync_V2},
@@ -31,7 +32,7 @@ bool ChooseVariants(std::string* missing) {
   for (const auto& [symbol, function] : copies) {
     if (fn.memcpy_async == nullptr && function != nullptr) {
       fn.memcpy_async = function;
-      S().memcpy_async_symbol = symbol;
+      TheState().memcpy_async_symbol = symbol;
     }
   }
   const std::pair<const char*, decltype(fn.get_device_properties)> properties[] = {
@@ -41,7 +42,7 @@ bool ChooseVariants(std::string* missing) {
   for (const auto& [symbol, function] : properties) {
     if (fn.get_device_properties == nullptr && function != nullptr) {
       fn.get_device_properties = function;
-      S().properties_symbol = symbol;
+      TheState().properties_symbol = symbol;
     }
   }
   if (fn.memcpy_async != nullptr) return true;
@@ -52,7 +53,7 @@ bool ChooseVariants(std::string* missing) {
 
 // Resolves every function; false (with the reason) when a required one is missing.
 bool ResolveFunctions() {
-  Functions& fn = S().fn;
+  Functions& fn = TheState().fn;
   std::string missing;
   constexpr bool kRequired = true;
   constexpr bool kOptional = false;
@@ -64,20 +65,20 @@ bool ResolveFunctions() {
   Resolve("GetErrorName", &fn.GetErrorName);
   const bool copies = ChooseVariants(&missing);
   if (missing.empty() && copies) return true;
-  S().reason = S().library.path() + " lacks " + missing;
+  TheState().reason = TheState().library.path() + " lacks " + missing;
   return false;
 }
 
 // cnrtGetLibVersion returns cnrtRet_t in CNRT 6 and nothing in CNRT 4: only the numbers count.
 void ReadVersion() {
-  if (S().fn.GetLibVersion == nullptr) return;
+  if (TheState().fn.GetLibVersion == nullptr) return;
   int major = 0, minor = 0, patch = 0;
-  S().fn.GetLibVersion(&major, &minor, &patch);
-  if (major > 0) S().runtime_version = VersionNumber(major, minor);
+  TheState().fn.GetLibVersion(&major, &minor, &patch);
+  if (major > 0) TheState().runtime_version = VersionNumber(major, minor);
 }
 
 void CountDevices() {
-  State& s = S();
+  State& s = TheState();
   unsigned int count = 0;
   const int status = s.fn.GetDeviceCount(&count);
   if (TranslateStatus(status) == infinirtErrorNoDevice) {  // a working runtime, no device
@@ -96,7 +97,7 @@ void CountDevices() {
 }
 
 void LoadRuntime(const char* config_json) {
-  State& s = S();
+  State& s = TheState();
   const plugin::CandidateList candidates = plugin::VendorCandidates(kVendorKey, config_json, s.log);
   if (!s.library.Open(candidates)) {
     s.reason = "vendor runtime not found: " +
@@ -132,19 +133,19 @@ infinirtError_t CambriconPlugin::Finalize() {
 }
 
 infinirtError_t CambriconPlugin::GetInfo(infinirtPluginInfo* info) {
-  const State& s = S();
+  const State& s = TheState();
   plugin::FillPluginInfo(s.library, s.usable, s.runtime_version, s.reason, info);
   return infinirtSuccess;
 }
 
 infinirtError_t CambriconPlugin::GetDeviceCount(int* count) {
-  *count = S().device_count;
+  *count = TheState().device_count;
   return infinirtSuccess;
 }
 
 const plugin::PluginLog& CambriconPlugin::GuardLog() {
   static const plugin::PluginLog silent(kPluginName);
-  return g_state != nullptr ? S().log : silent;
+  return g_state != nullptr ? TheState().log : silent;
 }
 
 }  // namespace infinirt::cambricon

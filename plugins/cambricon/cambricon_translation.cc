@@ -59,11 +59,11 @@ void RunHostCall(void* data) {
 void* CreatePerThreadQueue(int device) {
   void* queue = nullptr;
   if (g_state == nullptr || Bind(device) != infinirtSuccess) return nullptr;
-  return S().fn.QueueCreate(&queue) == cnrt::kSuccess ? queue : nullptr;
+  return TheState().fn.QueueCreate(&queue) == cnrt::kSuccess ? queue : nullptr;
 }
 
 void DestroyPerThreadQueue(int device, void* queue) {
-  if (g_state != nullptr && Bind(device) == infinirtSuccess) S().fn.QueueDestroy(queue);
+  if (g_state != nullptr && Bind(device) == infinirtSuccess) TheState().fn.QueueDestroy(queue);
 }
 
 plugin::PerThreadStreams g_per_thread_queues(CreatePerThreadQueue, DestroyPerThreadQueue);
@@ -138,17 +138,17 @@ constexpr AttributePair kAttributes[] = {
 };
 
 int CnrtAttribute(int device, int attr, int* value) {
-  return S().fn.DeviceGetAttribute(value, attr, device);
+  return TheState().fn.DeviceGetAttribute(value, attr, device);
 }
 
 // A CUDA attribute from CNRT's: mapped one to one, derived (the multiprocessors are the MLU
 // cores: clusters times cores per cluster), or NotSupported.
 infinirtError_t VendorAttribute(int device, int* value, enum infinirtDeviceAttr attr) {
   if (attr == infinirtDevAttrMemoryPoolsSupported) {  // the stream-ordered allocator's presence
-    *value = S().fn.MemAllocAsync && S().fn.MemFreeAsync ? 1 : 0;
+    *value = TheState().fn.MemAllocAsync && TheState().fn.MemFreeAsync ? 1 : 0;
     return infinirtSuccess;
   }
-  if (S().fn.DeviceGetAttribute == nullptr) return infinirtErrorNotSupported;
+  if (TheState().fn.DeviceGetAttribute == nullptr) return infinirtErrorNotSupported;
   if (attr == infinirtDevAttrMultiProcessorCount) {
     int clusters = 0, cores = 0;
     if (auto e = Check("cnrtDeviceGetAttribute",
@@ -182,7 +182,7 @@ infinirtError_t VendorAttribute(int device, int* value, enum infinirtDeviceAttr 
 
 infinirtError_t CambriconPlugin::DeviceGetAttribute(int device, int* value,
                                                     enum infinirtDeviceAttr attr) {
-  if (S().fn.DeviceGetAttribute == nullptr && attr != infinirtDevAttrMemoryPoolsSupported) {
+  if (TheState().fn.DeviceGetAttribute == nullptr && attr != infinirtDevAttrMemoryPoolsSupported) {
     return infinirtErrorNotSupported;
   }
   return VendorAttribute(device, value, attr);
@@ -190,8 +190,8 @@ infinirtError_t CambriconPlugin::DeviceGetAttribute(int device, int* value,
 
 void FillName(int device, struct infinirtDeviceProp* prop) {
   alignas(64) static thread_local char buffer[16384];  // larger than any cnrtDeviceProp_t
-  if (S().fn.get_device_properties != nullptr &&
-      Check(S().properties_symbol, S().fn.get_device_properties(buffer, device)) ==
+  if (TheState().fn.get_device_properties != nullptr &&
+      Check(TheState().properties_symbol, TheState().fn.get_device_properties(buffer, device)) ==
           infinirtSuccess) {
     plugin::CopyText(prop->name, sizeof(prop->name), std::string(buffer, strnlen(buffer, 255)));
     return;
@@ -216,14 +216,14 @@ infinirtError_t CambriconPlugin::GetDeviceProperties(int device, struct infinirt
   attribute(infinirtDevAttrStreamPrioritiesSupported, &prop->streamPrioritiesSupported);
   attribute(infinirtDevAttrMemoryPoolsSupported, &prop->memoryPoolsSupported);
   size_t free_bytes = 0;
-  if (S().fn.MemGetInfo != nullptr && Bind(device) == infinirtSuccess) {
+  if (TheState().fn.MemGetInfo != nullptr && Bind(device) == infinirtSuccess) {
     CNRT_CALL(MemGetInfo, &free_bytes, &prop->totalGlobalMem);
   }
   return infinirtSuccess;
 }
 
 infinirtError_t CambriconPlugin::DriverGetVersion(int device, int* version) {
-  if (S().fn.DriverGetVersion == nullptr) return infinirtErrorNotSupported;
+  if (TheState().fn.DriverGetVersion == nullptr) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   int major = 0, minor = 0, patch = 0;
   if (const infinirtError_t e = CNRT_CALL(DriverGetVersion, &major, &minor, &patch)) return e;
@@ -238,7 +238,7 @@ infinirtError_t CambriconPlugin::DeviceSynchronize(int device) {
 }
 
 infinirtError_t CambriconPlugin::DeviceReset(int device) {
-  if (S().fn.DeviceReset == nullptr) return infinirtErrorNotSupported;
+  if (TheState().fn.DeviceReset == nullptr) return infinirtErrorNotSupported;
   if (InHostFunction()) return RefuseInHostFunction("DeviceReset");
   if (const infinirtError_t e = Bind(device)) return e;
   const infinirtError_t error = CNRT_CALL(DeviceReset);
@@ -246,7 +246,7 @@ infinirtError_t CambriconPlugin::DeviceReset(int device) {
   // ones (the other devices' per-thread queues are forgotten, not destroyed), and selects its
   // device again.
   g_per_thread_queues.NewEpoch();
-  S().binding.Invalidate();
+  TheState().binding.Invalidate();
   return error;
 }
 
@@ -254,7 +254,7 @@ infinirtError_t CambriconPlugin::DeviceReset(int device) {
 // Entries: memory
 
 infinirtError_t CambriconPlugin::MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes) {
-  if (S().fn.MemGetInfo == nullptr) return infinirtErrorNotSupported;
+  if (TheState().fn.MemGetInfo == nullptr) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   return CNRT_CALL(MemGetInfo, free_bytes, total_bytes);
 }
@@ -294,7 +294,7 @@ infinirtError_t CambriconPlugin::MallocAsync(int device, void** ptr, size_t size
                                              infinirtPluginStream_t stream) {
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
-  if (S().fn.MemAllocAsync != nullptr) return CNRT_CALL(MemAllocAsync, ptr, size, queue);
+  if (TheState().fn.MemAllocAsync != nullptr) return CNRT_CALL(MemAllocAsync, ptr, size, queue);
   if (InHostFunction()) return RefuseInHostFunction("MallocAsync");
   if (const infinirtError_t e = CNRT_CALL(QueueSync, queue)) return e;
   return CNRT_CALL(Malloc, ptr, size);
@@ -303,7 +303,7 @@ infinirtError_t CambriconPlugin::MallocAsync(int device, void** ptr, size_t size
 infinirtError_t CambriconPlugin::FreeAsync(int device, void* ptr, infinirtPluginStream_t stream) {
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
-  if (S().fn.MemFreeAsync != nullptr) return CNRT_CALL(MemFreeAsync, ptr, queue);
+  if (TheState().fn.MemFreeAsync != nullptr) return CNRT_CALL(MemFreeAsync, ptr, queue);
   if (InHostFunction()) return RefuseInHostFunction("FreeAsync");
   if (const infinirtError_t e = CNRT_CALL(QueueSync, queue)) return e;
   return CNRT_CALL(Free, ptr);
@@ -332,15 +332,15 @@ infinirtError_t CambriconPlugin::MemcpyAsync(int device, void* dst, const void* 
     if (const infinirtError_t e = CNRT_CALL(QueueSync, queue)) return e;
     return CNRT_CALL(Memcpy, dst, source, count, cnrt::kMemcpyHostToHost);
   }
-  return Check(S().memcpy_async_symbol,
-               S().fn.memcpy_async(dst, source, count, queue, VendorDirection(kind)));
+  return Check(TheState().memcpy_async_symbol,
+               TheState().fn.memcpy_async(dst, source, count, queue, VendorDirection(kind)));
 }
 
 // The memory type CNRT reports for a pointer (cnrtMemType_t), or -1 when it cannot tell.
 int MemTypeOf(const void* ptr) {
-  if (S().fn.PointerGetAttributes == nullptr) return -1;
+  if (TheState().fn.PointerGetAttributes == nullptr) return -1;
   alignas(64) unsigned char attributes[256] = {};  // larger than cnrtPointerAttributes_t
-  if (S().fn.PointerGetAttributes(attributes, ptr) != cnrt::kSuccess) return -1;
+  if (TheState().fn.PointerGetAttributes(attributes, ptr) != cnrt::kSuccess) return -1;
   int type = cnrt::kMemTypeUnregistered;  // the first field
   std::memcpy(&type, attributes, sizeof(type));
   return type;
@@ -369,7 +369,7 @@ void RunHostMemset(void* data) {
 
 // Sets host memory in queue order, from a host function.
 infinirtError_t HostMemsetAsync(void* queue, void* ptr, int value, size_t count) {
-  if (S().fn.InvokeHostFunc == nullptr) return infinirtErrorNotSupported;
+  if (TheState().fn.InvokeHostFunc == nullptr) return infinirtErrorNotSupported;
   auto set = std::make_unique<HostMemset>(HostMemset{ptr, value, count});
   const infinirtError_t error = CNRT_CALL(InvokeHostFunc, queue, RunHostMemset, set.get());
   if (error == infinirtSuccess) set.release();  // RunHostMemset owns it now
@@ -379,7 +379,7 @@ infinirtError_t HostMemsetAsync(void* queue, void* ptr, int value, size_t count)
 infinirtError_t CambriconPlugin::Memset(int device, void* ptr, int value, size_t count) {
   if (InHostFunction()) return RefuseInHostFunction("Memset");
   if (const infinirtError_t e = Bind(device)) return e;
-  const int status = S().fn.Memset(ptr, value, count);
+  const int status = TheState().fn.Memset(ptr, value, count);
   if (!IsHostMemsetRefusal(status, ptr)) return Check("cnrtMemset", status);
   // Host memory: set after the device's work, which a synchronous memset is ordered after.
   if (const infinirtError_t e = CNRT_CALL(SyncDevice)) return e;
@@ -391,7 +391,7 @@ infinirtError_t CambriconPlugin::MemsetAsync(int device, void* ptr, int value, s
                                              infinirtPluginStream_t stream) {
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
-  const int status = S().fn.MemsetAsync(ptr, value, count, queue);
+  const int status = TheState().fn.MemsetAsync(ptr, value, count, queue);
   if (!IsHostMemsetRefusal(status, ptr)) return Check("cnrtMemsetAsync", status);
   return HostMemsetAsync(queue, ptr, value, count);
 }
@@ -400,7 +400,7 @@ infinirtError_t CambriconPlugin::MemsetAsync(int device, void* ptr, int value, s
 // CUDA does (cnrtMemPoolAttr_t 1..8, same value types).
 template <class Body>
 infinirtError_t WithDefaultPool(int device, Body&& body) {
-  if (!HasMemPools(S().fn)) return infinirtErrorNotSupported;
+  if (!HasMemPools(TheState().fn)) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   void* pool = nullptr;
   if (const infinirtError_t e = CNRT_CALL(DeviceGetDefaultMemPool, &pool, device)) return e;
@@ -468,7 +468,7 @@ infinirtError_t CambriconPlugin::StreamWaitEvent(int device, infinirtPluginStrea
 
 infinirtError_t CambriconPlugin::LaunchHostFunc(int device, infinirtPluginStream_t stream,
                                                 infinirtHostFn_t fn, void* user_data) {
-  if (S().fn.InvokeHostFunc == nullptr) return infinirtErrorNotSupported;
+  if (TheState().fn.InvokeHostFunc == nullptr) return infinirtErrorNotSupported;
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
   auto call = std::make_unique<HostCall>(HostCall{fn, user_data});
@@ -481,7 +481,7 @@ infinirtError_t CambriconPlugin::EventCreate(int device, infinirtPluginEvent_t* 
                                              unsigned int flags) {
   if (const infinirtError_t e = Bind(device)) return e;
   const unsigned int vendor_flags = VendorNotifierFlags(flags);
-  if (S().fn.NotifierCreateWithFlags != nullptr) {
+  if (TheState().fn.NotifierCreateWithFlags != nullptr) {
     return CNRT_CALL(NotifierCreateWithFlags, event, vendor_flags);
   }
   if (vendor_flags != cnrt::kNotifierDefault) return infinirtErrorNotSupported;
@@ -519,7 +519,7 @@ infinirtError_t CambriconPlugin::EventElapsedTime(int device, float* ms,
                                                   infinirtPluginEvent_t start,
                                                   infinirtPluginEvent_t end) {
   if (const infinirtError_t e = Bind(device)) return e;
-  const int status = S().fn.NotifierElapsedTime(start, end, ms);  // ms last
+  const int status = TheState().fn.NotifierElapsedTime(start, end, ms);  // ms last
   // cnrt.h: a notifier without timing gives cnrtErrorArgsInvalid, one never placed
   // cnrtErrorCndrvFuncCall; CUDA answers InvalidResourceHandle for both.
   if (status == cnrt::kErrorArgsInvalid || status == cnrt::kErrorCndrvFuncCall) {
@@ -580,7 +580,8 @@ infinirtError_t EndCapture(infinirtPluginStream_t queue, infinirtPluginGraphExec
 infinirtError_t CambriconPlugin::GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
                                                   const infinirtPluginGraphNode* nodes,
                                                   size_t node_count, unsigned long long) {
-  if (!HasNativeGraphs(S().fn)) return infinirtErrorNotSupported;  // the core replays the nodes
+  if (!HasNativeGraphs(TheState().fn))
+    return infinirtErrorNotSupported;  // the core replays the nodes
   if (const infinirtError_t e = Bind(device)) return e;
   if (!CapturableByCnrt(nodes, node_count)) return infinirtErrorNotSupported;
   infinirtPluginTable self = *infinirtPluginGetTable();
@@ -593,14 +594,14 @@ infinirtError_t CambriconPlugin::GraphInstantiate(int device, infinirtPluginGrap
 
 infinirtError_t CambriconPlugin::GraphLaunch(int device, infinirtPluginGraphExec_t exec,
                                              infinirtPluginStream_t stream) {
-  if (!HasNativeGraphs(S().fn)) return infinirtErrorNotSupported;
+  if (!HasNativeGraphs(TheState().fn)) return infinirtErrorNotSupported;
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
   return CNRT_CALL(TaskTopoEntityInvoke, exec, queue);
 }
 
 infinirtError_t CambriconPlugin::GraphExecDestroy(int device, infinirtPluginGraphExec_t exec) {
-  if (!HasNativeGraphs(S().fn)) return infinirtErrorNotSupported;
+  if (!HasNativeGraphs(TheState().fn)) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   return CNRT_CALL(TaskTopoEntityDestroy, exec);
 }

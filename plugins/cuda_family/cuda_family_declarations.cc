@@ -14,7 +14,7 @@ using plugin::Native;
 using plugin::None;
 namespace entry = plugin::entry;
 
-bool RuntimeLoaded() { return g_state != nullptr && S().library.is_open(); }
+bool RuntimeLoaded() { return g_state != nullptr && TheState().library.is_open(); }
 
 // Whether an optional function is there (assumed, when no runtime is loaded).
 template <class Pointer>
@@ -53,13 +53,13 @@ Declaration GraphInstantiateDeclaration(const Functions& fn) {
 
 std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
   static const Functions kAll{};
-  const Functions& fn = g_state != nullptr ? S().fn : kAll;
+  const Functions& fn = g_state != nullptr ? TheState().fn : kAll;
   switch (id) {
     case entry::GetDeviceCount:
       return Native({"GetDeviceCount"}, "counted at initialisation");
     case entry::GetDeviceProperties:
-      return Native({g_state ? S().properties_symbol : "GetDeviceProperties", "DeviceGetAttribute",
-                     "MemGetInfo"},
+      return Native({g_state ? TheState().properties_symbol : "GetDeviceProperties",
+                     "DeviceGetAttribute", "MemGetInfo"},
                     "the name from GetDeviceProperties(_v2), the numbers from attributes");
     case entry::DeviceGetAttribute:
       return NativeIfPresent(Has(fn.DeviceGetAttribute), "DeviceGetAttribute");
@@ -133,8 +133,8 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
 }
 
 std::string CudaFamilyPlugin::VendorFunctionName(const char* function) {
-  const bool opened = g_state != nullptr && !S().prefix.empty();
-  return (opened ? S().prefix : std::string(ThisVendor().default_prefix)) + function;
+  const bool opened = g_state != nullptr && !TheState().prefix.empty();
+  return (opened ? TheState().prefix : std::string(ThisVendor().default_prefix)) + function;
 }
 
 }  // namespace infinirt::cuda_family

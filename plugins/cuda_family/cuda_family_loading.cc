@@ -11,39 +11,41 @@ State* g_state = nullptr;
 namespace {
 
 std::string PrefixFor(const std::string& library_path) {
-  for (const PrefixRule& rule : S().spec.prefix_rules) {
+  for (const PrefixRule& rule : TheState().spec.prefix_rules) {
     if (rule.library_part == nullptr) break;
     if (library_path.find(rule.library_part) != std::string::npos) return rule.prefix;
   }
-  return S().spec.default_prefix;
+  return TheState().spec.default_prefix;
 }
 
 template <class Pointer>
 bool Resolve(const char* name, Pointer* pointer) {
-  *pointer = reinterpret_cast<Pointer>(S().library.Symbol((S().prefix + name).c_str()));
+  *pointer =
+      reinterpret_cast<Pointer>(TheState().library.Symbol((TheState().prefix + name).c_str()));
   return *pointer != nullptr;
 }
 
 // Resolves every function; false (with the reason) when a required one is missing.
 bool ResolveFunctions() {
-  Functions& fn = S().fn;
+  Functions& fn = TheState().fn;
   std::string missing;
 #define CF_RESOLVE_REQUIRED_(name, params) \
-  if (!Resolve(#name, &fn.name)) missing += (missing.empty() ? "" : ", ") + S().prefix + #name;
+  if (!Resolve(#name, &fn.name))           \
+    missing += (missing.empty() ? "" : ", ") + TheState().prefix + #name;
   CUDA_FAMILY_REQUIRED_FUNCTIONS(CF_RESOLVE_REQUIRED_)
 #undef CF_RESOLVE_REQUIRED_
 #define CF_RESOLVE_OPTIONAL_(name, params) Resolve(#name, &fn.name);
   CUDA_FAMILY_OPTIONAL_FUNCTIONS(CF_RESOLVE_OPTIONAL_)
 #undef CF_RESOLVE_OPTIONAL_
   Resolve("GetErrorName", &fn.GetErrorName);
-  S().properties_symbol = "GetDeviceProperties_v2";  // CUDA >= 12
-  if (!Resolve(S().properties_symbol, &fn.GetDeviceProperties)) {
-    S().properties_symbol = "GetDeviceProperties";
-    Resolve(S().properties_symbol, &fn.GetDeviceProperties);
+  TheState().properties_symbol = "GetDeviceProperties_v2";  // CUDA >= 12
+  if (!Resolve(TheState().properties_symbol, &fn.GetDeviceProperties)) {
+    TheState().properties_symbol = "GetDeviceProperties";
+    Resolve(TheState().properties_symbol, &fn.GetDeviceProperties);
   }
   Resolve("GraphInstantiate", &fn.GraphInstantiate);
   if (!missing.empty()) {
-    S().reason = S().library.path() + " lacks " + missing;
+    TheState().reason = TheState().library.path() + " lacks " + missing;
     return false;
   }
   return true;
@@ -52,7 +54,7 @@ bool ResolveFunctions() {
 }  // namespace
 
 void LoadRuntime(const char* config_json) {
-  State& s = S();
+  State& s = TheState();
   const plugin::CandidateList candidates =
       plugin::VendorCandidates(s.spec.vendor_key, config_json, s.log);
   if (!s.library.Open(candidates)) {
@@ -102,19 +104,19 @@ infinirtError_t CudaFamilyPlugin::Finalize() {
 }
 
 infinirtError_t CudaFamilyPlugin::GetInfo(infinirtPluginInfo* info) {
-  const State& s = S();
+  const State& s = TheState();
   plugin::FillPluginInfo(s.library, s.usable, s.runtime_version, s.reason, info);
   return infinirtSuccess;
 }
 
 infinirtError_t CudaFamilyPlugin::GetDeviceCount(int* count) {
-  *count = S().device_count;
+  *count = TheState().device_count;
   return infinirtSuccess;
 }
 
 const plugin::PluginLog& CudaFamilyPlugin::GuardLog() {
   static const plugin::PluginLog silent(ThisVendor().name);
-  return g_state != nullptr ? S().log : silent;
+  return g_state != nullptr ? TheState().log : silent;
 }
 
 }  // namespace infinirt::cuda_family

@@ -55,15 +55,17 @@ struct State {
 
 // The state between Initialize and Finalize; nullptr outside.
 extern State* g_state;
-inline State& S() { return *g_state; }
-inline void Log(infinirtLogLevel_t level, const std::string& message) { S().log(level, message); }
+inline State& TheState() { return *g_state; }
+inline void Log(infinirtLogLevel_t level, const std::string& message) {
+  TheState().log(level, message);
+}
 
 // The InfiniRT error for a vendor status; for anything but success and "not ready", logs
 // which vendor call failed.
 infinirtError_t TranslateStatus(CF_ERROR status);
 std::string ErrorText(CF_ERROR status);  // "3 (cudaErrorInitializationError)"
 infinirtError_t Check(const char* function, CF_ERROR status);
-#define CF_CALL(name, ...) Check(#name, S().fn.name(__VA_ARGS__))
+#define CF_CALL(name, ...) Check(#name, TheState().fn.name(__VA_ARGS__))
 
 // Opens the vendor runtime and counts its devices; the reason in the state when it cannot.
 void LoadRuntime(const char* config_json);

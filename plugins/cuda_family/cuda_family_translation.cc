@@ -15,14 +15,15 @@ namespace infinirt::cuda_family {
 // NotReady" -> infinirtErrorNotReady), else by number for CUDA-numbered vendors.
 infinirtError_t TranslateStatus(CF_ERROR status) {
   if (status == 0) return infinirtSuccess;
-  if (S().fn.GetErrorName != nullptr) {
-    const char* name = S().fn.GetErrorName(status);
-    if (name != nullptr && std::strncmp(name, S().prefix.c_str(), S().prefix.size()) == 0) {
-      const infinirtError_t error = plugin::ErrorFromSuffix(name + S().prefix.size());
+  if (TheState().fn.GetErrorName != nullptr) {
+    const char* name = TheState().fn.GetErrorName(status);
+    if (name != nullptr &&
+        std::strncmp(name, TheState().prefix.c_str(), TheState().prefix.size()) == 0) {
+      const infinirtError_t error = plugin::ErrorFromSuffix(name + TheState().prefix.size());
       if (error != infinirtErrorUnknown) return error;
     }
   }
-  if (S().spec.cuda_special_streams) {  // CUDA-numbered: the numbers are InfiniRT's too
+  if (TheState().spec.cuda_special_streams) {  // CUDA-numbered: the numbers are InfiniRT's too
     return plugin::ErrorFromNumber(status);
   }
   return infinirtErrorUnknown;
@@ -30,7 +31,7 @@ infinirtError_t TranslateStatus(CF_ERROR status) {
 
 // "3 (cudaErrorInitializationError)", for messages.
 std::string ErrorText(CF_ERROR status) {
-  const char* name = S().fn.GetErrorName ? S().fn.GetErrorName(status) : nullptr;
+  const char* name = TheState().fn.GetErrorName ? TheState().fn.GetErrorName(status) : nullptr;
   return std::to_string(status) + (name ? std::string(" (") + name + ")" : std::string());
 }
 
@@ -38,7 +39,7 @@ std::string ErrorText(CF_ERROR status) {
 infinirtError_t Check(const char* function, CF_ERROR status) {
   const infinirtError_t error = TranslateStatus(status);
   if (error != infinirtSuccess && error != infinirtErrorNotReady) {
-    Log(INFINIRT_LOG_DEBUG, S().prefix + function + " returned " + ErrorText(status));
+    Log(INFINIRT_LOG_DEBUG, TheState().prefix + function + " returned " + ErrorText(status));
   }
   return error;
 }
@@ -47,7 +48,8 @@ namespace {
 
 // Selects the device for the calling thread (vendor runtimes keep it per thread).
 infinirtError_t Bind(int device) {
-  const CF_ERROR status = S().binding.Bind(device, [](int d) { return S().fn.SetDevice(d); });
+  const CF_ERROR status =
+      TheState().binding.Bind(device, [](int d) { return TheState().fn.SetDevice(d); });
   return Check("SetDevice", status);
 }
 
@@ -58,11 +60,11 @@ infinirtError_t Bind(int device) {
 void* CreatePerThreadStream(int device) {
   void* stream = nullptr;
   if (g_state == nullptr || Bind(device) != infinirtSuccess) return nullptr;
-  return S().fn.StreamCreateWithFlags(&stream, 0) == 0 ? stream : nullptr;
+  return TheState().fn.StreamCreateWithFlags(&stream, 0) == 0 ? stream : nullptr;
 }
 
 void DestroyPerThreadStream(int device, void* stream) {
-  if (g_state != nullptr && Bind(device) == infinirtSuccess) S().fn.StreamDestroy(stream);
+  if (g_state != nullptr && Bind(device) == infinirtSuccess) TheState().fn.StreamDestroy(stream);
 }
 
 plugin::PerThreadStreams g_per_thread_streams(CreatePerThreadStream, DestroyPerThreadStream);
@@ -70,7 +72,7 @@ plugin::PerThreadStreams g_per_thread_streams(CreatePerThreadStream, DestroyPerT
 void* PerThreadStream(int device) { return g_per_thread_streams.Get(device); }
 
 void* VendorStream(int device, infinirtPluginStream_t stream) {
-  if (S().spec.cuda_special_streams) return stream;  // 0x1 and 0x2 are CUDA's too
+  if (TheState().spec.cuda_special_streams) return stream;  // 0x1 and 0x2 are CUDA's too
   if (stream == INFINIRT_PLUGIN_STREAM_LEGACY) return nullptr;
   if (stream == INFINIRT_PLUGIN_STREAM_PER_THREAD) return PerThreadStream(device);
   return stream;
@@ -78,11 +80,11 @@ void* VendorStream(int device, infinirtPluginStream_t stream) {
 
 int VendorKind(enum infinirtMemcpyKind kind) {
   const int index = static_cast<int>(kind);
-  return index >= 0 && index < 5 ? S().spec.enums.memcpy_kind[index] : -1;
+  return index >= 0 && index < 5 ? TheState().spec.enums.memcpy_kind[index] : -1;
 }
 
 unsigned int VendorEventFlags(unsigned int flags) {
-  const CudaFamilyEnums& e = S().spec.enums;
+  const CudaFamilyEnums& e = TheState().spec.enums;
   unsigned int vendor = 0;
   if (flags & infinirtEventBlockingSync) vendor |= e.event_blocking_sync;
   if (flags & infinirtEventDisableTiming) vendor |= e.event_disable_timing;
@@ -91,7 +93,7 @@ unsigned int VendorEventFlags(unsigned int flags) {
 }
 
 unsigned int VendorHostAllocFlags(unsigned int flags) {
-  const CudaFamilyEnums& e = S().spec.enums;
+  const CudaFamilyEnums& e = TheState().spec.enums;
   unsigned int vendor = 0;
   if (flags & infinirtHostAllocPortable) vendor |= e.host_alloc_portable;
   if (flags & infinirtHostAllocMapped) vendor |= e.host_alloc_mapped;
@@ -108,15 +110,16 @@ void RetirePerThreadStreams() { g_per_thread_streams.Retire(); }
 
 infinirtError_t CudaFamilyPlugin::GetDeviceProperties(int device, struct infinirtDeviceProp* prop) {
   std::memset(prop, 0, sizeof(*prop));
-  if (S().fn.GetDeviceProperties != nullptr) {
+  if (TheState().fn.GetDeviceProperties != nullptr) {
     alignas(64) static thread_local char buffer[16384];
     if (const infinirtError_t e = CF_CALL(GetDeviceProperties, buffer, device)) return e;
     plugin::CopyText(prop->name, sizeof(prop->name), std::string(buffer, strnlen(buffer, 255)));
   } else {
-    plugin::CopyText(prop->name, sizeof(prop->name), std::string(S().spec.name) + " device");
+    plugin::CopyText(prop->name, sizeof(prop->name), std::string(TheState().spec.name) + " device");
   }
   auto attribute = [&](enum infinirtDeviceAttr attr, int* field) {
-    if (S().fn.DeviceGetAttribute != nullptr) S().fn.DeviceGetAttribute(field, attr, device);
+    if (TheState().fn.DeviceGetAttribute != nullptr)
+      TheState().fn.DeviceGetAttribute(field, attr, device);
   };
   attribute(infinirtDevAttrComputeCapabilityMajor, &prop->major);
   attribute(infinirtDevAttrComputeCapabilityMinor, &prop->minor);
@@ -135,20 +138,20 @@ infinirtError_t CudaFamilyPlugin::GetDeviceProperties(int device, struct infinir
   attribute(infinirtDevAttrPciDeviceId, &prop->pciDeviceID);
   attribute(infinirtDevAttrPciDomainId, &prop->pciDomainID);
   size_t free_bytes = 0;
-  if (S().fn.MemGetInfo != nullptr && Bind(device) == infinirtSuccess) {
-    S().fn.MemGetInfo(&free_bytes, &prop->totalGlobalMem);
+  if (TheState().fn.MemGetInfo != nullptr && Bind(device) == infinirtSuccess) {
+    TheState().fn.MemGetInfo(&free_bytes, &prop->totalGlobalMem);
   }
   return infinirtSuccess;
 }
 
 infinirtError_t CudaFamilyPlugin::DeviceGetAttribute(int device, int* value,
                                                      enum infinirtDeviceAttr attr) {
-  if (S().fn.DeviceGetAttribute == nullptr) return infinirtErrorNotSupported;
+  if (TheState().fn.DeviceGetAttribute == nullptr) return infinirtErrorNotSupported;
   return CF_CALL(DeviceGetAttribute, value, static_cast<int>(attr), device);
 }
 
 infinirtError_t CudaFamilyPlugin::DriverGetVersion(int, int* version) {
-  if (S().fn.DriverGetVersion == nullptr) return infinirtErrorNotSupported;
+  if (TheState().fn.DriverGetVersion == nullptr) return infinirtErrorNotSupported;
   return CF_CALL(DriverGetVersion, version);
 }
 
@@ -158,7 +161,7 @@ infinirtError_t CudaFamilyPlugin::DeviceSynchronize(int device) {
 }
 
 infinirtError_t CudaFamilyPlugin::DeviceReset(int device) {
-  if (S().fn.DeviceReset == nullptr) return infinirtErrorNotSupported;
+  if (TheState().fn.DeviceReset == nullptr) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   return CF_CALL(DeviceReset);
 }
@@ -167,7 +170,7 @@ infinirtError_t CudaFamilyPlugin::DeviceReset(int device) {
 // Entries: memory
 
 infinirtError_t CudaFamilyPlugin::MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes) {
-  if (S().fn.MemGetInfo == nullptr) return infinirtErrorNotSupported;
+  if (TheState().fn.MemGetInfo == nullptr) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   return CF_CALL(MemGetInfo, free_bytes, total_bytes);
 }
@@ -185,7 +188,7 @@ infinirtError_t CudaFamilyPlugin::Free(int device, void* ptr) {
 infinirtError_t CudaFamilyPlugin::HostAlloc(int device, void** ptr, size_t size,
                                             unsigned int flags) {
   if (const infinirtError_t e = Bind(device)) return e;
-  if (S().fn.HostAlloc != nullptr)
+  if (TheState().fn.HostAlloc != nullptr)
     return CF_CALL(HostAlloc, ptr, size, VendorHostAllocFlags(flags));
   if (flags != 0) return infinirtErrorNotSupported;
   return CF_CALL(MallocHost, ptr, size);
@@ -202,7 +205,7 @@ infinirtError_t CudaFamilyPlugin::MallocAsync(int device, void** ptr, size_t siz
                                               infinirtPluginStream_t stream) {
   if (const infinirtError_t e = Bind(device)) return e;
   void* vendor_stream = VendorStream(device, stream);
-  if (S().fn.MallocAsync != nullptr) return CF_CALL(MallocAsync, ptr, size, vendor_stream);
+  if (TheState().fn.MallocAsync != nullptr) return CF_CALL(MallocAsync, ptr, size, vendor_stream);
   if (const infinirtError_t e = CF_CALL(StreamSynchronize, vendor_stream)) return e;
   return CF_CALL(Malloc, ptr, size);
 }
@@ -210,7 +213,7 @@ infinirtError_t CudaFamilyPlugin::MallocAsync(int device, void** ptr, size_t siz
 infinirtError_t CudaFamilyPlugin::FreeAsync(int device, void* ptr, infinirtPluginStream_t stream) {
   if (const infinirtError_t e = Bind(device)) return e;
   void* vendor_stream = VendorStream(device, stream);
-  if (S().fn.FreeAsync != nullptr) return CF_CALL(FreeAsync, ptr, vendor_stream);
+  if (TheState().fn.FreeAsync != nullptr) return CF_CALL(FreeAsync, ptr, vendor_stream);
   if (const infinirtError_t e = CF_CALL(StreamSynchronize, vendor_stream)) return e;
   return CF_CALL(Free, ptr);
 }
@@ -250,7 +253,7 @@ infinirtError_t CudaFamilyPlugin::StreamCreate(int device, infinirtPluginStream_
                                                unsigned int flags) {
   if (const infinirtError_t e = Bind(device)) return e;
   const unsigned int vendor_flags =
-      (flags & infinirtStreamNonBlocking) ? S().spec.enums.stream_non_blocking : 0;
+      (flags & infinirtStreamNonBlocking) ? TheState().spec.enums.stream_non_blocking : 0;
   return CF_CALL(StreamCreateWithFlags, stream, vendor_flags);
 }
 
@@ -277,7 +280,7 @@ infinirtError_t CudaFamilyPlugin::StreamWaitEvent(int device, infinirtPluginStre
 
 infinirtError_t CudaFamilyPlugin::LaunchHostFunc(int device, infinirtPluginStream_t stream,
                                                  infinirtHostFn_t fn, void* user_data) {
-  if (S().fn.LaunchHostFunc == nullptr) return infinirtErrorNotSupported;
+  if (TheState().fn.LaunchHostFunc == nullptr) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   return CF_CALL(LaunchHostFunc, VendorStream(device, stream), fn, user_data);
 }
@@ -319,7 +322,7 @@ infinirtError_t CudaFamilyPlugin::EventElapsedTime(int device, float* ms,
 // Entries: graphs, built by capturing the nodes with the vendor's own stream capture
 
 bool HasNativeGraphs() {
-  const Functions& fn = S().fn;
+  const Functions& fn = TheState().fn;
   return fn.StreamBeginCapture && fn.StreamEndCapture && fn.GraphLaunch && fn.GraphExecDestroy &&
          fn.GraphDestroy && (fn.GraphInstantiateWithFlags || fn.GraphInstantiate);
 }
@@ -327,7 +330,7 @@ bool HasNativeGraphs() {
 namespace {
 
 infinirtError_t InstantiateVendorGraph(void* graph, void** exec) {
-  if (S().fn.GraphInstantiateWithFlags != nullptr) {
+  if (TheState().fn.GraphInstantiateWithFlags != nullptr) {
     return CF_CALL(GraphInstantiateWithFlags, exec, graph, 0ull);
   }
   return CF_CALL(GraphInstantiate, exec, graph, nullptr, nullptr, 0);
@@ -337,7 +340,7 @@ infinirtError_t EndCapture(infinirtPluginStream_t stream, infinirtPluginGraphExe
   void* graph = nullptr;
   infinirtError_t error = CF_CALL(StreamEndCapture, stream, &graph);
   if (error == infinirtSuccess && exec != nullptr) error = InstantiateVendorGraph(graph, exec);
-  if (graph != nullptr) S().fn.GraphDestroy(graph);
+  if (graph != nullptr) TheState().fn.GraphDestroy(graph);
   return error;
 }
 
@@ -349,7 +352,7 @@ infinirtError_t CudaFamilyPlugin::GraphInstantiate(int device, infinirtPluginGra
   if (!HasNativeGraphs()) return infinirtErrorNotSupported;  // the core replays the nodes
   plugin::VendorCapture capture;
   capture.begin = [](infinirtPluginStream_t stream) {
-    return CF_CALL(StreamBeginCapture, stream, S().spec.enums.capture_mode_relaxed);
+    return CF_CALL(StreamBeginCapture, stream, TheState().spec.enums.capture_mode_relaxed);
   };
   capture.end = EndCapture;
   return plugin::InstantiateByCapture(*infinirtPluginGetTable(), device, nodes, node_count, capture,
