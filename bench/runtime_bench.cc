@@ -11,6 +11,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -339,10 +340,12 @@ void RegistryPointerAttributes(benchmark::State& state) {
 
 // --- Start-up: infinirtInit against dlopen of the same plugin files -------------------------
 
+// The CPU plugin and every vendor plugin of the build (INFINIRT_BENCH_VENDORS, from the
+// vendor list of cmake/InfiniRTVendors.cmake).
 std::vector<std::string> PluginFiles() {
   std::vector<std::string> files;
-  for (const char* name :
-       {"cpu", "nvidia", "iluvatar", "hygon", "moore", "metax", "ascend", "cambricon"}) {
+  std::istringstream vendors(std::string("cpu,") + INFINIRT_BENCH_VENDORS);
+  for (std::string name; std::getline(vendors, name, ',');) {
     files.push_back(std::string(INFINIRT_BENCH_PLUGIN_DIR) + "/libinfinirt_" + name + ".so");
   }
   return files;

@@ -21,20 +21,27 @@
 namespace {
 
 // The vendor plugins, in column order, with the emulated variants whose conformance skips are
-// listed for them.
+// listed for them: the build's vendor list (EMULATED_BACKENDS, "<plugin>:<variant>:<library>"
+// items separated by commas, from cmake/InfiniRTVendors.cmake).
 struct Vendor {
-  const char* plugin;
-  std::vector<const char*> variants;
+  std::string plugin;
+  std::vector<std::string> variants;
 };
-const std::vector<Vendor> kVendors = {
-    {"nvidia", {"nvidia"}},
-    {"iluvatar", {"iluvatar"}},
-    {"hygon", {"hygon"}},
-    {"moore", {"moore"}},
-    {"metax", {"metax", "metax_hpcc"}},
-    {"ascend", {"ascend", "ascend_minimal"}},
-    {"cambricon", {"cambricon", "cambricon_6_0"}},
-};
+
+std::vector<Vendor> Vendors() {
+  std::vector<Vendor> vendors;
+  std::istringstream items(EMULATED_BACKENDS);
+  for (std::string item; std::getline(items, item, ',');) {
+    const size_t first = item.find(':');
+    const size_t second = item.find(':', first + 1);
+    const std::string plugin = item.substr(0, first);
+    const std::string variant = item.substr(first + 1, second - first - 1);
+    if (vendors.empty() || vendors.back().plugin != plugin) vendors.push_back({plugin, {}});
+    vendors.back().variants.push_back(variant);
+  }
+  return vendors;
+}
+const std::vector<Vendor> kVendors = Vendors();
 
 // Plugin entries in row order, with the public functions they serve.
 const std::vector<std::pair<const char*, const char*>> kRows = {
@@ -207,7 +214,7 @@ std::string Generate(const std::string& plugin_dir, const std::string& skips_dir
       << "emulated runtime; a test that needs something the vendor does not support is skipped\n"
       << "with \"not supported by <vendor>\". Every other test passes.\n\n";
   for (const auto& column : columns) {
-    for (const char* variant : column.first->variants) {
+    for (const std::string& variant : column.first->variants) {
       const std::vector<std::string> skips = Skips(skips_dir, variant);
       out << "- **" << variant << "**: " << (skips.empty() ? "none" : "") << "\n";
       for (const std::string& skip : skips) out << "  - " << skip << "\n";
