@@ -38,4 +38,7 @@ bash scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B "$build_dir" "${cmake_args[@]}" -DINFINIRT_BUILD_TESTS=ON -DINFINIRT_BUILD_BENCH=ON >/dev/null
 cmake --build "$build_dir" -j"$jobs"
-ctest --test-dir "$build_dir" --output-on-failure -j"$jobs"
+status=0
+ctest --test-dir "$build_dir" --output-on-failure -j"$jobs" || status=$?
+bash scripts/skipped_tests.sh "$build_dir"
+exit "$status"
