@@ -12,7 +12,7 @@ skips=$(awk '
   / Skipped$/ {
     if ((getline reason) <= 0) reason = "(no reason given)"
     sub(/: .*/, "", reason)  # "not supported by ascend: <call>" -> by backend
-    # A program whose tests are spread over several CTest entries skips the others' tests.
+    # A program whose tests are spread over several CTest entries skips the tests of the others.
     if (reason ~ /^run by the CTest entry/) reason = "run by another CTest entry"
     print entry " | " reason
   }
