@@ -35,6 +35,10 @@ case "${1:-}" in
 esac
 
 bash scripts/install-deps.sh
+# A compiler cache, where one is installed, makes rebuilds of unchanged files free.
+if command -v ccache >/dev/null 2>&1; then
+  cmake_args+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B "$build_dir" "${cmake_args[@]}" -DINFINIRT_BUILD_TESTS=ON -DINFINIRT_BUILD_BENCH=ON >/dev/null
 cmake --build "$build_dir" -j"$jobs"
