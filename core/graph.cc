@@ -4,7 +4,7 @@
 #include <atomic>
 
 #include "backend.h"
-#include "registry.h"
+#include "allocation_registry.h"
 
 namespace infinirt::core {
 

@@ -15,7 +15,7 @@
 #include "graph.h"
 #include "handles.h"
 #include "infinirt.h"
-#include "registry.h"
+#include "allocation_registry.h"
 
 namespace infinirt::core {
 

@@ -1,4 +1,4 @@
-// Unit tests of core/registry.h: AllocationRegistry. Addresses are made up: the registry only
+// Unit tests of core/allocation_registry.h: AllocationRegistry. Addresses are made up: the registry only
 // records ranges and never touches the memory.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "registry.h"
+#include "allocation_registry.h"
 
 namespace infinirt::core {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "infinirt.h"
-#include "registry.h"
+#include "allocation_registry.h"
 #include "runtime.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

@@ -1,4 +1,4 @@
-#include "registry.h"
+#include "allocation_registry.h"
 
 #include <algorithm>
 #include <bitset>

@@ -13,8 +13,8 @@
 // Live allocations never overlap, so in either range index the greatest base at or below an
 // address is the only candidate. An allocation within one region (all but the largest) is
 // added, removed and found under a single lock.
-#ifndef INFINIRT_CORE_REGISTRY_H_
-#define INFINIRT_CORE_REGISTRY_H_
+#ifndef INFINIRT_CORE_ALLOCATION_REGISTRY_H_
+#define INFINIRT_CORE_ALLOCATION_REGISTRY_H_
 
 #include <array>
 #include <cstddef>
@@ -105,4 +105,4 @@ class AllocationRegistry {
 
 }  // namespace infinirt::core
 
-#endif  // INFINIRT_CORE_REGISTRY_H_
+#endif  // INFINIRT_CORE_ALLOCATION_REGISTRY_H_
