@@ -24,6 +24,20 @@ namespace infinirt::core {
 
 namespace {
 
+// What the discovery log says of a plugin that loaded, by its status in the listing.
+const char* LoadedVerdict(infinirtBackendStatus_t status) {
+  switch (status) {
+    case infinirtBackendLoaded:
+      return "loaded";
+    case infinirtBackendRuntimeMissing:
+      return "loaded; its vendor runtime is missing";
+    case infinirtBackendInitFailed:
+      return "loaded; its vendor runtime failed to initialise";
+    default:
+      return "loaded";
+  }
+}
+
 constexpr char kPluginPrefix[] = "libinfinirt_";
 constexpr char kPluginSuffix[] = ".so";
 constexpr char kAllowInsecure[] = "INFINIRT_ALLOW_INSECURE_PLUGINS";
@@ -480,7 +494,7 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
                  "loaded although " + allowed_problem + " (" + kAllowInsecure + "=1)");
     }
     listing.deviceCount = backend->device_count;
-    finish(listing.status == infinirtBackendLoaded ? "loaded" : "loaded without its runtime");
+    finish(LoadedVerdict(listing.status));
     result.listing_of_backend.push_back(static_cast<int>(result.listing.size()) - 1);
     result.backends.push_back(std::move(backend));
   }

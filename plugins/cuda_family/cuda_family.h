@@ -42,6 +42,9 @@ struct CudaFamilySpec {
   // (the default stream of a runtime called through its base symbol names) and the plugin
   // gives each thread a blocking stream of its own as its per-thread stream.
   bool cuda_special_streams;
+  // The driver library the runtime needs (NVIDIA: libcuda.so.1), or nullptr where unknown. When
+  // the runtime says the driver is missing or too old, the plugin opens it to tell which.
+  const char* driver_library;
 };
 
 // CUDA's values, shared by the CUDA-numbered vendors.

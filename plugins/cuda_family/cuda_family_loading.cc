@@ -1,4 +1,6 @@
 // The CUDA-family plugin: opening the vendor runtime, and the lifecycle entries.
+#include <dlfcn.h>
+
 #include <memory>
 #include <string>
 
@@ -51,6 +53,33 @@ bool ResolveFunctions() {
   return true;
 }
 
+// "12.8" from CUDA's version number 12080.
+std::string VersionText(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+// What to fix when the runtime reports its driver missing or too old: whether the driver
+// library can be opened at all tells the two apart.
+std::string DriverDiagnosis() {
+  const State& s = TheState();
+  const char* driver = s.spec.driver_library;
+  if (driver == nullptr) return "driver not found or too old for this runtime";
+  void* handle = dlopen(driver, RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* error = dlerror();
+    return std::string("driver not found (") + (error != nullptr ? error : driver) + ")";
+  }
+  dlclose(handle);
+  std::string versions;
+  int driver_version = 0;
+  if (s.fn.DriverGetVersion != nullptr && s.fn.DriverGetVersion(&driver_version) == 0 &&
+      driver_version > 0 && s.runtime_version > 0) {
+    versions = ": " + std::string(driver) + " supports version " + VersionText(driver_version) +
+               ", the runtime is " + VersionText(s.runtime_version);
+  }
+  return "driver too old for this runtime" + versions;
+}
+
 }  // namespace
 
 void LoadRuntime(const char* config_json) {
@@ -76,6 +105,9 @@ void LoadRuntime(const char* config_json) {
   }
   if (status != 0) {  // the runtime is there but failed to initialise
     s.reason = s.prefix + "GetDeviceCount returned " + ErrorText(status);
+    if (TranslateStatus(status) == infinirtErrorInsufficientDriver) {
+      s.reason = DriverDiagnosis() + ": " + s.reason;
+    }
     return;
   }
   s.usable = true;

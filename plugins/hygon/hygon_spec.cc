@@ -7,6 +7,7 @@ namespace infinirt::cuda_family {
 const CudaFamilySpec& ThisVendor() {
   static const CudaFamilySpec spec = {
       "hygon", INFINI_DEVICE_HYGON, "hygon", "cuda", {{nullptr, nullptr}}, kCudaEnums, true,
+      nullptr,
   };
   return spec;
 }

@@ -7,8 +7,14 @@ namespace infinirt::cuda_family {
 
 const CudaFamilySpec& ThisVendor() {
   static const CudaFamilySpec spec = {
-      "iluvatar", INFINI_DEVICE_ILUVATAR, "iluvatar", "cuda", {{nullptr, nullptr}}, kCudaEnums,
+      "iluvatar",
+      INFINI_DEVICE_ILUVATAR,
+      "iluvatar",
+      "cuda",
+      {{nullptr, nullptr}},
+      kCudaEnums,
       true,
+      nullptr,
   };
   return spec;
 }

@@ -15,6 +15,7 @@ const CudaFamilySpec& ThisVendor() {
       {{"hcruntime", "hc"}, {nullptr, nullptr}},
       kCudaEnums,
       false,
+      nullptr,
   };
   return spec;
 }

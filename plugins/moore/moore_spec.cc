@@ -9,6 +9,7 @@ namespace infinirt::cuda_family {
 const CudaFamilySpec& ThisVendor() {
   static const CudaFamilySpec spec = {
       "moore", INFINI_DEVICE_MOORE, "moore", "musa", {{nullptr, nullptr}}, kCudaEnums, false,
+      nullptr,
   };
   return spec;
 }

@@ -5,7 +5,8 @@ namespace infinirt::cuda_family {
 
 const CudaFamilySpec& ThisVendor() {
   static const CudaFamilySpec spec = {
-      "nvidia", INFINI_DEVICE_NVIDIA, "nvidia", "cuda", {{nullptr, nullptr}}, kCudaEnums, true,
+      "nvidia", INFINI_DEVICE_NVIDIA, "nvidia", "cuda", {{nullptr, nullptr}}, kCudaEnums,
+      true,     "libcuda.so.1",
   };
   return spec;
 }

@@ -2,6 +2,7 @@
 // what went wrong in the backend listing and the log, contributes no device, and the CPU backend
 // works. Each test is one scenario, run by its own CTest entry with the environment it needs
 // (tests/vendor_plugins/CMakeLists.txt); run alone, a test whose scenario is not set up skips.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -93,6 +94,39 @@ TEST(VendorFailure, RuntimeInitialisationFails) {
   EXPECT_EQ(nvidia.runtimeVersion, 12080) << "the emulated runtime's version";
   ExpectNoNvidiaDevice();
   ExpectTheCpuBackendWorks();
+}
+
+// The runtime says the driver is missing or too old (cudaErrorInsufficientDriver): the listing
+// says which, from whether the driver library opens. Which one this machine shows depends on
+// whether it has an NVIDIA driver; the driver_too_old scenario puts a stand-in on the path.
+void ExpectDriverDiagnosis(const std::string& expected) {
+  const std::string log = InitialiseCapturingLog();
+  const infinirtBackendProp nvidia = BackendListing("nvidia");
+  EXPECT_EQ(nvidia.status, infinirtBackendInitFailed);
+  EXPECT_TRUE(Contains(nvidia.reason, expected)) << nvidia.reason;
+  EXPECT_TRUE(
+      Contains(nvidia.reason, "cudaGetDeviceCount returned 35 (cudaErrorInsufficientDriver)"))
+      << nvidia.reason;
+  EXPECT_TRUE(Contains(log, "its vendor runtime failed to initialise")) << log;
+  ExpectNoNvidiaDevice();
+  ExpectTheCpuBackendWorks();
+}
+
+TEST(VendorFailure, DriverNotFoundIsNamed) {
+  REQUIRE_SCENARIO("driver_missing");
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver != nullptr) {
+    dlclose(driver);
+    ExpectDriverDiagnosis("driver too old for this runtime");  // this machine has a driver
+  } else {
+    ExpectDriverDiagnosis("driver not found (libcuda.so.1: ");
+  }
+}
+
+TEST(VendorFailure, DriverTooOldIsNamed) {
+  REQUIRE_SCENARIO("driver_too_old");
+  ExpectDriverDiagnosis(
+      "driver too old for this runtime: libcuda.so.1 supports version 11.8, the runtime is 12.8");
 }
 
 // The runtime named by the config file (plugins.nvidia.runtime_library), not the environment.

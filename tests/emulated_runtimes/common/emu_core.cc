@@ -18,7 +18,7 @@ namespace {
 struct Settings {
   std::string vendor = "EMU";
   int device_count = 1;
-  bool init_fails = false;
+  int init_error = 0;  // 0: initialisation works; 1: the vendor's generic failure; else the code
 };
 
 struct Failure {
@@ -76,12 +76,13 @@ void Configure(const char* vendor) {
     settings.device_count = std::atoi(devices);
   }
   if (const char* fail = std::getenv((prefix + "FAIL_INIT").c_str())) {
-    settings.init_fails = std::atoi(fail) != 0;
+    settings.init_error = std::atoi(fail);
   }
 }
 
 int DeviceCount() { return TheSettings().device_count; }
-bool InitFails() { return TheSettings().init_fails; }
+bool InitFails() { return TheSettings().init_error != 0; }
+int InitError() { return TheSettings().init_error; }
 
 int CurrentDevice() { return t_current_device; }
 void SetCurrentDevice(int device) { t_current_device = device; }

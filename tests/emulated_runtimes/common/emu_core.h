@@ -28,10 +28,14 @@ const infinirtPluginTable& Cpu();
 
 // Settings read from the environment once, with `vendor` ("NVIDIA") naming the variables:
 //   EMU_<VENDOR>_DEVICES    device count (default 1)
-//   EMU_<VENDOR>_FAIL_INIT  nonzero: initialisation / device count fails
+//   EMU_<VENDOR>_FAIL_INIT  nonzero: initialisation / device count fails; 1 with the vendor's
+//                           initialisation error, another number with that number
+//   EMU_<VENDOR>_DRIVER_VERSION  what the driver version query answers (default 12080)
 void Configure(const char* vendor);
 int DeviceCount();
 bool InitFails();
+// The error code EMU_<VENDOR>_FAIL_INIT asks for (1 = the vendor's initialisation error).
+int InitError();
 
 // The calling thread's current device; -1 when it never selected one.
 int CurrentDevice();

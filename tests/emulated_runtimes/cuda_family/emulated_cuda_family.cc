@@ -9,6 +9,7 @@
 //   EMU_ASYNC_ALLOC           exports <prefix>MallocAsync / FreeAsync
 //   EMU_PROPERTIES_V2         names <prefix>GetDeviceProperties as ..._v2 (CUDA >= 12)
 //   EMU_OMIT_MEMSET_ASYNC     leaves <prefix>MemsetAsync out (a runtime missing a symbol)
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -108,7 +109,7 @@ emu::Event* EventOf(void* handle) {
 EMU_EXPORT int EMU_FN(GetDeviceCount)(int* count) {
   ENTER("GetDeviceCount", "");
   if (count == nullptr) return kInvalidValue;
-  if (emu::InitFails()) return kInitializationError;
+  if (emu::InitFails()) return emu::InitError() == 1 ? kInitializationError : emu::InitError();
   *count = emu::DeviceCount();
   return kSuccess;
 }
@@ -145,7 +146,8 @@ EMU_EXPORT int EMU_FN(RuntimeGetVersion)(int* version) {
 
 EMU_EXPORT int EMU_FN(DriverGetVersion)(int* version) {
   ENTER("DriverGetVersion", "");
-  *version = 12080;
+  const char* driver = std::getenv("EMU_" EMU_VENDOR "_DRIVER_VERSION");
+  *version = driver != nullptr ? std::atoi(driver) : 12080;
   return kSuccess;
 }
 
