@@ -191,13 +191,29 @@ std::string SpelledFunctions(const Declaration& declaration) {
   return functions;
 }
 
-// GetSupport made from the plugin's Declare: an unknown entry name, or an entry the plugin
-// declares nothing about, is infinirtErrorInvalidValue.
+// Whether Impl provides each entry, indexed by entry id.
+template <class Impl>
+struct ProvidedEntries {
+  static constexpr bool kProvided[] = {
+#define INFINIRT_PROVIDED_ENTRY_(name, params) Provides##name<Impl>::value,
+      INFINIRT_PLUGIN_ENTRIES(INFINIRT_PROVIDED_ENTRY_)
+#undef INFINIRT_PROVIDED_ENTRY_
+  };
+};
+
+// GetSupport made from the plugin's Declare. An entry the plugin does not provide and declares
+// nothing about is NotSupported ("not implemented by this plugin"): an entry added to the list
+// needs no declaration from the plugins that leave it out. An unknown entry name, or a
+// provided entry the plugin declares nothing about (the lifecycle entries), is
+// infinirtErrorInvalidValue.
 template <class Impl>
 infinirtError_t GetSupportFromDeclarations(const char* entry, infinirtPluginSupport* support) {
   const std::optional<infinirtPluginEntry_t> id = EntryFromName(entry);
   if (!id || support == nullptr) return infinirtErrorInvalidValue;
-  const std::optional<Declaration> declaration = Impl::Declare(*id);
+  std::optional<Declaration> declaration = Impl::Declare(*id);
+  if (!declaration && !ProvidedEntries<Impl>::kProvided[*id]) {
+    declaration = None("not implemented by this plugin");
+  }
   if (!declaration) return infinirtErrorInvalidValue;
   support->level = declaration->level;
   CopyText(support->vendor_functions, sizeof(support->vendor_functions),

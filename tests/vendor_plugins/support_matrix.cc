@@ -43,44 +43,30 @@ std::vector<Vendor> Vendors() {
 }
 const std::vector<Vendor> kVendors = Vendors();
 
-// Plugin entries in row order, with the public functions they serve.
-const std::vector<std::pair<const char*, const char*>> kRows = {
-    {"GetDeviceCount", "GetDeviceCount"},
-    {"GetDeviceProperties", "GetDeviceProperties"},
-    {"DeviceGetAttribute", "DeviceGetAttribute"},
-    {"DriverGetVersion", "DriverGetVersion"},
-    {"DeviceSynchronize", "DeviceSynchronize"},
-    {"DeviceReset", "DeviceReset"},
-    {"MemGetInfo", "MemGetInfo"},
-    {"Malloc", "Malloc"},
-    {"Free", "Free"},
-    {"HostAlloc", "MallocHost, HostAlloc"},
-    {"FreeHost", "FreeHost"},
-    {"MallocAsync", "MallocAsync"},
-    {"FreeAsync", "FreeAsync"},
-    {"Memcpy", "Memcpy"},
-    {"MemcpyAsync", "MemcpyAsync"},
-    {"Memset", "Memset"},
-    {"MemsetAsync", "MemsetAsync"},
-    {"StreamCreate", "StreamCreate, StreamCreateWithFlags"},
-    {"StreamDestroy", "StreamDestroy"},
-    {"StreamSynchronize", "StreamSynchronize"},
-    {"StreamQuery", "StreamQuery"},
-    {"StreamWaitEvent", "StreamWaitEvent"},
-    {"LaunchHostFunc", "LaunchHostFunc"},
-    {"EventCreate", "EventCreate, EventCreateWithFlags"},
-    {"EventDestroy", "EventDestroy"},
-    {"EventRecord", "EventRecord"},
-    {"EventQuery", "EventQuery"},
-    {"EventSynchronize", "EventSynchronize"},
-    {"EventElapsedTime", "EventElapsedTime"},
-    {"MemPoolGetAttribute", "MemPoolGetAttribute"},
-    {"MemPoolSetAttribute", "MemPoolSetAttribute"},
-    {"MemPoolTrimTo", "MemPoolTrimTo"},
-    {"GraphInstantiate", "GraphInstantiate, GraphInstantiateWithFlags"},
-    {"GraphLaunch", "GraphLaunch"},
-    {"GraphExecDestroy", "GraphExecDestroy"},
-};
+// The rows: every plugin entry but those only the core calls around the others, in the list's
+// order, each with the public functions it serves (its own name unless said here).
+std::vector<std::pair<std::string, std::string>> Rows() {
+  const std::map<std::string, std::string> served = {
+      {"HostAlloc", "MallocHost, HostAlloc"},
+      {"StreamCreate", "StreamCreate, StreamCreateWithFlags"},
+      {"EventCreate", "EventCreate, EventCreateWithFlags"},
+      {"GraphInstantiate", "GraphInstantiate, GraphInstantiateWithFlags"},
+  };
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const char* entry : {
+#define SUPPORT_MATRIX_ENTRY_(name, params) #name,
+           INFINIRT_PLUGIN_ENTRIES(SUPPORT_MATRIX_ENTRY_)
+#undef SUPPORT_MATRIX_ENTRY_
+       }) {
+    const std::string name = entry;
+    if (name == "Initialize" || name == "Finalize" || name == "GetInfo" || name == "GetSupport") {
+      continue;
+    }
+    const auto found = served.find(name);
+    rows.emplace_back(name, found != served.end() ? found->second : name);
+  }
+  return rows;
+}
 
 struct Cell {
   infinirtPluginSupportLevel_t level = INFINIRT_SUPPORT_NONE;
@@ -121,10 +107,10 @@ std::map<std::string, Cell> Declarations(const std::string& plugin_dir, const Ve
   host.abi_minor = INFINIRT_PLUGIN_ABI_MINOR;
   host.config_json = R"({"runtime_library": []})";  // no runtime: the full declarations
   if (table->Initialize(&host) != infinirtSuccess) return cells;
-  for (const auto& [entry, functions] : kRows) {
+  for (const auto& [entry, functions] : Rows()) {
     infinirtPluginSupport support{};
     support.struct_size = sizeof(support);
-    if (table->GetSupport(entry, &support) != infinirtSuccess) continue;
+    if (table->GetSupport(entry.c_str(), &support) != infinirtSuccess) continue;
     cells[entry] = Cell{support.level, support.vendor_functions, support.note};
   }
   table->Finalize();
@@ -196,7 +182,7 @@ std::string Generate(const std::string& plugin_dir, const std::string& skips_dir
   out << "\n|---|";
   for (size_t i = 0; i < columns.size(); ++i) out << "---|";
   out << "\n";
-  for (const auto& [entry, functions] : kRows) {
+  for (const auto& [entry, functions] : Rows()) {
     out << "| " << functions << " |";
     for (const auto& column : columns) {
       const auto cell = column.second.find(entry);
