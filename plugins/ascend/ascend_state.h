@@ -168,52 +168,40 @@ void RetirePerThreadStreams();
 // the lists serves (the declarations say so).
 struct AscendPlugin {
   // ascend_loading.cc
-  static infinirtError_t Initialize(const infinirtPluginHost* host);
-  static infinirtError_t Finalize();
-  static infinirtError_t GetInfo(infinirtPluginInfo* info);
-  static infinirtError_t GetDeviceCount(int* count);
+  INFINIRT_PLUGIN_ENTRY(Initialize);
+  INFINIRT_PLUGIN_ENTRY(Finalize);
+  INFINIRT_PLUGIN_ENTRY(GetInfo);
+  INFINIRT_PLUGIN_ENTRY(GetDeviceCount);
   // ascend_translation.cc
-  static infinirtError_t GetDeviceProperties(int device, struct infinirtDeviceProp* prop);
-  static infinirtError_t DeviceSynchronize(int device);
-  static infinirtError_t DeviceReset(int device);
-  static infinirtError_t MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes);
-  static infinirtError_t Malloc(int device, void** ptr, size_t size);
-  static infinirtError_t Free(int device, void* ptr);
-  static infinirtError_t HostAlloc(int device, void** ptr, size_t size, unsigned int flags);
-  static infinirtError_t FreeHost(int device, void* ptr);
-  static infinirtError_t MallocAsync(int device, void** ptr, size_t size,
-                                     infinirtPluginStream_t stream);
-  static infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t stream);
-  static infinirtError_t Memcpy(int device, void* dst, const void* src, size_t count,
-                                enum infinirtMemcpyKind kind);
-  static infinirtError_t MemcpyAsync(int device, void* dst, const void* src, size_t count,
-                                     enum infinirtMemcpyKind kind, infinirtPluginStream_t stream);
-  static infinirtError_t Memset(int device, void* ptr, int value, size_t count);
-  static infinirtError_t MemsetAsync(int device, void* ptr, int value, size_t count,
-                                     infinirtPluginStream_t stream);
-  static infinirtError_t StreamCreate(int device, infinirtPluginStream_t* stream,
-                                      unsigned int flags);
-  static infinirtError_t StreamDestroy(int device, infinirtPluginStream_t stream);
-  static infinirtError_t StreamSynchronize(int device, infinirtPluginStream_t stream);
-  static infinirtError_t StreamQuery(int device, infinirtPluginStream_t stream);
-  static infinirtError_t StreamWaitEvent(int device, infinirtPluginStream_t stream,
-                                         infinirtPluginEvent_t event, unsigned int flags);
-  static infinirtError_t LaunchHostFunc(int device, infinirtPluginStream_t stream,
-                                        infinirtHostFn_t fn, void* user_data);
-  static infinirtError_t EventCreate(int device, infinirtPluginEvent_t* event, unsigned int flags);
-  static infinirtError_t EventDestroy(int device, infinirtPluginEvent_t event);
-  static infinirtError_t EventRecord(int device, infinirtPluginEvent_t event,
-                                     infinirtPluginStream_t stream);
-  static infinirtError_t EventQuery(int device, infinirtPluginEvent_t event);
-  static infinirtError_t EventSynchronize(int device, infinirtPluginEvent_t event);
-  static infinirtError_t EventElapsedTime(int device, float* ms, infinirtPluginEvent_t start,
-                                          infinirtPluginEvent_t end);
-  static infinirtError_t GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
-                                          const infinirtPluginGraphNode* nodes, size_t node_count,
-                                          unsigned long long flags);
-  static infinirtError_t GraphLaunch(int device, infinirtPluginGraphExec_t exec,
-                                     infinirtPluginStream_t stream);
-  static infinirtError_t GraphExecDestroy(int device, infinirtPluginGraphExec_t exec);
+  INFINIRT_PLUGIN_ENTRY(GetDeviceProperties);
+  INFINIRT_PLUGIN_ENTRY(DeviceSynchronize);
+  INFINIRT_PLUGIN_ENTRY(DeviceReset);
+  INFINIRT_PLUGIN_ENTRY(MemGetInfo);
+  INFINIRT_PLUGIN_ENTRY(Malloc);
+  INFINIRT_PLUGIN_ENTRY(Free);
+  INFINIRT_PLUGIN_ENTRY(HostAlloc);
+  INFINIRT_PLUGIN_ENTRY(FreeHost);
+  INFINIRT_PLUGIN_ENTRY(MallocAsync);
+  INFINIRT_PLUGIN_ENTRY(FreeAsync);
+  INFINIRT_PLUGIN_ENTRY(Memcpy);
+  INFINIRT_PLUGIN_ENTRY(MemcpyAsync);
+  INFINIRT_PLUGIN_ENTRY(Memset);
+  INFINIRT_PLUGIN_ENTRY(MemsetAsync);
+  INFINIRT_PLUGIN_ENTRY(StreamCreate);
+  INFINIRT_PLUGIN_ENTRY(StreamDestroy);
+  INFINIRT_PLUGIN_ENTRY(StreamSynchronize);
+  INFINIRT_PLUGIN_ENTRY(StreamQuery);
+  INFINIRT_PLUGIN_ENTRY(StreamWaitEvent);
+  INFINIRT_PLUGIN_ENTRY(LaunchHostFunc);
+  INFINIRT_PLUGIN_ENTRY(EventCreate);
+  INFINIRT_PLUGIN_ENTRY(EventDestroy);
+  INFINIRT_PLUGIN_ENTRY(EventRecord);
+  INFINIRT_PLUGIN_ENTRY(EventQuery);
+  INFINIRT_PLUGIN_ENTRY(EventSynchronize);
+  INFINIRT_PLUGIN_ENTRY(EventElapsedTime);
+  INFINIRT_PLUGIN_ENTRY(GraphInstantiate);
+  INFINIRT_PLUGIN_ENTRY(GraphLaunch);
+  INFINIRT_PLUGIN_ENTRY(GraphExecDestroy);
 
   // ascend_declarations.cc
   static std::optional<plugin::Declaration> Declare(infinirtPluginEntry_t entry);

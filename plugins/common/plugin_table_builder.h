@@ -1,13 +1,15 @@
 // Builds a plugin's table from the one list of entries (INFINIRT_PLUGIN_ENTRIES).
 //
-// A plugin is a struct of static member functions named after the entries it implements:
+// A plugin is a struct of static member functions named after the entries it implements,
+// defined in the struct or declared there and defined elsewhere:
 //
-//   struct CpuPlugin {
-//     static infinirtError_t Initialize(const infinirtPluginHost* host);
-//     static infinirtError_t Malloc(int device, void** ptr, size_t size);
+//   struct VendorPlugin {
+//     INFINIRT_PLUGIN_ENTRY(Initialize);  // static infinirtError_t Initialize(const ...* host);
+//     INFINIRT_PLUGIN_ENTRY(Malloc);
 //     ...
 //   };
-//   INFINIRT_DEFINE_PLUGIN_TABLE(MakePluginTable<CpuPlugin>("cpu", INFINI_DEVICE_CPU))
+//   infinirtError_t VendorPlugin::Malloc(int device, void** ptr, size_t size) { ... }
+//   INFINIRT_DEFINE_PLUGIN_TABLE(MakePluginTable<VendorPlugin>("vendor", INFINI_DEVICE_...))
 //
 // MakePluginTable finds which entries the struct provides (a detection trait per entry),
 // leaves the others NULL (the core answers NotSupported), and wraps every entry in one guard
@@ -56,6 +58,17 @@ namespace entry {
 INFINIRT_PLUGIN_ENTRIES(INFINIRT_ENTRY_CONSTANT_)
 #undef INFINIRT_ENTRY_CONSTANT_
 }  // namespace entry
+
+// Each entry's function type under its name, so that a plugin struct declares an entry without
+// repeating its parameters: static plugin::signature::Malloc Malloc;
+namespace signature {
+#define INFINIRT_ENTRY_SIGNATURE_(name, params) using name = infinirtError_t params;
+INFINIRT_PLUGIN_ENTRIES(INFINIRT_ENTRY_SIGNATURE_)
+#undef INFINIRT_ENTRY_SIGNATURE_
+}  // namespace signature
+
+// Declares an entry in a plugin struct: INFINIRT_PLUGIN_ENTRY(Malloc);
+#define INFINIRT_PLUGIN_ENTRY(name) static ::infinirt::plugin::signature::name name
 
 // The id of the entry with this name, or nullopt when there is none.
 inline std::optional<infinirtPluginEntry_t> EntryFromName(const char* name) {
