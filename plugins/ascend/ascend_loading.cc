@@ -50,11 +50,7 @@ void ReadRuntimeVersion() {
 
 void LoadRuntime(const char* config_json) {
   State& s = TheState();
-  if (!s.library.Open(plugin::VendorCandidates("ascend", config_json, s.log))) {
-    s.reason = "vendor runtime not found: " +
-               (s.library.attempts().empty() ? s.library.tried() : s.library.attempts());
-    return;
-  }
+  if (!s.OpenRuntime(plugin::VendorCandidates("ascend", config_json, s.log))) return;
   Log(INFINIRT_LOG_DEBUG, "opened " + s.library.path());
   if (!ResolveFunctions()) return;
   ReadRuntimeVersion();
@@ -111,22 +107,6 @@ infinirtError_t AscendPlugin::Finalize() {
   delete g_state;
   g_state = nullptr;
   return infinirtSuccess;
-}
-
-infinirtError_t AscendPlugin::GetInfo(infinirtPluginInfo* info) {
-  const State& s = TheState();
-  plugin::FillPluginInfo(s.library, s.usable, s.runtime_version, s.reason, info);
-  return infinirtSuccess;
-}
-
-infinirtError_t AscendPlugin::GetDeviceCount(int* count) {
-  *count = TheState().device_count;
-  return infinirtSuccess;
-}
-
-const plugin::PluginLog& AscendPlugin::GuardLog() {
-  static const plugin::PluginLog silent("ascend");
-  return g_state != nullptr ? TheState().log : silent;
 }
 
 State& TheState() { return *g_state; }

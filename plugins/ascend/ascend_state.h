@@ -18,6 +18,7 @@
 #include "plugin_support.h"
 #include "plugin_table_builder.h"
 #include "vendor_library.h"
+#include "vendor_plugin.h"
 
 namespace infinirt::ascend {
 
@@ -76,15 +77,9 @@ struct DeviceOrder {
   std::atomic<uint64_t> legacy_generation{0};  // legacy work items so far
 };
 
-struct State {
-  plugin::PluginLog log{"ascend"};
-  plugin::VendorLibrary library;
+struct State : plugin::VendorRuntimeState {
+  State() : VendorRuntimeState("ascend") {}
   Functions fn;
-  bool usable = false;  // the runtime loaded with every required function
-  int device_count = 0;
-  int runtime_version = -1;
-  std::string reason;
-  plugin::ThreadDeviceBinding binding;
   std::vector<std::unique_ptr<DeviceOrder>> devices;
   // Pinned host memory from aclrtMallocHost (base -> size): ACL captures copies only between
   // device memory and such memory.
@@ -166,12 +161,10 @@ void RetirePerThreadStreams();
 // The entries (plugin_table_builder.h finds them by name). Left out, so NotSupported:
 // DeviceGetAttribute, DriverGetVersion and the memory-pool entries, which no ACL function of
 // the lists serves (the declarations say so).
-struct AscendPlugin {
+struct AscendPlugin : plugin::VendorPluginBase<AscendPlugin> {
   // ascend_loading.cc
   INFINIRT_PLUGIN_ENTRY(Initialize);
   INFINIRT_PLUGIN_ENTRY(Finalize);
-  INFINIRT_PLUGIN_ENTRY(GetInfo);
-  INFINIRT_PLUGIN_ENTRY(GetDeviceCount);
   // ascend_translation.cc
   INFINIRT_PLUGIN_ENTRY(GetDeviceProperties);
   INFINIRT_PLUGIN_ENTRY(DeviceSynchronize);
@@ -206,7 +199,9 @@ struct AscendPlugin {
   // ascend_declarations.cc
   static std::optional<plugin::Declaration> Declare(infinirtPluginEntry_t entry);
 
-  static const plugin::PluginLog& GuardLog();
+  // For VendorPluginBase, which answers GetInfo and GetDeviceCount and gives the guard its log.
+  static const plugin::VendorRuntimeState* Current() { return HasState() ? &TheState() : nullptr; }
+  static const char* Name() { return "ascend"; }
 };
 
 }  // namespace infinirt::ascend

@@ -11,6 +11,7 @@
 #include "plugin_support.h"
 #include "plugin_table_builder.h"
 #include "vendor_library.h"
+#include "vendor_plugin.h"
 
 namespace infinirt::cambricon {
 
@@ -30,17 +31,11 @@ struct Functions {
   int (*get_device_properties)(void* prop, int device) = nullptr;
 };
 
-struct State {
-  plugin::PluginLog log{kPluginName};
-  plugin::VendorLibrary library;
+struct State : plugin::VendorRuntimeState {
+  State() : VendorRuntimeState(kPluginName) {}
   Functions fn;
   const char* memcpy_async_symbol = "cnrtMemcpyAsync_V3";  // the names that resolved
   const char* properties_symbol = "cnrtGetDeviceProperties_V3";
-  bool usable = false;  // the runtime opened, has every required function and initialised
-  int device_count = 0;
-  int runtime_version = -1;
-  std::string reason;
-  plugin::ThreadDeviceBinding binding;
 };
 
 // Set between Initialize and Finalize.
@@ -80,12 +75,10 @@ void StartPerThreadQueues();
 void RetirePerThreadQueues();
 
 // The entries (plugin_table_builder.h finds them by name).
-struct CambriconPlugin {
+struct CambriconPlugin : plugin::VendorPluginBase<CambriconPlugin> {
   // cambricon_loading.cc
   INFINIRT_PLUGIN_ENTRY(Initialize);
   INFINIRT_PLUGIN_ENTRY(Finalize);
-  INFINIRT_PLUGIN_ENTRY(GetInfo);
-  INFINIRT_PLUGIN_ENTRY(GetDeviceCount);
   // cambricon_translation.cc
   INFINIRT_PLUGIN_ENTRY(GetDeviceProperties);
   INFINIRT_PLUGIN_ENTRY(DeviceGetAttribute);
@@ -125,7 +118,9 @@ struct CambriconPlugin {
   // cambricon_declarations.cc
   static std::optional<plugin::Declaration> Declare(infinirtPluginEntry_t entry);
 
-  static const plugin::PluginLog& GuardLog();
+  // For VendorPluginBase, which answers GetInfo and GetDeviceCount and gives the guard its log.
+  static const plugin::VendorRuntimeState* Current() { return g_state; }
+  static const char* Name() { return kPluginName; }
 };
 
 }  // namespace infinirt::cambricon

@@ -99,11 +99,7 @@ void CountDevices() {
 void LoadRuntime(const char* config_json) {
   State& s = TheState();
   const plugin::CandidateList candidates = plugin::VendorCandidates(kVendorKey, config_json, s.log);
-  if (!s.library.Open(candidates)) {
-    s.reason = "vendor runtime not found: " +
-               (s.library.attempts().empty() ? s.library.tried() : s.library.attempts());
-    return;
-  }
+  if (!s.OpenRuntime(candidates)) return;
   Log(INFINIRT_LOG_DEBUG, "opened " + s.library.path());
   if (!ResolveFunctions()) return;
   ReadVersion();
@@ -130,22 +126,6 @@ infinirtError_t CambriconPlugin::Finalize() {
   delete g_state;  // the runtime library stays loaded (vendor_library.h)
   g_state = nullptr;
   return infinirtSuccess;
-}
-
-infinirtError_t CambriconPlugin::GetInfo(infinirtPluginInfo* info) {
-  const State& s = TheState();
-  plugin::FillPluginInfo(s.library, s.usable, s.runtime_version, s.reason, info);
-  return infinirtSuccess;
-}
-
-infinirtError_t CambriconPlugin::GetDeviceCount(int* count) {
-  *count = TheState().device_count;
-  return infinirtSuccess;
-}
-
-const plugin::PluginLog& CambriconPlugin::GuardLog() {
-  static const plugin::PluginLog silent(kPluginName);
-  return g_state != nullptr ? TheState().log : silent;
 }
 
 }  // namespace infinirt::cambricon

@@ -86,11 +86,7 @@ void LoadRuntime(const char* config_json) {
   State& s = TheState();
   const plugin::CandidateList candidates =
       plugin::VendorCandidates(s.spec.vendor_key, config_json, s.log);
-  if (!s.library.Open(candidates)) {
-    s.reason = "vendor runtime not found: " +
-               (s.library.attempts().empty() ? s.library.tried() : s.library.attempts());
-    return;
-  }
+  if (!s.OpenRuntime(candidates)) return;
   s.prefix = PrefixFor(s.library.path());
   Log(INFINIRT_LOG_DEBUG, "opened " + s.library.path() + " (symbol prefix " + s.prefix + ")");
   if (!ResolveFunctions()) return;
@@ -133,22 +129,6 @@ infinirtError_t CudaFamilyPlugin::Finalize() {
   delete g_state;  // the runtime library stays loaded (vendor_library.h)
   g_state = nullptr;
   return infinirtSuccess;
-}
-
-infinirtError_t CudaFamilyPlugin::GetInfo(infinirtPluginInfo* info) {
-  const State& s = TheState();
-  plugin::FillPluginInfo(s.library, s.usable, s.runtime_version, s.reason, info);
-  return infinirtSuccess;
-}
-
-infinirtError_t CudaFamilyPlugin::GetDeviceCount(int* count) {
-  *count = TheState().device_count;
-  return infinirtSuccess;
-}
-
-const plugin::PluginLog& CudaFamilyPlugin::GuardLog() {
-  static const plugin::PluginLog silent(ThisVendor().name);
-  return g_state != nullptr ? TheState().log : silent;
 }
 
 }  // namespace infinirt::cuda_family

@@ -17,6 +17,7 @@
 #include "plugin_support.h"
 #include "plugin_table_builder.h"
 #include "vendor_library.h"
+#include "vendor_plugin.h"
 
 namespace infinirt::cuda_family {
 
@@ -38,18 +39,11 @@ struct Functions {
   (CF_EXEC* exec, CF_GRAPH graph, void* error_node, char* log, size_t log_size) = nullptr;
 };
 
-struct State {
-  explicit State(const CudaFamilySpec& vendor) : spec(vendor), log(vendor.name) {}
+struct State : plugin::VendorRuntimeState {
+  explicit State(const CudaFamilySpec& vendor) : VendorRuntimeState(vendor.name), spec(vendor) {}
   const CudaFamilySpec& spec;
-  plugin::PluginLog log;
-  plugin::VendorLibrary library;
   std::string prefix;
   Functions fn;
-  bool usable = false;
-  int device_count = 0;
-  int runtime_version = -1;
-  std::string reason;
-  plugin::ThreadDeviceBinding binding;
   const char* properties_symbol = "GetDeviceProperties";  // the name that resolved
 };
 
@@ -76,11 +70,9 @@ void RetirePerThreadStreams();
 bool HasNativeGraphs();
 
 // The entries (plugin_table_builder.h finds them by name).
-struct CudaFamilyPlugin {
+struct CudaFamilyPlugin : plugin::VendorPluginBase<CudaFamilyPlugin> {
   INFINIRT_PLUGIN_ENTRY(Initialize);
   INFINIRT_PLUGIN_ENTRY(Finalize);
-  INFINIRT_PLUGIN_ENTRY(GetInfo);
-  INFINIRT_PLUGIN_ENTRY(GetDeviceCount);
   INFINIRT_PLUGIN_ENTRY(GetDeviceProperties);
   INFINIRT_PLUGIN_ENTRY(DeviceGetAttribute);
   INFINIRT_PLUGIN_ENTRY(DriverGetVersion);
@@ -118,7 +110,9 @@ struct CudaFamilyPlugin {
   static std::optional<plugin::Declaration> Declare(infinirtPluginEntry_t entry);
   static std::string VendorFunctionName(const char* function);  // with the vendor's prefix
 
-  static const plugin::PluginLog& GuardLog();
+  // For VendorPluginBase, which answers GetInfo and GetDeviceCount and gives the guard its log.
+  static const plugin::VendorRuntimeState* Current() { return g_state; }
+  static const char* Name() { return ThisVendor().name; }
 };
 
 }  // namespace infinirt::cuda_family
