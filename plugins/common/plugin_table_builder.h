@@ -134,29 +134,37 @@ void ReportEscapedException(const char* what) noexcept {
   }
 }
 
-// Calls the entry; no exception crosses the C boundary.
-template <class Impl, class Body, class... Args>
-infinirtError_t CallGuarded(Body body, Args... args) noexcept {
+// The error for the exception being handled (called in a catch block): bad_alloc is
+// infinirtErrorMemoryAllocation, anything else infinirtErrorUnknown, reported to the plugin's
+// log. Out of line, so that the guarded entries stay small.
+template <class Impl>
+[[gnu::noinline, gnu::cold]] infinirtError_t CurrentExceptionAsError() noexcept {
   try {
-    return body(args...);
+    throw;
   } catch (const std::bad_alloc&) {
     return infinirtErrorMemoryAllocation;
   } catch (const std::exception& exception) {
     ReportEscapedException<Impl>(exception.what());
-    return infinirtErrorUnknown;
   } catch (...) {
     ReportEscapedException<Impl>("an exception that is not a std::exception");
-    return infinirtErrorUnknown;
   }
+  return infinirtErrorUnknown;
 }
 
-// The guarded wrapper of one entry: the body is a compile-time constant, so it is inlined and
-// the wrapper costs the dispatch path nothing while no exception is thrown.
+// The guarded wrapper of one entry: no exception crosses the C boundary. The body is a
+// compile-time constant, called directly (and inlined where the compiler sees it), so the
+// wrapper adds nothing to the dispatch path while no exception is thrown.
 template <class Impl, auto Body>
 struct GuardedEntry;
 template <class Impl, class... Args, infinirtError_t (*Body)(Args...)>
 struct GuardedEntry<Impl, Body> {
-  static infinirtError_t Call(Args... args) noexcept { return CallGuarded<Impl>(Body, args...); }
+  static infinirtError_t Call(Args... args) noexcept {
+    try {
+      return Body(args...);
+    } catch (...) {
+      return CurrentExceptionAsError<Impl>();
+    }
+  }
 };
 
 // Whether the plugin is initialised, for the lifecycle rule. One per plugin struct.
@@ -168,25 +176,19 @@ struct Lifecycle {
   }
   static inline bool initialized = false;
 
-  static infinirtError_t Initialize(const infinirtPluginHost* host) noexcept {
-    return CallGuarded<Impl>(
-        [](const infinirtPluginHost* h) {
-          std::lock_guard<std::mutex> lock(Mutex());
-          if (initialized) return infinirtSuccess;
-          const infinirtError_t status = Impl::Initialize(h);
-          initialized = status == infinirtSuccess;
-          return status;
-        },
-        host);
+  static infinirtError_t Initialize(const infinirtPluginHost* host) {
+    std::lock_guard<std::mutex> lock(Mutex());
+    if (initialized) return infinirtSuccess;
+    const infinirtError_t status = Impl::Initialize(host);
+    initialized = status == infinirtSuccess;
+    return status;
   }
-  static infinirtError_t Finalize() noexcept {
-    return CallGuarded<Impl>([] {
-      std::lock_guard<std::mutex> lock(Mutex());
-      if (!initialized) return infinirtSuccess;
-      const infinirtError_t status = Impl::Finalize();
-      if (status == infinirtSuccess) initialized = false;
-      return status;
-    });
+  static infinirtError_t Finalize() {
+    std::lock_guard<std::mutex> lock(Mutex());
+    if (!initialized) return infinirtSuccess;
+    const infinirtError_t status = Impl::Finalize();
+    if (status == infinirtSuccess) initialized = false;
+    return status;
   }
 };
 
@@ -255,8 +257,12 @@ infinirtPluginTable MakePluginTable(const char* name, infiniDevice_t device_type
   }
   INFINIRT_PLUGIN_ENTRIES(INFINIRT_FILL_ENTRY_)
 #undef INFINIRT_FILL_ENTRY_
-  if constexpr (ProvidesInitialize<Impl>::value) table.Initialize = &Lifecycle<Impl>::Initialize;
-  if constexpr (ProvidesFinalize<Impl>::value) table.Finalize = &Lifecycle<Impl>::Finalize;
+  if constexpr (ProvidesInitialize<Impl>::value) {
+    table.Initialize = &GuardedEntry<Impl, &Lifecycle<Impl>::Initialize>::Call;
+  }
+  if constexpr (ProvidesFinalize<Impl>::value) {
+    table.Finalize = &GuardedEntry<Impl, &Lifecycle<Impl>::Finalize>::Call;
+  }
   if constexpr (HasDeclare<Impl>::value) {
     static_assert(!ProvidesGetSupport<Impl>::value,
                   "a plugin declares its support with Declare or GetSupport, not both");
