@@ -22,7 +22,7 @@
 //        failures leave the runtime usable) is checked by
 //        S23_HugeMallocIsMemoryAllocationAndRuntimeStaysUsable.
 //   S20  CUDA is observed to latch infinirtErrorNotReady into the last-error variable.
-//        InfiniRT deliberately does not (core/api.cc: NotReady answers a query, it is not a
+//        InfiniRT deliberately does not (core/api_support.h: NotReady answers a query, it is not a
 //        failure); S20_NotReadyIsNotLatchedIntoTheLastError tests that decision.
 //   S24  Only in short (S24_StreamOrderedAllocationWorksAndPoolsAreReported); the details of
 //        stream-ordered allocation are tested in tests/stream_ordered.

@@ -1,0 +1,490 @@
+// The public C API for memory: allocation and freeing (device, pinned host, stream-ordered,
+// and graph-owned memory freed outside its graph), copies and sets, pointer attributes, and
+// the memory pools of stream-ordered allocation.
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "api_support.h"
+
+using namespace infinirt::core;       // NOLINT: this file implements the core's C API
+using namespace infinirt::core::api;  // NOLINT
+
+namespace {
+
+// Free and FreeHost. Free also accepts stream-ordered memory (freed at once, as cudaFree does,
+// without waiting) and graph-owned memory (released from its live state, see GraphMemory).
+infinirtError_t FreeRegistered(void* pointer, bool host, const char* function) {
+  if (pointer == nullptr) return infinirtSuccess;
+  Runtime& runtime = Runtime::Get();
+  if (auto error = runtime.captures().CheckUnsafeCall()) return error;
+  const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
+  auto accept = [host](const Allocation& allocation) {
+    const MemoryKind kind = allocation.kind;
+    return host ? kind == MemoryKind::kPinnedHost
+                : kind == MemoryKind::kDevice || kind == MemoryKind::kStreamOrdered;
+  };
+  auto removed = runtime.allocations().RemoveExact(address, accept);
+  if (!removed) {
+    if (!host) {
+      if (auto released = ReleaseGraphMemory(runtime, pointer, function)) return *released;
+    }
+    return Fail(infinirtErrorInvalidValue,
+                "{}: {} is not the start of a live {} allocation (unknown, interior, of another "
+                "kind or already freed)",
+                function, pointer, host ? "pinned host" : "device");
+  }
+  Backend& owner = runtime.backend(removed->backend);
+  infinirtError_t error;
+  if (host) {
+    error = owner.table.FreeHost(removed->local_device, pointer);
+  } else if (removed->kind == MemoryKind::kStreamOrdered) {
+    error = owner.table.FreeAsync(removed->local_device, pointer, INFINIRT_PLUGIN_STREAM_LEGACY);
+  } else {
+    error = owner.table.Free(removed->local_device, pointer);
+  }
+  // A refused free has no effect: the allocation stays live and can be freed later.
+  if (error != infinirtSuccess) runtime.allocations().Add(*removed);
+  return error;
+}
+
+// Node makers for work recorded during stream capture.
+auto CopyNode(void* dst, const void* src, size_t count, enum infinirtMemcpyKind kind) {
+  return [=](GraphData&, GraphNode* node) {
+    node->desc.kind = INFINIRT_GRAPH_NODE_MEMCPY;
+    node->desc.params.copy.dst = dst;
+    node->desc.params.copy.src = src;
+    node->desc.params.copy.count = count;
+    node->desc.params.copy.kind = kind;
+    return infinirtSuccess;
+  };
+}
+
+auto SetNode(void* pointer, int value, size_t count) {
+  return [=](GraphData&, GraphNode* node) {
+    node->desc.kind = INFINIRT_GRAPH_NODE_MEMSET;
+    node->desc.params.set.ptr = pointer;
+    node->desc.params.set.value = value;
+    node->desc.params.set.count = count;
+    return infinirtSuccess;
+  };
+}
+
+// Node makers for stream-ordered memory recorded during capture.
+auto AllocationNode(Runtime& runtime, const Target& target, size_t size, void** pointer_out,
+                    const char* function) {
+  return [&runtime, target, size, pointer_out, function](GraphData& graph, GraphNode* node) {
+    void* pointer = nullptr;
+    if (auto error = target.backend->table.Malloc(target.local, &pointer, size)) return error;
+    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kGraph,
+                                        graph.id(), function)) {
+      target.backend->table.Free(target.local, pointer);
+      return error;
+    }
+    graph.AdoptAllocation(pointer);
+    node->desc.kind = INFINIRT_GRAPH_NODE_MEM_ALLOC;
+    node->desc.params.memory.ptr = pointer;
+    node->desc.params.memory.size = size;
+    *pointer_out = pointer;
+    return infinirtSuccess;
+  };
+}
+
+auto FreeNode(Runtime& runtime, void* pointer, const char* function) {
+  return [&runtime, pointer, function](GraphData& graph, GraphNode* node) {
+    auto allocation = runtime.allocations().FindExact(reinterpret_cast<uintptr_t>(pointer));
+    if (!allocation) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not a live allocation", function, pointer);
+    }
+    if (allocation->kind != MemoryKind::kGraph || allocation->owner != graph.id()) {
+      return Fail(infinirtErrorNotSupported,
+                  "{}: during capture only memory allocated by the same capture can be freed",
+                  function);
+    }
+    const bool freed_before =
+        std::any_of(graph.nodes().begin(), graph.nodes().end(), [&](const GraphNode& other) {
+          return other.kind() == INFINIRT_GRAPH_NODE_MEM_FREE &&
+                 other.desc.params.memory.ptr == pointer;
+        });
+    if (freed_before) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is already freed in this graph", function,
+                  pointer);
+    }
+    node->desc.kind = INFINIRT_GRAPH_NODE_MEM_FREE;
+    node->desc.params.memory.ptr = pointer;
+    node->desc.params.memory.size = allocation->size;
+    return infinirtSuccess;
+  };
+}
+
+// Why FreeAsync did not free: graph-owned memory (released from its live state instead),
+// stream-ordered memory of another backend than the stream's, or no such allocation.
+infinirtError_t FreeAsyncRefused(Runtime& runtime, void* pointer, const StreamTarget& target,
+                                 const char* function) {
+  if (auto released = ReleaseGraphMemory(runtime, pointer, function)) return *released;
+  auto found = runtime.allocations().FindExact(reinterpret_cast<uintptr_t>(pointer));
+  if (found && found->kind == MemoryKind::kStreamOrdered) {
+    return Fail(infinirtErrorNotSupported,
+                "{}: memory of backend '{}' cannot be freed on a stream of backend '{}'", function,
+                runtime.backend(found->backend).name, target.backend->name);
+  }
+  return Fail(infinirtErrorInvalidValue,
+              "{}: {} is not the start of a live stream-ordered allocation (unknown, interior, "
+              "of another kind or already freed)",
+              function, pointer);
+}
+
+infinirtError_t ResolvePool(Runtime& runtime, infinirtMemPool_t pool, ObjectRecord* record,
+                            const char* function) {
+  if (pool == nullptr) return Fail(infinirtErrorInvalidValue, "{}: memPool is NULL", function);
+  return ResolveObject(runtime.mem_pools(), pool, "memory pool", record, function);
+}
+
+bool IsPoolAttribute(enum infinirtMemPoolAttr attr) {
+  const int value = static_cast<int>(attr);
+  return value >= infinirtMemPoolReuseFollowEventDependencies &&
+         value <= infinirtMemPoolAttrUsedMemHigh;
+}
+
+}  // namespace
+
+extern "C" {
+
+// ------------------------------------------------------------------------------------------
+// Memory
+// ------------------------------------------------------------------------------------------
+
+infinirtError_t infinirtMalloc(void** devPtr, size_t size) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (devPtr == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function_name);
+    Runtime& runtime = Runtime::Get();
+    Target target;
+    if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
+    if (auto error = runtime.captures().CheckUnsafeCall()) return error;
+    *devPtr = nullptr;
+    if (size == 0) return infinirtSuccess;
+    void* pointer = nullptr;
+    if (auto error = target.backend->table.Malloc(target.local, &pointer, size)) return error;
+    if (pointer == nullptr) {
+      return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function_name);
+    }
+    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kDevice, 0,
+                                        function_name)) {
+      target.backend->table.Free(target.local, pointer);
+      return error;
+    }
+    *devPtr = pointer;
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtFree(void* devPtr) {
+  return Guard(__func__, [&](const char* function_name) {
+    return FreeRegistered(devPtr, /*host=*/false, function_name);
+  });
+}
+
+infinirtError_t infinirtHostAlloc(void** pHost, size_t size, unsigned int flags) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (pHost == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: pHost is NULL", function_name);
+    constexpr unsigned int kKnownFlags =
+        infinirtHostAllocPortable | infinirtHostAllocMapped | infinirtHostAllocWriteCombined;
+    if (flags & ~kKnownFlags) {
+      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
+    }
+    Runtime& runtime = Runtime::Get();
+    Target target;
+    if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
+    if (auto error = runtime.captures().CheckUnsafeCall()) return error;
+    *pHost = nullptr;
+    if (size == 0) return infinirtSuccess;
+    void* pointer = nullptr;
+    if (auto error = target.backend->table.HostAlloc(target.local, &pointer, size, flags)) {
+      return error;
+    }
+    if (pointer == nullptr) {
+      return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function_name);
+    }
+    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kPinnedHost, 0,
+                                        function_name)) {
+      target.backend->table.FreeHost(target.local, pointer);
+      return error;
+    }
+    *pHost = pointer;
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtMallocHost(void** ptr, size_t size) {
+  return infinirtHostAlloc(ptr, size, infinirtHostAllocDefault);
+}
+
+infinirtError_t infinirtFreeHost(void* ptr) {
+  return Guard(__func__, [&](const char* function_name) {
+    return FreeRegistered(ptr, /*host=*/true, function_name);
+  });
+}
+
+infinirtError_t infinirtMemGetInfo(size_t* free, size_t* total) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (free == nullptr || total == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is NULL", function_name,
+                  free == nullptr ? "free" : "total");
+    }
+    Target target;
+    if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
+    return target.backend->table.MemGetInfo(target.local, free, total);
+  });
+}
+
+infinirtError_t infinirtMemcpy(void* dst, const void* src, size_t count,
+                               enum infinirtMemcpyKind kind) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    if (count == 0 && static_cast<unsigned>(kind) <= infinirtMemcpyDefault) return infinirtSuccess;
+    Target target;
+    enum infinirtMemcpyKind resolved;
+    CrossBackendCopy cross;
+    if (auto error = RouteCopy(runtime, dst, src, count, kind, nullptr, &target, &resolved, &cross,
+                               function_name)) {
+      return error;
+    }
+    if (cross.needed) {
+      for (const auto& side : {cross.source, cross.destination}) {
+        if (!side) continue;
+        if (auto error = runtime.captures().CheckLegacyUse(side->device)) return error;
+      }
+      if (auto error = runtime.captures().CheckUnsafeCall()) return error;
+      return StagedCopy(runtime, dst, src, count, cross, nullptr);
+    }
+    if (auto error = runtime.captures().CheckLegacyUse(target.device)) return error;
+    if (auto error = runtime.captures().CheckUnsafeCall()) return error;
+    return target.backend->table.Memcpy(target.local, dst, src, count, resolved);
+  });
+}
+
+infinirtError_t infinirtMemcpyAsync(void* dst, const void* src, size_t count,
+                                    enum infinirtMemcpyKind kind, infinirtStream_t stream) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget stream_target;
+    if (auto error = ResolveStream(runtime, stream, &stream_target, function_name)) return error;
+    if (count == 0 && static_cast<unsigned>(kind) <= infinirtMemcpyDefault) return infinirtSuccess;
+    Target target;
+    enum infinirtMemcpyKind resolved;
+    CrossBackendCopy cross;
+    if (auto error = RouteCopy(runtime, dst, src, count, kind, &stream_target, &target, &resolved,
+                               &cross, function_name)) {
+      return error;
+    }
+    if (cross.needed) {
+      infinirtError_t captured;
+      if (runtime.captures().RefuseUncapturable(
+              stream_target.ref, "a copy between backends (the host stages it)", &captured)) {
+        return Fail(captured, "{}: a copy between backends cannot be captured", function_name);
+      }
+      return StagedCopy(runtime, dst, src, count, cross, &stream_target);
+    }
+    infinirtError_t captured;
+    if (runtime.captures().Record(stream_target.ref, CopyNode(dst, src, count, resolved),
+                                  &captured)) {
+      return captured;
+    }
+    // A host-to-host copy is synchronous with respect to the host (CUDA); the plugin ABI makes
+    // that the plugin's job, since only it can refuse before enqueuing (in a host function).
+    return stream_target.backend->table.MemcpyAsync(stream_target.local, dst, src, count, resolved,
+                                                    stream_target.stream);
+  });
+}
+
+infinirtError_t infinirtMemset(void* devPtr, int value, size_t count) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    if (count == 0) return infinirtSuccess;
+    Target target;
+    if (auto error = RouteMemset(runtime, devPtr, count, nullptr, &target, function_name)) {
+      return error;
+    }
+    if (auto error = runtime.captures().CheckLegacyUse(target.device)) return error;
+    if (auto error = runtime.captures().CheckUnsafeCall()) return error;
+    return target.backend->table.Memset(target.local, devPtr, value, count);
+  });
+}
+
+infinirtError_t infinirtMemsetAsync(void* devPtr, int value, size_t count,
+                                    infinirtStream_t stream) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget stream_target;
+    if (auto error = ResolveStream(runtime, stream, &stream_target, function_name)) return error;
+    if (count == 0) return infinirtSuccess;
+    Target target;
+    if (auto error = RouteMemset(runtime, devPtr, count, &stream_target, &target, function_name)) {
+      return error;
+    }
+    infinirtError_t captured;
+    if (runtime.captures().Record(stream_target.ref, SetNode(devPtr, value, count), &captured)) {
+      return captured;
+    }
+    return stream_target.backend->table.MemsetAsync(stream_target.local, devPtr, value, count,
+                                                    stream_target.stream);
+  });
+}
+
+infinirtError_t infinirtPointerGetAttributes(struct infinirtPointerAttributes* attributes,
+                                             const void* ptr) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (attributes == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: attributes is NULL", function_name);
+    }
+    if (ptr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: ptr is NULL", function_name);
+    std::memset(attributes, 0, sizeof(*attributes));
+    auto allocation = Runtime::Get().allocations().Find(reinterpret_cast<uintptr_t>(ptr));
+    if (!allocation) {
+      attributes->type = infinirtMemoryTypeUnregistered;
+      attributes->device = infinirtInvalidDeviceId;
+      return infinirtSuccess;
+    }
+    void* pointer = const_cast<void*>(ptr);
+    attributes->device = allocation->device;
+    attributes->devicePointer = pointer;
+    if (allocation->kind == MemoryKind::kPinnedHost) {
+      attributes->type = infinirtMemoryTypeHost;
+      attributes->hostPointer = pointer;
+    } else {
+      attributes->type = infinirtMemoryTypeDevice;
+    }
+    return infinirtSuccess;
+  });
+}
+
+// ------------------------------------------------------------------------------------------
+// Stream-ordered memory and memory pools
+// ------------------------------------------------------------------------------------------
+
+infinirtError_t infinirtMallocAsync(void** devPtr, size_t size, infinirtStream_t hStream) {
+  return Guard(__func__, [&](const char* function) {
+    if (devPtr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function);
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, hStream, &target, function)) return error;
+    *devPtr = nullptr;
+    if (size == 0) return infinirtSuccess;
+    void* pointer = nullptr;
+    infinirtError_t captured;
+    if (runtime.captures().Record(
+            target.ref, AllocationNode(runtime, target, size, &pointer, function), &captured)) {
+      if (captured == infinirtSuccess) *devPtr = pointer;
+      return captured;
+    }
+    if (auto error =
+            target.backend->table.MallocAsync(target.local, &pointer, size, target.stream)) {
+      return error;
+    }
+    if (pointer == nullptr) {
+      return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function);
+    }
+    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kStreamOrdered,
+                                        0, function)) {
+      target.backend->table.FreeAsync(target.local, pointer, target.stream);
+      return error;
+    }
+    *devPtr = pointer;
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtFreeAsync(void* devPtr, infinirtStream_t hStream) {
+  return Guard(__func__, [&](const char* function) {
+    if (devPtr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function);
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, hStream, &target, function)) return error;
+    infinirtError_t captured;
+    if (runtime.captures().Record(target.ref, FreeNode(runtime, devPtr, function), &captured)) {
+      return captured;
+    }
+    const uintptr_t address = reinterpret_cast<uintptr_t>(devPtr);
+    auto removed =
+        runtime.allocations().RemoveExact(address, [&target](const Allocation& allocation) {
+          return allocation.kind == MemoryKind::kStreamOrdered &&
+                 allocation.backend == target.backend_index;
+        });
+    if (!removed) return FreeAsyncRefused(runtime, devPtr, target, function);
+    const infinirtError_t error =
+        target.backend->table.FreeAsync(target.local, devPtr, target.stream);
+    if (error != infinirtSuccess) runtime.allocations().Add(*removed);
+    return error;
+  });
+}
+
+infinirtError_t infinirtDeviceGetDefaultMemPool(infinirtMemPool_t* memPool, int device) {
+  return Guard(__func__, [&](const char* function) {
+    if (memPool == nullptr) return Fail(infinirtErrorInvalidValue, "{}: memPool is NULL", function);
+    Runtime& runtime = Runtime::Get();
+    Target target;
+    if (auto error = DeviceTarget(runtime, device, &target, function)) return error;
+    const uint64_t handle = runtime.MemPoolHandle(device);
+    if (handle == 0) return Fail(infinirtErrorMemoryAllocation, "{}: no pool handle", function);
+    *memPool = reinterpret_cast<infinirtMemPool_t>(static_cast<uintptr_t>(handle));
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtMemPoolGetAttribute(infinirtMemPool_t memPool,
+                                            enum infinirtMemPoolAttr attr, void* value) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord record;
+    if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
+    if (value == nullptr) return Fail(infinirtErrorInvalidValue, "{}: value is NULL", function);
+    if (!IsPoolAttribute(attr)) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not a pool attribute", function,
+                  static_cast<int>(attr));
+    }
+    return runtime.backend(record.backend)
+        .table.MemPoolGetAttribute(record.local_device, attr, value);
+  });
+}
+
+infinirtError_t infinirtMemPoolSetAttribute(infinirtMemPool_t memPool,
+                                            enum infinirtMemPoolAttr attr, void* value) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord record;
+    if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
+    if (value == nullptr) return Fail(infinirtErrorInvalidValue, "{}: value is NULL", function);
+    switch (attr) {
+      case infinirtMemPoolReuseFollowEventDependencies:
+      case infinirtMemPoolReuseAllowOpportunistic:
+      case infinirtMemPoolReuseAllowInternalDependencies:
+      case infinirtMemPoolAttrReleaseThreshold:
+        break;
+      case infinirtMemPoolAttrReservedMemHigh:
+      case infinirtMemPoolAttrUsedMemHigh:
+        if (*static_cast<const uint64_t*>(value) != 0) {
+          return Fail(infinirtErrorInvalidValue, "{}: a high watermark can only be reset to 0",
+                      function);
+        }
+        break;
+      default:
+        return Fail(infinirtErrorInvalidValue, "{}: attribute {} cannot be set", function,
+                    static_cast<int>(attr));
+    }
+    return runtime.backend(record.backend)
+        .table.MemPoolSetAttribute(record.local_device, attr, value);
+  });
+}
+
+infinirtError_t infinirtMemPoolTrimTo(infinirtMemPool_t memPool, size_t minBytesToKeep) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord record;
+    if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
+    return runtime.backend(record.backend).table.MemPoolTrimTo(record.local_device, minBytesToKeep);
+  });
+}
+
+}  // extern "C"

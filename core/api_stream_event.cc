@@ -1,0 +1,289 @@
+// The public C API for streams and events: creation and destruction, synchronisation and
+// queries, waits between streams, host functions, event timing.
+
+#include "api_support.h"
+
+using namespace infinirt::core;       // NOLINT: this file implements the core's C API
+using namespace infinirt::core::api;  // NOLINT
+
+namespace {
+
+// A plugin entry that takes (device, handle) and nothing else.
+using HandleEntry = infinirtError_t (*infinirtPluginTable::*)(int, void*);
+
+// Resolves a stream (special values included), applies capture's rules for synchronising or
+// querying it, and calls the owning backend's entry on it. The entry is a template argument so
+// that the call through the table compiles to a plain indirect call.
+template <HandleEntry entry>
+infinirtError_t CallOnStream(infinirtStream_t stream, bool synchronizes, const char* function) {
+  Runtime& runtime = Runtime::Get();
+  StreamTarget target;
+  if (auto error = ResolveStream(runtime, stream, &target, function)) return error;
+  if (auto error = runtime.captures().CheckStreamUse(target.ref, synchronizes)) return error;
+  return (target.backend->table.*entry)(target.local, target.stream);
+}
+
+// The same for an event.
+template <HandleEntry entry>
+infinirtError_t CallOnEvent(infinirtEvent_t event, bool synchronizes, const char* function) {
+  Runtime& runtime = Runtime::Get();
+  ObjectRecord record;
+  if (auto error = ResolveObject(runtime.events(), event, "event", &record, function)) {
+    return error;
+  }
+  if (auto error = runtime.captures().CheckEventUse(HandleValue(event), synchronizes)) {
+    return error;
+  }
+  return (runtime.backend(record.backend).table.*entry)(record.local_device, record.plugin_handle);
+}
+
+// Creates a stream or event on the current device and hands out its handle.
+using CreateEntry = infinirtError_t (*infinirtPluginTable::*)(int, void**, unsigned int);
+template <class Handle>
+infinirtError_t CreateOnCurrentDevice(Runtime& runtime, HandleTable& table, CreateEntry create,
+                                      HandleEntry destroy, unsigned int flags, Handle* out,
+                                      const char* function) {
+  Target target;
+  if (auto error = CurrentTarget(runtime, &target, function)) return error;
+  void* object = nullptr;
+  if (auto error = (target.backend->table.*create)(target.local, &object, flags)) return error;
+  return Publish(table, target, object, flags, out, target.backend->table.*destroy, function);
+}
+
+// The plugin refused to destroy an object whose handle was just removed: the handle becomes
+// live again, so that the refused call has no effect and the program can retry.
+infinirtError_t RestoreRefused(HandleTable& table, uint64_t handle, const ObjectRecord& record,
+                               infinirtError_t error, const char* function) {
+  if (!table.Restore(handle, record)) {
+    Log().error("{}: the backend refused the destruction and the handle could not be restored",
+                function);
+  }
+  return Fail(error, "{}: the backend refused: {}", function, infinirtGetErrorName(error));
+}
+
+// A node maker for host functions recorded during stream capture.
+auto HostNode(infinirtHostFn_t fn, void* user_data) {
+  return [=](GraphData&, GraphNode* node) {
+    node->desc.kind = INFINIRT_GRAPH_NODE_HOST;
+    node->desc.params.host.fn = fn;
+    node->desc.params.host.user_data = user_data;
+    return infinirtSuccess;
+  };
+}
+
+}  // namespace
+
+extern "C" {
+
+// ------------------------------------------------------------------------------------------
+// Streams
+// ------------------------------------------------------------------------------------------
+
+infinirtError_t infinirtStreamCreateWithFlags(infinirtStream_t* pStream, unsigned int flags) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (pStream == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: pStream is NULL", function_name);
+    if (flags & ~static_cast<unsigned int>(infinirtStreamNonBlocking)) {
+      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
+    }
+    Runtime& runtime = Runtime::Get();
+    return CreateOnCurrentDevice(runtime, runtime.streams(), &infinirtPluginTable::StreamCreate,
+                                 &infinirtPluginTable::StreamDestroy, flags, pStream,
+                                 function_name);
+  });
+}
+
+infinirtError_t infinirtStreamCreate(infinirtStream_t* pStream) {
+  return infinirtStreamCreateWithFlags(pStream, infinirtStreamDefault);
+}
+
+infinirtError_t infinirtStreamDestroy(infinirtStream_t stream) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord record;
+    if (!runtime.streams().Remove(HandleValue(stream), &record)) {
+      return InvalidHandle(stream, "stream", function_name);
+    }
+    if (auto e = runtime.backend(record.backend)
+                     .table.StreamDestroy(record.local_device, record.plugin_handle)) {
+      return RestoreRefused(runtime.streams(), HandleValue(stream), record, e, function_name);
+    }
+    StreamRef ref;
+    ref.handle = HandleValue(stream);
+    ref.blocking = !(record.flags & infinirtStreamNonBlocking);
+    ref.device = record.device;
+    std::vector<uint64_t> retired;
+    runtime.captures().StreamDestroyed(ref, &retired);
+    for (uint64_t graph : retired) runtime.RetireGraphHandle(graph);
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtStreamSynchronize(infinirtStream_t stream) {
+  return Guard(__func__, [&](const char* function_name) {
+    return CallOnStream<&infinirtPluginTable::StreamSynchronize>(stream, /*synchronizes=*/true,
+                                                                 function_name);
+  });
+}
+
+infinirtError_t infinirtStreamQuery(infinirtStream_t stream) {
+  return Guard(__func__, [&](const char* function_name) {
+    return CallOnStream<&infinirtPluginTable::StreamQuery>(stream, /*synchronizes=*/false,
+                                                           function_name);
+  });
+}
+
+infinirtError_t infinirtStreamWaitEvent(infinirtStream_t stream, infinirtEvent_t event,
+                                        unsigned int flags) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
+    ObjectRecord event_record;
+    if (auto error =
+            ResolveObject(runtime.events(), event, "event", &event_record, function_name)) {
+      return error;
+    }
+    if (flags & ~static_cast<unsigned int>(infinirtEventWaitExternal)) {
+      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
+    }
+    if (event_record.backend != target.backend_index) {
+      // No backend can wait on another's event: the host waits for it, which keeps the order
+      // (work issued to the stream afterwards starts after the event), without asynchrony.
+      infinirtError_t captured;
+      if (runtime.captures().RefuseUncapturable(target.ref, "a wait on an event of another backend",
+                                                &captured)) {
+        return Fail(captured, "{}: a wait on an event of another backend cannot be captured",
+                    function_name);
+      }
+      return runtime.backend(event_record.backend)
+          .table.EventSynchronize(event_record.local_device, event_record.plugin_handle);
+    }
+    infinirtError_t captured;
+    if (runtime.captures().WaitEvent(target.ref, HandleValue(event), event_record.plugin_handle,
+                                     flags, &captured)) {
+      return captured;
+    }
+    return target.backend->table.StreamWaitEvent(target.local, target.stream,
+                                                 event_record.plugin_handle, flags);
+  });
+}
+
+infinirtError_t infinirtLaunchHostFunc(infinirtStream_t stream, infinirtHostFn_t fn,
+                                       void* userData) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
+    if (fn == nullptr) return Fail(infinirtErrorInvalidValue, "{}: fn is NULL", function_name);
+    infinirtError_t captured;
+    if (runtime.captures().Record(target.ref, HostNode(fn, userData), &captured)) return captured;
+    return target.backend->table.LaunchHostFunc(target.local, target.stream, fn, userData);
+  });
+}
+
+// ------------------------------------------------------------------------------------------
+// Events
+// ------------------------------------------------------------------------------------------
+
+infinirtError_t infinirtEventCreateWithFlags(infinirtEvent_t* event, unsigned int flags) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (event == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: event is NULL", function_name);
+    constexpr unsigned int kKnownFlags =
+        infinirtEventBlockingSync | infinirtEventDisableTiming | infinirtEventInterprocess;
+    if (flags & ~kKnownFlags) {
+      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
+    }
+    if ((flags & infinirtEventInterprocess) && !(flags & infinirtEventDisableTiming)) {
+      return Fail(infinirtErrorInvalidValue,
+                  "{}: infinirtEventInterprocess requires infinirtEventDisableTiming",
+                  function_name);
+    }
+    Runtime& runtime = Runtime::Get();
+    return CreateOnCurrentDevice(runtime, runtime.events(), &infinirtPluginTable::EventCreate,
+                                 &infinirtPluginTable::EventDestroy, flags, event, function_name);
+  });
+}
+
+infinirtError_t infinirtEventCreate(infinirtEvent_t* event) {
+  return infinirtEventCreateWithFlags(event, infinirtEventDefault);
+}
+
+infinirtError_t infinirtEventRecord(infinirtEvent_t event, infinirtStream_t stream) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord record;
+    if (auto error = ResolveObject(runtime.events(), event, "event", &record, function_name)) {
+      return error;
+    }
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
+    if (target.device != record.device) {
+      return Fail(infinirtErrorInvalidResourceHandle,
+                  "{}: the event belongs to device {} and the stream to device {}", function_name,
+                  record.device, target.device);
+    }
+    infinirtError_t captured;
+    if (runtime.captures().RecordEvent(target.ref, HandleValue(event), &captured)) {
+      return captured;
+    }
+    runtime.captures().ForgetEvent(HandleValue(event));  // it stands for real work again
+    return target.backend->table.EventRecord(target.local, record.plugin_handle, target.stream);
+  });
+}
+
+infinirtError_t infinirtEventQuery(infinirtEvent_t event) {
+  return Guard(__func__, [&](const char* function_name) {
+    return CallOnEvent<&infinirtPluginTable::EventQuery>(event, /*synchronizes=*/false,
+                                                         function_name);
+  });
+}
+
+infinirtError_t infinirtEventSynchronize(infinirtEvent_t event) {
+  return Guard(__func__, [&](const char* function_name) {
+    return CallOnEvent<&infinirtPluginTable::EventSynchronize>(event, /*synchronizes=*/true,
+                                                               function_name);
+  });
+}
+
+infinirtError_t infinirtEventDestroy(infinirtEvent_t event) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord record;
+    if (!runtime.events().Remove(HandleValue(event), &record)) {
+      return InvalidHandle(event, "event", function_name);
+    }
+    if (auto e = runtime.backend(record.backend)
+                     .table.EventDestroy(record.local_device, record.plugin_handle)) {
+      return RestoreRefused(runtime.events(), HandleValue(event), record, e, function_name);
+    }
+    runtime.captures().ForgetEvent(HandleValue(event));
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtEventElapsedTime(float* ms, infinirtEvent_t start, infinirtEvent_t end) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (ms == nullptr) return Fail(infinirtErrorInvalidValue, "{}: ms is NULL", function_name);
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord first, last;
+    if (auto e = ResolveObject(runtime.events(), start, "event", &first, function_name)) {
+      return e;
+    }
+    if (auto e = ResolveObject(runtime.events(), end, "event", &last, function_name)) {
+      return e;
+    }
+    if (first.device != last.device) {
+      return Fail(infinirtErrorInvalidResourceHandle,
+                  "{}: the events belong to different devices ({} and {})", function_name,
+                  first.device, last.device);
+    }
+    if (auto e = runtime.captures().CheckEventUse(HandleValue(start), false)) return e;
+    if (auto e = runtime.captures().CheckEventUse(HandleValue(end), false)) return e;
+    return runtime.backend(first.backend)
+        .table.EventElapsedTime(first.local_device, ms, first.plugin_handle, last.plugin_handle);
+  });
+}
+
+}  // extern "C"
