@@ -53,7 +53,8 @@ class FaultInjection : public ::testing::Test {
  protected:
   void TearDown() override {
     EXPECT_EQ(infinirtFinalize(), infinirtSuccess);
-    for (const char* name : {"FAULTY_FAULTS", "FAULTY_DELAY_MS", "FAULTY_MISSING"}) {
+    for (const char* name :
+         {"FAULTY_FAULTS", "FAULTY_DELAY_MS", "FAULTY_MISSING", "FAULTY_THROWS"}) {
       unsetenv(name);
     }
   }
@@ -102,6 +103,30 @@ void ExpectTheCpuBackendWorks(int cpu = kCpu) {
   EXPECT_EQ(infinirtFree(device), infinirtSuccess);
   EXPECT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
   ASSERT_EQ(infinirtSetDevice(previous), infinirtSuccess);
+}
+
+// --- An exception escaping an entry ----------------------------------------------------------
+
+// Every plugin's entries run in one guard (plugin_table_builder.h): an exception that escapes
+// an entry is an error code, nothing is registered, and the runtime goes on.
+TEST_F(FaultInjection, AnExceptionEscapingAnEntryBecomesAnErrorCode) {
+  setenv("FAULTY_THROWS", "Malloc:bad_alloc,StreamCreate:exception,EventCreate:other", 1);
+  Start("");
+  void* memory = nullptr;
+  EXPECT_EQ(infinirtMalloc(&memory, 64), infinirtErrorMemoryAllocation);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorMemoryAllocation);
+  infinirtStream_t stream = nullptr;
+  EXPECT_EQ(infinirtStreamCreate(&stream), infinirtErrorUnknown);
+  infinirtEvent_t event = nullptr;
+  EXPECT_EQ(infinirtEventCreate(&event), infinirtErrorUnknown);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorUnknown);
+  EXPECT_EQ(CoreHoldings(), kNothing);
+  // The faulty backend's other entries still work, and so does the CPU backend.
+  void* host = nullptr;
+  EXPECT_EQ(infinirtMallocHost(&host, 64), infinirtSuccess);
+  EXPECT_EQ(infinirtFreeHost(host), infinirtSuccess);
+  ExpectTheCpuBackendWorks();
+  EXPECT_EQ(CoreHoldings(), kNothing);
 }
 
 // --- An entry that creates something fails: nothing is registered ----------------------------

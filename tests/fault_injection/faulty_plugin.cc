@@ -12,15 +12,22 @@
 //   FAULTY_DELAY_MS   comma-separated <entry>:<milliseconds>: the entry sleeps, then proceeds.
 //   FAULTY_MISSING    comma-separated entry names left NULL in the table (the core answers
 //                     NotSupported for them).
+//   FAULTY_THROWS     comma-separated <entry>:<bad_alloc|exception|other>: the entry throws
+//                     std::bad_alloc, a std::runtime_error or an int, for the guard every
+//                     plugin's entries run in (plugin_table_builder.h) to turn into an error.
 //
 // A malformed item is reported on stderr and makes Initialize fail, so a test cannot run with
 // a switch it did not mean.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <mutex>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,11 +54,14 @@ struct Fault {
   long failed = 0;
 };
 
+enum class Throw { kNothing, kBadAlloc, kException, kOther };
+
 struct Switches {
   std::mutex mutex;
   std::vector<Fault> faults;
   long delay_ms[kEntryCount] = {};
   bool missing[kEntryCount] = {};
+  Throw throws[kEntryCount] = {};
 };
 
 Switches& TheSwitches() {
@@ -132,6 +142,24 @@ bool ParseMissing(const char* text, bool* missing) {
   return true;
 }
 
+bool ParseThrows(const char* text, Throw* throws) {
+  for (const std::string& item : Split(text ? text : "", ',')) {
+    const std::vector<std::string> fields = Split(item, ':');
+    const int entry = fields.size() == 2 ? EntryIndexOf(fields[0]) : -1;
+    if (entry < 0 || entry == kAnyEntry) return Reject("FAULTY_THROWS", item);
+    if (fields[1] == "bad_alloc") {
+      throws[entry] = Throw::kBadAlloc;
+    } else if (fields[1] == "exception") {
+      throws[entry] = Throw::kException;
+    } else if (fields[1] == "other") {
+      throws[entry] = Throw::kOther;
+    } else {
+      return Reject("FAULTY_THROWS", item);
+    }
+  }
+  return true;
+}
+
 // Reads the switches; false when one is malformed.
 bool LoadSwitches() {
   Switches& switches = TheSwitches();
@@ -139,9 +167,11 @@ bool LoadSwitches() {
   switches.faults.clear();
   std::memset(switches.delay_ms, 0, sizeof switches.delay_ms);
   std::memset(switches.missing, 0, sizeof switches.missing);
+  std::fill(std::begin(switches.throws), std::end(switches.throws), Throw::kNothing);
   return ParseFaults(std::getenv("FAULTY_FAULTS"), &switches.faults) &&
          ParseDelays(std::getenv("FAULTY_DELAY_MS"), switches.delay_ms) &&
-         ParseMissing(std::getenv("FAULTY_MISSING"), switches.missing);
+         ParseMissing(std::getenv("FAULTY_MISSING"), switches.missing) &&
+         ParseThrows(std::getenv("FAULTY_THROWS"), switches.throws);
 }
 
 // Counts a call of an entry against every fault that watches it; the error to inject, if any.
@@ -159,6 +189,26 @@ infinirtError_t InjectedError(int entry) {
     }
   }
   return injected;
+}
+
+// Throws what FAULTY_THROWS asks of the entry, if anything.
+void ThrowIfAsked(int entry) {
+  Throw what;
+  {
+    Switches& switches = TheSwitches();
+    std::lock_guard<std::mutex> lock(switches.mutex);
+    what = switches.throws[entry];
+  }
+  switch (what) {
+    case Throw::kBadAlloc:
+      throw std::bad_alloc();
+    case Throw::kException:
+      throw std::runtime_error("injected by FAULTY_THROWS");
+    case Throw::kOther:
+      throw 42;
+    case Throw::kNothing:
+      break;
+  }
 }
 
 long DelayOf(int entry) {
@@ -185,6 +235,7 @@ struct Wrapper<Index, Member, infinirtError_t (*)(Args...)> {
       std::this_thread::sleep_for(std::chrono::milliseconds(delay));
     }
     if (const infinirtError_t error = InjectedError(Index)) return error;
+    ThrowIfAsked(Index);
     return (Inner().*Member)(args...);
   }
   static infinirtError_t Call(Args... args) noexcept {
