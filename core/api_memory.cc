@@ -48,6 +48,25 @@ infinirtError_t FreeRegistered(void* pointer, bool host, const char* function) {
   return error;
 }
 
+// Allocates through the backend (allocate), registers the allocation, and releases it again
+// (release) when it cannot be registered: *out is set only when both succeed.
+template <class Allocate, class Release>
+infinirtError_t AllocateRegistered(Runtime& runtime, const Target& target, size_t size,
+                                   MemoryKind kind, Allocate&& allocate, Release&& release,
+                                   void** out, const char* function) {
+  void* pointer = nullptr;
+  if (auto error = allocate(&pointer)) return error;
+  if (pointer == nullptr) {
+    return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function);
+  }
+  if (auto error = RegisterAllocation(runtime, target, pointer, size, kind, 0, function)) {
+    release(pointer);
+    return error;
+  }
+  *out = pointer;
+  return infinirtSuccess;
+}
+
 // Node makers for work recorded during stream capture.
 auto CopyNode(void* dst, const void* src, size_t count, enum infinirtMemcpyKind kind) {
   return [=](GraphData&, GraphNode* node) {
@@ -164,18 +183,11 @@ infinirtError_t infinirtMalloc(void** devPtr, size_t size) {
     if (auto error = runtime.captures().CheckUnsafeCall()) return error;
     *devPtr = nullptr;
     if (size == 0) return infinirtSuccess;
-    void* pointer = nullptr;
-    if (auto error = target.backend->table.Malloc(target.local, &pointer, size)) return error;
-    if (pointer == nullptr) {
-      return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function_name);
-    }
-    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kDevice, 0,
-                                        function_name)) {
-      target.backend->table.Free(target.local, pointer);
-      return error;
-    }
-    *devPtr = pointer;
-    return infinirtSuccess;
+    const infinirtPluginTable& table = target.backend->table;
+    return AllocateRegistered(
+        runtime, target, size, MemoryKind::kDevice,
+        [&](void** pointer) { return table.Malloc(target.local, pointer, size); },
+        [&](void* pointer) { table.Free(target.local, pointer); }, devPtr, function_name);
   });
 }
 
@@ -200,20 +212,11 @@ infinirtError_t infinirtHostAlloc(void** pHost, size_t size, unsigned int flags)
     if (auto error = runtime.captures().CheckUnsafeCall()) return error;
     *pHost = nullptr;
     if (size == 0) return infinirtSuccess;
-    void* pointer = nullptr;
-    if (auto error = target.backend->table.HostAlloc(target.local, &pointer, size, flags)) {
-      return error;
-    }
-    if (pointer == nullptr) {
-      return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function_name);
-    }
-    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kPinnedHost, 0,
-                                        function_name)) {
-      target.backend->table.FreeHost(target.local, pointer);
-      return error;
-    }
-    *pHost = pointer;
-    return infinirtSuccess;
+    const infinirtPluginTable& table = target.backend->table;
+    return AllocateRegistered(
+        runtime, target, size, MemoryKind::kPinnedHost,
+        [&](void** pointer) { return table.HostAlloc(target.local, pointer, size, flags); },
+        [&](void* pointer) { table.FreeHost(target.local, pointer); }, pHost, function_name);
   });
 }
 
