@@ -110,6 +110,8 @@ infinirtError_t FreeAfterSync(void* ptr, const char* what) {
 // ---------------------------------------------------------------------------------------------
 // The entries
 
+// Every entry the CPU backend implements, as a static member: plugin_table_builder.h makes the
+// table from them, each in the one guard.
 struct CpuPlugin {
   static infinirtError_t Initialize(const infinirtPluginHost* host) {
     g_log.Attach(host);
