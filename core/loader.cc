@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <set>
 
 #include "elf_check.h"
@@ -394,9 +395,25 @@ std::string LibraryDirectory() {
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }
 
+// The device type list's values are consecutive from 0: INFINI_DEVICE_TYPE_COUNT then counts the
+// types, a type indexes arrays of that many entries (infinirtGetAllDeviceCount), and
+// KnownBackendNames()[type] is the plugin name of a type.
+#define INFINIRT_DEVICE_VALUE_(name, value, display, plugin) value,
+constexpr int kDeviceTypeValues[] = {INFINIRT_DEVICE_TYPES(INFINIRT_DEVICE_VALUE_)};
+#undef INFINIRT_DEVICE_VALUE_
+constexpr bool DeviceTypeValuesAreConsecutiveFromZero() {
+  for (size_t i = 0; i < std::size(kDeviceTypeValues); ++i) {
+    if (kDeviceTypeValues[i] != static_cast<int>(i)) return false;
+  }
+  return std::size(kDeviceTypeValues) == INFINI_DEVICE_TYPE_COUNT;
+}
+static_assert(DeviceTypeValuesAreConsecutiveFromZero(),
+              "INFINIRT_DEVICE_TYPES must list the values 0, 1, 2, ... in order");
+
 const std::vector<std::string>& KnownBackendNames() {
-  static const std::vector<std::string> names = {
-      "cpu", "nvidia", "cambricon", "ascend", "metax", "moore", "iluvatar", "kunlun", "hygon"};
+#define INFINIRT_PLUGIN_NAME_(name, value, display, plugin) #plugin,
+  static const std::vector<std::string> names = {INFINIRT_DEVICE_TYPES(INFINIRT_PLUGIN_NAME_)};
+#undef INFINIRT_PLUGIN_NAME_
   return names;
 }
 

@@ -49,22 +49,34 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------------------------------
- * Device types: InfiniCore's numbering (the guard lets infinicore.h and this header coexist).
+ * Device types: the one list. X(enumerator suffix, value, display name, plugin name):
+ * X(NVIDIA, 1, "NVIDIA", nvidia) is INFINI_DEVICE_NVIDIA = 1, shown as "NVIDIA", served by the
+ * plugin libinfinirt_nvidia.so (#plugin gives its name as a string). The values are InfiniCore's
+ * numbering, consecutive from 0.
  * ------------------------------------------------------------------------------------------- */
+#define INFINIRT_DEVICE_TYPES(X)          \
+  X(CPU, 0, "CPU", cpu)                   \
+  X(NVIDIA, 1, "NVIDIA", nvidia)          \
+  X(CAMBRICON, 2, "Cambricon", cambricon) \
+  X(ASCEND, 3, "Ascend", ascend)          \
+  X(METAX, 4, "MetaX", metax)             \
+  X(MOORE, 5, "Moore Threads", moore)     \
+  X(ILUVATAR, 6, "Iluvatar", iluvatar)    \
+  X(KUNLUN, 7, "Kunlun", kunlun)          \
+  X(HYGON, 8, "Hygon", hygon)
+
+/* The enum, generated from the list. The guard lets InfiniCore's infinicore.h (which declares the
+ * same enum with the same numbers) and this header coexist. */
 #ifndef __INFINI_DEVICE__
 #define __INFINI_DEVICE__
+#define INFINIRT_DEVICE_ENUMERATOR_(name, value, display, plugin) INFINI_DEVICE_##name = value,
+/* clang-format off */
 typedef enum INFINIRT_ENUM_BASE {
-  INFINI_DEVICE_CPU = 0,
-  INFINI_DEVICE_NVIDIA = 1,
-  INFINI_DEVICE_CAMBRICON = 2,
-  INFINI_DEVICE_ASCEND = 3,
-  INFINI_DEVICE_METAX = 4,
-  INFINI_DEVICE_MOORE = 5,
-  INFINI_DEVICE_ILUVATAR = 6,
-  INFINI_DEVICE_KUNLUN = 7,
-  INFINI_DEVICE_HYGON = 8,
-  INFINI_DEVICE_TYPE_COUNT
+  INFINIRT_DEVICE_TYPES(INFINIRT_DEVICE_ENUMERATOR_)
+  INFINI_DEVICE_TYPE_COUNT /* one past the last value, as the values are consecutive */
 } infiniDevice_t;
+/* clang-format on */
+#undef INFINIRT_DEVICE_ENUMERATOR_
 #endif
 
 /* ---------------------------------------------------------------------------------------------
