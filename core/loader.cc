@@ -198,6 +198,18 @@ bool PassesFilter(const std::vector<std::string>& filter, const std::string& nam
   return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
 }
 
+// Why a plugin that serves device type `type` cannot be used: the core does not know the type.
+// A plugin built for a newer InfiniRT, which added device types, is the likely cause.
+std::string UnknownDeviceTypeReason(int type) {
+  std::string known;
+  for (size_t value = 0; value < KnownBackendNames().size(); ++value) {
+    known += (known.empty() ? "" : ", ") + std::to_string(value) + " " + KnownBackendNames()[value];
+  }
+  return "it serves device type " + std::to_string(type) +
+         ", which this InfiniRT does not know (it knows " + known +
+         "); a plugin made for a newer InfiniRT needs that InfiniRT";
+}
+
 // Opens one plugin file and checks its table. On success returns the backend (not yet
 // initialised); on failure fills the listing's status and reason and returns null.
 std::unique_ptr<Backend> OpenPlugin(const std::string& path, infinirtBackendProp* listing) {
@@ -246,9 +258,10 @@ std::unique_ptr<Backend> OpenPlugin(const std::string& path, infinirtBackendProp
   if (!IsValidBackendName(name)) {
     return reject(infinirtBackendBadTable, "invalid backend name '" + name + "'");
   }
+  CopyString(listing->name, name);
   if (static_cast<int>(table->device_type) < 0 || table->device_type >= INFINI_DEVICE_TYPE_COUNT) {
-    return reject(infinirtBackendBadTable,
-                  "invalid device type " + std::to_string(static_cast<int>(table->device_type)));
+    return reject(infinirtBackendUnknownDeviceType,
+                  UnknownDeviceTypeReason(static_cast<int>(table->device_type)));
   }
   auto backend = std::make_unique<Backend>();
   backend->name = name;
@@ -256,7 +269,6 @@ std::unique_ptr<Backend> OpenPlugin(const std::string& path, infinirtBackendProp
   backend->path = path;
   backend->library = library;
   backend->table = CompleteTable(*table, &backend->missing_entries);
-  CopyString(listing->name, name);
   listing->deviceType = table->device_type;
   return backend;
 }
@@ -410,6 +422,22 @@ constexpr bool DeviceTypeValuesAreConsecutiveFromZero() {
 static_assert(DeviceTypeValuesAreConsecutiveFromZero(),
               "INFINIRT_DEVICE_TYPES must list the values 0, 1, 2, ... in order");
 
+namespace {
+
+// Whether this build makes the plugin of each device type, by type. core/CMakeLists.txt defines
+// INFINIRT_PLUGIN_BUILT_<plugin name> as 1 or 0 for every entry of INFINIRT_DEVICE_TYPES.
+#define INFINIRT_PLUGIN_BUILT_(name, value, display, plugin) INFINIRT_PLUGIN_BUILT_##plugin != 0,
+constexpr bool kPluginBuilt[] = {INFINIRT_DEVICE_TYPES(INFINIRT_PLUGIN_BUILT_)};
+#undef INFINIRT_PLUGIN_BUILT_
+
+}  // namespace
+
+bool PluginIsBuilt(const std::string& name) {
+  const auto& names = KnownBackendNames();
+  const auto found = std::find(names.begin(), names.end(), name);
+  return found != names.end() && kPluginBuilt[found - names.begin()];
+}
+
 const std::vector<std::string>& KnownBackendNames() {
 #define INFINIRT_PLUGIN_NAME_(name, value, display, plugin) #plugin,
   static const std::vector<std::string> names = {INFINIRT_DEVICE_TYPES(INFINIRT_PLUGIN_NAME_)};
@@ -509,14 +537,19 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
                                         [&](const auto& l) { return name == l.name; });
     if (considered) continue;
     infinirtBackendProp listing = NewListing(name, "");
-    if (!PassesFilter(filter, name)) {
+    const std::string file = std::string(kPluginPrefix) + name + kPluginSuffix;
+    const std::string where = searched.empty() ? "(nothing)" : searched;
+    if (!PluginIsBuilt(name)) {
+      // Nothing was expected: not "not found", which would send the user looking for a file.
+      listing.status = infinirtBackendNotBuilt;
+      CopyString(listing.reason, "this build of InfiniRT has no " + name + " plugin (and no " +
+                                     file + " was found in: " + where + ")");
+    } else if (!PassesFilter(filter, name)) {
       listing.status = infinirtBackendFilteredOut;
       CopyString(listing.reason, "not named in INFINIRT_BACKENDS or the config's backends");
     } else {
       listing.status = infinirtBackendNotFound;
-      CopyString(listing.reason,
-                 std::string(kPluginPrefix) + name + kPluginSuffix +
-                     " not found in: " + (searched.empty() ? "(nothing)" : searched));
+      CopyString(listing.reason, file + " not found in: " + where);
     }
     result.listing.push_back(listing);
   }

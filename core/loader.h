@@ -46,6 +46,10 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir);
 // backends the listing reports even when no file of theirs is found.
 const std::vector<std::string>& KnownBackendNames();
 
+// Whether this build of InfiniRT makes the plugin of that device type's name. A device type
+// without one (Kunlun, for now) is listed as infinirtBackendNotBuilt, not as not found.
+bool PluginIsBuilt(const std::string& name);
+
 }  // namespace infinirt::core
 
 #endif  // INFINIRT_CORE_LOADER_H_

@@ -52,7 +52,8 @@ extern "C" {
  * Device types: the one list. X(enumerator suffix, value, display name, plugin name):
  * X(NVIDIA, 1, "NVIDIA", nvidia) is INFINI_DEVICE_NVIDIA = 1, shown as "NVIDIA", served by the
  * plugin libinfinirt_nvidia.so (#plugin gives its name as a string). The values are InfiniCore's
- * numbering, consecutive from 0.
+ * numbering, consecutive from 0. The build reads the plugin names from here (core/CMakeLists.txt):
+ * one entry per line.
  * ------------------------------------------------------------------------------------------- */
 #define INFINIRT_DEVICE_TYPES(X)          \
   X(CPU, 0, "CPU", cpu)                   \
@@ -538,14 +539,18 @@ typedef enum INFINIRT_ENUM_BASE {
   infinirtBackendNoEntryPoint = 3, /* the library lacks infinirtPluginGetTable */
   infinirtBackendAbiTooOld = 4,    /* plugin ABI major version older than the core's */
   infinirtBackendAbiTooNew = 5,    /* plugin ABI major version newer than the core's */
-  infinirtBackendBadTable = 6,     /* the plugin table is malformed (size, name, device type) */
+  infinirtBackendBadTable = 6,     /* the plugin table is malformed (size, name) */
   infinirtBackendRuntimeMissing =
       7,                          /* plugin loaded, but its vendor runtime is absent: 0 devices */
   infinirtBackendInitFailed = 8,  /* the plugin's Initialize entry failed */
   infinirtBackendFilteredOut = 9, /* excluded by INFINIRT_BACKENDS or the config file */
   infinirtBackendDuplicate = 10,  /* same file or same backend name already loaded */
-  infinirtBackendInsecure = 11    /* refused: another user could change the file or its
+  infinirtBackendInsecure = 11,   /* refused: another user could change the file or its
                                      directory (INFINIRT_ALLOW_INSECURE_PLUGINS=1 overrides) */
+  infinirtBackendUnknownDeviceType = 12, /* the plugin serves a device type that this InfiniRT
+                                            does not know (one added by a newer InfiniRT) */
+  infinirtBackendNotBuilt = 13           /* a device type whose plugin is not part of this build of
+                                            InfiniRT (and no file of that name was found either) */
 } infinirtBackendStatus_t;
 
 typedef struct infinirtBackendProp {

@@ -28,6 +28,8 @@ constexpr StatusNames kStatusNames[] = {
     {infinirtBackendFilteredOut, "filtered out", "filtered_out"},
     {infinirtBackendDuplicate, "duplicate", "duplicate"},
     {infinirtBackendInsecure, "insecure", "insecure"},
+    {infinirtBackendUnknownDeviceType, "unknown device type", "unknown_device_type"},
+    {infinirtBackendNotBuilt, "no plugin built", "not_built"},
 };
 
 const StatusNames& NamesOf(infinirtBackendStatus_t status) {

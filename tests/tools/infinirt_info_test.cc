@@ -73,10 +73,10 @@ const char* TypeName(infiniDevice_t type) {
 
 // The statuses --json may report, one key per infinirtBackendStatus_t value.
 const std::set<std::string>& StatusKeys() {
-  static const std::set<std::string> keys = {"loaded",         "not_found",       "dlopen_failed",
-                                             "no_entry_point", "abi_too_old",     "abi_too_new",
-                                             "bad_table",      "runtime_missing", "init_failed",
-                                             "filtered_out",   "duplicate",       "insecure"};
+  static const std::set<std::string> keys = {
+      "loaded",      "not_found", "dlopen_failed",       "no_entry_point", "abi_too_old",
+      "abi_too_new", "bad_table", "runtime_missing",     "init_failed",    "filtered_out",
+      "duplicate",   "insecure",  "unknown_device_type", "not_built"};
   return keys;
 }
 
