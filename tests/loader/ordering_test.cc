@@ -157,6 +157,39 @@ TEST_F(BackendsFilter, OnlyTheNamedBackendLoads) {
   EXPECT_TRUE(IsCpu(devices[0])) << devices[0];
 }
 
+TEST_F(BackendsFilter, FilteredOutEntriesNameTheVariableAndItsValue) {
+  const auto nvidia = OnlyEntryNamed("fake_nvidia");
+  ASSERT_TRUE(nvidia);
+  EXPECT_STREQ(nvidia->reason, "not named in INFINIRT_BACKENDS=cpu");
+}
+
+// "cuda" names no backend: a warning names it and the names that would match; the known names
+// still filter as asked.
+TEST_F(BackendsFilter, UnknownNameIsWarnedAboutWithTheKnownNames) {
+  ScopedEnv backends("INFINIRT_BACKENDS", "cpu,cuda");
+  const std::string log = CaptureStderrOf([] { infinirtInit(); });
+  EXPECT_TRUE(HasLineWith(log, {"[warning]", "INFINIRT_BACKENDS=cpu,cuda",
+                                "no backend is named 'cuda'", "cpu, nvidia,", "fake_nvidia"}))
+      << log;
+  EXPECT_FALSE(Contains(log, "named 'cpu")) << log;
+  EXPECT_FALSE(Contains(log, "[error]")) << log;
+  const std::vector<DeviceRow> devices = Devices();
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_TRUE(IsCpu(devices[0])) << devices[0];
+}
+
+// Before, the error said only "no InfiniRT plugin could be loaded; searched ...", as if no file
+// had been found.
+TEST_F(BackendsFilter, FilterThatRemovesEveryPluginIsNamedInTheError) {
+  ScopedEnv backends("INFINIRT_BACKENDS", "cuda");
+  const std::string log = CaptureStderrOf([] { infinirtInit(); });
+  EXPECT_TRUE(HasLineWith(log, {"[error]", "INFINIRT_BACKENDS=cuda",
+                                "filtered out every plugin found (cpu, notelf, fake_ascend, "
+                                "fake_nvidia)"}))
+      << log;
+  EXPECT_EQ(infinirtInit(), infinirtErrorNoDevice);
+}
+
 TEST_F(BackendsFilter, SeveralNamesAreSeparatedByCommas) {
   ScopedEnv backends("INFINIRT_BACKENDS", "cpu,fake_ascend");
   const auto nvidia = OnlyEntryNamed("fake_nvidia");
