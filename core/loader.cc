@@ -91,10 +91,17 @@ std::string RealPath(const std::string& path) {
 
 std::string ErrnoText() { return std::strerror(errno); }
 
-// Only "1" opts in; read with secure_getenv, so a setuid/setgid process cannot opt in.
+// Only "1" opts in; read with secure_getenv, so a setuid/setgid process cannot opt in. Another
+// value ("true", "yes") is named in a warning rather than taken as a yes: this one is kept strict.
 bool InsecurePluginsAllowed() {
   const auto value = GetEnv(kAllowInsecure);
-  return value && *value == "1";
+  if (!value) return false;
+  if (*value == "1") return true;
+  if (!value->empty() && *value != "0") {
+    Log().warn("{}='{}' is not 1: plugins that another user could change stay refused",
+               kAllowInsecure, *value);
+  }
+  return false;
 }
 
 // Appends "<subject><problem>" to a "; "-separated list, when there is a problem.
