@@ -30,10 +30,12 @@ infinirtError_t infinirtGetDeviceCount(int* count) {
   return Guard(__func__, [&](const char* function_name) {
     if (count == nullptr)
       return Fail(infinirtErrorInvalidValue, "{}: count is NULL", function_name);
-    const size_t devices = Runtime::Get().devices().size();
-    *count = static_cast<int>(devices);
-    if (devices == 0)
-      return Fail(infinirtErrorNoDevice, "{}: no device is available", function_name);
+    const Runtime& runtime = Runtime::Get();
+    *count = static_cast<int>(runtime.devices().size());
+    if (runtime.devices().empty()) {
+      return Fail(infinirtErrorNoDevice, "{}: no device is available: {}", function_name,
+                  runtime.no_device_reason());
+    }
     return infinirtSuccess;
   });
 }
@@ -54,7 +56,8 @@ infinirtError_t infinirtGetDevice(int* device) {
       return Fail(infinirtErrorInvalidValue, "{}: device is NULL", function_name);
     Runtime& runtime = Runtime::Get();
     if (runtime.devices().empty()) {
-      return Fail(infinirtErrorNoDevice, "{}: no device is available", function_name);
+      return Fail(infinirtErrorNoDevice, "{}: no device is available: {}", function_name,
+                  runtime.no_device_reason());
     }
     *device = CurrentOrdinal(runtime);
     return infinirtSuccess;

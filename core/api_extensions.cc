@@ -14,8 +14,10 @@ extern "C" {
 
 infinirtError_t infinirtInit(void) {
   return Guard(__func__, [&](const char* function_name) {
-    if (Runtime::Get().devices().empty()) {
-      return Fail(infinirtErrorNoDevice, "{}: no backend contributed a device", function_name);
+    const Runtime& runtime = Runtime::Get();
+    if (runtime.devices().empty()) {
+      return Fail(infinirtErrorNoDevice, "{}: no device is available: {}", function_name,
+                  runtime.no_device_reason());
     }
     return infinirtSuccess;
   });

@@ -6,7 +6,10 @@ namespace infinirt::core::api {
 
 infinirtError_t DeviceTarget(Runtime& runtime, int device, Target* target, const char* function) {
   const auto& devices = runtime.devices();
-  if (devices.empty()) return Fail(infinirtErrorNoDevice, "{}: no device is available", function);
+  if (devices.empty()) {
+    return Fail(infinirtErrorNoDevice, "{}: no device is available: {}", function,
+                runtime.no_device_reason());
+  }
   if (device < 0 || device >= static_cast<int>(devices.size())) {
     return Fail(infinirtErrorInvalidDevice, "{}: device {} is not in [0, {})", function, device,
                 devices.size());

@@ -1,5 +1,9 @@
 #include "config.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -26,6 +30,29 @@ std::pair<size_t, size_t> LineAndColumn(const std::string& text, size_t offset) 
   return {line, column};
 }
 
+// Reads a whole file; false with the reason (strerror's text, or "is a directory": an ifstream
+// opens a directory and then reads nothing, which would be reported as invalid JSON).
+bool ReadFile(const std::string& path, std::string* text, std::string* why_not) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0) {
+    *why_not = std::strerror(errno);
+    return false;
+  }
+  if (S_ISDIR(info.st_mode)) {
+    *why_not = "is a directory, not a file";
+    return false;
+  }
+  std::ifstream file(path);
+  if (!file) {
+    *why_not = std::strerror(errno);
+    return false;
+  }
+  std::stringstream contents;
+  contents << file.rdbuf();
+  *text = contents.str();
+  return true;
+}
+
 std::optional<std::vector<std::string>> StringList(const json& value) {
   if (!value.is_array()) return std::nullopt;
   std::vector<std::string> items;
@@ -39,7 +66,7 @@ std::optional<std::vector<std::string>> StringList(const json& value) {
 }  // namespace
 
 Config ParseConfig(const std::string& text, const std::string& source_name,
-                   std::vector<std::string>* problems) {
+                   ConfigProblems* problems) {
   Config config;
   config.source = source_name;
   json root;
@@ -52,8 +79,9 @@ Config ParseConfig(const std::string& text, const std::string& source_name,
     std::string what = error.what();
     const size_t colon = what.rfind(": ");
     if (colon != std::string::npos) what = what.substr(colon + 2);
-    problems->push_back(source_name + ":" + std::to_string(line) + ":" + std::to_string(column) +
-                        ": not valid JSON (" + what + "); using the defaults");
+    problems->errors.push_back(source_name + ":" + std::to_string(line) + ":" +
+                               std::to_string(column) + ": not valid JSON (" + what +
+                               "); using the defaults");
     config.source.clear();
     return config;
   } catch (const json::exception& error) {
@@ -62,18 +90,20 @@ Config ParseConfig(const std::string& text, const std::string& source_name,
     std::string what = error.what();
     const size_t bracket = what.find("] ");
     if (bracket != std::string::npos) what = what.substr(bracket + 2);
-    problems->push_back(source_name + ": not usable JSON (" + what + "); using the defaults");
+    problems->errors.push_back(source_name + ": not usable JSON (" + what +
+                               "); using the defaults");
     config.source.clear();
     return config;
   }
   if (!root.is_object()) {
-    problems->push_back(source_name + ": the top level must be a JSON object; using the defaults");
+    problems->errors.push_back(source_name +
+                               ": the top level must be a JSON object; using the defaults");
     config.source.clear();
     return config;
   }
   auto bad_key = [&](const std::string& key, const char* expected) {
-    problems->push_back(source_name + ": key '" + key + "' must be " + expected +
-                        "; using its default");
+    problems->errors.push_back(source_name + ": key '" + key + "' must be " + expected +
+                               "; using its default");
   };
   for (const auto& [key, value] : root.items()) {
     if (key == "log_level") {
@@ -113,7 +143,7 @@ Config ParseConfig(const std::string& text, const std::string& source_name,
         bad_key(key, "an object with one section per plugin");
       }
     } else if (key.rfind("_", 0) != 0) {  // keys starting with "_" are comments
-      problems->push_back(source_name + ": unknown key '" + key + "' ignored");
+      problems->warnings.push_back(source_name + ": unknown key '" + key + "' ignored");
     }
   }
   return config;
@@ -130,20 +160,19 @@ Config LoadConfig(const std::string& library_dir) {
     candidates.push_back(INFINIRT_INSTALL_CONFIG_FILE);
   }
   for (const std::string& path : candidates) {
-    std::ifstream file(path);
-    if (!file) {
+    std::string text, why_not;
+    if (!ReadFile(path, &text, &why_not)) {
       if (from_env) {
-        Log().error("INFINIRT_CONFIG={}: cannot open the file; using the defaults", path);
+        Log().error("INFINIRT_CONFIG={}: {}; using the defaults", path, why_not);
       } else {
-        Log().debug("config: no file at {}", path);
+        Log().debug("config: no file at {} ({})", path, why_not);
       }
       continue;
     }
-    std::stringstream text;
-    text << file.rdbuf();
-    std::vector<std::string> problems;
-    Config config = ParseConfig(text.str(), path, &problems);
-    for (const std::string& problem : problems) Log().error("config: {}", problem);
+    ConfigProblems problems;
+    Config config = ParseConfig(text, path, &problems);
+    for (const std::string& problem : problems.errors) Log().error("config: {}", problem);
+    for (const std::string& problem : problems.warnings) Log().warn("config: {}", problem);
     Log().debug("config: read {}", path);
     return config;
   }

@@ -1,7 +1,7 @@
 // The configuration file (JSON). Found at INFINIRT_CONFIG, else share/infinirt/infinirt.json
 // beside the library's lib/ directory, else the installed copy. A file that cannot be read or
 // parsed is reported with its name, line and column, and the defaults apply; a key of the wrong
-// type is reported by name and keeps its default.
+// type is reported by name and keeps its default; an unknown key is a warning.
 #ifndef INFINIRT_CORE_CONFIG_H_
 #define INFINIRT_CORE_CONFIG_H_
 
@@ -21,10 +21,17 @@ struct Config {
   nlohmann::json plugins = nlohmann::json::object();  // per-plugin sections, by plugin name
 };
 
+// What is wrong with a config file, as complete messages naming it.
+struct ConfigProblems {
+  std::vector<std::string> errors;    // unusable text or values: the defaults apply instead
+  std::vector<std::string> warnings;  // ignored and harmless: an unknown key (a typo, or a key
+                                      // of a newer InfiniRT)
+};
+
 // Parses config text. Problems are appended to *problems as complete messages naming
 // source_name; the returned config holds every value that was valid.
 Config ParseConfig(const std::string& text, const std::string& source_name,
-                   std::vector<std::string>* problems);
+                   ConfigProblems* problems);
 
 // Finds, reads and parses the configuration; logs problems; never fails.
 Config LoadConfig(const std::string& library_dir);

@@ -55,4 +55,11 @@ std::vector<std::string> SplitList(const std::string& text, char separator) {
   return items;
 }
 
+std::string ToLower(std::string text) {
+  for (char& c : text) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return text;
+}
+
 }  // namespace infinirt::core

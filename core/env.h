@@ -25,6 +25,10 @@ std::optional<std::string> GetEnvWithoutWarning(const char* name);
 // Splits on a separator, dropping empty items and surrounding blanks.
 std::vector<std::string> SplitList(const std::string& text, char separator);
 
+// ASCII lower case: the keywords of InfiniRT's variables and config keys (log levels, backend
+// names) are compared in lower case, so that DEBUG, Debug and debug are one level.
+std::string ToLower(std::string text);
+
 }  // namespace infinirt::core
 
 #endif  // INFINIRT_CORE_ENV_H_

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <set>
 
 #include "elf_check.h"
@@ -104,10 +105,17 @@ std::string RealPath(const std::string& path) {
 
 std::string ErrnoText() { return std::strerror(errno); }
 
-// Only "1" opts in; read with secure_getenv, so a setuid/setgid process cannot opt in.
+// Only "1" opts in; read with secure_getenv, so a setuid/setgid process cannot opt in. Another
+// value ("true", "yes") is named in a warning rather than taken as a yes: this one is kept strict.
 bool InsecurePluginsAllowed() {
   const auto value = GetEnv(kAllowInsecure);
-  return value && *value == "1";
+  if (!value) return false;
+  if (*value == "1") return true;
+  if (!value->empty() && *value != "0") {
+    Log().warn("{}='{}' is not 1: plugins that another user could change stay refused",
+               kAllowInsecure, *value);
+  }
+  return false;
 }
 
 // Appends "<subject><problem>" to a "; "-separated list, when there is a problem.
@@ -207,8 +215,48 @@ SearchPlan PlanSearch(const Config& config, const std::string& library_dir) {
   return plan;
 }
 
-bool PassesFilter(const std::vector<std::string>& filter, const std::string& name) {
-  return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
+// The backends to load: INFINIRT_BACKENDS (comma-separated) when set, else the config file's
+// "backends"; no name means every backend. Names are compared in lower case, as backend names are.
+struct BackendFilter {
+  std::vector<std::string> names;
+  std::string origin;  // what set the names, for messages: "INFINIRT_BACKENDS=cuda"
+
+  bool Passes(const std::string& name) const {
+    return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
+  }
+  std::string FilteredOutReason() const { return "not named in " + origin; }
+};
+
+BackendFilter MakeBackendFilter(const Config& config) {
+  BackendFilter filter;
+  if (auto env = GetEnv("INFINIRT_BACKENDS")) {
+    filter.names = SplitList(*env, ',');
+    filter.origin = "INFINIRT_BACKENDS=" + *env;
+  } else {
+    filter.names = config.backends;
+    filter.origin =
+        "the \"backends\" of " + (config.source.empty() ? "the configuration" : config.source);
+  }
+  for (std::string& name : filter.names) name = ToLower(name);
+  return filter;
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string joined;
+  for (const std::string& item : items) joined += (joined.empty() ? "" : ", ") + item;
+  return joined;
+}
+
+// Why a plugin that serves device type `type` cannot be used: the core does not know the type.
+// A plugin built for a newer InfiniRT, which added device types, is the likely cause.
+std::string UnknownDeviceTypeReason(int type) {
+  std::string known;
+  for (size_t value = 0; value < KnownBackendNames().size(); ++value) {
+    known += (known.empty() ? "" : ", ") + std::to_string(value) + " " + KnownBackendNames()[value];
+  }
+  return "it serves device type " + std::to_string(type) +
+         ", which this InfiniRT does not know (it knows " + known +
+         "); a plugin made for a newer InfiniRT needs that InfiniRT";
 }
 
 // Opens one plugin file and checks its table. On success returns the backend (not yet
@@ -259,9 +307,10 @@ std::unique_ptr<Backend> OpenPlugin(const std::string& path, infinirtBackendProp
   if (!IsValidBackendName(name)) {
     return reject(infinirtBackendBadTable, "invalid backend name '" + name + "'");
   }
+  CopyString(listing->name, name);
   if (static_cast<int>(table->device_type) < 0 || table->device_type >= INFINI_DEVICE_TYPE_COUNT) {
-    return reject(infinirtBackendBadTable,
-                  "invalid device type " + std::to_string(static_cast<int>(table->device_type)));
+    return reject(infinirtBackendUnknownDeviceType,
+                  UnknownDeviceTypeReason(static_cast<int>(table->device_type)));
   }
   auto backend = std::make_unique<Backend>();
   backend->name = name;
@@ -269,7 +318,6 @@ std::unique_ptr<Backend> OpenPlugin(const std::string& path, infinirtBackendProp
   backend->path = path;
   backend->library = library;
   backend->table = CompleteTable(*table, &backend->missing_entries);
-  CopyString(listing->name, name);
   listing->deviceType = table->device_type;
   return backend;
 }
@@ -396,6 +444,72 @@ bool PassesFileChecks(const Candidate& candidate, const std::string& real_path, 
   return true;
 }
 
+// A listing entry for every device type whose plugin no file was found for: not found, not
+// built, or filtered out.
+void ListUnconsideredDeviceTypes(const BackendFilter& filter, const std::string& searched,
+                                 LoadResult* result) {
+  for (const std::string& name : KnownBackendNames()) {
+    const bool considered = std::any_of(result->listing.begin(), result->listing.end(),
+                                        [&](const auto& l) { return name == l.name; });
+    if (considered) continue;
+    infinirtBackendProp listing = NewListing(name, "");
+    const std::string file = std::string(kPluginPrefix) + name + kPluginSuffix;
+    if (!PluginIsBuilt(name)) {
+      // Nothing was expected: not "not found", which would send the user looking for a file.
+      listing.status = infinirtBackendNotBuilt;
+      CopyString(listing.reason, "this build of InfiniRT has no " + name + " plugin (and no " +
+                                     file + " was found in: " + searched + ")");
+    } else if (!filter.Passes(name)) {
+      listing.status = infinirtBackendFilteredOut;
+      CopyString(listing.reason, filter.FilteredOutReason());
+    } else {
+      listing.status = infinirtBackendNotFound;
+      CopyString(listing.reason, file + " not found in: " + searched);
+    }
+    result->listing.push_back(listing);
+  }
+}
+
+// A filter name that is neither a device type's plugin nor the name of a plugin found is most
+// likely a typo or a vendor's product name (INFINIRT_BACKENDS=cuda): it silently matches nothing,
+// so it is named in a warning with the names that would match.
+void WarnAboutUnknownNames(const BackendFilter& filter,
+                           const std::vector<infinirtBackendProp>& listing) {
+  std::vector<std::string> known = KnownBackendNames();
+  for (const infinirtBackendProp& entry : listing) {
+    if (entry.name[0] && std::find(known.begin(), known.end(), entry.name) == known.end()) {
+      known.push_back(entry.name);
+    }
+  }
+  std::vector<std::string> unknown;
+  for (const std::string& name : filter.names) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      unknown.push_back("'" + name + "'");
+    }
+  }
+  if (unknown.empty()) return;
+  Log().warn("{}: no backend is named {}; the backend names are: {}", filter.origin, Join(unknown),
+             Join(known));
+}
+
+// The error when no plugin loaded, naming the filter when it removed every plugin found.
+std::string NothingLoadedMessage(const BackendFilter& filter, const LoadResult& result,
+                                 const std::string& searched) {
+  std::vector<std::string> found, filtered;
+  for (const infinirtBackendProp& entry : result.listing) {
+    if (entry.path[0] == '\0') continue;  // a device type without a file
+    found.push_back(entry.name);
+    if (entry.status == infinirtBackendFilteredOut) filtered.push_back(entry.name);
+  }
+  if (!found.empty() && filtered.size() == found.size()) {
+    return "no InfiniRT plugin loaded: " + filter.origin + " filtered out every plugin found (" +
+           Join(filtered) + "); searched: " + searched;
+  }
+  std::string message = "no InfiniRT plugin could be loaded; searched: " + searched;
+  if (!filtered.empty()) message += "; " + filter.origin + " filtered out " + Join(filtered);
+  return message;
+}
+
 }  // namespace
 
 std::string LibraryDirectory() {
@@ -408,20 +522,48 @@ std::string LibraryDirectory() {
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }
 
+// The device type list's values are consecutive from 0: INFINI_DEVICE_TYPE_COUNT then counts the
+// types, a type indexes arrays of that many entries (infinirtGetAllDeviceCount), and
+// KnownBackendNames()[type] is the plugin name of a type.
+#define INFINIRT_DEVICE_VALUE_(name, value, display, plugin) value,
+constexpr int kDeviceTypeValues[] = {INFINIRT_DEVICE_TYPES(INFINIRT_DEVICE_VALUE_)};
+#undef INFINIRT_DEVICE_VALUE_
+constexpr bool DeviceTypeValuesAreConsecutiveFromZero() {
+  for (size_t i = 0; i < std::size(kDeviceTypeValues); ++i) {
+    if (kDeviceTypeValues[i] != static_cast<int>(i)) return false;
+  }
+  return std::size(kDeviceTypeValues) == INFINI_DEVICE_TYPE_COUNT;
+}
+static_assert(DeviceTypeValuesAreConsecutiveFromZero(),
+              "INFINIRT_DEVICE_TYPES must list the values 0, 1, 2, ... in order");
+
+namespace {
+
+// Whether this build makes the plugin of each device type, by type. core/CMakeLists.txt defines
+// INFINIRT_PLUGIN_BUILT_<plugin name> as 1 or 0 for every entry of INFINIRT_DEVICE_TYPES.
+#define INFINIRT_PLUGIN_BUILT_(name, value, display, plugin) INFINIRT_PLUGIN_BUILT_##plugin != 0,
+constexpr bool kPluginBuilt[] = {INFINIRT_DEVICE_TYPES(INFINIRT_PLUGIN_BUILT_)};
+#undef INFINIRT_PLUGIN_BUILT_
+
+}  // namespace
+
+bool PluginIsBuilt(const std::string& name) {
+  const auto& names = KnownBackendNames();
+  const auto found = std::find(names.begin(), names.end(), name);
+  return found != names.end() && kPluginBuilt[found - names.begin()];
+}
+
 const std::vector<std::string>& KnownBackendNames() {
-  static const std::vector<std::string> names = {
-      "cpu", "nvidia", "cambricon", "ascend", "metax", "moore", "iluvatar", "kunlun", "hygon"};
+#define INFINIRT_PLUGIN_NAME_(name, value, display, plugin) #plugin,
+  static const std::vector<std::string> names = {INFINIRT_DEVICE_TYPES(INFINIRT_PLUGIN_NAME_)};
+#undef INFINIRT_PLUGIN_NAME_
   return names;
 }
 
 LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
   LoadResult result;
   const SearchPlan plan = PlanSearch(config, library_dir);
-  std::vector<std::string> filter = config.backends;
-  if (auto env = GetEnv("INFINIRT_BACKENDS")) filter = SplitList(*env, ',');
-  for (std::string& name : filter) {
-    std::transform(name.begin(), name.end(), name.begin(), ::tolower);
-  }
+  const BackendFilter filter = MakeBackendFilter(config);
   const bool allow_insecure = InsecurePluginsAllowed();
   const std::vector<Candidate> candidates = FindCandidates(plan, allow_insecure, &result);
   // A listing entry is about 7 KiB: grow the vector once, not entry by entry.
@@ -448,9 +590,9 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
       finish("skipped (duplicate file)");
       continue;
     }
-    if (!name.empty() && !PassesFilter(filter, name)) {
+    if (!name.empty() && !filter.Passes(name)) {
       listing.status = infinirtBackendFilteredOut;
-      CopyString(listing.reason, "not named in INFINIRT_BACKENDS or the config's backends");
+      CopyString(listing.reason, filter.FilteredOutReason());
       finish("skipped (filtered out)");
       continue;
     }
@@ -465,9 +607,9 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
       continue;
     }
     name = backend->name;
-    if (!PassesFilter(filter, name)) {
+    if (!filter.Passes(name)) {
       listing.status = infinirtBackendFilteredOut;
-      CopyString(listing.reason, "not named in INFINIRT_BACKENDS or the config's backends");
+      CopyString(listing.reason, filter.FilteredOutReason());
       finish("skipped (filtered out)");
       continue;
     }
@@ -499,28 +641,10 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
     result.backends.push_back(std::move(backend));
   }
 
-  std::string searched;
-  for (const auto& entry : result.searched) searched += (searched.empty() ? "" : ", ") + entry;
-  for (const std::string& name : KnownBackendNames()) {
-    const bool considered = std::any_of(result.listing.begin(), result.listing.end(),
-                                        [&](const auto& l) { return name == l.name; });
-    if (considered) continue;
-    infinirtBackendProp listing = NewListing(name, "");
-    if (!PassesFilter(filter, name)) {
-      listing.status = infinirtBackendFilteredOut;
-      CopyString(listing.reason, "not named in INFINIRT_BACKENDS or the config's backends");
-    } else {
-      listing.status = infinirtBackendNotFound;
-      CopyString(listing.reason,
-                 std::string(kPluginPrefix) + name + kPluginSuffix +
-                     " not found in: " + (searched.empty() ? "(nothing)" : searched));
-    }
-    result.listing.push_back(listing);
-  }
-  if (result.backends.empty()) {
-    Log().error("no InfiniRT plugin could be loaded; searched: {}",
-                searched.empty() ? "(nothing)" : searched);
-  }
+  const std::string searched = result.searched.empty() ? "(nothing)" : Join(result.searched);
+  ListUnconsideredDeviceTypes(filter, searched, &result);
+  WarnAboutUnknownNames(filter, result.listing);
+  if (result.backends.empty()) Log().error("{}", NothingLoadedMessage(filter, result, searched));
   return result;
 }
 

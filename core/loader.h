@@ -42,8 +42,13 @@ std::string LibraryDirectory();
 
 LoadResult LoadPlugins(const Config& config, const std::string& library_dir);
 
-// The backend names InfiniRT knows (one per device type), for "not found" entries.
+// The plugin names of the device types (INFINIRT_DEVICE_TYPES), indexed by device type: the
+// backends the listing reports even when no file of theirs is found.
 const std::vector<std::string>& KnownBackendNames();
+
+// Whether this build of InfiniRT makes the plugin of that device type's name. A device type
+// without one (Kunlun, for now) is listed as infinirtBackendNotBuilt, not as not found.
+bool PluginIsBuilt(const std::string& name);
 
 }  // namespace infinirt::core
 

@@ -3,6 +3,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include <memory>
+#include <optional>
 
 #include "env.h"
 
@@ -21,6 +22,16 @@ std::shared_ptr<spdlog::logger> MakeLogger() {
   return logger;
 }
 
+// A level name in any case (DEBUG, Debug, debug), or nullopt when it names no level. spdlog also
+// takes "warning", "err" and "critical".
+std::optional<spdlog::level::level_enum> ParseLogLevel(const std::string& name) {
+  const std::string lower = ToLower(name);
+  const auto level = spdlog::level::from_str(lower);
+  // from_str answers "off" for names it does not know.
+  if (level == spdlog::level::off && lower != "off") return std::nullopt;
+  return level;
+}
+
 }  // namespace
 
 spdlog::logger& Log() {
@@ -28,9 +39,8 @@ spdlog::logger& Log() {
   // this function's statics would be destroyed still log safely.
   static std::shared_ptr<spdlog::logger>& logger = *new std::shared_ptr<spdlog::logger>([] {
     auto created = MakeLogger();
-    if (auto level = GetEnvWithoutWarning("INFINIRT_LOG_LEVEL")) {
-      auto parsed = spdlog::level::from_str(*level);
-      if (parsed != spdlog::level::off || *level == "off") created->set_level(parsed);
+    if (auto name = GetEnvWithoutWarning("INFINIRT_LOG_LEVEL")) {
+      if (auto level = ParseLogLevel(*name)) created->set_level(*level);
     }
     return created;
   }());
@@ -38,10 +48,9 @@ spdlog::logger& Log() {
 }
 
 bool SetLogLevel(const std::string& level_name) {
-  const auto level = spdlog::level::from_str(level_name);
-  // from_str answers "off" for names it does not know.
-  if (level == spdlog::level::off && level_name != "off") return false;
-  Log().set_level(level);
+  const auto level = ParseLogLevel(level_name);
+  if (!level) return false;
+  Log().set_level(*level);
   return true;
 }
 

@@ -15,7 +15,8 @@ namespace infinirt::core {
 // The core's logger; created on first use with the level from INFINIRT_LOG_LEVEL (default warn).
 spdlog::logger& Log();
 
-// Applies a level name (off/error/warn/info/debug/trace). Returns false for an unknown name.
+// Applies a level name (off/error/warn/info/debug/trace, in any case). Returns false for an
+// unknown name.
 bool SetLogLevel(const std::string& level_name);
 
 // Back to the default level (warn), then INFINIRT_LOG_LEVEL if set. Called at every

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
@@ -43,7 +44,7 @@ int ParseDeviceToken(const std::string& token, const std::vector<DeviceEntry>& a
     const int ordinal = parse_index(token);
     return ordinal >= 0 && ordinal < static_cast<int>(all.size()) ? ordinal : -1;
   }
-  const std::string name = token.substr(0, colon);
+  const std::string name = ToLower(token.substr(0, colon));  // backend names are lower case
   const int index = parse_index(token.substr(colon + 1));
   for (size_t ordinal = 0; ordinal < all.size(); ++ordinal) {
     if (backends[all[ordinal].backend]->name == name && all[ordinal].local_device == index) {
@@ -51,6 +52,13 @@ int ParseDeviceToken(const std::string& token, const std::vector<DeviceEntry>& a
     }
   }
   return -1;
+}
+
+// Adds a sentence to a listing entry's reason.
+void AppendReason(infinirtBackendProp* listing, const std::string& text) {
+  std::string reason = listing->reason;
+  reason += (reason.empty() ? "" : "; ") + text;
+  std::snprintf(listing->reason, sizeof(listing->reason), "%s", reason.c_str());
 }
 
 }  // namespace
@@ -85,15 +93,38 @@ void Runtime::BuildDeviceList(const std::vector<int>& listing_of_backend) {
     return rank(a.type) < rank(b.type);
   });
   devices_ = all;
-  std::optional<std::string> visible = GetEnv("INFINIRT_VISIBLE_DEVICES");
-  if (!visible) visible = config_.visible_devices;
-  if (visible) ApplyVisibleDevices(*visible);
+  std::string visibility;  // what chose the visible devices, for messages
+  if (auto visible = GetEnv("INFINIRT_VISIBLE_DEVICES")) {
+    visibility = "INFINIRT_VISIBLE_DEVICES='" + *visible + "'";
+    ApplyVisibleDevices(*visible);
+  } else if (config_.visible_devices) {
+    visibility = "the \"visible_devices\" '" + *config_.visible_devices + "' of " + config_.source;
+    ApplyVisibleDevices(*config_.visible_devices);
+  }
   for (size_t b = 0; b < backends_.size(); ++b) {
-    listing_[listing_of_backend[b]].deviceCount =
+    infinirtBackendProp& listing = listing_[listing_of_backend[b]];
+    listing.deviceCount =
         static_cast<int>(std::count_if(devices_.begin(), devices_.end(), [&](const DeviceEntry& d) {
           return d.backend == static_cast<int>(b);
         }));
+    const int hidden = backends_[b]->device_count - listing.deviceCount;
+    if (hidden > 0) {
+      AppendReason(&listing, std::to_string(hidden) + " of " +
+                                 std::to_string(backends_[b]->device_count) +
+                                 " device(s) hidden by " + visibility);
+    }
   }
+  no_device_reason_ = NoDeviceReason(all.size(), visibility);
+  if (devices_.empty() && !all.empty()) Log().warn("no device is available: {}", no_device_reason_);
+}
+
+std::string Runtime::NoDeviceReason(size_t devices_found, const std::string& visibility) const {
+  if (!devices_.empty()) return "";
+  if (devices_found > 0) {
+    return visibility + " hides all " + std::to_string(devices_found) + " device(s)";
+  }
+  if (backends_.empty()) return "no backend loaded (infinirt-info -v says why)";
+  return "no loaded backend has a device (infinirt-info -v says why)";
 }
 
 void Runtime::ApplyVisibleDevices(const std::string& spec) {

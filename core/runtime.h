@@ -54,6 +54,9 @@ class Runtime {
   const std::vector<std::unique_ptr<Backend>>& backends() const { return backends_; }
   const std::vector<DeviceEntry>& devices() const { return devices_; }
   const std::vector<infinirtBackendProp>& listing() const { return listing_; }
+  // Why there is no device ("INFINIRT_VISIBLE_DEVICES='' hides all 4 device(s)"), or "" when
+  // there is one.
+  const std::string& no_device_reason() const { return no_device_reason_; }
 
   HandleTable& streams() { return streams_; }
   HandleTable& events() { return events_; }
@@ -91,6 +94,7 @@ class Runtime {
   static void AfterForkInChild();
   void BuildDeviceList(const std::vector<int>& listing_of_backend);
   void ApplyVisibleDevices(const std::string& spec);
+  std::string NoDeviceReason(size_t devices_found, const std::string& visibility) const;
 
   static std::atomic<Runtime*> instance_;
   static std::atomic<uint64_t> generations_;
@@ -107,6 +111,7 @@ class Runtime {
   std::vector<DeviceEntry> devices_;
   std::vector<infinirtBackendProp> listing_;
   std::vector<int> listing_of_backend_;
+  std::string no_device_reason_;
   HandleTable streams_{HandleKind::kStream};
   HandleTable events_{HandleKind::kEvent};
   HandleTable graphs_{HandleKind::kGraph};

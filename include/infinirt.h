@@ -49,22 +49,35 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------------------------------
- * Device types: InfiniCore's numbering (the guard lets infinicore.h and this header coexist).
+ * Device types: the one list. X(enumerator suffix, value, display name, plugin name):
+ * X(NVIDIA, 1, "NVIDIA", nvidia) is INFINI_DEVICE_NVIDIA = 1, shown as "NVIDIA", served by the
+ * plugin libinfinirt_nvidia.so (#plugin gives its name as a string). The values are InfiniCore's
+ * numbering, consecutive from 0. The build reads the plugin names from here (core/CMakeLists.txt):
+ * one entry per line.
  * ------------------------------------------------------------------------------------------- */
+#define INFINIRT_DEVICE_TYPES(X)          \
+  X(CPU, 0, "CPU", cpu)                   \
+  X(NVIDIA, 1, "NVIDIA", nvidia)          \
+  X(CAMBRICON, 2, "Cambricon", cambricon) \
+  X(ASCEND, 3, "Ascend", ascend)          \
+  X(METAX, 4, "MetaX", metax)             \
+  X(MOORE, 5, "Moore Threads", moore)     \
+  X(ILUVATAR, 6, "Iluvatar", iluvatar)    \
+  X(KUNLUN, 7, "Kunlun", kunlun)          \
+  X(HYGON, 8, "Hygon", hygon)
+
+/* The enum, generated from the list. The guard lets InfiniCore's infinicore.h (which declares the
+ * same enum with the same numbers) and this header coexist. */
 #ifndef __INFINI_DEVICE__
 #define __INFINI_DEVICE__
+#define INFINIRT_DEVICE_ENUMERATOR_(name, value, display, plugin) INFINI_DEVICE_##name = value,
+/* clang-format off */
 typedef enum INFINIRT_ENUM_BASE {
-  INFINI_DEVICE_CPU = 0,
-  INFINI_DEVICE_NVIDIA = 1,
-  INFINI_DEVICE_CAMBRICON = 2,
-  INFINI_DEVICE_ASCEND = 3,
-  INFINI_DEVICE_METAX = 4,
-  INFINI_DEVICE_MOORE = 5,
-  INFINI_DEVICE_ILUVATAR = 6,
-  INFINI_DEVICE_KUNLUN = 7,
-  INFINI_DEVICE_HYGON = 8,
-  INFINI_DEVICE_TYPE_COUNT
+  INFINIRT_DEVICE_TYPES(INFINIRT_DEVICE_ENUMERATOR_)
+  INFINI_DEVICE_TYPE_COUNT /* one past the last value, as the values are consecutive */
 } infiniDevice_t;
+/* clang-format on */
+#undef INFINIRT_DEVICE_ENUMERATOR_
 #endif
 
 /* ---------------------------------------------------------------------------------------------
@@ -526,14 +539,18 @@ typedef enum INFINIRT_ENUM_BASE {
   infinirtBackendNoEntryPoint = 3, /* the library lacks infinirtPluginGetTable */
   infinirtBackendAbiTooOld = 4,    /* plugin ABI major version older than the core's */
   infinirtBackendAbiTooNew = 5,    /* plugin ABI major version newer than the core's */
-  infinirtBackendBadTable = 6,     /* the plugin table is malformed (size, name, device type) */
+  infinirtBackendBadTable = 6,     /* the plugin table is malformed (size, name) */
   infinirtBackendRuntimeMissing =
       7,                          /* plugin loaded, but its vendor runtime is absent: 0 devices */
   infinirtBackendInitFailed = 8,  /* the plugin's Initialize entry failed */
   infinirtBackendFilteredOut = 9, /* excluded by INFINIRT_BACKENDS or the config file */
   infinirtBackendDuplicate = 10,  /* same file or same backend name already loaded */
-  infinirtBackendInsecure = 11    /* refused: another user could change the file or its
+  infinirtBackendInsecure = 11,   /* refused: another user could change the file or its
                                      directory (INFINIRT_ALLOW_INSECURE_PLUGINS=1 overrides) */
+  infinirtBackendUnknownDeviceType = 12, /* the plugin serves a device type that this InfiniRT
+                                            does not know (one added by a newer InfiniRT) */
+  infinirtBackendNotBuilt = 13           /* a device type whose plugin is not part of this build of
+                                            InfiniRT (and no file of that name was found either) */
 } infinirtBackendStatus_t;
 
 typedef struct infinirtBackendProp {

@@ -28,6 +28,8 @@ constexpr StatusNames kStatusNames[] = {
     {infinirtBackendFilteredOut, "filtered out", "filtered_out"},
     {infinirtBackendDuplicate, "duplicate", "duplicate"},
     {infinirtBackendInsecure, "insecure", "insecure"},
+    {infinirtBackendUnknownDeviceType, "unknown device type", "unknown_device_type"},
+    {infinirtBackendNotBuilt, "no plugin built", "not_built"},
 };
 
 const StatusNames& NamesOf(infinirtBackendStatus_t status) {
@@ -41,11 +43,17 @@ const StatusNames& NamesOf(infinirtBackendStatus_t status) {
 const char* StatusName(infinirtBackendStatus_t status) { return NamesOf(status).text; }
 const char* StatusKey(infinirtBackendStatus_t status) { return NamesOf(status).key; }
 
+// The plugin name of a device type ("nvidia"), as --json has always reported types.
 const char* DeviceTypeName(infiniDevice_t type) {
-  static const char* const kNames[] = {"cpu",   "nvidia",   "cambricon", "ascend", "metax",
-                                       "moore", "iluvatar", "kunlun",    "hygon"};
-  const int index = static_cast<int>(type);
-  return index >= 0 && index < INFINI_DEVICE_TYPE_COUNT ? kNames[index] : "unknown";
+  switch (type) {
+#define INFINIRT_INFO_TYPE_NAME_(name, value, display, plugin) \
+  case INFINI_DEVICE_##name:                                   \
+    return #plugin;
+    INFINIRT_DEVICE_TYPES(INFINIRT_INFO_TYPE_NAME_)
+#undef INFINIRT_INFO_TYPE_NAME_
+    default:
+      return "unknown";
+  }
 }
 
 struct DeviceReport {

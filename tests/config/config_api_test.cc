@@ -61,11 +61,27 @@ TEST_F(ConfigTest, KeyOfTheWrongTypeIsNamedAndKeepsItsDefault) {
   EXPECT_EQ(cpu, 0);
 }
 
-TEST_F(ConfigTest, UnknownKeyIsReported) {
+// A warning naming the file and the key: nothing of the file is lost (it may be a key of a
+// newer InfiniRT), so it is no error.
+TEST_F(ConfigTest, UnknownKeyIsAWarning) {
   Set("INFINIRT_CONFIG", DataFile("unknown_key.json"));
   const std::string log = InitLog();
-  EXPECT_TRUE(HasLineWith(log, {"[infinirt]", "unknown key 'bakends'"})) << log;
+  EXPECT_TRUE(HasLineWith(
+      log, {"[infinirt] [warning]", DataFile("unknown_key.json"), "unknown key 'bakends'"}))
+      << log;
+  EXPECT_FALSE(Contains(log, "[error]")) << log;
   EXPECT_FALSE(Contains(log, "_comment")) << log;
+  EXPECT_EQ(DeviceCount(), 4);
+}
+
+// An ifstream opens a directory and reads nothing, which was reported as invalid JSON.
+TEST_F(ConfigTest, InfinirtConfigNamingADirectoryIsReportedAsSuch) {
+  Set("INFINIRT_CONFIG", std::string(CONFIG_DATA_DIR));
+  const std::string log = InitLog();
+  EXPECT_TRUE(HasLineWith(
+      log, {"[error]", "INFINIRT_CONFIG=" + std::string(CONFIG_DATA_DIR), "is a directory"}))
+      << log;
+  EXPECT_FALSE(Contains(log, "JSON")) << log;
   EXPECT_EQ(DeviceCount(), 4);
 }
 
@@ -148,6 +164,23 @@ TEST_F(ConfigTest, InvalidLogLevelIsReported) {
   const std::string log = InitLog();
   EXPECT_TRUE(HasLineWith(log, {"[error]", "log_level", "'loud'"})) << log;
   EXPECT_EQ(DeviceCount(), 4);
+}
+
+TEST_F(ConfigTest, LogLevelNamesAreCaseInsensitive) {
+  for (const char* level : {"DEBUG", "Debug", "debug"}) {
+    SCOPED_TRACE(level);
+    ASSERT_EQ(infinirtFinalize(), infinirtSuccess);
+    Set("INFINIRT_LOG_LEVEL", level);
+    const std::string log = InitLog();
+    EXPECT_TRUE(HasLineWith(log, {"[debug]", "loader:"})) << log;
+    EXPECT_FALSE(Contains(log, "is not one of")) << log;
+  }
+  ASSERT_EQ(infinirtFinalize(), infinirtSuccess);
+  Set("INFINIRT_LOG_LEVEL", std::nullopt);
+  Set("INFINIRT_CONFIG", DataFile("log_level_mixed_case.json"));  // "Debug"
+  const std::string log = InitLog();
+  EXPECT_TRUE(HasLineWith(log, {"[debug]", "loader:"})) << log;
+  EXPECT_FALSE(Contains(log, "[error]")) << log;
 }
 
 TEST_F(ConfigTest, InfinirtLogLevelOverridesTheLogLevelKey) {

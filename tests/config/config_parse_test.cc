@@ -16,12 +16,16 @@ constexpr char kSource[] = "/etc/example/infinirt.json";
 
 struct Parsed {
   Config config;
-  std::vector<std::string> problems;
+  std::vector<std::string> problems;  // the errors
+  std::vector<std::string> warnings;
 };
 
 Parsed Parse(const std::string& text) {
   Parsed parsed;
-  parsed.config = ParseConfig(text, kSource, &parsed.problems);
+  ConfigProblems problems;
+  parsed.config = ParseConfig(text, kSource, &problems);
+  parsed.problems = problems.errors;
+  parsed.warnings = problems.warnings;
   return parsed;
 }
 
@@ -48,6 +52,7 @@ TEST(ParseConfig, ValidFileYieldsEveryValueAndNoProblem) {
     "plugins": {"cpu": {"worker_threads": 3}}
   })");
   EXPECT_TRUE(parsed.problems.empty()) << parsed.problems[0];
+  EXPECT_TRUE(parsed.warnings.empty()) << parsed.warnings[0];
   const Config& config = parsed.config;
   EXPECT_EQ(config.source, kSource);
   EXPECT_EQ(config.log_level, "debug");
@@ -155,11 +160,13 @@ TEST(ParseConfig, ValidKeysSurviveBesideAKeyOfTheWrongType) {
   EXPECT_EQ(parsed.config.visible_devices, "3");
 }
 
-TEST(ParseConfig, UnknownKeysAreReportedAndUnderscoreKeysAreComments) {
+// An unknown key loses nothing (it may be a key of a newer InfiniRT): a warning, not an error.
+TEST(ParseConfig, UnknownKeysAreWarningsAndUnderscoreKeysAreComments) {
   const Parsed parsed = Parse(R"({"_comment": "x", "bakends": ["cpu"], "backends": ["cpu"]})");
-  ASSERT_EQ(parsed.problems.size(), 1u);
-  EXPECT_TRUE(Contains(parsed.problems[0], "unknown key 'bakends'")) << parsed.problems[0];
-  EXPECT_TRUE(Contains(parsed.problems[0], kSource)) << parsed.problems[0];
+  EXPECT_TRUE(parsed.problems.empty()) << parsed.problems[0];
+  ASSERT_EQ(parsed.warnings.size(), 1u);
+  EXPECT_TRUE(Contains(parsed.warnings[0], "unknown key 'bakends'")) << parsed.warnings[0];
+  EXPECT_TRUE(Contains(parsed.warnings[0], kSource)) << parsed.warnings[0];
   EXPECT_EQ(parsed.config.backends, std::vector<std::string>{"cpu"});
 }
 

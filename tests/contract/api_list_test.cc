@@ -147,6 +147,33 @@ TEST(ContractHeader, C99SeesWhatCxxSees) {
   EXPECT_EQ(facts.stream_legacy, reinterpret_cast<std::uintptr_t>(infinirtStreamLegacy));
   EXPECT_EQ(facts.not_ready, static_cast<int>(infinirtErrorNotReady));
   EXPECT_STREQ(facts.invalid_value_name, "infinirtErrorInvalidValue");
+  ASSERT_EQ(facts.device_type_count, static_cast<int>(INFINI_DEVICE_TYPE_COUNT));
+#define INFINIRT_CONTRACT_DEVICE_TYPE(name, value, display, plugin)       \
+  EXPECT_STREQ(facts.device_plugin_names[INFINI_DEVICE_##name], #plugin); \
+  EXPECT_STREQ(facts.device_display_names[value], display);
+  INFINIRT_DEVICE_TYPES(INFINIRT_CONTRACT_DEVICE_TYPE)
+#undef INFINIRT_CONTRACT_DEVICE_TYPE
+}
+
+// The device types are InfiniCore's infiniDevice_t, number for number (a program may pass one
+// from the other), and the list's values count up from 0, so that INFINI_DEVICE_TYPE_COUNT
+// sizes an array indexed by type.
+TEST(ContractHeader, DeviceTypesKeepInfiniCoresNumbering) {
+  EXPECT_EQ(INFINI_DEVICE_CPU, 0);
+  EXPECT_EQ(INFINI_DEVICE_NVIDIA, 1);
+  EXPECT_EQ(INFINI_DEVICE_CAMBRICON, 2);
+  EXPECT_EQ(INFINI_DEVICE_ASCEND, 3);
+  EXPECT_EQ(INFINI_DEVICE_METAX, 4);
+  EXPECT_EQ(INFINI_DEVICE_MOORE, 5);
+  EXPECT_EQ(INFINI_DEVICE_ILUVATAR, 6);
+  EXPECT_EQ(INFINI_DEVICE_KUNLUN, 7);
+  EXPECT_EQ(INFINI_DEVICE_HYGON, 8);
+  std::vector<int> values;
+#define INFINIRT_CONTRACT_DEVICE_VALUE(name, value, display, plugin) values.push_back(value);
+  INFINIRT_DEVICE_TYPES(INFINIRT_CONTRACT_DEVICE_VALUE)
+#undef INFINIRT_CONTRACT_DEVICE_VALUE
+  ASSERT_EQ(values.size(), static_cast<size_t>(INFINI_DEVICE_TYPE_COUNT));
+  for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(values[i], static_cast<int>(i));
 }
 
 }  // namespace

@@ -29,4 +29,10 @@ void InfinirtC99GetFacts(InfinirtC99Facts* facts) {
   facts->stream_legacy = (uintptr_t)legacy;
   facts->not_ready = (int)not_ready;
   facts->invalid_value_name = infinirtGetErrorName(infinirtErrorInvalidValue);
+  facts->device_type_count = INFINI_DEVICE_TYPE_COUNT;
+#define INFINIRT_C99_DEVICE_TYPE(name, value, display, plugin) \
+  facts->device_plugin_names[INFINI_DEVICE_##name] = #plugin;  \
+  facts->device_display_names[value] = display;
+  INFINIRT_DEVICE_TYPES(INFINIRT_C99_DEVICE_TYPE)
+#undef INFINIRT_C99_DEVICE_TYPE
 }

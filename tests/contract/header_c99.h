@@ -18,6 +18,10 @@ typedef struct InfinirtC99Facts {
   uintptr_t stream_legacy;
   int not_ready;                  /* infinirtErrorNotReady */
   const char* invalid_value_name; /* infinirtGetErrorName(infinirtErrorInvalidValue) */
+  int device_type_count;          /* INFINI_DEVICE_TYPE_COUNT */
+  /* From INFINIRT_DEVICE_TYPES, indexed by value: the plugin names (#plugin) and display names. */
+  const char* device_plugin_names[32];
+  const char* device_display_names[32];
 } InfinirtC99Facts;
 
 void InfinirtC99GetFacts(InfinirtC99Facts* facts);

@@ -12,7 +12,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  std::vector<std::string> problems;
+  infinirt::core::ConfigProblems problems;
   const infinirt::core::Config config = infinirt::core::ParseConfig(text, "fuzz.json", &problems);
   (void)config;
   // The vendor plugins get their section as JSON text; a NUL ends it, as it would in C.

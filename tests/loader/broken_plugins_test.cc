@@ -33,12 +33,15 @@ TEST_F(NoPlugin, InitAndDeviceCountAnswerNoDevice) {
   EXPECT_EQ(infinirtMalloc(&pointer, 64), infinirtErrorNoDevice);
 }
 
+// One entry per device type of the header's list; Kunlun, which has no plugin in this build, is
+// "not built" rather than "not found".
 TEST_F(NoPlugin, ListingHasNotFoundEntriesNamingTheDirectorySearched) {
   const auto listing = Listing();
-  ASSERT_FALSE(listing.empty());
+  ASSERT_EQ(listing.size(), static_cast<size_t>(INFINI_DEVICE_TYPE_COUNT));
   for (const infinirtBackendProp& entry : listing) {
     SCOPED_TRACE(entry.name);
-    EXPECT_EQ(entry.status, infinirtBackendNotFound);
+    const bool built = std::string(entry.name) != "kunlun";
+    EXPECT_EQ(entry.status, built ? infinirtBackendNotFound : infinirtBackendNotBuilt);
     EXPECT_TRUE(Contains(entry.reason, Searched())) << entry.reason;
     EXPECT_EQ(entry.deviceCount, 0);
     EXPECT_STREQ(entry.path, "");
@@ -46,6 +49,15 @@ TEST_F(NoPlugin, ListingHasNotFoundEntriesNamingTheDirectorySearched) {
   const auto cpu = OnlyEntryNamed("cpu");
   ASSERT_TRUE(cpu);
   EXPECT_TRUE(Contains(cpu->reason, "libinfinirt_cpu.so")) << cpu->reason;
+}
+
+TEST_F(NoPlugin, DeviceTypeWithoutAPluginInThisBuildIsNotBuiltNotMissing) {
+  const auto kunlun = OnlyEntryNamed("kunlun");
+  ASSERT_TRUE(kunlun);
+  EXPECT_EQ(kunlun->status, infinirtBackendNotBuilt);
+  EXPECT_TRUE(Contains(kunlun->reason, "this build of InfiniRT has no kunlun plugin"))
+      << kunlun->reason;
+  EXPECT_FALSE(Contains(kunlun->reason, "not found")) << kunlun->reason;
 }
 
 TEST_F(NoPlugin, ErrorLogNamesTheDirectoriesSearched) {
@@ -153,6 +165,25 @@ TEST_F(AbiTooNew, ReportedWithThePluginsAbiVersion) {
 }
 
 TEST_F(AbiTooNew, OtherPluginsStillLoad) { ExpectCpuStillWorks(); }
+
+// --- A device type this core does not know (a plugin made for a newer InfiniRT) ------------
+
+using UnknownDeviceType = RuntimeTest;
+
+TEST_F(UnknownDeviceType, ListedWithItsOwnStatusAndTheTypeItServes) {
+  const auto entry = OnlyEntryNamed("future_type");
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->status, infinirtBackendUnknownDeviceType);
+  EXPECT_EQ(entry->path, RealPath(PluginFile("future_type", "future_type")));
+  const std::string type = "device type " + std::to_string(INFINI_DEVICE_TYPE_COUNT);
+  EXPECT_TRUE(Contains(entry->reason, type)) << entry->reason;
+  EXPECT_TRUE(Contains(entry->reason, "newer InfiniRT")) << entry->reason;
+  EXPECT_EQ(entry->deviceType, INFINI_DEVICE_TYPE_COUNT);
+  EXPECT_EQ(entry->abiMajor, INFINIRT_PLUGIN_ABI_MAJOR);
+  EXPECT_EQ(entry->deviceCount, 0);
+}
+
+TEST_F(UnknownDeviceType, OtherPluginsStillLoad) { ExpectCpuStillWorks(); }
 
 // --- Initialize fails ---------------------------------------------------------------------
 

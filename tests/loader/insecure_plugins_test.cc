@@ -193,10 +193,15 @@ TEST_F(InsecurePlugins, OnlyTheValueOneOptsIn) {
   for (const char* value : {"", "0", "yes", "true", " 1"}) {
     SCOPED_TRACE(std::string(kOptIn) + "='" + value + "'");
     ScopedEnv opt_in(kOptIn, value);
-    CaptureStderrOf([] { infinirtInit(); });
+    const std::string log = CaptureStderrOf([] { infinirtInit(); });
     const auto entry = OnlyEntryNamed("fake_nvidia");
     ASSERT_TRUE(entry);
     EXPECT_EQ(entry->status, infinirtBackendInsecure);
+    // A value that looks like a yes is named, so that the refusal is no surprise.
+    const bool looks_like_yes = *value != '\0' && std::string(value) != "0";
+    EXPECT_EQ(HasLineWith(log, {"[warning]", std::string(kOptIn) + "='" + value + "' is not 1"}),
+              looks_like_yes)
+        << log;
     ASSERT_EQ(infinirtFinalize(), infinirtSuccess);
   }
 }

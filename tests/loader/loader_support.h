@@ -45,6 +45,10 @@ inline const char* BackendStatusName(infinirtBackendStatus_t status) {
       return "Duplicate";
     case infinirtBackendInsecure:
       return "Insecure";
+    case infinirtBackendUnknownDeviceType:
+      return "UnknownDeviceType";
+    case infinirtBackendNotBuilt:
+      return "NotBuilt";
   }
   return "?";
 }

@@ -157,6 +157,39 @@ TEST_F(BackendsFilter, OnlyTheNamedBackendLoads) {
   EXPECT_TRUE(IsCpu(devices[0])) << devices[0];
 }
 
+TEST_F(BackendsFilter, FilteredOutEntriesNameTheVariableAndItsValue) {
+  const auto nvidia = OnlyEntryNamed("fake_nvidia");
+  ASSERT_TRUE(nvidia);
+  EXPECT_STREQ(nvidia->reason, "not named in INFINIRT_BACKENDS=cpu");
+}
+
+// "cuda" names no backend: a warning names it and the names that would match; the known names
+// still filter as asked.
+TEST_F(BackendsFilter, UnknownNameIsWarnedAboutWithTheKnownNames) {
+  ScopedEnv backends("INFINIRT_BACKENDS", "cpu,cuda");
+  const std::string log = CaptureStderrOf([] { infinirtInit(); });
+  EXPECT_TRUE(HasLineWith(log, {"[warning]", "INFINIRT_BACKENDS=cpu,cuda",
+                                "no backend is named 'cuda'", "cpu, nvidia,", "fake_nvidia"}))
+      << log;
+  EXPECT_FALSE(Contains(log, "named 'cpu")) << log;
+  EXPECT_FALSE(Contains(log, "[error]")) << log;
+  const std::vector<DeviceRow> devices = Devices();
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_TRUE(IsCpu(devices[0])) << devices[0];
+}
+
+// Before, the error said only "no InfiniRT plugin could be loaded; searched ...", as if no file
+// had been found.
+TEST_F(BackendsFilter, FilterThatRemovesEveryPluginIsNamedInTheError) {
+  ScopedEnv backends("INFINIRT_BACKENDS", "cuda");
+  const std::string log = CaptureStderrOf([] { infinirtInit(); });
+  EXPECT_TRUE(HasLineWith(log, {"[error]", "INFINIRT_BACKENDS=cuda",
+                                "filtered out every plugin found (cpu, notelf, fake_ascend, "
+                                "fake_nvidia)"}))
+      << log;
+  EXPECT_EQ(infinirtInit(), infinirtErrorNoDevice);
+}
+
 TEST_F(BackendsFilter, SeveralNamesAreSeparatedByCommas) {
   ScopedEnv backends("INFINIRT_BACKENDS", "cpu,fake_ascend");
   const auto nvidia = OnlyEntryNamed("fake_nvidia");
@@ -234,6 +267,45 @@ TEST_F(VisibleDevices, EmptyValueHidesAllDevices) {
   ASSERT_TRUE(cpu);
   EXPECT_EQ(cpu->status, infinirtBackendLoaded);
   EXPECT_EQ(cpu->deviceCount, 0);
+}
+
+// With no device left, the variable is named as the reason: in a warning, in the debug line of
+// every call answering NoDevice, and in the listing of each backend whose devices it hides.
+TEST_F(VisibleDevices, EmptyOrAllFilteredValueIsNamedAsTheReasonForNoDevice) {
+  for (const char* value : {"", "7"}) {
+    SCOPED_TRACE(std::string("INFINIRT_VISIBLE_DEVICES=") + value);
+    ASSERT_EQ(infinirtFinalize(), infinirtSuccess);
+    ScopedEnv visible("INFINIRT_VISIBLE_DEVICES", value);
+    ScopedEnv debug("INFINIRT_LOG_LEVEL", "debug");
+    const std::string variable = std::string("INFINIRT_VISIBLE_DEVICES='") + value + "'";
+    const std::string log = CaptureStderrOf([] { infinirtInit(); });
+    EXPECT_TRUE(HasLineWith(
+        log, {"[warning]", "no device is available", variable, "hides all 4 device(s)"}))
+        << log;
+    EXPECT_TRUE(HasLineWith(log, {"[debug]", "infinirtInit: no device is available", variable}))
+        << log;
+    const auto nvidia = OnlyEntryNamed("fake_nvidia");
+    ASSERT_TRUE(nvidia);
+    EXPECT_TRUE(Contains(nvidia->reason, "2 of 2 device(s) hidden by " + variable))
+        << nvidia->reason;
+  }
+}
+
+TEST_F(VisibleDevices, ListingNamesHowManyDevicesAreHidden) {
+  const auto nvidia = OnlyEntryNamed("fake_nvidia");  // the scenario's "2,0": NVIDIA 1 is hidden
+  ASSERT_TRUE(nvidia);
+  EXPECT_STREQ(nvidia->reason, "1 of 2 device(s) hidden by INFINIRT_VISIBLE_DEVICES='2,0'");
+  const auto ascend = OnlyEntryNamed("fake_ascend");
+  ASSERT_TRUE(ascend);
+  EXPECT_STREQ(ascend->reason, "");
+}
+
+TEST_F(VisibleDevices, BackendNamesInTokensAreCaseInsensitive) {
+  ScopedEnv visible("INFINIRT_VISIBLE_DEVICES", "FAKE_NVIDIA:1,Cpu:0");
+  const std::vector<DeviceRow> devices = Devices();
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices[0], kNvidia1);
+  EXPECT_TRUE(IsCpu(devices[1])) << devices[1];
 }
 
 TEST_F(VisibleDevices, UnsetShowsEveryDevice) {

@@ -58,25 +58,25 @@ std::vector<DeviceFacts> ApiDevices() {
   return devices;
 }
 
+// The plugin name of a device type, from the header's one list.
 const char* TypeName(infiniDevice_t type) {
   switch (type) {
-    case INFINI_DEVICE_CPU:
-      return "cpu";
-    case INFINI_DEVICE_NVIDIA:
-      return "nvidia";
-    case INFINI_DEVICE_ASCEND:
-      return "ascend";
+#define INFINIRT_TEST_TYPE_NAME_(name, value, display, plugin) \
+  case INFINI_DEVICE_##name:                                   \
+    return #plugin;
+    INFINIRT_DEVICE_TYPES(INFINIRT_TEST_TYPE_NAME_)
+#undef INFINIRT_TEST_TYPE_NAME_
     default:
-      return "(a type this scenario does not have)";
+      return "(not a device type)";
   }
 }
 
 // The statuses --json may report, one key per infinirtBackendStatus_t value.
 const std::set<std::string>& StatusKeys() {
-  static const std::set<std::string> keys = {"loaded",         "not_found",       "dlopen_failed",
-                                             "no_entry_point", "abi_too_old",     "abi_too_new",
-                                             "bad_table",      "runtime_missing", "init_failed",
-                                             "filtered_out",   "duplicate",       "insecure"};
+  static const std::set<std::string> keys = {
+      "loaded",      "not_found", "dlopen_failed",       "no_entry_point", "abi_too_old",
+      "abi_too_new", "bad_table", "runtime_missing",     "init_failed",    "filtered_out",
+      "duplicate",   "insecure",  "unknown_device_type", "not_built"};
   return keys;
 }
 
