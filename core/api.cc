@@ -44,7 +44,7 @@ infinirtError_t FreeRegistered(void* pointer, bool host, const char* function) {
   }
   // A refused free has no effect: the allocation stays live and can be freed later.
   if (error != infinirtSuccess) runtime.allocations().Add(*removed);
-  return error;
+  return BackendAnswer(error, owner, function);
 }
 
 // A plugin entry that takes (device, handle) and nothing else.
@@ -59,7 +59,8 @@ infinirtError_t CallOnStream(infinirtStream_t stream, bool synchronizes, const c
   StreamTarget target;
   if (auto error = ResolveStream(runtime, stream, &target, function)) return error;
   if (auto error = runtime.captures().CheckStreamUse(target.ref, synchronizes)) return error;
-  return (target.backend->table.*entry)(target.local, target.stream);
+  return BackendAnswer((target.backend->table.*entry)(target.local, target.stream), *target.backend,
+                       function);
 }
 
 // The same for an event.
@@ -73,7 +74,9 @@ infinirtError_t CallOnEvent(infinirtEvent_t event, bool synchronizes, const char
   if (auto error = runtime.captures().CheckEventUse(HandleValue(event), synchronizes)) {
     return error;
   }
-  return (runtime.backend(record.backend).table.*entry)(record.local_device, record.plugin_handle);
+  Backend& owner = runtime.backend(record.backend);
+  return BackendAnswer((owner.table.*entry)(record.local_device, record.plugin_handle), owner,
+                       function);
 }
 
 // Creates a stream or event on the current device and hands out its handle.
@@ -85,7 +88,9 @@ infinirtError_t CreateOnCurrentDevice(Runtime& runtime, HandleTable& table, Crea
   Target target;
   if (auto error = CurrentTarget(runtime, &target, function)) return error;
   void* object = nullptr;
-  if (auto error = (target.backend->table.*create)(target.local, &object, flags)) return error;
+  if (auto error = (target.backend->table.*create)(target.local, &object, flags)) {
+    return BackendAnswer(error, *target.backend, function);
+  }
   return Publish(table, target, object, flags, out, target.backend->table.*destroy, function);
 }
 
@@ -217,7 +222,8 @@ infinirtError_t infinirtDeviceSynchronize(void) {
     Target target;
     if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
     if (auto error = runtime.captures().CheckDeviceSynchronize(target.device)) return error;
-    return target.backend->table.DeviceSynchronize(target.local);
+    return BackendAnswer(target.backend->table.DeviceSynchronize(target.local), *target.backend,
+                         function_name);
   });
 }
 
@@ -227,8 +233,12 @@ infinirtError_t infinirtDeviceReset(void) {
     Target target;
     if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
     if (auto error = runtime.captures().CheckUnsafeCall()) return error;
-    if (auto error = runtime.ReleaseDeviceObjects(target.device)) return error;
-    return target.backend->table.DeviceReset(target.local);
+    if (auto error = runtime.ReleaseDeviceObjects(target.device)) {
+      return BackendAnswer(error, *target.backend, function_name,
+                           "while waiting for the device's work, which a reset does first");
+    }
+    return BackendAnswer(target.backend->table.DeviceReset(target.local), *target.backend,
+                         function_name);
   });
 }
 
@@ -238,7 +248,9 @@ infinirtError_t infinirtGetDeviceProperties(struct infinirtDeviceProp* prop, int
     Target target;
     if (auto error = DeviceTarget(Runtime::Get(), device, &target, function_name)) return error;
     std::memset(prop, 0, sizeof(*prop));
-    if (auto error = target.backend->table.GetDeviceProperties(target.local, prop)) return error;
+    if (auto error = target.backend->table.GetDeviceProperties(target.local, prop)) {
+      return BackendAnswer(error, *target.backend, function_name);
+    }
     prop->deviceType = target.backend->device_type;
     prop->vendorDeviceIndex = target.local;
     std::snprintf(prop->backendName, sizeof(prop->backendName), "%s", target.backend->name.c_str());
@@ -256,7 +268,8 @@ infinirtError_t infinirtDeviceGetAttribute(int* value, enum infinirtDeviceAttr a
       return Fail(infinirtErrorInvalidValue, "{}: {} is not a device attribute", function_name,
                   static_cast<int>(attr));
     }
-    return target.backend->table.DeviceGetAttribute(target.local, value, attr);
+    return BackendAnswer(target.backend->table.DeviceGetAttribute(target.local, value, attr),
+                         *target.backend, function_name);
   });
 }
 
@@ -281,7 +294,8 @@ infinirtError_t infinirtDriverGetVersion(int* driverVersion) {
     if (runtime.devices().empty()) return infinirtSuccess;
     Target target;
     if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
-    return target.backend->table.DriverGetVersion(target.local, driverVersion);
+    return BackendAnswer(target.backend->table.DriverGetVersion(target.local, driverVersion),
+                         *target.backend, function_name);
   });
 }
 
@@ -322,7 +336,9 @@ infinirtError_t infinirtMalloc(void** devPtr, size_t size) {
     *devPtr = nullptr;
     if (size == 0) return infinirtSuccess;
     void* pointer = nullptr;
-    if (auto error = target.backend->table.Malloc(target.local, &pointer, size)) return error;
+    if (auto error = target.backend->table.Malloc(target.local, &pointer, size)) {
+      return BackendAnswer(error, *target.backend, function_name);
+    }
     if (pointer == nullptr) {
       return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function_name);
     }
@@ -359,7 +375,7 @@ infinirtError_t infinirtHostAlloc(void** pHost, size_t size, unsigned int flags)
     if (size == 0) return infinirtSuccess;
     void* pointer = nullptr;
     if (auto error = target.backend->table.HostAlloc(target.local, &pointer, size, flags)) {
-      return error;
+      return BackendAnswer(error, *target.backend, function_name);
     }
     if (pointer == nullptr) {
       return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function_name);
@@ -392,7 +408,8 @@ infinirtError_t infinirtMemGetInfo(size_t* free, size_t* total) {
     }
     Target target;
     if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
-    return target.backend->table.MemGetInfo(target.local, free, total);
+    return BackendAnswer(target.backend->table.MemGetInfo(target.local, free, total),
+                         *target.backend, function_name);
   });
 }
 
@@ -418,7 +435,8 @@ infinirtError_t infinirtMemcpy(void* dst, const void* src, size_t count,
     }
     if (auto error = runtime.captures().CheckLegacyUse(target.device)) return error;
     if (auto error = runtime.captures().CheckUnsafeCall()) return error;
-    return target.backend->table.Memcpy(target.local, dst, src, count, resolved);
+    return BackendAnswer(target.backend->table.Memcpy(target.local, dst, src, count, resolved),
+                         *target.backend, function_name);
   });
 }
 
@@ -451,8 +469,9 @@ infinirtError_t infinirtMemcpyAsync(void* dst, const void* src, size_t count,
     }
     // A host-to-host copy is synchronous with respect to the host (CUDA); the plugin ABI makes
     // that the plugin's job, since only it can refuse before enqueuing (in a host function).
-    return stream_target.backend->table.MemcpyAsync(stream_target.local, dst, src, count, resolved,
-                                                    stream_target.stream);
+    return BackendAnswer(stream_target.backend->table.MemcpyAsync(
+                             stream_target.local, dst, src, count, resolved, stream_target.stream),
+                         *stream_target.backend, function_name);
   });
 }
 
@@ -466,7 +485,8 @@ infinirtError_t infinirtMemset(void* devPtr, int value, size_t count) {
     }
     if (auto error = runtime.captures().CheckLegacyUse(target.device)) return error;
     if (auto error = runtime.captures().CheckUnsafeCall()) return error;
-    return target.backend->table.Memset(target.local, devPtr, value, count);
+    return BackendAnswer(target.backend->table.Memset(target.local, devPtr, value, count),
+                         *target.backend, function_name);
   });
 }
 
@@ -485,8 +505,9 @@ infinirtError_t infinirtMemsetAsync(void* devPtr, int value, size_t count,
     if (runtime.captures().Record(stream_target.ref, SetNode(devPtr, value, count), &captured)) {
       return captured;
     }
-    return stream_target.backend->table.MemsetAsync(stream_target.local, devPtr, value, count,
-                                                    stream_target.stream);
+    return BackendAnswer(stream_target.backend->table.MemsetAsync(
+                             stream_target.local, devPtr, value, count, stream_target.stream),
+                         *stream_target.backend, function_name);
   });
 }
 
@@ -598,16 +619,19 @@ infinirtError_t infinirtStreamWaitEvent(infinirtStream_t stream, infinirtEvent_t
         return Fail(captured, "{}: a wait on an event of another backend cannot be captured",
                     function_name);
       }
-      return runtime.backend(event_record.backend)
-          .table.EventSynchronize(event_record.local_device, event_record.plugin_handle);
+      Backend& owner = runtime.backend(event_record.backend);
+      return BackendAnswer(
+          owner.table.EventSynchronize(event_record.local_device, event_record.plugin_handle),
+          owner, function_name);
     }
     infinirtError_t captured;
     if (runtime.captures().WaitEvent(target.ref, HandleValue(event), event_record.plugin_handle,
                                      flags, &captured)) {
       return captured;
     }
-    return target.backend->table.StreamWaitEvent(target.local, target.stream,
-                                                 event_record.plugin_handle, flags);
+    return BackendAnswer(target.backend->table.StreamWaitEvent(target.local, target.stream,
+                                                               event_record.plugin_handle, flags),
+                         *target.backend, function_name);
   });
 }
 
@@ -620,7 +644,9 @@ infinirtError_t infinirtLaunchHostFunc(infinirtStream_t stream, infinirtHostFn_t
     if (fn == nullptr) return Fail(infinirtErrorInvalidValue, "{}: fn is NULL", function_name);
     infinirtError_t captured;
     if (runtime.captures().Record(target.ref, HostNode(fn, userData), &captured)) return captured;
-    return target.backend->table.LaunchHostFunc(target.local, target.stream, fn, userData);
+    return BackendAnswer(
+        target.backend->table.LaunchHostFunc(target.local, target.stream, fn, userData),
+        *target.backend, function_name);
   });
 }
 
@@ -671,7 +697,9 @@ infinirtError_t infinirtEventRecord(infinirtEvent_t event, infinirtStream_t stre
       return captured;
     }
     runtime.captures().ForgetEvent(HandleValue(event));  // it stands for real work again
-    return target.backend->table.EventRecord(target.local, record.plugin_handle, target.stream);
+    return BackendAnswer(
+        target.backend->table.EventRecord(target.local, record.plugin_handle, target.stream),
+        *target.backend, function_name);
   });
 }
 
@@ -721,10 +749,24 @@ infinirtError_t infinirtEventElapsedTime(float* ms, infinirtEvent_t start, infin
                   "{}: the events belong to different devices ({} and {})", function_name,
                   first.device, last.device);
     }
+    for (const ObjectRecord* event : {&first, &last}) {
+      if (event->flags & infinirtEventDisableTiming) {
+        return Fail(infinirtErrorInvalidResourceHandle,
+                    "{}: the {} event was created with infinirtEventDisableTiming", function_name,
+                    event == &first ? "start" : "end");
+      }
+    }
     if (auto e = runtime.captures().CheckEventUse(HandleValue(start), false)) return e;
     if (auto e = runtime.captures().CheckEventUse(HandleValue(end), false)) return e;
-    return runtime.backend(first.backend)
-        .table.EventElapsedTime(first.local_device, ms, first.plugin_handle, last.plugin_handle);
+    Backend& owner = runtime.backend(first.backend);
+    const infinirtError_t answer = owner.table.EventElapsedTime(
+        first.local_device, ms, first.plugin_handle, last.plugin_handle);
+    // Both events exist, are timed and are on one device: CUDA answers InvalidResourceHandle
+    // then only for an event that was never recorded.
+    return BackendAnswer(answer, owner, function_name,
+                         answer == infinirtErrorInvalidResourceHandle
+                             ? "the start or the end event was never recorded"
+                             : nullptr);
   });
 }
 

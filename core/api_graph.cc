@@ -109,7 +109,9 @@ auto AllocationNode(Runtime& runtime, const Target& target, size_t size, void** 
                     const char* function) {
   return [&runtime, target, size, pointer_out, function](GraphData& graph, GraphNode* node) {
     void* pointer = nullptr;
-    if (auto error = target.backend->table.Malloc(target.local, &pointer, size)) return error;
+    if (auto error = target.backend->table.Malloc(target.local, &pointer, size)) {
+      return BackendAnswer(error, *target.backend, function);
+    }
     if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kGraph,
                                         graph.id(), function)) {
       target.backend->table.Free(target.local, pointer);
@@ -342,6 +344,8 @@ infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infini
     if (error == infinirtSuccess) {
       handle = runtime.graph_execs().Insert(exec_record);
       if (handle == 0) error = Fail(infinirtErrorMemoryAllocation, "{}: too many execs", function);
+    } else {
+      error = BackendAnswer(error, backend, function);
     }
     if (error != infinirtSuccess) {
       runtime.DestroyExec(exec_record);  // undoes the count and whatever the plugin made
@@ -397,7 +401,7 @@ infinirtError_t infinirtGraphLaunch(infinirtGraphExec_t graphExec, infinirtStrea
             ? target.backend->table.GraphLaunch(target.local, exec->plugin_exec, target.stream)
             : Replay(*target.backend, target.local, *exec, target.stream);
     if (error == infinirtSuccess) runtime.graph_memory().MarkLive(left_live);
-    return error;
+    return BackendAnswer(error, *target.backend, function);
   });
 }
 
@@ -451,7 +455,7 @@ infinirtError_t infinirtMallocAsync(void** devPtr, size_t size, infinirtStream_t
     }
     if (auto error =
             target.backend->table.MallocAsync(target.local, &pointer, size, target.stream)) {
-      return error;
+      return BackendAnswer(error, *target.backend, function);
     }
     if (pointer == nullptr) {
       return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function);
@@ -486,7 +490,7 @@ infinirtError_t infinirtFreeAsync(void* devPtr, infinirtStream_t hStream) {
     const infinirtError_t error =
         target.backend->table.FreeAsync(target.local, devPtr, target.stream);
     if (error != infinirtSuccess) runtime.allocations().Add(*removed);
-    return error;
+    return BackendAnswer(error, *target.backend, function);
   });
 }
 
@@ -514,8 +518,9 @@ infinirtError_t infinirtMemPoolGetAttribute(infinirtMemPool_t memPool,
       return Fail(infinirtErrorInvalidValue, "{}: {} is not a pool attribute", function,
                   static_cast<int>(attr));
     }
-    return runtime.backend(record.backend)
-        .table.MemPoolGetAttribute(record.local_device, attr, value);
+    Backend& owner = runtime.backend(record.backend);
+    return BackendAnswer(owner.table.MemPoolGetAttribute(record.local_device, attr, value), owner,
+                         function);
   });
 }
 
@@ -543,8 +548,9 @@ infinirtError_t infinirtMemPoolSetAttribute(infinirtMemPool_t memPool,
         return Fail(infinirtErrorInvalidValue, "{}: attribute {} cannot be set", function,
                     static_cast<int>(attr));
     }
-    return runtime.backend(record.backend)
-        .table.MemPoolSetAttribute(record.local_device, attr, value);
+    Backend& owner = runtime.backend(record.backend);
+    return BackendAnswer(owner.table.MemPoolSetAttribute(record.local_device, attr, value), owner,
+                         function);
   });
 }
 
@@ -553,7 +559,9 @@ infinirtError_t infinirtMemPoolTrimTo(infinirtMemPool_t memPool, size_t minBytes
     Runtime& runtime = Runtime::Get();
     ObjectRecord record;
     if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
-    return runtime.backend(record.backend).table.MemPoolTrimTo(record.local_device, minBytesToKeep);
+    Backend& owner = runtime.backend(record.backend);
+    return BackendAnswer(owner.table.MemPoolTrimTo(record.local_device, minBytesToKeep), owner,
+                         function);
   });
 }
 
