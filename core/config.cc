@@ -151,7 +151,7 @@ Config ParseConfig(const std::string& text, const std::string& source_name,
 
 Config LoadConfig(const std::string& library_dir) {
   std::vector<std::string> candidates;
-  const auto from_env = GetEnv("INFINIRT_CONFIG");
+  const auto from_env = GetEnv(EnvVar::INFINIRT_CONFIG);
   if (from_env && !from_env->empty()) {
     candidates.push_back(*from_env);
   } else {

@@ -94,7 +94,7 @@ std::string ErrnoText() { return std::strerror(errno); }
 // Only "1" opts in; read with secure_getenv, so a setuid/setgid process cannot opt in. Another
 // value ("true", "yes") is named in a warning rather than taken as a yes: this one is kept strict.
 bool InsecurePluginsAllowed() {
-  const auto value = GetEnv(kAllowInsecure);
+  const auto value = GetEnv(EnvVar::INFINIRT_ALLOW_INSECURE_PLUGINS);
   if (!value) return false;
   if (*value == "1") return true;
   if (!value->empty() && *value != "0") {
@@ -180,7 +180,7 @@ struct SearchPlan {
 SearchPlan PlanSearch(const Config& config, const std::string& library_dir) {
   SearchPlan plan;
   std::vector<std::string> raw;
-  if (auto env = GetEnv("INFINIRT_PLUGIN_PATH"); env && !env->empty()) {
+  if (auto env = GetEnv(EnvVar::INFINIRT_PLUGIN_PATH); env && !env->empty()) {
     plan.from_environment = true;
     raw = SplitList(*env, ':');
     Log().debug("loader: INFINIRT_PLUGIN_PATH={} replaces the default search", *env);
@@ -215,7 +215,7 @@ struct BackendFilter {
 
 BackendFilter MakeBackendFilter(const Config& config) {
   BackendFilter filter;
-  if (auto env = GetEnv("INFINIRT_BACKENDS")) {
+  if (auto env = GetEnv(EnvVar::INFINIRT_BACKENDS)) {
     filter.names = SplitList(*env, ',');
     filter.origin = "INFINIRT_BACKENDS=" + *env;
   } else {
