@@ -154,9 +154,11 @@ Config LoadConfig(const std::string& library_dir) {
   const auto from_env = GetEnv(EnvVar::INFINIRT_CONFIG);
   if (from_env && !from_env->empty()) {
     candidates.push_back(*from_env);
+  } else if (!library_dir.empty()) {
+    // As for plugins (loader.cc): the file of this installation, not the one of the
+    // installation the build was configured for, which a relocated install is not.
+    candidates.push_back(library_dir + "/../share/infinirt/infinirt.json");
   } else {
-    if (!library_dir.empty())
-      candidates.push_back(library_dir + "/../share/infinirt/infinirt.json");
     candidates.push_back(INFINIRT_INSTALL_CONFIG_FILE);
   }
   for (const std::string& path : candidates) {

@@ -177,6 +177,22 @@ struct SearchPlan {
   bool from_environment = false;
 };
 
+// The plugins of a libinfinirt.so are the ones beside it: the directory it was configured to be
+// installed in (INFINIRT_INSTALL_PLUGIN_DIR) is searched only when the library cannot tell where
+// it is. Searching it as well would make a relocated install (a copied prefix, a build tree, a
+// package unpacked elsewhere) load another installation's plugins, of another version, beside
+// or instead of its own. Where the library does sit in its install directory, the directory
+// beside it is that one.
+void LogInstallDirectoryNotSearched(const std::string& library_dir) {
+  const std::string beside = library_dir + "/infinirt";
+  if (RealPath(beside) == RealPath(INFINIRT_INSTALL_PLUGIN_DIR)) return;
+  Log().debug(
+      "loader: not searching {}, the plugin directory this InfiniRT was configured to install to: "
+      "libinfinirt.so is in {}, so its plugins are in {} (another installation's plugins could "
+      "be of another version)",
+      INFINIRT_INSTALL_PLUGIN_DIR, library_dir, beside);
+}
+
 SearchPlan PlanSearch(const Config& config, const std::string& library_dir) {
   SearchPlan plan;
   std::vector<std::string> raw;
@@ -185,8 +201,12 @@ SearchPlan PlanSearch(const Config& config, const std::string& library_dir) {
     raw = SplitList(*env, ':');
     Log().debug("loader: INFINIRT_PLUGIN_PATH={} replaces the default search", *env);
   } else {
-    if (!library_dir.empty()) raw.push_back(library_dir + "/infinirt");
-    raw.push_back(INFINIRT_INSTALL_PLUGIN_DIR);
+    if (library_dir.empty()) {
+      raw.push_back(INFINIRT_INSTALL_PLUGIN_DIR);
+    } else {
+      raw.push_back(library_dir + "/infinirt");
+      LogInstallDirectoryNotSearched(library_dir);
+    }
     raw.insert(raw.end(), config.plugin_search_paths.begin(), config.plugin_search_paths.end());
   }
   for (const std::string& entry : raw) {
