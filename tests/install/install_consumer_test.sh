@@ -28,8 +28,8 @@ done
 # Nothing may lead the runtime back to the build tree.
 unset INFINIRT_PLUGIN_PATH INFINIRT_CONFIG INFINIRT_BACKENDS INFINIRT_VISIBLE_DEVICES
 
-echo "== infinirt-info from the install"
-"$prefix/bin/infinirt-info" | tee "$scratch/info.txt"
+echo "== infinirt-info -v from the install"
+"$prefix/bin/infinirt-info" -v | tee "$scratch/info.txt"
 grep -q "$prefix/$libdir/infinirt/libinfinirt_cpu.so" "$scratch/info.txt" ||
   { echo "infinirt-info did not load the installed CPU plugin"; exit 1; }
 grep -q "$prefix/$libdir/infinirt/libinfinirt_ascend.so" "$scratch/info.txt" ||
