@@ -221,20 +221,37 @@ void PrintNoDevice(const std::vector<infinirtBackendProp>& backends, const char*
   for (const std::string& reason : reasons) std::printf("%s  %s\n", indent, reason.c_str());
 }
 
-// One line per backend: name, status, devices, and for a loaded backend why it has fewer
-// devices than it could (hidden by INFINIRT_VISIBLE_DEVICES, none in its runtime). The reasons
-// of the others are long (every dlopen error): -v prints them.
+// The short details of a backend: the vendor runtime in use and its version, whenever the
+// runtime answered (also when it then failed to initialise, a missing driver say: that is when
+// a user most needs the version); for a loaded backend why it has fewer devices than it could
+// (hidden by INFINIRT_VISIBLE_DEVICES, none in its runtime), and for one that failed to
+// initialise the error. The reasons of the others are long (every dlopen error of every
+// candidate, every directory searched): -v prints them.
+std::string ShortDetails(const infinirtBackendProp& backend) {
+  std::string details;
+  if (backend.runtimeLibrary[0] && backend.runtimeVersion >= 0) {
+    details = std::string("runtime: ") + backend.runtimeLibrary + ", version " +
+              std::to_string(backend.runtimeVersion);
+  }
+  const bool short_reason =
+      backend.status == infinirtBackendLoaded || backend.status == infinirtBackendInitFailed;
+  if (short_reason && backend.reason[0]) {
+    details += (details.empty() ? "" : "; ") + std::string(backend.reason);
+  }
+  return details;
+}
+
+// One line per backend and one per device.
 void PrintShort(const Report& report) {
   PrintHeading();
   Table backends({false, false, true, false});
-  backends.Add({"Backend", "Status", "Devices", ""});
+  backends.Add({"Backend", "Status", "Devices", "Details"});
   bool any_unloaded = false;
   for (const infinirtBackendProp& backend : report.backends) {
     any_unloaded = any_unloaded || backend.status != infinirtBackendLoaded;
-    const bool loaded = backend.status == infinirtBackendLoaded;
     backends.Add({backend.name, StatusName(backend.status),
                   IsLoaded(backend) ? std::to_string(backend.deviceCount) : "-",
-                  loaded ? backend.reason : ""});
+                  ShortDetails(backend)});
   }
   backends.Print("");
   std::printf("\n");

@@ -3,9 +3,10 @@
 // whose --help names every environment variable InfiniRT reads, and whose exit status says
 // whether there is a device.
 //
-// The plugin path is cpu : notelf/ : accel/ : noruntime/, i.e. the CPU plugin, a file that is
-// not a shared library, the fake accelerators (fake_nvidia with 2 devices, fake_ascend with 1)
-// and a plugin whose vendor runtime is missing (the longest status).
+// The plugin path is cpu : notelf/ : accel/ : noruntime/ : initfail/, i.e. the CPU plugin, a
+// file that is not a shared library, the fake accelerators (fake_nvidia with 2 devices,
+// fake_ascend with 1), a plugin whose vendor runtime is missing (the longest status) and one
+// whose Initialize fails.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -131,7 +132,7 @@ class InfinirtInfo : public RuntimeTest {
   void SetUp() override {
     RuntimeTest::SetUp();
     Set("INFINIRT_PLUGIN_PATH", CpuPlugin() + ":" + PluginDir("notelf") + ":" + PluginDir("accel") +
-                                    ":" + PluginDir("noruntime"));
+                                    ":" + PluginDir("noruntime") + ":" + PluginDir("initfail"));
     Set("INFINIRT_CONFIG", EMPTY_CONFIG);
     Set("INFINIRT_LOG_LEVEL", "warn");
     Set("INFINIRT_BACKENDS", std::nullopt);
@@ -173,8 +174,16 @@ TEST_F(InfinirtInfo, DefaultIsOneLinePerBackendAndOnePerDevice) {
   }
   // The fakes' sizes are known: device d of a fake has d + 1 GiB.
   EXPECT_TRUE(HasLineWith(run.output, {"fake_nvidia:1", "2.0 GiB"})) << run.output;
-  // The reasons (every dlopen error), paths and runtimes are -v's.
-  for (const char* detail : {"path:", "reason:", "runtime:", "ELF"}) {
+  // The runtime that answered, with its version, is on its backend's line; the reasons (every
+  // dlopen error) and the paths are -v's.
+  EXPECT_TRUE(HasLineWith(RowsStartingWith(run.output, "fake_nvidia").at(0),
+                          {"runtime: /fake/libfakert.so.1, version 4242"}))
+      << run.output;
+  // A failed initialisation says its error there too.
+  EXPECT_TRUE(HasLineWith(RowsStartingWith(run.output, "init_fails").at(0),
+                          {"init failed", "Initialize returned infinirtErrorInitializationError"}))
+      << run.output;
+  for (const char* detail : {"path:", "reason:", "ELF", "cannot open shared object file"}) {
     EXPECT_FALSE(Contains(run.output, detail)) << detail << "\n" << run.output;
   }
   // Two headings, a blank line before each table and before the closing hint.
