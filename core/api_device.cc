@@ -70,7 +70,8 @@ infinirtError_t infinirtDeviceSynchronize(void) {
     Target target;
     if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
     if (auto error = runtime.captures().CheckDeviceSynchronize(target.device)) return error;
-    return target.backend->table.DeviceSynchronize(target.local);
+    return BackendAnswer(target.backend->table.DeviceSynchronize(target.local), *target.backend,
+                         function_name);
   });
 }
 
@@ -80,8 +81,12 @@ infinirtError_t infinirtDeviceReset(void) {
     Target target;
     if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
     if (auto error = runtime.captures().CheckUnsafeCall()) return error;
-    if (auto error = runtime.ReleaseDeviceObjects(target.device)) return error;
-    return target.backend->table.DeviceReset(target.local);
+    if (auto error = runtime.ReleaseDeviceObjects(target.device)) {
+      return BackendAnswer(error, *target.backend, function_name,
+                           "while waiting for the device's work, which a reset does first");
+    }
+    return BackendAnswer(target.backend->table.DeviceReset(target.local), *target.backend,
+                         function_name);
   });
 }
 
@@ -91,7 +96,9 @@ infinirtError_t infinirtGetDeviceProperties(struct infinirtDeviceProp* prop, int
     Target target;
     if (auto error = DeviceTarget(Runtime::Get(), device, &target, function_name)) return error;
     std::memset(prop, 0, sizeof(*prop));
-    if (auto error = target.backend->table.GetDeviceProperties(target.local, prop)) return error;
+    if (auto error = target.backend->table.GetDeviceProperties(target.local, prop)) {
+      return BackendAnswer(error, *target.backend, function_name);
+    }
     prop->deviceType = target.backend->device_type;
     prop->vendorDeviceIndex = target.local;
     std::snprintf(prop->backendName, sizeof(prop->backendName), "%s", target.backend->name.c_str());
@@ -109,7 +116,8 @@ infinirtError_t infinirtDeviceGetAttribute(int* value, enum infinirtDeviceAttr a
       return Fail(infinirtErrorInvalidValue, "{}: {} is not a device attribute", function_name,
                   static_cast<int>(attr));
     }
-    return target.backend->table.DeviceGetAttribute(target.local, value, attr);
+    return BackendAnswer(target.backend->table.DeviceGetAttribute(target.local, value, attr),
+                         *target.backend, function_name);
   });
 }
 
@@ -134,7 +142,8 @@ infinirtError_t infinirtDriverGetVersion(int* driverVersion) {
     if (runtime.devices().empty()) return infinirtSuccess;
     Target target;
     if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
-    return target.backend->table.DriverGetVersion(target.local, driverVersion);
+    return BackendAnswer(target.backend->table.DriverGetVersion(target.local, driverVersion),
+                         *target.backend, function_name);
   });
 }
 

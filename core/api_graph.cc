@@ -266,6 +266,8 @@ infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infini
     if (error == infinirtSuccess) {
       handle = runtime.graph_execs().Insert(exec_record);
       if (handle == 0) error = Fail(infinirtErrorMemoryAllocation, "{}: too many execs", function);
+    } else {
+      error = BackendAnswer(error, backend, function);
     }
     if (error != infinirtSuccess) {
       runtime.DestroyExec(exec_record);  // undoes the count and whatever the plugin made
@@ -321,7 +323,7 @@ infinirtError_t infinirtGraphLaunch(infinirtGraphExec_t graphExec, infinirtStrea
             ? target.backend->table.GraphLaunch(target.local, exec->plugin_exec, target.stream)
             : Replay(*target.backend, target.local, *exec, target.stream);
     if (error == infinirtSuccess) runtime.graph_memory().MarkLive(left_live);
-    return error;
+    return BackendAnswer(error, *target.backend, function);
   });
 }
 

@@ -45,7 +45,7 @@ infinirtError_t FreeRegistered(void* pointer, bool host, const char* function) {
   }
   // A refused free has no effect: the allocation stays live and can be freed later.
   if (error != infinirtSuccess) runtime.allocations().Add(*removed);
-  return error;
+  return BackendAnswer(error, owner, function);
 }
 
 // Allocates through the backend (allocate), registers the allocation, and releases it again
@@ -55,7 +55,7 @@ infinirtError_t AllocateRegistered(Runtime& runtime, const Target& target, size_
                                    MemoryKind kind, Allocate&& allocate, Release&& release,
                                    void** out, const char* function) {
   void* pointer = nullptr;
-  if (auto error = allocate(&pointer)) return error;
+  if (auto error = allocate(&pointer)) return BackendAnswer(error, *target.backend, function);
   if (pointer == nullptr) {
     return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function);
   }
@@ -94,7 +94,9 @@ auto AllocationNode(Runtime& runtime, const Target& target, size_t size, void** 
                     const char* function) {
   return [&runtime, target, size, pointer_out, function](GraphData& graph, GraphNode* node) {
     void* pointer = nullptr;
-    if (auto error = target.backend->table.Malloc(target.local, &pointer, size)) return error;
+    if (auto error = target.backend->table.Malloc(target.local, &pointer, size)) {
+      return BackendAnswer(error, *target.backend, function);
+    }
     if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kGraph,
                                         graph.id(), function)) {
       target.backend->table.Free(target.local, pointer);
@@ -238,7 +240,8 @@ infinirtError_t infinirtMemGetInfo(size_t* free, size_t* total) {
     }
     Target target;
     if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
-    return target.backend->table.MemGetInfo(target.local, free, total);
+    return BackendAnswer(target.backend->table.MemGetInfo(target.local, free, total),
+                         *target.backend, function_name);
   });
 }
 
@@ -264,7 +267,8 @@ infinirtError_t infinirtMemcpy(void* dst, const void* src, size_t count,
     }
     if (auto error = runtime.captures().CheckLegacyUse(target.device)) return error;
     if (auto error = runtime.captures().CheckUnsafeCall()) return error;
-    return target.backend->table.Memcpy(target.local, dst, src, count, resolved);
+    return BackendAnswer(target.backend->table.Memcpy(target.local, dst, src, count, resolved),
+                         *target.backend, function_name);
   });
 }
 
@@ -297,8 +301,9 @@ infinirtError_t infinirtMemcpyAsync(void* dst, const void* src, size_t count,
     }
     // A host-to-host copy is synchronous with respect to the host (CUDA); the plugin ABI makes
     // that the plugin's job, since only it can refuse before enqueuing (in a host function).
-    return stream_target.backend->table.MemcpyAsync(stream_target.local, dst, src, count, resolved,
-                                                    stream_target.stream);
+    return BackendAnswer(stream_target.backend->table.MemcpyAsync(
+                             stream_target.local, dst, src, count, resolved, stream_target.stream),
+                         *stream_target.backend, function_name);
   });
 }
 
@@ -312,7 +317,8 @@ infinirtError_t infinirtMemset(void* devPtr, int value, size_t count) {
     }
     if (auto error = runtime.captures().CheckLegacyUse(target.device)) return error;
     if (auto error = runtime.captures().CheckUnsafeCall()) return error;
-    return target.backend->table.Memset(target.local, devPtr, value, count);
+    return BackendAnswer(target.backend->table.Memset(target.local, devPtr, value, count),
+                         *target.backend, function_name);
   });
 }
 
@@ -331,8 +337,9 @@ infinirtError_t infinirtMemsetAsync(void* devPtr, int value, size_t count,
     if (runtime.captures().Record(stream_target.ref, SetNode(devPtr, value, count), &captured)) {
       return captured;
     }
-    return stream_target.backend->table.MemsetAsync(stream_target.local, devPtr, value, count,
-                                                    stream_target.stream);
+    return BackendAnswer(stream_target.backend->table.MemsetAsync(
+                             stream_target.local, devPtr, value, count, stream_target.stream),
+                         *stream_target.backend, function_name);
   });
 }
 
@@ -384,7 +391,7 @@ infinirtError_t infinirtMallocAsync(void** devPtr, size_t size, infinirtStream_t
     }
     if (auto error =
             target.backend->table.MallocAsync(target.local, &pointer, size, target.stream)) {
-      return error;
+      return BackendAnswer(error, *target.backend, function);
     }
     if (pointer == nullptr) {
       return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function);
@@ -419,7 +426,7 @@ infinirtError_t infinirtFreeAsync(void* devPtr, infinirtStream_t hStream) {
     const infinirtError_t error =
         target.backend->table.FreeAsync(target.local, devPtr, target.stream);
     if (error != infinirtSuccess) runtime.allocations().Add(*removed);
-    return error;
+    return BackendAnswer(error, *target.backend, function);
   });
 }
 
@@ -447,8 +454,9 @@ infinirtError_t infinirtMemPoolGetAttribute(infinirtMemPool_t memPool,
       return Fail(infinirtErrorInvalidValue, "{}: {} is not a pool attribute", function,
                   static_cast<int>(attr));
     }
-    return runtime.backend(record.backend)
-        .table.MemPoolGetAttribute(record.local_device, attr, value);
+    Backend& owner = runtime.backend(record.backend);
+    return BackendAnswer(owner.table.MemPoolGetAttribute(record.local_device, attr, value), owner,
+                         function);
   });
 }
 
@@ -476,8 +484,9 @@ infinirtError_t infinirtMemPoolSetAttribute(infinirtMemPool_t memPool,
         return Fail(infinirtErrorInvalidValue, "{}: attribute {} cannot be set", function,
                     static_cast<int>(attr));
     }
-    return runtime.backend(record.backend)
-        .table.MemPoolSetAttribute(record.local_device, attr, value);
+    Backend& owner = runtime.backend(record.backend);
+    return BackendAnswer(owner.table.MemPoolSetAttribute(record.local_device, attr, value), owner,
+                         function);
   });
 }
 
@@ -486,7 +495,9 @@ infinirtError_t infinirtMemPoolTrimTo(infinirtMemPool_t memPool, size_t minBytes
     Runtime& runtime = Runtime::Get();
     ObjectRecord record;
     if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
-    return runtime.backend(record.backend).table.MemPoolTrimTo(record.local_device, minBytesToKeep);
+    Backend& owner = runtime.backend(record.backend);
+    return BackendAnswer(owner.table.MemPoolTrimTo(record.local_device, minBytesToKeep), owner,
+                         function);
   });
 }
 

@@ -20,7 +20,8 @@ infinirtError_t CallOnStream(infinirtStream_t stream, bool synchronizes, const c
   StreamTarget target;
   if (auto error = ResolveStream(runtime, stream, &target, function)) return error;
   if (auto error = runtime.captures().CheckStreamUse(target.ref, synchronizes)) return error;
-  return (target.backend->table.*entry)(target.local, target.stream);
+  return BackendAnswer((target.backend->table.*entry)(target.local, target.stream), *target.backend,
+                       function);
 }
 
 // The same for an event.
@@ -34,7 +35,9 @@ infinirtError_t CallOnEvent(infinirtEvent_t event, bool synchronizes, const char
   if (auto error = runtime.captures().CheckEventUse(HandleValue(event), synchronizes)) {
     return error;
   }
-  return (runtime.backend(record.backend).table.*entry)(record.local_device, record.plugin_handle);
+  Backend& owner = runtime.backend(record.backend);
+  return BackendAnswer((owner.table.*entry)(record.local_device, record.plugin_handle), owner,
+                       function);
 }
 
 // Creates a stream or event on the current device and hands out its handle.
@@ -46,7 +49,9 @@ infinirtError_t CreateOnCurrentDevice(Runtime& runtime, HandleTable& table, Crea
   Target target;
   if (auto error = CurrentTarget(runtime, &target, function)) return error;
   void* object = nullptr;
-  if (auto error = (target.backend->table.*create)(target.local, &object, flags)) return error;
+  if (auto error = (target.backend->table.*create)(target.local, &object, flags)) {
+    return BackendAnswer(error, *target.backend, function);
+  }
   return Publish(table, target, object, flags, out, target.backend->table.*destroy, function);
 }
 
@@ -156,16 +161,19 @@ infinirtError_t infinirtStreamWaitEvent(infinirtStream_t stream, infinirtEvent_t
         return Fail(captured, "{}: a wait on an event of another backend cannot be captured",
                     function_name);
       }
-      return runtime.backend(event_record.backend)
-          .table.EventSynchronize(event_record.local_device, event_record.plugin_handle);
+      Backend& owner = runtime.backend(event_record.backend);
+      return BackendAnswer(
+          owner.table.EventSynchronize(event_record.local_device, event_record.plugin_handle),
+          owner, function_name);
     }
     infinirtError_t captured;
     if (runtime.captures().WaitEvent(target.ref, HandleValue(event), event_record.plugin_handle,
                                      flags, &captured)) {
       return captured;
     }
-    return target.backend->table.StreamWaitEvent(target.local, target.stream,
-                                                 event_record.plugin_handle, flags);
+    return BackendAnswer(target.backend->table.StreamWaitEvent(target.local, target.stream,
+                                                               event_record.plugin_handle, flags),
+                         *target.backend, function_name);
   });
 }
 
@@ -178,7 +186,9 @@ infinirtError_t infinirtLaunchHostFunc(infinirtStream_t stream, infinirtHostFn_t
     if (fn == nullptr) return Fail(infinirtErrorInvalidValue, "{}: fn is NULL", function_name);
     infinirtError_t captured;
     if (runtime.captures().Record(target.ref, HostNode(fn, userData), &captured)) return captured;
-    return target.backend->table.LaunchHostFunc(target.local, target.stream, fn, userData);
+    return BackendAnswer(
+        target.backend->table.LaunchHostFunc(target.local, target.stream, fn, userData),
+        *target.backend, function_name);
   });
 }
 
@@ -229,7 +239,9 @@ infinirtError_t infinirtEventRecord(infinirtEvent_t event, infinirtStream_t stre
       return captured;
     }
     runtime.captures().ForgetEvent(HandleValue(event));  // it stands for real work again
-    return target.backend->table.EventRecord(target.local, record.plugin_handle, target.stream);
+    return BackendAnswer(
+        target.backend->table.EventRecord(target.local, record.plugin_handle, target.stream),
+        *target.backend, function_name);
   });
 }
 
@@ -279,10 +291,24 @@ infinirtError_t infinirtEventElapsedTime(float* ms, infinirtEvent_t start, infin
                   "{}: the events belong to different devices ({} and {})", function_name,
                   first.device, last.device);
     }
+    for (const ObjectRecord* event : {&first, &last}) {
+      if (event->flags & infinirtEventDisableTiming) {
+        return Fail(infinirtErrorInvalidResourceHandle,
+                    "{}: the {} event was created with infinirtEventDisableTiming", function_name,
+                    event == &first ? "start" : "end");
+      }
+    }
     if (auto e = runtime.captures().CheckEventUse(HandleValue(start), false)) return e;
     if (auto e = runtime.captures().CheckEventUse(HandleValue(end), false)) return e;
-    return runtime.backend(first.backend)
-        .table.EventElapsedTime(first.local_device, ms, first.plugin_handle, last.plugin_handle);
+    Backend& owner = runtime.backend(first.backend);
+    const infinirtError_t answer = owner.table.EventElapsedTime(
+        first.local_device, ms, first.plugin_handle, last.plugin_handle);
+    // Both events exist, are timed and are on one device: CUDA answers InvalidResourceHandle
+    // then only for an event that was never recorded.
+    return BackendAnswer(answer, owner, function_name,
+                         answer == infinirtErrorInvalidResourceHandle
+                             ? "the start or the end event was never recorded"
+                             : nullptr);
   });
 }
 

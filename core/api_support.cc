@@ -51,6 +51,18 @@ infinirtError_t ResolveDefaultStream(Runtime& runtime, infinirtStream_t stream,
   return infinirtSuccess;
 }
 
+void LogUnexplainedFailure(infinirtError_t error, const char* function) {
+  Log().debug("{}: failed with {} ({})", function, infinirtGetErrorName(error),
+              infinirtGetErrorString(error));
+}
+
+infinirtError_t LogBackendRefusal(infinirtError_t answer, const Backend& backend,
+                                  const char* function, const char* meaning) {
+  return Fail(answer, "{}: backend '{}' answered {} ({}){}{}", function, backend.name,
+              infinirtGetErrorName(answer), infinirtGetErrorString(answer), meaning ? ": " : "",
+              meaning ? meaning : "");
+}
+
 infinirtError_t InvalidHandle(const void* handle, const char* what, const char* function) {
   return Fail(infinirtErrorInvalidResourceHandle, "{}: {} is not a live {}", function, handle,
               what);
@@ -60,9 +72,10 @@ infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void*
                                    size_t size, MemoryKind kind, uint64_t owner,
                                    const char* function) {
   if (size > UINTPTR_MAX - reinterpret_cast<uintptr_t>(pointer)) {
-    Log().error("{}: backend '{}' returned {} for {} bytes, which wraps around the address space",
-                function, target.backend->name, pointer, size);
-    return infinirtErrorMemoryAllocation;
+    return FailVisibly(infinirtErrorMemoryAllocation,
+                       "{}: backend '{}' returned {} for {} bytes, which wraps around the address "
+                       "space",
+                       function, target.backend->name, pointer, size);
   }
   Allocation allocation;
   allocation.owner = owner;
@@ -73,9 +86,9 @@ infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void*
   allocation.device = target.device;
   allocation.local_device = target.local;
   if (!runtime.allocations().Add(allocation)) {
-    Log().error("{}: backend '{}' returned {} which is already allocated", function,
-                target.backend->name, pointer);
-    return infinirtErrorUnknown;
+    return FailVisibly(infinirtErrorUnknown,
+                       "{}: backend '{}' returned {} which is already allocated", function,
+                       target.backend->name, pointer);
   }
   return infinirtSuccess;
 }

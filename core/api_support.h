@@ -42,6 +42,10 @@ inline void SetCurrentOrdinal(const Runtime& runtime, int device) {
   tls_thread_state.current_ordinal = device;
 }
 
+// The debug line for a failed call whose path logged nothing: a safety net, since every path
+// that rejects a call is meant to say why (Fail, BackendAnswer).
+void LogUnexplainedFailure(infinirtError_t error, const char* function);
+
 // Runs an API function's body, handing it the function's name for log lines (inside a lambda,
 // __func__ would say "operator()"). NotReady answers a query; it is not a failure and does not
 // become the last error. No exception leaves.
@@ -61,13 +65,17 @@ infinirtError_t Guard(const char* function, Body&& body) {
   } catch (const std::bad_alloc&) {
     error = Fail(infinirtErrorMemoryAllocation, "{}: out of host memory", function);
   } catch (const std::exception& exception) {
-    Log().error("{}: internal error: {}", function, exception.what());
-    error = infinirtErrorUnknown;
+    error = FailVisibly(infinirtErrorUnknown, "{}: internal error: {}", function, exception.what());
   } catch (...) {
-    Log().error("{}: internal error", function);
-    error = infinirtErrorUnknown;
+    error = FailVisibly(infinirtErrorUnknown, "{}: internal error", function);
   }
-  if (error != infinirtSuccess && error != infinirtErrorNotReady) LastError() = error;
+  if (error != infinirtSuccess) {
+    if (error != infinirtErrorNotReady) {
+      if (!tls_failure_logged) LogUnexplainedFailure(error, function);
+      LastError() = error;
+    }
+    tls_failure_logged = false;
+  }
   return error;
 }
 
@@ -121,6 +129,18 @@ inline infinirtError_t ResolveStream(Runtime& runtime, infinirtStream_t stream,
   target->ref.device = record.device;
   return infinirtSuccess;
 }
+// A backend's answer, passed on. A failure is logged at debug, naming the backend and its
+// answer, and `meaning` when given: what CUDA documents the answer to mean for this call (the
+// core's own checks passed, so the backend is the one refusing). NotReady answers a query and
+// is not logged.
+infinirtError_t LogBackendRefusal(infinirtError_t answer, const Backend& backend,
+                                  const char* function, const char* meaning);
+inline infinirtError_t BackendAnswer(infinirtError_t answer, const Backend& backend,
+                                     const char* function, const char* meaning = nullptr) {
+  if (answer == infinirtSuccess || answer == infinirtErrorNotReady) return answer;
+  return LogBackendRefusal(answer, backend, function, meaning);
+}
+
 // InvalidResourceHandle, with the log line "<function>: <handle> is not a live <what>".
 infinirtError_t InvalidHandle(const void* handle, const char* what, const char* function);
 // A live object of a table, or InvalidResourceHandle.

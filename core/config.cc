@@ -151,12 +151,14 @@ Config ParseConfig(const std::string& text, const std::string& source_name,
 
 Config LoadConfig(const std::string& library_dir) {
   std::vector<std::string> candidates;
-  const auto from_env = GetEnv("INFINIRT_CONFIG");
+  const auto from_env = GetEnv(EnvVar::INFINIRT_CONFIG);
   if (from_env && !from_env->empty()) {
     candidates.push_back(*from_env);
+  } else if (!library_dir.empty()) {
+    // As for plugins (loader.cc): the file of this installation, not the one of the
+    // installation the build was configured for, which a relocated install is not.
+    candidates.push_back(library_dir + "/../share/infinirt/infinirt.json");
   } else {
-    if (!library_dir.empty())
-      candidates.push_back(library_dir + "/../share/infinirt/infinirt.json");
     candidates.push_back(INFINIRT_INSTALL_CONFIG_FILE);
   }
   for (const std::string& path : candidates) {

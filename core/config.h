@@ -1,5 +1,6 @@
 // The configuration file (JSON). Found at INFINIRT_CONFIG, else share/infinirt/infinirt.json
-// beside the library's lib/ directory, else the installed copy. A file that cannot be read or
+// beside the library's lib/ directory (the installed copy, as configured at build time, only
+// when the library cannot find its own directory). A file that cannot be read or
 // parsed is reported with its name, line and column, and the defaults apply; a key of the wrong
 // type is reported by name and keeps its default; an unknown key is a warning.
 #ifndef INFINIRT_CORE_CONFIG_H_

@@ -26,17 +26,28 @@ void WarnOnceIgnored(const char* name) {
 
 }  // namespace
 
-std::optional<std::string> GetEnvWithoutWarning(const char* name) {
-  const char* value = secure_getenv(name);
+const char* NameOf(EnvVar variable) {
+  switch (variable) {
+#define INFINIRT_ENV_NAME_CASE_(name, syntax, meaning) \
+  case EnvVar::name:                                   \
+    return #name;
+    INFINIRT_CORE_ENVIRONMENT(INFINIRT_ENV_NAME_CASE_)
+#undef INFINIRT_ENV_NAME_CASE_
+  }
+  return "";
+}
+
+std::optional<std::string> GetEnvWithoutWarning(EnvVar variable) {
+  const char* value = secure_getenv(NameOf(variable));
   if (value == nullptr) return std::nullopt;
   return std::string(value);
 }
 
-std::optional<std::string> GetEnv(const char* name) {
-  std::optional<std::string> value = GetEnvWithoutWarning(name);
+std::optional<std::string> GetEnv(EnvVar variable) {
+  std::optional<std::string> value = GetEnvWithoutWarning(variable);
   // secure_getenv hides a variable that getenv sees only when the kernel started the process
   // with AT_SECURE set.
-  if (!value && getenv(name) != nullptr) WarnOnceIgnored(name);
+  if (!value && getenv(NameOf(variable)) != nullptr) WarnOnceIgnored(NameOf(variable));
   return value;
 }
 

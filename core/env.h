@@ -12,15 +12,28 @@
 #include <string>
 #include <vector>
 
+#include "env_variables.h"
+
 namespace infinirt::core {
+
+// The variables the core reads (env_variables.h): GetEnv takes nothing else, so that the list
+// infinirt-info --help prints is complete.
+enum class EnvVar {
+#define INFINIRT_ENV_ENUMERATOR_(name, syntax, meaning) name,
+  INFINIRT_CORE_ENVIRONMENT(INFINIRT_ENV_ENUMERATOR_)
+#undef INFINIRT_ENV_ENUMERATOR_
+};
+
+// "INFINIRT_PLUGIN_PATH" for EnvVar::INFINIRT_PLUGIN_PATH.
+const char* NameOf(EnvVar variable);
 
 // The variable's value, or nullopt when it is unset or ignored. A variable that is set but
 // ignored because of AT_SECURE is named in one warning, once per process.
-std::optional<std::string> GetEnv(const char* name);
+std::optional<std::string> GetEnv(EnvVar variable);
 
 // GetEnv without the warning, for the logger's own level: it is read while the logger is being
 // created, so it cannot log. ResetLogLevel reads it again through GetEnv.
-std::optional<std::string> GetEnvWithoutWarning(const char* name);
+std::optional<std::string> GetEnvWithoutWarning(EnvVar variable);
 
 // Splits on a separator, dropping empty items and surrounding blanks.
 std::vector<std::string> SplitList(const std::string& text, char separator);

@@ -108,7 +108,7 @@ std::string ErrnoText() { return std::strerror(errno); }
 // Only "1" opts in; read with secure_getenv, so a setuid/setgid process cannot opt in. Another
 // value ("true", "yes") is named in a warning rather than taken as a yes: this one is kept strict.
 bool InsecurePluginsAllowed() {
-  const auto value = GetEnv(kAllowInsecure);
+  const auto value = GetEnv(EnvVar::INFINIRT_ALLOW_INSECURE_PLUGINS);
   if (!value) return false;
   if (*value == "1") return true;
   if (!value->empty() && *value != "0") {
@@ -191,16 +191,36 @@ struct SearchPlan {
   bool from_environment = false;
 };
 
+// The plugins of a libinfinirt.so are the ones beside it: the directory it was configured to be
+// installed in (INFINIRT_INSTALL_PLUGIN_DIR) is searched only when the library cannot tell where
+// it is. Searching it as well would make a relocated install (a copied prefix, a build tree, a
+// package unpacked elsewhere) load another installation's plugins, of another version, beside
+// or instead of its own. Where the library does sit in its install directory, the directory
+// beside it is that one.
+void LogInstallDirectoryNotSearched(const std::string& library_dir) {
+  const std::string beside = library_dir + "/infinirt";
+  if (RealPath(beside) == RealPath(INFINIRT_INSTALL_PLUGIN_DIR)) return;
+  Log().debug(
+      "loader: not searching {}, the plugin directory this InfiniRT was configured to install to: "
+      "libinfinirt.so is in {}, so its plugins are in {} (another installation's plugins could "
+      "be of another version)",
+      INFINIRT_INSTALL_PLUGIN_DIR, library_dir, beside);
+}
+
 SearchPlan PlanSearch(const Config& config, const std::string& library_dir) {
   SearchPlan plan;
   std::vector<std::string> raw;
-  if (auto env = GetEnv("INFINIRT_PLUGIN_PATH"); env && !env->empty()) {
+  if (auto env = GetEnv(EnvVar::INFINIRT_PLUGIN_PATH); env && !env->empty()) {
     plan.from_environment = true;
     raw = SplitList(*env, ':');
     Log().debug("loader: INFINIRT_PLUGIN_PATH={} replaces the default search", *env);
   } else {
-    if (!library_dir.empty()) raw.push_back(library_dir + "/infinirt");
-    raw.push_back(INFINIRT_INSTALL_PLUGIN_DIR);
+    if (library_dir.empty()) {
+      raw.push_back(INFINIRT_INSTALL_PLUGIN_DIR);
+    } else {
+      raw.push_back(library_dir + "/infinirt");
+      LogInstallDirectoryNotSearched(library_dir);
+    }
     raw.insert(raw.end(), config.plugin_search_paths.begin(), config.plugin_search_paths.end());
   }
   for (const std::string& entry : raw) {
@@ -229,7 +249,7 @@ struct BackendFilter {
 
 BackendFilter MakeBackendFilter(const Config& config) {
   BackendFilter filter;
-  if (auto env = GetEnv("INFINIRT_BACKENDS")) {
+  if (auto env = GetEnv(EnvVar::INFINIRT_BACKENDS)) {
     filter.names = SplitList(*env, ',');
     filter.origin = "INFINIRT_BACKENDS=" + *env;
   } else {

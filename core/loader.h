@@ -1,8 +1,10 @@
 // Plugin discovery and loading (DESIGN.md section 3).
 //
 // Search order: INFINIRT_PLUGIN_PATH (colon-separated directories or files) when set, replacing
-// everything else; otherwise the directory infinirt/ beside libinfinirt.so, the installed plugin
-// directory, then the config file's plugin_search_paths. Relative and empty entries are ignored
+// everything else; otherwise the directory infinirt/ beside libinfinirt.so, then the config
+// file's plugin_search_paths. The installed plugin directory (as configured at build time) is
+// searched only when the library cannot find its own directory: a relocated installation must
+// not load another installation's plugins. Relative and empty entries are ignored
 // (the current directory is never searched). In a directory, files named libinfinirt_<name>.so
 // are taken in name order. Files are de-duplicated by real path, backends by name. A plugin that
 // fails in any way is reported in the listing and skipped.

@@ -39,7 +39,7 @@ spdlog::logger& Log() {
   // this function's statics would be destroyed still log safely.
   static std::shared_ptr<spdlog::logger>& logger = *new std::shared_ptr<spdlog::logger>([] {
     auto created = MakeLogger();
-    if (auto name = GetEnvWithoutWarning("INFINIRT_LOG_LEVEL")) {
+    if (auto name = GetEnvWithoutWarning(EnvVar::INFINIRT_LOG_LEVEL)) {
       if (auto level = ParseLogLevel(*name)) created->set_level(*level);
     }
     return created;
@@ -56,7 +56,7 @@ bool SetLogLevel(const std::string& level_name) {
 
 void ResetLogLevel() {
   Log().set_level(spdlog::level::warn);
-  if (auto level = GetEnv("INFINIRT_LOG_LEVEL")) {
+  if (auto level = GetEnv(EnvVar::INFINIRT_LOG_LEVEL)) {
     if (!SetLogLevel(*level)) {
       Log().warn("INFINIRT_LOG_LEVEL='{}' is not one of off/error/warn/info/debug/trace", *level);
     }

@@ -67,7 +67,7 @@ Runtime::Runtime() : generation_(++generations_) {
   ResetLogLevel();
   const std::string library_dir = LibraryDirectory();
   config_ = LoadConfig(library_dir);
-  if (!GetEnv("INFINIRT_LOG_LEVEL") && config_.log_level) {
+  if (!GetEnv(EnvVar::INFINIRT_LOG_LEVEL) && config_.log_level) {
     if (!SetLogLevel(*config_.log_level)) {
       Log().error("config: {}: log_level '{}' is not one of off/error/warn/info/debug/trace",
                   config_.source, *config_.log_level);
@@ -94,7 +94,7 @@ void Runtime::BuildDeviceList(const std::vector<int>& listing_of_backend) {
   });
   devices_ = all;
   std::string visibility;  // what chose the visible devices, for messages
-  if (auto visible = GetEnv("INFINIRT_VISIBLE_DEVICES")) {
+  if (auto visible = GetEnv(EnvVar::INFINIRT_VISIBLE_DEVICES)) {
     visibility = "INFINIRT_VISIBLE_DEVICES='" + *visible + "'";
     ApplyVisibleDevices(*visible);
   } else if (config_.visible_devices) {

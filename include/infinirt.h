@@ -22,6 +22,33 @@
  * (infinirtRuntimeGetVersion reports it, as cudaRuntimeGetVersion reports CUDART_VERSION). */
 #define INFINIRT_CUDA_API_VERSION 13000
 
+/* CUDA's CUDART_* macros that host programs use, renamed (CUDART becomes INFINIRT) with CUDA's
+ * values, so that code using them ports by renaming too (the contract test compares them):
+ *   INFINIRT_VERSION   as CUDART_VERSION: the CUDA Runtime API version (13000), for code that
+ *                      tests it (#if CUDART_VERSION >= 12000). InfiniRT's own version is
+ *                      INFINIRT_VERSION_MAJOR/MINOR/PATCH.
+ *   INFINIRT_CB        as CUDART_CB: the calling convention of host callbacks (infinirtHostFn_t).
+ *   INFINIRTAPI, INFINIRTAPI_CDECL  as CUDARTAPI, CUDARTAPI_CDECL: the calling convention of the
+ *                      API functions, for pointers to them (typedef infinirtError_t
+ *                      (INFINIRTAPI *MallocFn)(void**, size_t)).
+ * Left out: CUDART_DEVICE (__device__: marks functions callable from device code, which InfiniRT
+ * has none of), the math constants of math_constants.h and cuda_fp16.h (CUDART_PI, CUDART_INF_F,
+ * ...: not the runtime's, and defined with device intrinsics), and the reserved __CUDART_* names.
+ */
+#define INFINIRT_VERSION INFINIRT_CUDA_API_VERSION
+#if defined(_WIN32)
+#define INFINIRT_CB __stdcall
+#else
+#define INFINIRT_CB
+#endif
+#if defined(_MSC_VER) && !defined(__GNUC__) /* as CUDA's host_defines.h, GNU compilers first */
+#define INFINIRTAPI __stdcall
+#define INFINIRTAPI_CDECL __cdecl
+#else
+#define INFINIRTAPI
+#define INFINIRTAPI_CDECL
+#endif
+
 #if defined(_WIN32)
 #define INFINIRT_API __declspec(dllimport)
 #else
@@ -470,7 +497,7 @@ typedef struct infinirtGraphEdgeData_st {
 #define infinirtStreamLegacy ((infinirtStream_t)0x1)
 #define infinirtStreamPerThread ((infinirtStream_t)0x2)
 
-typedef void (*infinirtHostFn_t)(void* userData);
+typedef void(INFINIRT_CB* infinirtHostFn_t)(void* userData);
 
 struct infinirtPointerAttributes {
   enum infinirtMemoryType type;
@@ -679,7 +706,7 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, GetBackendCount, (int* count))                                            \
   X(infinirtError_t, GetBackendProperties, (infinirtBackendProp * prop, int index))
 
-#define INFINIRT_DECLARE_(ret, name, params) INFINIRT_API ret infinirt##name params;
+#define INFINIRT_DECLARE_(ret, name, params) INFINIRT_API ret INFINIRTAPI infinirt##name params;
 INFINIRT_CUDA_FUNCTIONS(INFINIRT_DECLARE_)
 INFINIRT_EXTENSION_FUNCTIONS(INFINIRT_DECLARE_)
 #undef INFINIRT_DECLARE_

@@ -147,6 +147,7 @@ TEST(ContractHeader, C99SeesWhatCxxSees) {
   EXPECT_EQ(facts.stream_legacy, reinterpret_cast<std::uintptr_t>(infinirtStreamLegacy));
   EXPECT_EQ(facts.not_ready, static_cast<int>(infinirtErrorNotReady));
   EXPECT_STREQ(facts.invalid_value_name, "infinirtErrorInvalidValue");
+  EXPECT_EQ(facts.version_macro, INFINIRT_CUDA_API_VERSION);
   ASSERT_EQ(facts.device_type_count, static_cast<int>(INFINI_DEVICE_TYPE_COUNT));
 #define INFINIRT_CONTRACT_DEVICE_TYPE(name, value, display, plugin)       \
   EXPECT_STREQ(facts.device_plugin_names[INFINI_DEVICE_##name], #plugin); \

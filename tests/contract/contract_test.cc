@@ -35,6 +35,9 @@
 #ifndef INFINIRT_CONTRACT_INFINIRT_H
 #error "INFINIRT_CONTRACT_INFINIRT_H (path of include/infinirt.h) must be defined"
 #endif
+#ifndef INFINIRT_CONTRACT_CUDA_INCLUDE_DIR
+#error "INFINIRT_CONTRACT_CUDA_INCLUDE_DIR (the CUDA headers' directory) must be defined"
+#endif
 
 namespace infinirt::contract {
 namespace {
@@ -375,6 +378,72 @@ TEST(CudaContract, FlagTableCoversEveryDefineInTheHeader) {
     EXPECT_TRUE(checked.count(name) != 0)
         << name << " is #defined in infinirt.h but not compared with CUDA: add it to FlagRows()";
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3b. CUDA's CUDART_* macros: INFINIRT_* with the same expansion.
+// ---------------------------------------------------------------------------------------------
+
+// The text a macro expands to (empty for INFINIRT_CB on Linux, "13000" for INFINIRT_VERSION).
+#define INFINIRT_CONTRACT_TEXT_(...) #__VA_ARGS__
+#define INFINIRT_CONTRACT_TEXT(macro) INFINIRT_CONTRACT_TEXT_(macro)
+
+struct MacroRow {
+  std::string cuda_name;
+  std::string ours;  // expansion of the INFINIRT_ macro
+  std::string cuda;  // expansion of the CUDART_ macro
+};
+
+#define INFINIRT_CONTRACT_MACRO_ROW(ours, cuda) \
+  MacroRow { #cuda, INFINIRT_CONTRACT_TEXT(ours), INFINIRT_CONTRACT_TEXT(cuda) }
+
+std::vector<MacroRow> CudartMacroRows() {
+  return {
+      INFINIRT_CONTRACT_MACRO_ROW(INFINIRT_VERSION, CUDART_VERSION),
+      INFINIRT_CONTRACT_MACRO_ROW(INFINIRT_CB, CUDART_CB),
+      INFINIRT_CONTRACT_MACRO_ROW(INFINIRTAPI, CUDARTAPI),
+      INFINIRT_CONTRACT_MACRO_ROW(INFINIRTAPI_CDECL, CUDARTAPI_CDECL),
+  };
+}
+
+#undef INFINIRT_CONTRACT_MACRO_ROW
+
+// CUDART_* macros of the runtime headers that infinirt.h deliberately has no equivalent of, and
+// why (infinirt.h's comment on INFINIRT_VERSION says the same).
+const std::map<std::string, std::string>& CudartMacrosLeftOut() {
+  static const std::map<std::string, std::string> left_out = {
+      {"CUDART_DEVICE", "__device__: marks functions callable from device code; InfiniRT has none"},
+  };
+  return left_out;
+}
+
+TEST(CudaContract, CudartMacrosExpandAsCudas) {
+  for (const MacroRow& row : CudartMacroRows()) {
+    EXPECT_EQ(row.ours, row.cuda) << row.cuda_name << " and its InfiniRT equivalent differ";
+  }
+  EXPECT_EQ(INFINIRT_VERSION, CUDART_VERSION);
+  EXPECT_EQ(INFINIRT_VERSION, INFINIRT_CUDA_API_VERSION);
+}
+
+// Every object-like CUDART* macro the runtime headers define has a row above or is left out on
+// purpose, so that one CUDA adds is noticed.
+TEST(CudaContract, EveryCudartMacroOfTheRuntimeHeadersIsCoveredOrLeftOut) {
+  std::set<std::string> covered;
+  for (const MacroRow& row : CudartMacroRows()) covered.insert(row.cuda_name);
+  const std::string directory = INFINIRT_CONTRACT_CUDA_INCLUDE_DIR;
+  size_t seen = 0;
+  for (const char* header : {"cuda_runtime_api.h", "driver_types.h", "crt/host_defines.h"}) {
+    SCOPED_TRACE(header);
+    const std::string& text = HeaderText(directory + "/" + header);
+    ASSERT_FALSE(text.empty()) << "cannot read " << directory << "/" << header;
+    for (const std::string& name : ObjectMacrosWithPrefix(text, "CUDART")) {
+      ++seen;
+      EXPECT_TRUE(covered.count(name) != 0 || CudartMacrosLeftOut().count(name) != 0)
+          << name << " is defined by CUDA's " << header
+          << " but has no INFINIRT_ equivalent in infinirt.h and is not in CudartMacrosLeftOut()";
+    }
+  }
+  EXPECT_GE(seen, CudartMacroRows().size());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -19,7 +19,17 @@ static int CountFunctions(void) {
   return count;
 }
 
+/* The renamed CUDART_* macros as a ported program uses them: a host callback declared with
+ * INFINIRT_CB, and a pointer to an API function declared with INFINIRTAPI. */
+static void INFINIRT_CB IgnoreUserData(void* userData) { (void)userData; }
+typedef infinirtError_t(INFINIRTAPI* MallocFunction)(void** devPtr, size_t size);
+
 void InfinirtC99GetFacts(InfinirtC99Facts* facts) {
+  infinirtHostFn_t callback = IgnoreUserData;
+  MallocFunction allocate = infinirtMalloc;
+  (void)callback;
+  (void)allocate;
+  facts->version_macro = INFINIRT_VERSION;
   enum infinirtError not_ready = infinirtErrorNotReady;
   infinirtStream_t legacy = infinirtStreamLegacy;
   facts->function_count = CountFunctions();

@@ -19,6 +19,7 @@ typedef struct InfinirtC99Facts {
   int not_ready;                  /* infinirtErrorNotReady */
   const char* invalid_value_name; /* infinirtGetErrorName(infinirtErrorInvalidValue) */
   int device_type_count;          /* INFINI_DEVICE_TYPE_COUNT */
+  int version_macro;              /* INFINIRT_VERSION (CUDART_VERSION renamed) */
   /* From INFINIRT_DEVICE_TYPES, indexed by value: the plugin names (#plugin) and display names. */
   const char* device_plugin_names[32];
   const char* device_display_names[32];

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # usage: install_consumer_test.sh BUILD_DIR SCRATCH_DIR CONSUMER_SRC CMAKE PKG_CONFIG CC SANITIZE_FLAGS
+#                                 CONFIGURED_PLUGIN_DIR
 set -euo pipefail
 build_dir=$1 scratch=$2 consumer_src=$3 cmake=$4 pkg_config=$5 cc=$6 sanitize_flags=$7
+configured_plugin_dir=$8  # where the build would install plugins; the scratch prefix is elsewhere
 
 rm -rf "$scratch"
 prefix="$scratch/prefix"
@@ -28,12 +30,21 @@ done
 # Nothing may lead the runtime back to the build tree.
 unset INFINIRT_PLUGIN_PATH INFINIRT_CONFIG INFINIRT_BACKENDS INFINIRT_VISIBLE_DEVICES
 
-echo "== infinirt-info from the install"
-"$prefix/bin/infinirt-info" | tee "$scratch/info.txt"
+echo "== infinirt-info -v from the install"
+"$prefix/bin/infinirt-info" -v | tee "$scratch/info.txt"
 grep -q "$prefix/$libdir/infinirt/libinfinirt_cpu.so" "$scratch/info.txt" ||
   { echo "infinirt-info did not load the installed CPU plugin"; exit 1; }
 grep -q "$prefix/$libdir/infinirt/libinfinirt_ascend.so" "$scratch/info.txt" ||
   { echo "infinirt-info did not consider the installed Ascend plugin"; exit 1; }
+
+echo "== the relocated install searches its own plugin directory, not the configured one"
+INFINIRT_LOG_LEVEL=debug "$prefix/bin/infinirt-info" >/dev/null 2>"$scratch/debug.txt"
+if grep -E "loader: (searching directory )?$configured_plugin_dir( does not exist|:)" \
+     "$scratch/debug.txt"; then
+  echo "the relocated install searched $configured_plugin_dir"; exit 1
+fi
+grep -q "loader: not searching $configured_plugin_dir" "$scratch/debug.txt" ||
+  { echo "the debug log does not say why $configured_plugin_dir is not searched"; exit 1; }
 
 echo "== consumer built with find_package(InfiniRT)"
 "$cmake" -S "$consumer_src" -B "$scratch/cmake-consumer" -DCMAKE_PREFIX_PATH="$prefix" \

@@ -67,6 +67,11 @@ class DebugLog : public RuntimeTest {
   static std::string InitLog() {
     return CaptureStderrOf([] { infinirtInit(); });
   }
+  // The directory holding the libinfinirt.so this test runs with.
+  static std::string LibraryDirectory() {
+    const std::string library = RealPath(LIBINFINIRT);
+    return library.substr(0, library.find_last_of('/'));
+  }
 };
 
 TEST_F(DebugLog, EveryEntrySearchedIsLogged) {
@@ -94,6 +99,22 @@ TEST_F(DebugLog, EveryFileTriedIsLoggedWithItsVerdict) {
 TEST_F(DebugLog, PluginMessagesReachTheLog) {
   const std::string log = InitLog();
   EXPECT_TRUE(HasLineWith(log, {"[debug]", "[fake_nvidia]", "fake plugin initialised"})) << log;
+}
+
+// Without INFINIRT_PLUGIN_PATH: the directory beside libinfinirt.so (here the build tree's
+// lib/infinirt), and not the directory this build would install its plugins to, which belongs
+// to another installation as far as this library is concerned; a debug line says why.
+TEST_F(DebugLog, TheConfiguredInstallDirectoryIsNotSearchedByALibraryElsewhere) {
+  ScopedEnv path("INFINIRT_PLUGIN_PATH", std::nullopt);
+  const std::string install_dir = INSTALL_PLUGIN_DIR;
+  const std::string beside = RealPath(LibraryDirectory() + "/infinirt");
+  ASSERT_NE(beside, RealPath(install_dir)) << "the build tree is the install directory";
+  const std::string log = InitLog();
+  EXPECT_TRUE(HasLineWith(log, {"[debug]", "searching directory", beside})) << log;
+  EXPECT_TRUE(HasLineWith(log, {"[debug]", "not searching " + install_dir, beside})) << log;
+  EXPECT_FALSE(HasLineWith(log, {"searching directory " + install_dir})) << log;
+  EXPECT_FALSE(HasLineWith(log, {install_dir + " does not exist"})) << log;
+  EXPECT_EQ(OnlyEntryNamed("cpu")->path, RealPath(beside + "/libinfinirt_cpu.so"));
 }
 
 TEST_F(DebugLog, AtWarnLevelDiscoveryIsQuiet) {
