@@ -12,8 +12,6 @@
 namespace infinirt::conformance {
 namespace {
 
-constexpr size_t kBytes = 4096;
-
 // Ends a capture that must fail with `expected`; checks that no graph comes back and that the
 // stream no longer captures.
 void ExpectEndCaptureFails(infinirtStream_t stream, infinirtError_t expected) {

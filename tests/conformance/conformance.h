@@ -84,6 +84,9 @@ inline bool SkipsUnsupported() {
   return std::getenv("INFINIRT_CONFORMANCE_ALL_SUPPORTED") == nullptr;
 }
 
+// The size of the buffers most tests copy and set.
+constexpr size_t kBytes = 4096;
+
 using infinirt::testing::Gate;
 using infinirt::testing::kTimeout;
 using infinirt::testing::OrderLog;

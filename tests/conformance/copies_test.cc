@@ -9,8 +9,6 @@
 namespace infinirt::conformance {
 namespace {
 
-constexpr size_t kBytes = 4096;
-
 std::vector<unsigned char> Pattern(size_t bytes, unsigned char seed) {
   std::vector<unsigned char> pattern(bytes);
   for (size_t i = 0; i < bytes; ++i) pattern[i] = static_cast<unsigned char>(seed + i * 13);

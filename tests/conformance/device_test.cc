@@ -8,8 +8,6 @@
 namespace infinirt::conformance {
 namespace {
 
-constexpr size_t kBytes = 4096;
-
 // ---------------------------------------------------------------------------------------------
 // S27: DeviceReset destroys the device's allocations, streams and events; the device works
 // afterwards.

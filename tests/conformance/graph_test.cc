@@ -10,8 +10,6 @@
 namespace infinirt::conformance {
 namespace {
 
-constexpr size_t kBytes = 4096;
-
 using Graph = Capture;
 
 // ---------------------------------------------------------------------------------------------

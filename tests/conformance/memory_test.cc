@@ -26,8 +26,6 @@ extern "C" __attribute__((visibility("default"))) const char* __asan_default_opt
 namespace infinirt::conformance {
 namespace {
 
-constexpr size_t kBytes = 4096;
-
 // ---------------------------------------------------------------------------------------------
 // S21: freeing NULL is a no-op; anything but the start of a live allocation of the right kind
 // is InvalidValue, and leaves live allocations alone.

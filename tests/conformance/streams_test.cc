@@ -8,8 +8,6 @@
 namespace infinirt::conformance {
 namespace {
 
-constexpr size_t kBytes = 4096;
-
 // Host function that copies the first byte of a pinned buffer into a plain variable, so that a
 // test can see which copies had completed when it ran.
 struct Snapshot {
