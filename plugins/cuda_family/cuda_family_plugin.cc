@@ -32,7 +32,7 @@ struct Functions {
   CF_ERROR (*GetDeviceProperties)(void* prop, int device) = nullptr;
   // Called as the 5-argument form (exec, graph, NULL, NULL, 0), which is also correct for the
   // 3-argument form (exec, graph, flags = 0) on SysV x86-64 and AArch64: see
-  // vendor-runtimes.md §0.2. Used only where GraphInstantiateWithFlags is missing.
+  // docs/vendor-runtimes.md. Used only where GraphInstantiateWithFlags is missing.
   CF_ERROR(*GraphInstantiate)
   (CF_EXEC* exec, CF_GRAPH graph, void* error_node, char* log, size_t log_size) = nullptr;
 };

@@ -1,5 +1,5 @@
 // Hygon DCU: DTK's CUDA-compatible libcudart over HIP. CUDA's names; CUDA's numbers assumed
-// (vendor-runtimes.md §2.4).
+// (docs/vendor-runtimes.md).
 #include "cuda_family.h"
 
 namespace infinirt::cuda_family {
