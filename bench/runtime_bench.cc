@@ -417,7 +417,7 @@ void ApiIssueOperations(benchmark::State& state) {
   infinirtStreamDestroy(stream);
 }
 
-// Registered in the order of the README's table; each measured benchmark beside its baseline.
+// Registered in the order of docs/performance.md's table; each benchmark beside its baseline.
 const bool registered = [] {
   Register("Dispatch/GetDevice/api", ApiGetDevice);
   Register("Dispatch/GetDeviceCount/direct", DirectGetDeviceCount);

@@ -1,6 +1,6 @@
 // Stream capture, implemented once in the core for every backend: while a stream captures, the
 // work issued to it is recorded into a graph instead of reaching the plugin, with CUDA's rules
-// (reference statements S29-S39):
+// (statements S29-S39 of docs/cuda-semantics.md):
 //   - fork/join: a stream that waits on an event recorded in a capturing stream joins that
 //     capture; EndCapture fails with StreamCaptureUnjoined if a joined stream's work is not
 //     joined back into the origin stream;

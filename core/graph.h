@@ -51,7 +51,7 @@ class GraphData {
   const std::vector<GraphNode>& nodes() const { return nodes_; }
   bool HasMemoryNodes() const;
   // Memory allocated by the graph and not released by one of its own free nodes: live after
-  // a launch until the program frees it (relaunching before then is an error, CUDA S38).
+  // a launch until the program frees it (relaunching then is an error: docs/cuda-semantics.md S38).
   std::vector<void*> AllocationsLeftLive() const;
 
   // The node list in the plugin ABI's form; valid while this graph is unchanged.
@@ -93,7 +93,7 @@ struct ExecData {
 // Which graph-owned memory is live: made live by a launch and not yet released, by a free node
 // of the graph or by the program (infinirtFree / infinirtFreeAsync). Relaunching an exec while
 // memory it allocates is still live is an error unless it was instantiated with
-// infinirtGraphInstantiateFlagAutoFreeOnLaunch (CUDA S38).
+// infinirtGraphInstantiateFlagAutoFreeOnLaunch (S38 of docs/cuda-semantics.md).
 class GraphMemory {
  public:
   bool Release(void* pointer);  // false when it was not live

@@ -1,4 +1,4 @@
-// Plugin discovery and loading (DESIGN.md section 3).
+// Plugin discovery and loading (docs/architecture.md#discovery-and-trust).
 //
 // Search order: INFINIRT_PLUGIN_PATH (colon-separated directories or files) when set, replacing
 // everything else; otherwise the directory infinirt/ beside libinfinirt.so, then the config

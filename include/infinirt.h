@@ -6,7 +6,7 @@
  * ports by renaming. Calls are routed to vendor plugins (libinfinirt_<vendor>.so) loaded at
  * start-up; a CPU backend is always available. Valid C99 and C++17.
  *
- * Semantic differences from CUDA are listed in README.md ("Differences from CUDA").
+ * Semantic differences from CUDA are listed in docs/differences-from-cuda.md.
  */
 #ifndef INFINIRT_H_
 #define INFINIRT_H_

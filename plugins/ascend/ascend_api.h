@@ -1,6 +1,6 @@
 // The AscendCL (CANN) functions the Ascend plugin resolves with dlsym, as one list:
 // X(symbol, parameters). The symbols are the exported C names of libascendcl.so; the prototypes
-// are those of CANN's acl/acl.h, acl_base_rt.h and acl_rt.h, with every
+// are those of CANN's acl/acl.h, acl_base_rt.h and acl_rt.h (docs/vendor-runtimes.md), with every
 // handle type (aclrtStream, aclrtEvent, aclmdlRI) as void* and every enum (aclrtMemcpyKind,
 // aclrtMemMallocPolicy, aclrtMemAttr, aclrtStreamStatus, aclrtEventRecordedStatus, aclDeviceInfo,
 // aclmdlRICaptureMode, aclmdlRICaptureStatus) as int. Every function returns aclError, an int

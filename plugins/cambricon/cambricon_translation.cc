@@ -3,7 +3,7 @@
 // made by queue capture. What CNRT lacks is emulated or answered NotSupported, as its
 // declarations say (cambricon_declarations.cc).
 //
-// Translation rules:
+// Translation rules (docs/vendor-runtimes.md):
 //   - CNRT's current device is per host thread: every entry binds its device first.
 //   - Copy directions are CNRT's (host-to-device is 0), never CUDA's.
 //   - The asynchronous copy takes the queue BEFORE the direction; a queue wait takes the

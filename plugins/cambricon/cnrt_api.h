@@ -1,4 +1,4 @@
-// The Cambricon CNRT functions and values the Cambricon plugin uses (from
+// The Cambricon CNRT functions and values the Cambricon plugin uses (docs/vendor-runtimes.md and
 // CNRT's cnrt.h 6.0.2 / 6.14.1). The plugin opens libcnrt.so with dlopen and resolves these by
 // name, so it builds without the Neuware SDK.
 //

@@ -11,7 +11,7 @@
 namespace infinirt::cuda_family {
 
 // The vendor's numeric values for what InfiniRT passes through. CUDA's own values where the
-// vendor is CUDA-numbered; docs/vendor-plugins.md says which values are confirmed.
+// vendor is CUDA-numbered; see docs/vendor-runtimes.md for which are confirmed.
 struct CudaFamilyEnums {
   int memcpy_kind[5];  // indexed by infinirtMemcpyKind: H2H, H2D, D2H, D2D, Default
   unsigned int stream_non_blocking;

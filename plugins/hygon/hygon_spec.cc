@@ -1,5 +1,5 @@
 // Hygon DCU: DTK's CUDA-compatible libcudart over HIP. CUDA's names; CUDA's numbers assumed
-// (no public DTK header confirms them).
+// (docs/vendor-runtimes.md).
 #include "cuda_family.h"
 
 namespace infinirt::cuda_family {

@@ -1,6 +1,6 @@
 // Iluvatar CoreX: a CUDA-compatible libcudart of its own (opened by absolute path under the
 // CoreX prefix, see config/vendor_runtimes.json). CUDA's names; CUDA's numbers assumed
-// (no public CoreX header confirms them). Its cudaGraphInstantiate is the 5-argument form.
+// (docs/vendor-runtimes.md). Its cudaGraphInstantiate is the 5-argument form.
 #include "cuda_family.h"
 
 namespace infinirt::cuda_family {

@@ -1,6 +1,6 @@
 // MetaX: MACA (libmcruntime, mc* names) or HPCC (libhcruntime, hc* names), chosen by the
 // library that opened. Enum values: CUDA's (memcpy kinds and mcEventDisableTiming = 2 are
-// seen in third-party code; the rest is unconfirmed: no public MACA header). Errors are
+// seen in third-party code; the rest is UNCONFIRMED, docs/vendor-runtimes.md). Errors are
 // translated by name (mcGetErrorName / hcGetErrorName).
 #include "cuda_family.h"
 

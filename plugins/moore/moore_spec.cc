@@ -1,5 +1,5 @@
 // Moore Threads MUSA: libmusart, musa* names. The numeric values of musa's enums are not in
-// any public header we could check (unconfirmed): CUDA's are used,
+// any public header we could check (docs/vendor-runtimes.md, UNCONFIRMED): CUDA's are used,
 // as MUSA mirrors CUDA. Errors are translated by name (musaGetErrorName), not by number, and
 // the default streams are not assumed to have CUDA's special handles.
 #include "cuda_family.h"

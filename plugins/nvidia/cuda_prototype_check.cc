@@ -34,7 +34,7 @@ static_assert(std::is_pointer_v<cudaStream_t> && std::is_pointer_v<cudaEvent_t> 
               std::is_pointer_v<cudaGraph_t> && std::is_pointer_v<cudaGraphExec_t>);
 static_assert(std::is_same_v<decltype(&cudaGetErrorName), const char* (*)(cudaError_t)>);
 // The 3-argument cudaGraphInstantiate of CUDA >= 12, which the plugin calls as the 5-argument
-// form only where GraphInstantiateWithFlags is missing (see cuda_family_plugin.h).
+// form only where GraphInstantiateWithFlags is missing (docs/vendor-runtimes.md).
 static_assert(std::is_same_v<decltype(&cudaGraphInstantiate),
                              cudaError_t (*)(cudaGraphExec_t*, cudaGraph_t, unsigned long long)>);
 // The values the NVIDIA spec passes (kCudaEnums in cuda_family.h).

@@ -1,4 +1,4 @@
-// What InfiniRT documents as not supported (README.md, "Deliberate differences from CUDA") must
+// What InfiniRT documents as not supported (docs/differences-from-cuda.md) must
 // say so honestly with infinirtErrorNotSupported (never a silent success), record the error,
 // change nothing and leave the runtime usable:
 //   - graphs launched from a device (infinirtGraphInstantiateFlagDeviceLaunch);

@@ -1,5 +1,5 @@
 // Fixture and helpers of the stream capture and graph tests (capture_test.cc, graph_test.cc):
-// statements S29-S39 of reference/cuda-runtime-semantics.md.
+// statements S29-S39 of docs/cuda-semantics.md.
 //
 // The fixture owns the graphs and execs a test makes and, in TearDown, ends every capture a
 // failed test left running (a capture left open would make the next tests' unsafe calls fail),

@@ -1,4 +1,4 @@
-// The API contract (DESIGN.md section 1), checked against the CUDA Toolkit's own headers: every
+// The API contract (docs/porting.md), checked against the CUDA Toolkit's own headers: every
 // InfiniRT function has the renamed CUDA prototype, every enum value and flag has CUDA's number,
 // and the structs keep CUDA's field types. Compiled against the CUDA headers only; libcudart is
 // not linked.

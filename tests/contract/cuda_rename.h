@@ -1,5 +1,5 @@
 // Rename<T>: the type T with every CUDA Runtime type in it replaced by its InfiniRT namesake, the
-// type-level form of DESIGN.md's rule "s/cuda/infinirt/ on the CUDA prototype gives ours".
+// type-level form of the renaming rule (docs/porting.md): every cuda prefix becomes infinirt.
 // It recurses through pointers, references, arrays, cv-qualifiers and function types (return and
 // parameter types), so cudaHostFn_t (void (*)(void*)) or cudaStream_t* need no entry of their own.
 //
@@ -73,7 +73,7 @@ struct RenameBare<R(Args..., ...) noexcept> {
   using type = RenameT<R>(RenameT<Args>..., ...) noexcept;
 };
 
-// The CUDA types InfiniRT renames (DESIGN.md section 1). A CUDA type missing here survives the
+// The CUDA types InfiniRT renames (docs/porting.md). A CUDA type missing here survives the
 // renaming, and the failure message shows it by name.
 #define INFINIRT_CONTRACT_RENAME(cuda_type, infinirt_type) \
   template <>                                              \

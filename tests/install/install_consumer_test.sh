@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # usage: install_consumer_test.sh BUILD_DIR SCRATCH_DIR CONSUMER_SRC CMAKE PKG_CONFIG CC SANITIZE_FLAGS
-#                                 CONFIGURED_PLUGIN_DIR
+#                                 CONFIGURED_PLUGIN_DIR EXAMPLES_SRC CXX
 set -euo pipefail
 build_dir=$1 scratch=$2 consumer_src=$3 cmake=$4 pkg_config=$5 cc=$6 sanitize_flags=$7
 configured_plugin_dir=$8  # where the build would install plugins; the scratch prefix is elsewhere
+examples_src=$9 cxx=${10}
 
 rm -rf "$scratch"
 prefix="$scratch/prefix"
@@ -61,3 +62,11 @@ export PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig"
 "$cc" $sanitize_flags -o "$scratch/pc-consumer" "$consumer_src/main.c" \
   $("$pkg_config" --cflags --libs infinirt) -Wl,-rpath,"$("$pkg_config" --variable=libdir infinirt)"
 "$scratch/pc-consumer"
+
+echo "== examples/ built on its own against the install (docs/install.md)"
+"$cmake" -S "$examples_src" -B "$scratch/examples" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="$sanitize_flags" \
+  -DCMAKE_EXE_LINKER_FLAGS="$sanitize_flags" >/dev/null
+"$cmake" --build "$scratch/examples" >/dev/null
+"$scratch/examples/streams_and_events"
+"$scratch/examples/graph_capture"

@@ -1,4 +1,4 @@
-// The flat device ordinal space (DESIGN.md section 2) and the environment filters
+// The flat device ordinal space (docs/architecture.md#devices) and the environment filters
 // INFINIRT_BACKENDS and INFINIRT_VISIBLE_DEVICES.
 //
 // The path is cpu : notelf/ : accel/, so the load order is cpu, fake_ascend, fake_nvidia; the

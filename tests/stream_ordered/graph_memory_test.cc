@@ -1,4 +1,4 @@
-// Stream-ordered allocation during capture (S24, S38, README "Stream capture and graphs"):
+// Stream-ordered allocation during capture (S24, S38, docs/capture-and-graphs.md):
 // MallocAsync and FreeAsync become allocation and free nodes; the pointer MallocAsync returns
 // during capture is what the graph's work uses at every launch. Memory a graph allocates and
 // does not free stays live after a launch until the program frees it, and relaunching before

@@ -1,5 +1,5 @@
-// When the default pool may hand a freed block out again (plugins/cpu/memory_pool.h, README
-// "Stream-ordered memory"):
+// When the default pool may hand a freed block out again (plugins/cpu/memory_pool.h,
+// docs/stream-ordered-memory.md):
 //   - on the stream that freed it, at once: stream order puts the new use after the free;
 //   - on another stream, only once ordering is established: the free has run
 //     (infinirtMemPoolReuseAllowOpportunistic) or the allocating stream waited on an event

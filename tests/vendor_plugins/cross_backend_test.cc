@@ -1,7 +1,7 @@
 // Copies and event waits between devices of different backends, which the core stages through
 // host memory (core/api_support.h, StagedCopy). Runs with two emulated vendor backends and the
 // CPU: emulated NVIDIA (2 devices) and emulated MetaX (1 device), so the ordinals are
-// 0, 1 = NVIDIA, 2 = MetaX, 3 = CPU (DESIGN.md §2: accelerators by device type, CPU last).
+// 0, 1 = NVIDIA, 2 = MetaX, 3 = CPU (docs/architecture.md#devices: by device type, CPU last).
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,5 +1,5 @@
 // A heterogeneous fleet in one process: emulated NVIDIA with 2 devices, emulated Ascend with 1,
-// and the CPU. DESIGN.md §2 orders the ordinals by device type (NVIDIA 1, Ascend 3), then by
+// and the CPU. docs/architecture.md#devices orders ordinals by device type (NVIDIA 1, Ascend 3), by
 // the vendor's index, with the CPU last: 0, 1 = NVIDIA 0, 1; 2 = Ascend 0; 3 = CPU. Work on
 // each ordinal must reach the right runtime and device (checked in the emulated runtimes' call
 // records), and a buffer must travel NVIDIA -> Ascend -> CPU byte for byte.

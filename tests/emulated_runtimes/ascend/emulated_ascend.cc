@@ -1,6 +1,6 @@
 // A host-emulated AscendCL runtime (tests only; see emu_core.h). THIS IS NOT CANN: it is a
 // library named libascendcl.so that exports the AscendCL functions the Ascend plugin resolves,
-// with CANN's prototypes, enum values and error codes (vendor-runtimes.md §3), and executes them
+// with CANN's prototypes, enum values and error codes (docs/vendor-runtimes.md), and executes them
 // on InfiniRT's own CPU backend. It proves that the plugin translates InfiniRT to ACL correctly
 // (argument orders, enum values, status out-parameters, thread rules); it proves nothing about
 // Ascend hardware. Where CANN documents a rule, the emulation enforces it:

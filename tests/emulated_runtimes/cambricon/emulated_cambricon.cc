@@ -1,6 +1,6 @@
 // A host-emulated Cambricon CNRT (libcnrt.so) for tests only; see emu_core.h. It is NOT
 // Cambricon's runtime and no MLU is involved: it exports CNRT's function names with the
-// prototypes and numbers of cnrt.h 6.14.1 (vendor-runtimes.md §4) and executes on InfiniRT's
+// prototypes and numbers of cnrt.h 6.14.1 (docs/vendor-runtimes.md) and executes on InfiniRT's
 // CPU backend, so it proves that the Cambricon plugin translates correctly, not that a device
 // works. Like CNRT 6.14.1 it
 //   - returns cnrtRet_t codes (cnrtSuccess 0, ..., cnrtErrorBusy 632014 for "not ready");

@@ -1,7 +1,7 @@
 // The host emulation behind every emulated vendor runtime (tests only).
 //
 // An emulated runtime is a shared library with a vendor's real library name, exported function
-// names, prototypes and enum values (vendor-runtimes.md). It is NOT the vendor's runtime: it
+// names, prototypes and enum values (docs/vendor-runtimes.md). It is NOT the vendor's runtime: it
 // executes on InfiniRT's own CPU backend (linked in privately), so it proves that a plugin
 // translates correctly, never that a device works. On top of executing, it
 //   - keeps a current device per host thread, as the vendor runtimes do;
