@@ -12,19 +12,9 @@
 #include "infinirt_plugin.h"
 #include "log.h"
 #include "runtime.h"
+#include "thread_state.h"
 
 namespace infinirt::core::api {
-
-// What the core keeps per thread. Defined in this header (an inline variable with a constant
-// initialiser) so that the hot paths read it directly, without a call.
-struct ThreadState {
-  infinirtError_t last_error = infinirtSuccess;  // infinirtGetLastError
-  // The current device, valid for the runtime it was set in: after infinirtFinalize every
-  // thread starts again from device 0, as in a fresh process.
-  int current_ordinal = 0;
-  uint64_t current_ordinal_generation = 0;
-};
-inline thread_local ThreadState tls_thread_state;
 
 inline infinirtError_t& LastError() { return tls_thread_state.last_error; }
 

@@ -13,7 +13,8 @@ namespace {
 
 void WarnOnceIgnored(const char* name) {
   static std::mutex mutex;
-  static std::set<std::string> warned;
+  // Never destroyed: a thread may still read the environment while the process exits.
+  static std::set<std::string>& warned = *new std::set<std::string>;
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (!warned.insert(name).second) return;

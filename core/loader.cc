@@ -575,7 +575,10 @@ bool PluginIsBuilt(const std::string& name) {
 
 const std::vector<std::string>& KnownBackendNames() {
 #define INFINIRT_PLUGIN_NAME_(name, value, display, plugin) #plugin,
-  static const std::vector<std::string> names = {INFINIRT_DEVICE_TYPES(INFINIRT_PLUGIN_NAME_)};
+  // Never destroyed: a thread may still load the runtime while the process exits (and is then
+  // refused, but after reading these).
+  static const std::vector<std::string>& names =
+      *new std::vector<std::string>{INFINIRT_DEVICE_TYPES(INFINIRT_PLUGIN_NAME_)};
 #undef INFINIRT_PLUGIN_NAME_
   return names;
 }

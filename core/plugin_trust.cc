@@ -64,19 +64,20 @@ bool IsOwnersPrivateGroup(const struct stat& info, const AccountNames& names) {
 }  // namespace
 
 const AccountNames& SystemAccountNames() {
-  static const AccountNames names = {
-      [](uid_t uid) {
-        return NameFromDatabase<passwd>(
-            [uid](passwd* entry, char* buffer, size_t size, passwd** found) {
-              return getpwuid_r(uid, entry, buffer, size, found);
-            });
-      },
-      [](gid_t gid) {
-        return NameFromDatabase<group>(
-            [gid](group* entry, char* buffer, size_t size, group** found) {
-              return getgrgid_r(gid, entry, buffer, size, found);
-            });
-      }};
+  // Never destroyed: a thread may still load the runtime while the process exits.
+  static const AccountNames& names =
+      *new AccountNames{[](uid_t uid) {
+                          return NameFromDatabase<passwd>(
+                              [uid](passwd* entry, char* buffer, size_t size, passwd** found) {
+                                return getpwuid_r(uid, entry, buffer, size, found);
+                              });
+                        },
+                        [](gid_t gid) {
+                          return NameFromDatabase<group>(
+                              [gid](group* entry, char* buffer, size_t size, group** found) {
+                                return getgrgid_r(gid, entry, buffer, size, found);
+                              });
+                        }};
   return names;
 }
 

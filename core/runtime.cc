@@ -20,8 +20,33 @@ std::atomic<uint64_t> Runtime::generations_{0};
 std::atomic<bool> Runtime::unloading_{false};
 std::atomic<bool> Runtime::forked_child_{false};
 Runtime* Runtime::abandoned_by_fork_ = nullptr;
+Runtime* Runtime::abandoned_at_exit_ = nullptr;
 
 namespace {
+
+// Threads that have called InfiniRT and have not exited (ThreadState::counted_as_caller).
+std::atomic<int> g_calling_threads{0};
+
+void UncountExitingThread(void*) {
+  // A thread-exit hook that runs later may call InfiniRT again: that call counts the thread anew.
+  tls_thread_state.counted_as_caller = false;
+  g_calling_threads.fetch_sub(1);
+}
+
+// A thread-specific key whose destructor uncounts a calling thread when it exits.
+struct ThreadExitHook {
+  bool created = false;
+  pthread_key_t key{};
+};
+
+const ThreadExitHook& ExitHook() {
+  static const ThreadExitHook hook = [] {
+    ThreadExitHook created;
+    created.created = pthread_key_create(&created.key, &UncountExitingThread) == 0;
+    return created;
+  }();
+  return hook;
+}
 
 std::mutex& InitMutex() {
   static std::mutex mutex;
@@ -148,7 +173,29 @@ void Runtime::ApplyVisibleDevices(const std::string& spec) {
               all.size());
 }
 
+// Registered when the library is loaded, so that it runs late in exit (after the handlers of what
+// was loaded or registered later): from then on nothing initialises, even in a process that had
+// not initialised InfiniRT. Running it twice is harmless.
+const bool Runtime::registered_at_load_ = std::atexit(&Runtime::TearDownAtExit) == 0;
+
+Runtime& Runtime::GetCountingThisThread() {
+  // Without the hook the thread stays counted after it exits: the teardown at exit then frees
+  // less, never more.
+  const ThreadExitHook& hook = ExitHook();
+  if (hook.created) pthread_setspecific(hook.key, &tls_thread_state);
+  tls_thread_state.counted_as_caller = true;
+  // Sequentially consistent with TearDownAtExit's exchange of instance_ and its count of the
+  // callers: either the teardown sees this thread counted and frees nothing, or this load
+  // already sees no runtime and the call is refused.
+  g_calling_threads.fetch_add(1, std::memory_order_seq_cst);
+  Runtime* runtime = instance_.load(std::memory_order_seq_cst);
+  return runtime ? *runtime : InitializeSlow();
+}
+
 Runtime& Runtime::InitializeSlow() {
+  // Checked before the lock too: the teardown at exit holds it while it waits for queued work,
+  // and a host function that calls InfiniRT must then be refused, not wait for it.
+  if (unloading_.load()) throw RuntimeUnloading{};
   std::lock_guard<std::mutex> lock(InitMutex());
   if (Runtime* existing = instance_.load(std::memory_order_acquire)) return *existing;
   if (unloading_.load()) throw RuntimeUnloading{};
@@ -168,7 +215,9 @@ Runtime& Runtime::InitializeSlow() {
 }
 
 void Runtime::Finalize() {
+  if (unloading_.load()) throw RuntimeUnloading{};
   std::lock_guard<std::mutex> lock(InitMutex());
+  if (unloading_.load()) throw RuntimeUnloading{};
   if (forked_child_.load()) throw RuntimeForked{};
   Runtime* runtime = instance_.exchange(nullptr, std::memory_order_acq_rel);
   delete runtime;
@@ -176,14 +225,34 @@ void Runtime::Finalize() {
 
 void Runtime::TearDownAtExit() {
   try {
+    // Before the lock: calls made from now on are refused without waiting for it.
+    unloading_.store(true, std::memory_order_seq_cst);
     std::lock_guard<std::mutex> lock(InitMutex());
-    unloading_.store(true);
-    Runtime* runtime = instance_.exchange(nullptr, std::memory_order_acq_rel);
+    Runtime* runtime = instance_.exchange(nullptr, std::memory_order_seq_cst);
     if (runtime == nullptr) return;
+    const int other_callers = g_calling_threads.load(std::memory_order_seq_cst) -
+                              (tls_thread_state.counted_as_caller ? 1 : 0);
+    if (other_callers > 0) {
+      // Such a thread may be inside a call holding the runtime: its memory, handles and plugins
+      // stay as they are, and the process's end reclaims them.
+      Log().debug(
+          "exit: {} other thread(s) that called InfiniRT are alive; waiting for queued "
+          "work and leaving the runtime in place",
+          other_callers);
+      runtime->WaitForQueuedWork();
+      abandoned_at_exit_ = runtime;
+      return;
+    }
     for (auto& backend : runtime->backends_) backend->keep_loaded = true;
     delete runtime;
   } catch (...) {
     // Nothing may escape an atexit handler.
+  }
+}
+
+void Runtime::WaitForQueuedWork() {
+  for (const DeviceEntry& entry : devices_) {
+    backends_[entry.backend]->table.DeviceSynchronize(entry.local_device);
   }
 }
 
@@ -194,6 +263,8 @@ void Runtime::BeforeFork() { InitMutex().lock(); }
 void Runtime::AfterForkInParent() { InitMutex().unlock(); }
 
 void Runtime::AfterForkInChild() {
+  // Only the forking thread exists in the child.
+  g_calling_threads.store(tls_thread_state.counted_as_caller ? 1 : 0);
   Runtime* parents = instance_.exchange(nullptr, std::memory_order_acq_rel);
   if (parents != nullptr) {
     abandoned_by_fork_ = parents;

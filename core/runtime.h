@@ -9,13 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "allocation_registry.h"
 #include "backend.h"
 #include "capture.h"
 #include "config.h"
 #include "graph.h"
 #include "handles.h"
 #include "infinirt.h"
-#include "allocation_registry.h"
+#include "thread_state.h"
 
 namespace infinirt::core {
 
@@ -39,12 +40,14 @@ struct RuntimeForked {};
 
 class Runtime {
  public:
-  // The runtime, initialising it on first use. Never null; throws RuntimeUnloading after
-  // the teardown at process exit.
+  // The runtime, initialising it on first use. Never null; throws RuntimeUnloading once the
+  // teardown at process exit has begun. A thread's first call counts it as a caller.
   static Runtime& Get() {
+    if (!tls_thread_state.counted_as_caller) return GetCountingThisThread();
     Runtime* runtime = instance_.load(std::memory_order_acquire);
     return runtime ? *runtime : InitializeSlow();
   }
+  // Throws RuntimeUnloading once the teardown at process exit has begun.
   static void Finalize();
 
   // Distinguishes this runtime from those before it (initialisations since the process began).
@@ -84,9 +87,15 @@ class Runtime {
   Runtime();
   ~Runtime();
   static Runtime& InitializeSlow();
-  // Registered with atexit at the first initialisation: waits for queued work, releases
-  // everything, joins the backends' threads and unloads the plugins.
+  static Runtime& GetCountingThisThread();
+  // Registered with atexit when the library is loaded and again at the first initialisation.
+  // From its start every call answers RuntimeUnloading and nothing initialises again. If no
+  // other thread that has called InfiniRT is alive, it waits for queued work, releases
+  // everything, joins the backends' threads and finalizes the plugins. Otherwise such a thread
+  // may be inside a call, using the runtime: it waits for queued work and frees nothing.
   static void TearDownAtExit();
+  // Waits for the work queued on every device (the first step of a teardown).
+  void WaitForQueuedWork();
   // Registered with pthread_atfork at the first initialisation: no initialisation runs across
   // a fork, and a child abandons its copy of the parent's runtime (see RuntimeForked).
   static void BeforeFork();
@@ -99,10 +108,14 @@ class Runtime {
   static std::atomic<Runtime*> instance_;
   static std::atomic<uint64_t> generations_;
   static std::atomic<bool> unloading_;
+  static const bool registered_at_load_;
   static std::atomic<bool> forked_child_;
   // The parent's runtime in a forked child: never used or destroyed (its threads are gone),
   // kept reachable so that leak checkers do not report it.
   static Runtime* abandoned_by_fork_;
+  // The runtime left in place at exit because other threads were still calling InfiniRT; kept
+  // reachable for the same reason.
+  static Runtime* abandoned_at_exit_;
 
   const uint64_t generation_;
 

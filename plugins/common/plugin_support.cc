@@ -7,7 +7,8 @@
 namespace infinirt::plugin {
 
 infinirtError_t ErrorFromSuffix(const std::string& suffix) {
-  static const std::unordered_map<std::string, infinirtError_t> errors = {
+  // Never destroyed: a plugin's thread may still translate an answer while the process exits.
+  static const auto& errors = *new std::unordered_map<std::string, infinirtError_t>{
 #define INFINIRT_ERROR_BY_NAME_(name, value, text) {#name, static_cast<infinirtError_t>(value)},
       INFINIRT_ERROR_LIST(INFINIRT_ERROR_BY_NAME_)
 #undef INFINIRT_ERROR_BY_NAME_

@@ -3,13 +3,20 @@
 // later — answer infinirtErrorCudartUnloading, as CUDA's runtime does, instead of loading the
 // plugins again.
 //
+// With --idle-thread a thread that has called InfiniRT is still alive at exit. It might be inside
+// a call, so the teardown frees nothing then (the worker threads stay); it still waits for queued
+// work, and every call after it, that thread's included, answers CudartUnloading.
+//
 // Not a GoogleTest program: what it checks happens after main returns. The check runs in an
 // atexit handler registered before InfiniRT's own, so it runs after InfiniRT's; it ends the
 // process with _exit, whose status CTest reads.
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <thread>
 
 #include "infinirt.h"
 #include "test_support.h"
@@ -19,6 +26,23 @@ namespace {
 // Threads before InfiniRT started: the main thread, and ThreadSanitizer's own thread, which it
 // starts with the first other thread (ThreadsBeforeInfiniRT starts one to make it exist).
 int g_threads_at_start = 0;
+bool g_idle_thread = false;
+char g_source[1 << 16], g_destination[1 << 16];
+infinirtStream_t g_stream;
+
+// The idle thread's call after the teardown: 0 until it has made it.
+std::atomic<bool> g_wake_idle_thread{false};
+std::atomic<int> g_idle_thread_answer{0};
+std::atomic<bool> g_idle_thread_called{false};
+
+void IdleThread() {
+  int device = -1;
+  if (infinirtGetDevice(&device) != infinirtSuccess) _exit(2);
+  g_idle_thread_called.store(true);
+  while (!g_wake_idle_thread.load()) std::this_thread::yield();
+  g_idle_thread_answer.store(static_cast<int>(infinirtStreamSynchronize(g_stream)) + 1);
+  for (;;) std::this_thread::yield();  // alive until the process ends
+}
 
 void CheckAfterTeardown() {
   int failures = 0;
@@ -34,9 +58,24 @@ void CheckAfterTeardown() {
     std::fprintf(stderr, "after exit: infinirtMalloc did not answer CudartUnloading\n");
     ++failures;
   }
-  // The worker threads of the CPU backend are gone: only the threads from before are left.
+  if (std::memcmp(g_source, g_destination, sizeof g_source) != 0) {
+    std::fprintf(stderr, "after exit: the queued copies had not completed\n");
+    ++failures;
+  }
+  if (g_idle_thread) {
+    g_wake_idle_thread.store(true);
+    while (g_idle_thread_answer.load() == 0) std::this_thread::yield();
+    const auto answer = static_cast<infinirtError_t>(g_idle_thread_answer.load() - 1);
+    if (answer != infinirtErrorCudartUnloading) {
+      std::fprintf(stderr, "after exit: the idle thread's infinirtStreamSynchronize returned %s\n",
+                   infinirtGetErrorName(answer));
+      ++failures;
+    }
+  }
+  // The worker threads of the CPU backend are gone: only the threads from before are left
+  // (unless a calling thread was alive, when the teardown leaves them).
   const int threads = infinirt::testing::ProcessThreadCountAfterJoins(g_threads_at_start);
-  if (threads != g_threads_at_start) {
+  if (!g_idle_thread && threads != g_threads_at_start) {
     std::fprintf(stderr, "after exit: %d threads remain, expected %d\n", threads,
                  g_threads_at_start);
     ++failures;
@@ -47,24 +86,29 @@ void CheckAfterTeardown() {
 }
 
 void Run() {
-  infinirtStream_t stream;
-  static char source[1 << 16], destination[1 << 16];
+  for (size_t i = 0; i < sizeof g_source; ++i) g_source[i] = static_cast<char>(i * 7 + 1);
   void* device = nullptr;
-  if (infinirtStreamCreate(&stream) != infinirtSuccess ||
-      infinirtMalloc(&device, sizeof source) != infinirtSuccess) {
+  if (infinirtStreamCreate(&g_stream) != infinirtSuccess ||
+      infinirtMalloc(&device, sizeof g_source) != infinirtSuccess) {
     std::fprintf(stderr, "set-up failed\n");
     _exit(2);
   }
+  if (g_idle_thread) {
+    std::thread(IdleThread).detach();
+    while (!g_idle_thread_called.load()) std::this_thread::yield();
+  }
   // Leave work queued, a stream, and an allocation behind: teardown must handle them.
   for (int i = 0; i < 100; ++i) {
-    infinirtMemcpyAsync(device, source, sizeof source, infinirtMemcpyHostToDevice, stream);
-    infinirtMemcpyAsync(destination, device, sizeof source, infinirtMemcpyDeviceToHost, stream);
+    infinirtMemcpyAsync(device, g_source, sizeof g_source, infinirtMemcpyHostToDevice, g_stream);
+    infinirtMemcpyAsync(g_destination, device, sizeof g_source, infinirtMemcpyDeviceToHost,
+                        g_stream);
   }
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  g_idle_thread = argc > 1 && std::strcmp(argv[1], "--idle-thread") == 0;
   g_threads_at_start = infinirt::testing::ThreadsBeforeInfiniRT();
   std::atexit(CheckAfterTeardown);  // before InfiniRT registers its handler: runs after it
   Run();

@@ -1,0 +1,28 @@
+// What the core keeps per thread. Defined in a header (an inline variable with a constant
+// initialiser) so that the hot paths read it directly, without a call, and in one structure so
+// that a call that reads several fields finds the thread's block once.
+#ifndef INFINIRT_CORE_THREAD_STATE_H_
+#define INFINIRT_CORE_THREAD_STATE_H_
+
+#include <cstdint>
+
+#include "infinirt.h"
+
+namespace infinirt::core {
+
+struct ThreadState {
+  infinirtError_t last_error = infinirtSuccess;  // infinirtGetLastError
+  // The current device, valid for the runtime it was set in: after infinirtFinalize every
+  // thread starts again from device 0, as in a fresh process.
+  int current_ordinal = 0;
+  uint64_t current_ordinal_generation = 0;
+  // Whether this thread is counted among the threads that call InfiniRT (Runtime::Get counts a
+  // thread at its first call and a thread-exit hook uncounts it): the teardown at process exit
+  // frees nothing while another counted thread is alive.
+  bool counted_as_caller = false;
+};
+inline thread_local ThreadState tls_thread_state;
+
+}  // namespace infinirt::core
+
+#endif  // INFINIRT_CORE_THREAD_STATE_H_
