@@ -43,9 +43,9 @@ class Runtime {
   // The runtime, initialising it on first use. Never null; throws RuntimeUnloading once the
   // teardown at process exit has begun. A thread's first call counts it as a caller.
   static Runtime& Get() {
-    if (!tls_thread_state.counted_as_caller) return GetCountingThisThread();
+    if (__builtin_expect(!tls_thread_state.counted_as_caller, 0)) return GetCountingThisThread();
     Runtime* runtime = instance_.load(std::memory_order_acquire);
-    return runtime ? *runtime : InitializeSlow();
+    return __builtin_expect(runtime != nullptr, 1) ? *runtime : InitializeSlow();
   }
   // Throws RuntimeUnloading once the teardown at process exit has begun.
   static void Finalize();

@@ -21,7 +21,11 @@ struct ThreadState {
   // frees nothing while another counted thread is alive.
   bool counted_as_caller = false;
 };
-inline thread_local ThreadState tls_thread_state;
+// The initial-exec model: every API call reads this block (Runtime::Get checks that the thread is
+// counted), and at a fixed offset from the thread pointer that costs one load, where a TLS
+// descriptor costs a call. Its price is a few bytes (this block's size) of the static TLS space
+// that glibc keeps for libraries loaded with dlopen (512 bytes or more by default).
+inline thread_local ThreadState tls_thread_state __attribute__((tls_model("initial-exec")));
 
 }  // namespace infinirt::core
 
