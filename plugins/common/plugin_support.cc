@@ -2,19 +2,26 @@
 
 #include <algorithm>
 #include <cstring>
-#include <unordered_map>
 
 namespace infinirt::plugin {
 
 infinirtError_t ErrorFromSuffix(const std::string& suffix) {
-  // Never destroyed: a plugin's thread may still translate an answer while the process exits.
-  static const auto& errors = *new std::unordered_map<std::string, infinirtError_t>{
+  // A constant table, not a map: nothing to allocate or destroy. A plugin unloaded after a
+  // failed initialisation leaves nothing behind, and a thread that translates an answer while
+  // the process exits finds the table intact.
+  struct NamedError {
+    const char* name;
+    infinirtError_t value;
+  };
+  static constexpr NamedError kErrors[] = {
 #define INFINIRT_ERROR_BY_NAME_(name, value, text) {#name, static_cast<infinirtError_t>(value)},
       INFINIRT_ERROR_LIST(INFINIRT_ERROR_BY_NAME_)
 #undef INFINIRT_ERROR_BY_NAME_
   };
-  const auto found = errors.find(suffix);
-  return found == errors.end() ? infinirtErrorUnknown : found->second;
+  for (const NamedError& error : kErrors) {
+    if (suffix == error.name) return error.value;
+  }
+  return infinirtErrorUnknown;
 }
 
 infinirtError_t ErrorFromNumber(int value) {
