@@ -33,14 +33,10 @@ struct Functions {
   const char* (*aclGetRecentErrMsg)() = nullptr;
 };
 
-// A host function as the plugin launches it: through a trampoline that marks the thread while
-// the function runs (ascend_translation.cc). A call launched outside capture runs once and frees
+// A host function as the plugin launches it: through the trampoline that marks the thread while
+// the function runs (plugin_support.h). A call launched outside capture runs once and frees
 // itself; a captured one belongs to the exec, which may run it many times.
-struct HostCall {
-  infinirtHostFn_t fn = nullptr;
-  void* user_data = nullptr;
-  bool once = true;
-};
+using plugin::HostCall;
 
 // A stream the plugin hands the core. ACL streams never synchronise implicitly with the default
 // stream (CANN: "all Runtime streams are non-blocking"), so the plugin gives the blocking ones

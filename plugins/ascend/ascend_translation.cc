@@ -62,26 +62,9 @@ infinirtError_t Resolve(int device, infinirtPluginStream_t handle, Stream** stre
 // deadlock"); InfiniRT answers NotPermitted to the blocking ones. The trampoline marks the thread
 // while the function runs, and the blocking entries refuse there before any ACL call.
 
-thread_local int t_host_function_depth = 0;
-
-void RunHostCall(void* data) {
-  auto* call = static_cast<HostCall*>(data);
-  const bool once = call->once;
-  ++t_host_function_depth;
-  call->fn(call->user_data);
-  --t_host_function_depth;
-  if (once) delete call;
-}
-
-bool InHostFunction(const char* what) {
-  if (t_host_function_depth == 0) return false;
-  Log(INFINIRT_LOG_DEBUG, std::string(what) + " called from a host function: not permitted");
-  return true;
-}
-
-#define REFUSE_IN_HOST_FUNCTION(what)                           \
-  do {                                                          \
-    if (InHostFunction(what)) return infinirtErrorNotPermitted; \
+#define REFUSE_IN_HOST_FUNCTION(what)                                                        \
+  do {                                                                                       \
+    if (plugin::InHostFunction()) return plugin::RefuseInHostFunction(TheState().log, what); \
   } while (0)
 
 int VendorKind(enum infinirtMemcpyKind kind) {
@@ -304,7 +287,7 @@ infinirtError_t AscendPlugin::LaunchHostFunc(int device, infinirtPluginStream_t 
   auto call = std::make_unique<HostCall>(HostCall{fn, user_data, !captured});
   HostCall* raw = call.get();
   if (const infinirtError_t e = Enqueue(device, stream, [&](void* acl_stream) {
-        return ACL_CALL(aclrtLaunchHostFunc, acl_stream, RunHostCall, raw);
+        return ACL_CALL(aclrtLaunchHostFunc, acl_stream, &HostCall::Run, raw);
       })) {
     return e;
   }

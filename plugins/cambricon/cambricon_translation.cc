@@ -27,27 +27,8 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Host functions
 
-// Nonzero while the calling thread runs a host function launched through this plugin.
-thread_local int t_host_function_depth = 0;
-
-bool InHostFunction() { return t_host_function_depth > 0; }
-
 infinirtError_t RefuseInHostFunction(const char* entry) {
-  Log(INFINIRT_LOG_DEBUG, std::string(entry) + " called from a host function: not permitted");
-  return infinirtErrorNotPermitted;
-}
-
-// What cnrtInvokeHostFunc runs: the caller's function, with the thread marked.
-struct HostCall {
-  infinirtHostFn_t fn;
-  void* user_data;
-};
-
-void RunHostCall(void* data) {
-  std::unique_ptr<HostCall> call(static_cast<HostCall*>(data));
-  ++t_host_function_depth;
-  call->fn(call->user_data);
-  --t_host_function_depth;
+  return plugin::RefuseInHostFunction(TheState().log, entry);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -232,14 +213,14 @@ infinirtError_t CambriconPlugin::DriverGetVersion(int device, int* version) {
 }
 
 infinirtError_t CambriconPlugin::DeviceSynchronize(int device) {
-  if (InHostFunction()) return RefuseInHostFunction("DeviceSynchronize");
+  if (plugin::InHostFunction()) return RefuseInHostFunction("DeviceSynchronize");
   if (const infinirtError_t e = Bind(device)) return e;
   return CNRT_CALL(SyncDevice);
 }
 
 infinirtError_t CambriconPlugin::DeviceReset(int device) {
   if (TheState().fn.DeviceReset == nullptr) return infinirtErrorNotSupported;
-  if (InHostFunction()) return RefuseInHostFunction("DeviceReset");
+  if (plugin::InHostFunction()) return RefuseInHostFunction("DeviceReset");
   if (const infinirtError_t e = Bind(device)) return e;
   const infinirtError_t error = CNRT_CALL(DeviceReset);
   // The reset destroyed the device's queues, the per-thread ones too: every thread makes new
@@ -267,7 +248,7 @@ infinirtError_t CambriconPlugin::Malloc(int device, void** ptr, size_t size) {
 // Waits for the device first: CUDA's Free does (S22), and CNRT does not document that cnrtFree
 // waits for the work that may still use the memory.
 infinirtError_t CambriconPlugin::Free(int device, void* ptr) {
-  if (InHostFunction()) return RefuseInHostFunction("Free");
+  if (plugin::InHostFunction()) return RefuseInHostFunction("Free");
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = CNRT_CALL(SyncDevice)) return e;
   return CNRT_CALL(Free, ptr);
@@ -282,7 +263,7 @@ infinirtError_t CambriconPlugin::HostAlloc(int device, void** ptr, size_t size,
 }
 
 infinirtError_t CambriconPlugin::FreeHost(int device, void* ptr) {
-  if (InHostFunction()) return RefuseInHostFunction("FreeHost");
+  if (plugin::InHostFunction()) return RefuseInHostFunction("FreeHost");
   if (const infinirtError_t e = Bind(device)) return e;
   if (const infinirtError_t e = CNRT_CALL(SyncDevice)) return e;
   return CNRT_CALL(FreeHost, ptr);
@@ -295,7 +276,7 @@ infinirtError_t CambriconPlugin::MallocAsync(int device, void** ptr, size_t size
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
   if (TheState().fn.MemAllocAsync != nullptr) return CNRT_CALL(MemAllocAsync, ptr, size, queue);
-  if (InHostFunction()) return RefuseInHostFunction("MallocAsync");
+  if (plugin::InHostFunction()) return RefuseInHostFunction("MallocAsync");
   if (const infinirtError_t e = CNRT_CALL(QueueSync, queue)) return e;
   return CNRT_CALL(Malloc, ptr, size);
 }
@@ -304,14 +285,14 @@ infinirtError_t CambriconPlugin::FreeAsync(int device, void* ptr, infinirtPlugin
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
   if (TheState().fn.MemFreeAsync != nullptr) return CNRT_CALL(MemFreeAsync, ptr, queue);
-  if (InHostFunction()) return RefuseInHostFunction("FreeAsync");
+  if (plugin::InHostFunction()) return RefuseInHostFunction("FreeAsync");
   if (const infinirtError_t e = CNRT_CALL(QueueSync, queue)) return e;
   return CNRT_CALL(Free, ptr);
 }
 
 infinirtError_t CambriconPlugin::Memcpy(int device, void* dst, const void* src, size_t count,
                                         enum infinirtMemcpyKind kind) {
-  if (InHostFunction()) return RefuseInHostFunction("Memcpy");
+  if (plugin::InHostFunction()) return RefuseInHostFunction("Memcpy");
   if (const infinirtError_t e = Bind(device)) return e;
   return CNRT_CALL(Memcpy, dst, const_cast<void*>(src), count, VendorDirection(kind));
 }
@@ -322,7 +303,7 @@ infinirtError_t CambriconPlugin::Memcpy(int device, void* dst, const void* src, 
 infinirtError_t CambriconPlugin::MemcpyAsync(int device, void* dst, const void* src, size_t count,
                                              enum infinirtMemcpyKind kind,
                                              infinirtPluginStream_t stream) {
-  if (kind == infinirtMemcpyHostToHost && InHostFunction()) {
+  if (kind == infinirtMemcpyHostToHost && plugin::InHostFunction()) {
     return RefuseInHostFunction("host-to-host MemcpyAsync");  // before anything is enqueued
   }
   void* queue = nullptr;
@@ -377,7 +358,7 @@ infinirtError_t HostMemsetAsync(void* queue, void* ptr, int value, size_t count)
 }
 
 infinirtError_t CambriconPlugin::Memset(int device, void* ptr, int value, size_t count) {
-  if (InHostFunction()) return RefuseInHostFunction("Memset");
+  if (plugin::InHostFunction()) return RefuseInHostFunction("Memset");
   if (const infinirtError_t e = Bind(device)) return e;
   const int status = TheState().fn.Memset(ptr, value, count);
   if (!IsHostMemsetRefusal(status, ptr)) return Check("cnrtMemset", status);
@@ -447,7 +428,7 @@ infinirtError_t CambriconPlugin::StreamDestroy(int device, infinirtPluginStream_
 }
 
 infinirtError_t CambriconPlugin::StreamSynchronize(int device, infinirtPluginStream_t stream) {
-  if (InHostFunction()) return RefuseInHostFunction("StreamSynchronize");
+  if (plugin::InHostFunction()) return RefuseInHostFunction("StreamSynchronize");
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
   return CNRT_CALL(QueueSync, queue);
@@ -471,9 +452,10 @@ infinirtError_t CambriconPlugin::LaunchHostFunc(int device, infinirtPluginStream
   if (TheState().fn.InvokeHostFunc == nullptr) return infinirtErrorNotSupported;
   void* queue = nullptr;
   if (const infinirtError_t e = BindQueue(device, stream, &queue)) return e;
-  auto call = std::make_unique<HostCall>(HostCall{fn, user_data});
-  const infinirtError_t error = CNRT_CALL(InvokeHostFunc, queue, RunHostCall, call.get());
-  if (error == infinirtSuccess) call.release();  // RunHostCall owns it now
+  auto call = std::make_unique<plugin::HostCall>(plugin::HostCall{fn, user_data, true});
+  const infinirtError_t error =
+      CNRT_CALL(InvokeHostFunc, queue, &plugin::HostCall::Run, call.get());
+  if (error == infinirtSuccess) call.release();  // deletes itself once run
   return error;
 }
 
@@ -508,7 +490,7 @@ infinirtError_t CambriconPlugin::EventQuery(int device, infinirtPluginEvent_t ev
 // From a host function only a complete event may be waited for (it needs no wait).
 infinirtError_t CambriconPlugin::EventSynchronize(int device, infinirtPluginEvent_t event) {
   if (const infinirtError_t e = Bind(device)) return e;
-  if (InHostFunction()) {
+  if (plugin::InHostFunction()) {
     const infinirtError_t state = CNRT_CALL(QueryNotifier, event);
     return state == infinirtErrorNotReady ? RefuseInHostFunction("EventSynchronize") : state;
   }

@@ -66,6 +66,25 @@ void* PerThreadStreams::Get(int device) {
   return stream;
 }
 
+namespace {
+thread_local int t_host_function_depth = 0;  // nonzero while this thread runs a HostCall
+}  // namespace
+
+void HostCall::Run(void* data) {
+  auto* call = static_cast<HostCall*>(data);
+  ++t_host_function_depth;
+  call->fn(call->user_data);
+  --t_host_function_depth;
+  if (call->once) delete call;
+}
+
+bool InHostFunction() { return t_host_function_depth > 0; }
+
+infinirtError_t RefuseInHostFunction(const PluginLog& log, const char* entry) {
+  log(INFINIRT_LOG_DEBUG, std::string(entry) + " called from a host function: not permitted");
+  return infinirtErrorNotPermitted;
+}
+
 void CopyText(char* buffer, size_t size, const std::string& text) {
   if (size == 0) return;
   const size_t length = std::min(size - 1, text.size());

@@ -1,7 +1,7 @@
 // What every vendor plugin needs besides its translation: logging through the core's host
-// table, the per-thread device binding that vendor runtimes require, and name-based error
-// translation. (The guard that keeps exceptions from crossing the C boundary is the table
-// builder's: plugin_table_builder.h.)
+// table, the per-thread device binding that vendor runtimes require, name-based error
+// translation, and the marking of host functions. (The guard that keeps exceptions from crossing
+// the C boundary is the table builder's: plugin_table_builder.h.)
 #ifndef INFINIRT_PLUGINS_COMMON_PLUGIN_SUPPORT_H_
 #define INFINIRT_PLUGINS_COMMON_PLUGIN_SUPPORT_H_
 
@@ -105,6 +105,21 @@ class PerThreadStreams {
   Destroy destroy_;
   std::atomic<uint64_t> epoch_{1};
 };
+
+// Host functions. Vendor runtimes forbid their own calls inside a host function without promising
+// an answer (an error, or a deadlock). InfiniRT answers NotPermitted to the blocking ones: a plugin
+// hands the vendor runtime HostCall::Run with a HostCall, which marks the thread while the caller's
+// function runs, and its blocking entries refuse when InHostFunction() says so, before any vendor
+// call.
+struct HostCall {
+  infinirtHostFn_t fn;
+  void* user_data;
+  bool once;  // deletes itself after running; false: a graph's, owned by its exec
+  static void Run(void* call);
+};
+bool InHostFunction();
+// NotPermitted, with a debug line naming the refused entry.
+infinirtError_t RefuseInHostFunction(const PluginLog& log, const char* entry);
 
 // Copies text into a fixed buffer, always terminated.
 void CopyText(char* buffer, size_t size, const std::string& text);

@@ -104,7 +104,11 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
     case entry::StreamWaitEvent:
       return Native({"StreamWaitEvent"}, "always 3 arguments, flags 0");
     case entry::LaunchHostFunc:
-      return NativeIfPresent(Has(fn.LaunchHostFunc), "LaunchHostFunc");
+      if (!Has(fn.LaunchHostFunc)) return None("the runtime lacks LaunchHostFunc");
+      return Native({"LaunchHostFunc"},
+                    "through a trampoline that marks the thread: blocking entries called from a "
+                    "host function answer NotPermitted without calling the runtime, which forbids "
+                    "them without promising an answer");
     case entry::EventCreate:
       return Native({"EventCreateWithFlags"});
     case entry::EventDestroy:
@@ -124,9 +128,14 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
     case entry::GraphInstantiate:
       return GraphInstantiateDeclaration(fn);
     case entry::GraphLaunch:
-      return NativeIfPresent(Has(fn.GraphLaunch), "GraphLaunch");
+      if (!Has(fn.GraphLaunch)) return None("the runtime lacks GraphLaunch");
+      return Native({"GraphLaunch"},
+                    "a graph with host nodes records an event after each launch (EventRecord)");
     case entry::GraphExecDestroy:
-      return NativeIfPresent(Has(fn.GraphExecDestroy), "GraphExecDestroy");
+      if (!Has(fn.GraphExecDestroy)) return None("the runtime lacks GraphExecDestroy");
+      return Native({"GraphExecDestroy"},
+                    "a graph with host nodes keeps their trampolines until its last launch "
+                    "completes (EventQuery)");
     default:
       return std::nullopt;  // the lifecycle entries, which only the core calls
   }

@@ -125,6 +125,7 @@ infinirtError_t CudaFamilyPlugin::Initialize(const infinirtPluginHost* host) {
 }
 
 infinirtError_t CudaFamilyPlugin::Finalize() {
+  if (g_state != nullptr) FreePendingExecs();
   RetirePerThreadStreams();
   delete g_state;  // the runtime library stays loaded (vendor_library.h)
   g_state = nullptr;

@@ -68,6 +68,9 @@ void StartPerThreadStreams();
 void RetirePerThreadStreams();
 // Whether the runtime has what graphs need (stream capture, instantiate, launch).
 bool HasNativeGraphs();
+// Waits for the launches of destroyed execs that were still pending, and frees what their host
+// nodes ran (before Finalize lets go of the runtime).
+void FreePendingExecs();
 
 // The entries (plugin_table_builder.h finds them by name).
 struct CudaFamilyPlugin : plugin::VendorPluginBase<CudaFamilyPlugin> {

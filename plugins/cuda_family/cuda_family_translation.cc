@@ -1,7 +1,10 @@
 // The CUDA-family plugin's translation: every entry but the lifecycle ones, as calls of the
 // vendor's CUDA-shaped runtime (cuda_family.h).
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "capture_instantiate.h"
 #include "cuda_family_plugin.h"
@@ -52,6 +55,14 @@ infinirtError_t Bind(int device) {
       TheState().binding.Bind(device, [](int d) { return TheState().fn.SetDevice(d); });
   return Check("SetDevice", status);
 }
+
+infinirtError_t RefuseInHostFunction(const char* entry) {
+  return plugin::RefuseInHostFunction(TheState().log, entry);
+}
+
+// Set while GraphInstantiate replays nodes into a vendor capture on this thread: the host calls
+// of host nodes go here, owned by the exec, instead of deleting themselves after one run.
+thread_local std::vector<std::unique_ptr<plugin::HostCall>>* t_graph_host_calls = nullptr;
 
 // ---------------------------------------------------------------------------------------------
 // Streams, events, kinds
@@ -156,11 +167,13 @@ infinirtError_t CudaFamilyPlugin::DriverGetVersion(int, int* version) {
 }
 
 infinirtError_t CudaFamilyPlugin::DeviceSynchronize(int device) {
+  if (plugin::InHostFunction()) return RefuseInHostFunction("DeviceSynchronize");
   if (const infinirtError_t e = Bind(device)) return e;
   return CF_CALL(DeviceSynchronize);
 }
 
 infinirtError_t CudaFamilyPlugin::DeviceReset(int device) {
+  if (plugin::InHostFunction()) return RefuseInHostFunction("DeviceReset");
   if (TheState().fn.DeviceReset == nullptr) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
   return CF_CALL(DeviceReset);
@@ -181,6 +194,7 @@ infinirtError_t CudaFamilyPlugin::Malloc(int device, void** ptr, size_t size) {
 }
 
 infinirtError_t CudaFamilyPlugin::Free(int device, void* ptr) {
+  if (plugin::InHostFunction()) return RefuseInHostFunction("Free");
   if (const infinirtError_t e = Bind(device)) return e;
   return CF_CALL(Free, ptr);
 }
@@ -195,6 +209,7 @@ infinirtError_t CudaFamilyPlugin::HostAlloc(int device, void** ptr, size_t size,
 }
 
 infinirtError_t CudaFamilyPlugin::FreeHost(int device, void* ptr) {
+  if (plugin::InHostFunction()) return RefuseInHostFunction("FreeHost");
   if (const infinirtError_t e = Bind(device)) return e;
   return CF_CALL(FreeHost, ptr);
 }
@@ -206,6 +221,7 @@ infinirtError_t CudaFamilyPlugin::MallocAsync(int device, void** ptr, size_t siz
   if (const infinirtError_t e = Bind(device)) return e;
   void* vendor_stream = VendorStream(device, stream);
   if (TheState().fn.MallocAsync != nullptr) return CF_CALL(MallocAsync, ptr, size, vendor_stream);
+  if (plugin::InHostFunction()) return RefuseInHostFunction("MallocAsync");
   if (const infinirtError_t e = CF_CALL(StreamSynchronize, vendor_stream)) return e;
   return CF_CALL(Malloc, ptr, size);
 }
@@ -214,12 +230,14 @@ infinirtError_t CudaFamilyPlugin::FreeAsync(int device, void* ptr, infinirtPlugi
   if (const infinirtError_t e = Bind(device)) return e;
   void* vendor_stream = VendorStream(device, stream);
   if (TheState().fn.FreeAsync != nullptr) return CF_CALL(FreeAsync, ptr, vendor_stream);
+  if (plugin::InHostFunction()) return RefuseInHostFunction("FreeAsync");
   if (const infinirtError_t e = CF_CALL(StreamSynchronize, vendor_stream)) return e;
   return CF_CALL(Free, ptr);
 }
 
 infinirtError_t CudaFamilyPlugin::Memcpy(int device, void* dst, const void* src, size_t count,
                                          enum infinirtMemcpyKind kind) {
+  if (plugin::InHostFunction()) return RefuseInHostFunction("Memcpy");
   if (const infinirtError_t e = Bind(device)) return e;
   return CF_CALL(Memcpy, dst, src, count, VendorKind(kind));
 }
@@ -228,6 +246,9 @@ infinirtError_t CudaFamilyPlugin::Memcpy(int device, void* dst, const void* src,
 infinirtError_t CudaFamilyPlugin::MemcpyAsync(int device, void* dst, const void* src, size_t count,
                                               enum infinirtMemcpyKind kind,
                                               infinirtPluginStream_t stream) {
+  if (kind == infinirtMemcpyHostToHost && plugin::InHostFunction()) {
+    return RefuseInHostFunction("host-to-host MemcpyAsync");
+  }
   if (const infinirtError_t e = Bind(device)) return e;
   void* vendor_stream = VendorStream(device, stream);
   const infinirtError_t e = CF_CALL(MemcpyAsync, dst, src, count, VendorKind(kind), vendor_stream);
@@ -236,6 +257,7 @@ infinirtError_t CudaFamilyPlugin::MemcpyAsync(int device, void* dst, const void*
 }
 
 infinirtError_t CudaFamilyPlugin::Memset(int device, void* ptr, int value, size_t count) {
+  if (plugin::InHostFunction()) return RefuseInHostFunction("Memset");
   if (const infinirtError_t e = Bind(device)) return e;
   return CF_CALL(Memset, ptr, value, count);
 }
@@ -263,6 +285,7 @@ infinirtError_t CudaFamilyPlugin::StreamDestroy(int device, infinirtPluginStream
 }
 
 infinirtError_t CudaFamilyPlugin::StreamSynchronize(int device, infinirtPluginStream_t stream) {
+  if (plugin::InHostFunction()) return RefuseInHostFunction("StreamSynchronize");
   if (const infinirtError_t e = Bind(device)) return e;
   return CF_CALL(StreamSynchronize, VendorStream(device, stream));
 }
@@ -282,7 +305,18 @@ infinirtError_t CudaFamilyPlugin::LaunchHostFunc(int device, infinirtPluginStrea
                                                  infinirtHostFn_t fn, void* user_data) {
   if (TheState().fn.LaunchHostFunc == nullptr) return infinirtErrorNotSupported;
   if (const infinirtError_t e = Bind(device)) return e;
-  return CF_CALL(LaunchHostFunc, VendorStream(device, stream), fn, user_data);
+  const bool for_graph = t_graph_host_calls != nullptr;
+  auto call = std::make_unique<plugin::HostCall>(plugin::HostCall{fn, user_data, !for_graph});
+  if (const infinirtError_t e = CF_CALL(LaunchHostFunc, VendorStream(device, stream),
+                                        &plugin::HostCall::Run, call.get())) {
+    return e;
+  }
+  if (for_graph) {
+    t_graph_host_calls->push_back(std::move(call));
+  } else {
+    call.release();  // deletes itself once run
+  }
+  return infinirtSuccess;
 }
 
 infinirtError_t CudaFamilyPlugin::EventCreate(int device, infinirtPluginEvent_t* event,
@@ -308,6 +342,7 @@ infinirtError_t CudaFamilyPlugin::EventQuery(int device, infinirtPluginEvent_t e
 }
 
 infinirtError_t CudaFamilyPlugin::EventSynchronize(int device, infinirtPluginEvent_t event) {
+  if (plugin::InHostFunction()) return RefuseInHostFunction("EventSynchronize");
   if (const infinirtError_t e = Bind(device)) return e;
   return CF_CALL(EventSynchronize, event);
 }
@@ -346,28 +381,102 @@ infinirtError_t EndCapture(infinirtPluginStream_t stream, infinirtPluginGraphExe
 
 }  // namespace
 
+namespace {
+
+// The exec handed to the core: the vendor's, and the host calls its host nodes run. With host
+// calls, each launch records `launched` after itself: the calls are freed only once the launches
+// that may run them are complete.
+struct Exec {
+  void* vendor = nullptr;
+  std::vector<std::unique_ptr<plugin::HostCall>> host_calls;
+  void* launched = nullptr;  // an event without timing; only where host_calls is not empty
+};
+
+// Execs destroyed while a launch was pending: CUDA frees its own part when the launches
+// complete, and the host calls wait here until then.
+std::mutex g_pending_mutex;
+std::vector<std::unique_ptr<Exec>> g_pending;
+
+void FreeHostCalls(std::unique_ptr<Exec> exec) {
+  if (exec->launched != nullptr) TheState().fn.EventDestroy(exec->launched);
+}
+
+// Frees the pending execs whose launches are complete; with wait, all of them, after waiting.
+void FreeCompletedExecs(bool wait) {
+  std::lock_guard<std::mutex> lock(g_pending_mutex);
+  auto pending = g_pending.begin();
+  while (pending != g_pending.end()) {
+    void* launched = (*pending)->launched;
+    const bool done =
+        wait ? (TheState().fn.EventSynchronize(launched), true)
+             : TranslateStatus(TheState().fn.EventQuery(launched)) != infinirtErrorNotReady;
+    if (!done) {
+      ++pending;
+      continue;
+    }
+    FreeHostCalls(std::move(*pending));
+    pending = g_pending.erase(pending);
+  }
+}
+
+}  // namespace
+
+void FreePendingExecs() { FreeCompletedExecs(true); }
+
 infinirtError_t CudaFamilyPlugin::GraphInstantiate(int device, infinirtPluginGraphExec_t* exec,
                                                    const infinirtPluginGraphNode* nodes,
                                                    size_t node_count, unsigned long long) {
   if (!HasNativeGraphs()) return infinirtErrorNotSupported;  // the core replays the nodes
+  FreeCompletedExecs(false);
   plugin::VendorCapture capture;
   capture.begin = [](infinirtPluginStream_t stream) {
     return CF_CALL(StreamBeginCapture, stream, TheState().spec.enums.capture_mode_relaxed);
   };
   capture.end = EndCapture;
-  return plugin::InstantiateByCapture(*infinirtPluginGetTable(), device, nodes, node_count, capture,
-                                      exec);
+  auto made = std::make_unique<Exec>();
+  t_graph_host_calls = &made->host_calls;
+  infinirtError_t error = plugin::InstantiateByCapture(*infinirtPluginGetTable(), device, nodes,
+                                                       node_count, capture, &made->vendor);
+  t_graph_host_calls = nullptr;
+  if (error == infinirtSuccess && !made->host_calls.empty()) {
+    error =
+        CF_CALL(EventCreateWithFlags, &made->launched, TheState().spec.enums.event_disable_timing);
+  }
+  if (error != infinirtSuccess) {
+    if (made->vendor != nullptr) TheState().fn.GraphExecDestroy(made->vendor);
+    FreeHostCalls(std::move(made));  // never launched
+    return error;
+  }
+  *exec = made.release();
+  return infinirtSuccess;
 }
 
-infinirtError_t CudaFamilyPlugin::GraphLaunch(int device, infinirtPluginGraphExec_t exec,
+infinirtError_t CudaFamilyPlugin::GraphLaunch(int device, infinirtPluginGraphExec_t handle,
                                               infinirtPluginStream_t stream) {
   if (const infinirtError_t e = Bind(device)) return e;
-  return CF_CALL(GraphLaunch, exec, VendorStream(device, stream));
+  const Exec& exec = *static_cast<const Exec*>(handle);
+  void* vendor_stream = VendorStream(device, stream);
+  if (const infinirtError_t e = CF_CALL(GraphLaunch, exec.vendor, vendor_stream)) return e;
+  if (exec.launched == nullptr) return infinirtSuccess;
+  return CF_CALL(EventRecord, exec.launched, vendor_stream);
 }
 
-infinirtError_t CudaFamilyPlugin::GraphExecDestroy(int device, infinirtPluginGraphExec_t exec) {
+infinirtError_t CudaFamilyPlugin::GraphExecDestroy(int device, infinirtPluginGraphExec_t handle) {
   if (const infinirtError_t e = Bind(device)) return e;
-  return CF_CALL(GraphExecDestroy, exec);
+  std::unique_ptr<Exec> exec(static_cast<Exec*>(handle));
+  if (const infinirtError_t e = CF_CALL(GraphExecDestroy, exec->vendor)) {
+    exec.release();  // still the vendor's: the core may try again
+    return e;
+  }
+  FreeCompletedExecs(false);
+  if (exec->launched != nullptr &&
+      TranslateStatus(TheState().fn.EventQuery(exec->launched)) == infinirtErrorNotReady) {
+    std::lock_guard<std::mutex> lock(g_pending_mutex);
+    g_pending.push_back(std::move(exec));
+    return infinirtSuccess;
+  }
+  FreeHostCalls(std::move(exec));
+  return infinirtSuccess;
 }
 
 }  // namespace infinirt::cuda_family

@@ -168,6 +168,33 @@ TEST_F(Graph, S38_ExecDestroyedWhileItsLaunchIsPendingStillCompletes) {
   EXPECT_TRUE(AllBytesAre(target, kBytes, 0x4D));
 }
 
+// The same with a host function alone, which a vendor graph holds as a host node of its own (the
+// host-to-host copy above makes the core replay the graph instead): what the node runs must
+// outlive the exec until its pending launches are done.
+TEST_F(Graph, S38_ExecWithAHostNodeDestroyedWhileItsLaunchIsPendingStillRunsIt) {
+  infinirtStream_t stream = NewCaptureStream();
+  std::atomic<int>& runs = Keep<std::atomic<int>>(0);
+  ASSERT_OK_OR_SKIP(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
+  ASSERT_OK_OR_SKIP(infinirtLaunchHostFunc(stream, CountRun, &runs));
+  infinirtGraph_t graph = nullptr;
+  ASSERT_OK_OR_SKIP(infinirtStreamEndCapture(stream, &graph));
+  infinirtGraphExec_t exec = nullptr;
+  ASSERT_OK_OR_SKIP(infinirtGraphInstantiate(&exec, graph, 0));
+  ASSERT_OK_OR_SKIP(infinirtGraphLaunch(exec, stream));  // one launch complete before the gate
+  ASSERT_OK_OR_SKIP(infinirtStreamSynchronize(stream));
+
+  Gate& gate = NewGate();
+  ASSERT_OK_OR_SKIP(gate.Block(stream));
+  ASSERT_OK_OR_SKIP(infinirtGraphLaunch(exec, stream));
+  ASSERT_OK_OR_SKIP(infinirtGraphLaunch(exec, stream));
+  ASSERT_OK_OR_SKIP(infinirtGraphExecDestroy(exec));
+  ASSERT_OK_OR_SKIP(infinirtGraphDestroy(graph));
+  EXPECT_EQ(runs.load(), 1);
+  gate.Open();
+  ASSERT_OK_OR_SKIP(infinirtStreamSynchronize(stream));
+  EXPECT_EQ(runs.load(), 3) << "pending launches of a destroyed exec did not run its host node";
+}
+
 // A graph launched into a capturing stream is recorded (its nodes join the capture), not run.
 TEST_F(Graph, S38_GraphLaunchIntoACapturingStreamIsRecordedNotRun) {
   infinirtStream_t stream = NewCaptureStream();

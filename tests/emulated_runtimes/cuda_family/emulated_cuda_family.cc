@@ -9,6 +9,8 @@
 //   EMU_ASYNC_ALLOC           exports <prefix>MallocAsync / FreeAsync
 //   EMU_PROPERTIES_V2         names <prefix>GetDeviceProperties as ..._v2 (CUDA >= 12)
 //   EMU_OMIT_MEMSET_ASYNC     leaves <prefix>MemsetAsync out (a runtime missing a symbol)
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -37,6 +39,7 @@ constexpr int kInvalidResourceHandle = 400;
 constexpr int kIllegalState = 401;
 constexpr int kStreamCaptureUnsupported = 900;
 constexpr int kStreamCaptureImplicit = 906;
+constexpr int kUnknown = 999;
 
 void* const kLegacyStream = reinterpret_cast<void*>(0x1);
 void* const kPerThreadStream = reinterpret_cast<void*>(0x2);
@@ -47,10 +50,28 @@ struct Init {
 
 std::string Name(const char* suffix) { return std::string(EMU_STR(EMU_PREFIX)) + suffix; }
 
+// Like the CUDA Runtime, the emulation registers a teardown at exit when it is first called;
+// a call after it answers cudaErrorCudartUnloading and says on stderr that it came too late
+// (the real runtime has freed its state by then and may crash instead). Tests fail on that line.
+constexpr int kCudartUnloading = 4;
+std::atomic<bool> g_torn_down{false};
+
+void TearDownAtExit() { g_torn_down.store(true); }
+
+bool CalledAfterTeardown(const std::string& name) {
+  static const bool registered = std::atexit(&TearDownAtExit) == 0;
+  (void)registered;
+  if (!g_torn_down.load()) return false;
+  std::fprintf(stderr, "emulated runtime: %s called after the runtime's teardown at exit\n",
+               name.c_str());
+  return true;
+}
+
 // Every function starts here: CUDA's implicit device 0, the record, injected failures.
 int Enter(const char* suffix, const std::string& arguments) {
-  if (emu::CurrentDevice() < 0) emu::SetCurrentDevice(0);
   const std::string name = Name(suffix);
+  if (CalledAfterTeardown(name)) return kCudartUnloading;
+  if (emu::CurrentDevice() < 0) emu::SetCurrentDevice(0);
   emu::Record(name.c_str(), arguments);
   return emu::InjectedFailure(name.c_str());
 }
@@ -63,8 +84,16 @@ int Enter(const char* suffix, const std::string& arguments) {
 std::string P(const void* p) { return emu::Pointer(p); }
 std::string N(unsigned long long n) { return std::to_string(n); }
 
-// The CPU backend's answer (InfiniRT's numbers are CUDA's).
-int Status(infinirtError_t error) { return static_cast<int>(error); }
+// The CPU backend's answer (InfiniRT's numbers are CUDA's). The CPU backend refuses a blocking
+// call made from a host function (NotPermitted). CUDA forbids such calls without promising an
+// answer (it "may" return cudaErrorNotPermitted), so the plugin refuses them itself; here they
+// answer cudaErrorUnknown, with a line on stderr, so that a plugin passing one on is caught.
+int Status(infinirtError_t error) {
+  if (error != infinirtErrorNotPermitted) return static_cast<int>(error);
+  std::fprintf(stderr,
+               "emulated runtime: a blocking call from a host function, which CUDA forbids\n");
+  return kUnknown;
+}
 
 // A copy's direction checked against the memory the runtime handed out.
 int CheckDirection(void* dst, const void* src, size_t count, int kind) {
