@@ -88,12 +88,16 @@ class Runtime {
   ~Runtime();
   static Runtime& InitializeSlow();
   static Runtime& GetCountingThisThread();
-  // Registered with atexit when the library is loaded and again at the first initialisation.
+  // Registered with atexit when the library is loaded, at the first initialisation, and after
+  // the first initialisation of each kind of backend.
   // From its start every call answers RuntimeUnloading and nothing initialises again. If no
   // other thread that has called InfiniRT is alive, it waits for queued work, releases
   // everything, joins the backends' threads and finalizes the plugins. Otherwise such a thread
   // may be inside a call, using the runtime: it waits for queued work and frees nothing.
   static void TearDownAtExit();
+  // Registers TearDownAtExit once more when a kind of backend initialised for the first time,
+  // so that it runs before the teardown its vendor runtime registered (called under the lock).
+  void RegisterTeardownAfterNewBackends();
   // Waits for the work queued on every device (the first step of a teardown).
   void WaitForQueuedWork();
   // Registered with pthread_atfork at the first initialisation: no initialisation runs across
@@ -116,6 +120,8 @@ class Runtime {
   // The runtime left in place at exit because other threads were still calling InfiniRT; kept
   // reachable for the same reason.
   static Runtime* abandoned_at_exit_;
+  // Whether membarrier's private expedited command is registered (at the first initialisation).
+  static bool process_barrier_registered_;
 
   const uint64_t generation_;
 

@@ -4,6 +4,7 @@
 #ifndef INFINIRT_CORE_THREAD_STATE_H_
 #define INFINIRT_CORE_THREAD_STATE_H_
 
+#include <atomic>
 #include <cstdint>
 
 #include "infinirt.h"
@@ -20,6 +21,10 @@ struct ThreadState {
   // thread at its first call and a thread-exit hook uncounts it): the teardown at process exit
   // frees nothing while another counted thread is alive.
   bool counted_as_caller = false;
+  // API calls this thread is inside (Guard; nested calls count twice). Written only by this
+  // thread, with plain loads and stores; the teardown at exit reads it, after a process-wide
+  // memory barrier, to wait until no other thread is inside a call (runtime.cc).
+  std::atomic<int> calls_in_progress{0};
 };
 // The initial-exec model: every API call reads this block (Runtime::Get checks that the thread is
 // counted), and at a fixed offset from the thread pointer that costs one load, where a TLS

@@ -3,6 +3,9 @@
 // later — answer infinirtErrorCudartUnloading, as CUDA's runtime does, instead of loading the
 // plugins again.
 //
+// Over a vendor runtime (ctest: lifecycle_exit_teardown_nvidia_emulated), the teardown also runs
+// before the runtime's own teardown at exit, so it can still call it.
+//
 // With --idle-thread a thread that has called InfiniRT is still alive at exit. It might be inside
 // a call, so the teardown frees nothing then (the worker threads stay); it still waits for queued
 // work, and every call after it, that thread's included, answers CudartUnloading.
@@ -27,6 +30,7 @@ namespace {
 // starts with the first other thread (ThreadsBeforeInfiniRT starts one to make it exist).
 int g_threads_at_start = 0;
 bool g_idle_thread = false;
+bool g_on_cpu = false;  // device 0 is the CPU backend's
 char g_source[1 << 16], g_destination[1 << 16];
 infinirtStream_t g_stream;
 
@@ -59,6 +63,10 @@ void CheckAfterTeardown() {
     std::fprintf(stderr, "after exit: infinirtMalloc did not answer CudartUnloading\n");
     ++failures;
   }
+  if (infinirtFinalize() != infinirtErrorCudartUnloading) {
+    std::fprintf(stderr, "after exit: infinirtFinalize did not answer CudartUnloading\n");
+    ++failures;
+  }
   if (std::memcmp(g_source, g_destination, sizeof g_source) != 0) {
     std::fprintf(stderr, "after exit: the queued copies had not completed\n");
     ++failures;
@@ -74,8 +82,9 @@ void CheckAfterTeardown() {
     }
   }
   // The worker threads of the CPU backend are gone: only the threads from before are left
-  // (unless a calling thread was alive, when the teardown leaves them).
-  if (!g_idle_thread) {
+  // (unless a calling thread was alive, when the teardown leaves them). A vendor runtime's own
+  // threads are the vendor's to end.
+  if (!g_idle_thread && g_on_cpu) {
     const int threads = infinirt::testing::ProcessThreadCountAfterJoins(g_threads_at_start);
     if (threads != g_threads_at_start) {
       std::fprintf(stderr, "after exit: %d threads remain, expected %d\n", threads,
@@ -96,6 +105,8 @@ void Run() {
     std::fprintf(stderr, "set-up failed\n");
     _exit(2);
   }
+  infiniDevice_t type = INFINI_DEVICE_TYPE_COUNT;
+  g_on_cpu = infinirtDeviceGetType(&type, 0) == infinirtSuccess && type == INFINI_DEVICE_CPU;
   if (g_idle_thread) {
     std::thread(IdleThread).detach();
     while (!g_idle_thread_called.load()) std::this_thread::yield();
