@@ -85,6 +85,15 @@ const std::vector<Comparison>& Comparisons() {
        "<= 2x time", C::kTimeRatio, 2},
       {"Init/infinirtInit", "Init/dlopen", "<= 1.5x time (and < 5 ms)", C::kTimeRatio, 1.5},
       {"Graph/Launch100Nodes", "Graph/Issue100Operations", "<= 1.0x time", C::kTimeRatio, 1.0},
+      // On an NVIDIA GPU only (bench/cudart_bench.cc): InfiniRT against libcudart called directly.
+      {"CUDA/StreamQuery/api", "CUDA/StreamQuery/libcudart", "<= 100 ns added",
+       C::kAddedNanoseconds, 100},
+      {"CUDA/EventQuery/api", "CUDA/EventQuery/libcudart", "<= 100 ns added", C::kAddedNanoseconds,
+       100},
+      {"CUDA/MemcpyAsync64+StreamSynchronize/api", "CUDA/MemcpyAsync64+StreamSynchronize/libcudart",
+       "<= 1.1x time", C::kTimeRatio, 1.1},
+      {"CUDA/MemcpyHostToDevice/api/67108864", "CUDA/MemcpyHostToDevice/libcudart/67108864",
+       ">= 0.95x throughput", C::kThroughputRatio, 0.95},
   };
   return comparisons;
 }
