@@ -41,14 +41,14 @@ void LogUnexplainedFailure(infinirtError_t error, const char* function);
 // the call's work outside the marked span; the teardown at exit makes the counter visible to
 // itself with a process-wide barrier, instead of a fence here on every call.
 inline void EnterCall() {
-  std::atomic<int>& calls = tls_thread_state.calls_in_progress;
-  calls.store(calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  int& calls = tls_thread_state.calls_in_progress;
+  __atomic_store_n(&calls, calls + 1, __ATOMIC_RELAXED);
   std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 inline void LeaveCall() {
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  std::atomic<int>& calls = tls_thread_state.calls_in_progress;
-  calls.store(calls.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  int& calls = tls_thread_state.calls_in_progress;
+  __atomic_store_n(&calls, calls - 1, __ATOMIC_RELAXED);
 }
 
 // Runs an API function's body, handing it the function's name for log lines (inside a lambda,

@@ -63,7 +63,7 @@ class Callers {
     const auto deadline = std::chrono::steady_clock::now() + limit;
     for (const ThreadState* state : states_) {
       if (state == self) continue;
-      while (state->calls_in_progress.load(std::memory_order_relaxed) != 0) {
+      while (__atomic_load_n(&state->calls_in_progress, __ATOMIC_RELAXED) != 0) {
         if (std::chrono::steady_clock::now() > deadline) return false;
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
