@@ -36,27 +36,11 @@ inline void SetCurrentOrdinal(const Runtime& runtime, int device) {
 // that rejects a call is meant to say why (Fail, BackendAnswer).
 void LogUnexplainedFailure(infinirtError_t error, const char* function);
 
-// Marks the calling thread as inside an API call (ThreadState::calls_in_progress): a relaxed
-// load and store of the thread's own counter. The signal fences keep the compiler from moving
-// the call's work outside the marked span; the teardown at exit makes the counter visible to
-// itself with a process-wide barrier, instead of a fence here on every call.
-inline void EnterCall() {
-  int& calls = tls_thread_state.calls_in_progress;
-  __atomic_store_n(&calls, calls + 1, __ATOMIC_RELAXED);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-}
-inline void LeaveCall() {
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  int& calls = tls_thread_state.calls_in_progress;
-  __atomic_store_n(&calls, calls - 1, __ATOMIC_RELAXED);
-}
-
 // Runs an API function's body, handing it the function's name for log lines (inside a lambda,
 // __func__ would say "operator()"). NotReady answers a query; it is not a failure and does not
 // become the last error. No exception leaves.
 template <class Body>
 infinirtError_t Guard(const char* function, Body&& body) {
-  EnterCall();
   infinirtError_t error;
   try {
     error = body(function);
@@ -82,10 +66,6 @@ infinirtError_t Guard(const char* function, Body&& body) {
     }
     tls_failure_logged = false;
   }
-  // The handlers above log, which does not throw (spdlog reports its own errors); an exception
-  // escaping one would leave the thread counted as inside a call, and the teardown at exit would
-  // wait its limit for it.
-  LeaveCall();
   return error;
 }
 

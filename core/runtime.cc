@@ -1,19 +1,13 @@
 #include "runtime.h"
 
 #include <dlfcn.h>
-#include <linux/membarrier.h>
 #include <pthread.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-#include <thread>
-#include <vector>
 
 #include "env.h"
 #include "loader.h"
@@ -27,82 +21,17 @@ std::atomic<bool> Runtime::unloading_{false};
 std::atomic<bool> Runtime::forked_child_{false};
 Runtime* Runtime::abandoned_by_fork_ = nullptr;
 Runtime* Runtime::abandoned_at_exit_ = nullptr;
-bool Runtime::process_barrier_registered_ = false;
 
 namespace {
 
-// The threads that have called InfiniRT and have not exited (ThreadState::counted_as_caller):
-// the teardown at exit frees nothing while another is alive, and waits for the calls they are
-// inside. Never destroyed: thread-exit hooks may run during exit and after it.
-class Callers {
- public:
-  void Add(ThreadState* state) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    states_.push_back(state);
-  }
-  void Remove(ThreadState* state) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    states_.erase(std::remove(states_.begin(), states_.end(), state), states_.end());
-  }
-  // Held across fork(), so that the child never inherits it locked by a thread it lacks.
-  void LockForFork() { mutex_.lock(); }
-  void UnlockAfterFork() { mutex_.unlock(); }
-  // In a forked child, where only the forking thread exists (called with the lock held).
-  void KeepOnly(ThreadState* state, bool counted) {
-    states_.clear();
-    if (counted) states_.push_back(state);
-  }
-  int CountOthers(const ThreadState* self) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return static_cast<int>(states_.size() - std::count(states_.begin(), states_.end(), self));
-  }
-  // Waits until no thread but self is inside a call, for at most `limit`. The lock is held
-  // throughout, so that an exiting thread's state stays valid (its hook waits to remove it).
-  bool WaitForCallsInProgress(const ThreadState* self, std::chrono::milliseconds limit) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    for (const ThreadState* state : states_) {
-      if (state == self) continue;
-      while (__atomic_load_n(&state->calls_in_progress, __ATOMIC_RELAXED) != 0) {
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-      }
-    }
-    return true;
-  }
+// Threads that have called InfiniRT and have not exited (ThreadState::counted_as_caller).
+std::atomic<int> g_calling_threads{0};
 
- private:
-  std::mutex mutex_;
-  std::vector<ThreadState*> states_;
-};
-
-Callers& TheCallers() {
-  static Callers* const callers = new Callers;
-  return *callers;
-}
-
-void UncountExitingThread(void* state) {
+void UncountExitingThread(void*) {
   // A thread-exit hook that runs later may call InfiniRT again: that call counts the thread anew.
   tls_thread_state.counted_as_caller = false;
-  TheCallers().Remove(static_cast<ThreadState*>(state));
+  g_calling_threads.fetch_sub(1);
 }
-
-// The calling threads mark their calls with plain stores (CallInProgress); a process-wide memory
-// barrier makes those stores visible here, or makes the teardown's removal of the runtime visible
-// to them: membarrier(2), private expedited where registered, else global. Where the kernel
-// has neither, the wait still sees every call that began well before the teardown.
-bool RegisterProcessBarrier() {
-  return syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-}
-
-void ProcessWideBarrier(bool registered) {
-  if (registered && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return;
-  if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0) return;
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-}
-
-// How long the teardown at exit waits for other threads' calls to return.
-constexpr std::chrono::seconds kCallsInProgressLimit{10};
 
 // A thread-specific key whose destructor uncounts a calling thread when it exits.
 struct ThreadExitHook {
@@ -255,10 +184,10 @@ Runtime& Runtime::GetCountingThisThread() {
   const ThreadExitHook& hook = ExitHook();
   if (hook.created) pthread_setspecific(hook.key, &tls_thread_state);
   tls_thread_state.counted_as_caller = true;
-  // Ordered by the registry's lock with TearDownAtExit, which removes the runtime before it
-  // reads the registry: either the teardown sees this thread and frees nothing, or this load
+  // Sequentially consistent with TearDownAtExit's exchange of instance_ and its count of the
+  // callers: either the teardown sees this thread counted and frees nothing, or this load
   // already sees no runtime and the call is refused.
-  TheCallers().Add(&tls_thread_state);
+  g_calling_threads.fetch_add(1, std::memory_order_seq_cst);
   Runtime* runtime = instance_.load(std::memory_order_seq_cst);
   return runtime ? *runtime : InitializeSlow();
 }
@@ -275,7 +204,6 @@ Runtime& Runtime::InitializeSlow() {
   // must have been constructed before it was registered.
   static const bool registered = [] {
     Log();
-    process_barrier_registered_ = RegisterProcessBarrier();
     const bool at_fork = pthread_atfork(&Runtime::BeforeFork, &Runtime::AfterForkInParent,
                                         &Runtime::AfterForkInChild) == 0;
     return std::atexit(&Runtime::TearDownAtExit) == 0 && at_fork;
@@ -321,21 +249,15 @@ void Runtime::TearDownAtExit() {
     std::lock_guard<std::mutex> lock(InitMutex());
     Runtime* runtime = instance_.exchange(nullptr, std::memory_order_seq_cst);
     if (runtime == nullptr) return;
-    const int other_callers = TheCallers().CountOthers(&tls_thread_state);
+    const int other_callers = g_calling_threads.load(std::memory_order_seq_cst) -
+                              (tls_thread_state.counted_as_caller ? 1 : 0);
     if (other_callers > 0) {
-      // Such a thread may still use memory the runtime handed out: its memory, handles and
-      // plugins stay as they are, and the process's end reclaims them. The calls it is inside
-      // are waited for, so that none reaches a vendor runtime once that has torn itself down
-      // (its teardown runs after this one).
+      // Such a thread may be inside a call holding the runtime: its memory, handles and plugins
+      // stay as they are, and the process's end reclaims them.
       Log().debug(
-          "exit: {} other thread(s) that called InfiniRT are alive; waiting for their calls and "
-          "queued work, and leaving the runtime in place",
+          "exit: {} other thread(s) that called InfiniRT are alive; waiting for queued "
+          "work and leaving the runtime in place",
           other_callers);
-      ProcessWideBarrier(process_barrier_registered_);
-      if (!TheCallers().WaitForCallsInProgress(&tls_thread_state, kCallsInProgressLimit)) {
-        Log().debug("exit: a thread is still inside a call after {} s; going on",
-                    kCallsInProgressLimit.count());
-      }
       runtime->WaitForQueuedWork();
       abandoned_at_exit_ = runtime;
       return;
@@ -355,20 +277,13 @@ void Runtime::WaitForQueuedWork() {
 
 // The init mutex is held across fork() so that the child never inherits it locked by a thread
 // that does not exist there.
-void Runtime::BeforeFork() {
-  InitMutex().lock();
-  TheCallers().LockForFork();
-}
+void Runtime::BeforeFork() { InitMutex().lock(); }
 
-void Runtime::AfterForkInParent() {
-  TheCallers().UnlockAfterFork();
-  InitMutex().unlock();
-}
+void Runtime::AfterForkInParent() { InitMutex().unlock(); }
 
 void Runtime::AfterForkInChild() {
   // Only the forking thread exists in the child.
-  TheCallers().KeepOnly(&tls_thread_state, tls_thread_state.counted_as_caller);
-  TheCallers().UnlockAfterFork();
+  g_calling_threads.store(tls_thread_state.counted_as_caller ? 1 : 0);
   Runtime* parents = instance_.exchange(nullptr, std::memory_order_acq_rel);
   if (parents != nullptr) {
     abandoned_by_fork_ = parents;

@@ -120,8 +120,6 @@ class Runtime {
   // The runtime left in place at exit because other threads were still calling InfiniRT; kept
   // reachable for the same reason.
   static Runtime* abandoned_at_exit_;
-  // Whether membarrier's private expedited command is registered (at the first initialisation).
-  static bool process_barrier_registered_;
 
   const uint64_t generation_;
 
