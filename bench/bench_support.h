@@ -4,9 +4,12 @@
 #ifndef INFINIRT_BENCH_BENCH_SUPPORT_H_
 #define INFINIRT_BENCH_BENCH_SUPPORT_H_
 
+#include <benchmark/benchmark.h>
+
 #include <string>
 #include <vector>
 
+#include "infinirt.h"
 #include "infinirt_plugin.h"
 
 namespace infinirt::bench {
@@ -30,6 +33,27 @@ struct Comparison {
 };
 
 const std::vector<Comparison>& Comparisons();
+
+// Benchmarks of the public API on device 0, whatever its backend (runtime_bench.cc): a query of
+// an idle stream, of a completed event, a synchronous copy of state.range(0) bytes in `kind`'s
+// direction, and a 64-byte MemcpyAsync to the device with the StreamSynchronize after it.
+void ApiStreamQuery(benchmark::State& state);
+void ApiEventQuery(benchmark::State& state);
+void ApiMemcpy(benchmark::State& state, infinirtMemcpyKind kind);
+void ApiRoundTrip(benchmark::State& state);
+
+// Skips the running benchmark, naming the call and its error, unless error is success.
+inline void Check(benchmark::State& state, infinirtError_t error, const char* what) {
+  if (error != infinirtSuccess) {
+    state.SkipWithError((std::string(what) + ": " + infinirtGetErrorName(error)).c_str());
+  }
+}
+
+// Registers fn under name, measuring wall-clock time (the work of a stream runs on other threads).
+template <class Fn>
+benchmark::internal::Benchmark* Register(const std::string& name, Fn fn) {
+  return benchmark::RegisterBenchmark(name.c_str(), fn)->UseRealTime();
+}
 
 }  // namespace infinirt::bench
 

@@ -80,12 +80,14 @@ bool OnNvidia(benchmark::State& state) {
   return false;
 }
 
-void ApiStreamQuery(benchmark::State& state) {
-  if (!OnNvidia(state)) return;
-  infinirtStream_t stream = nullptr;
-  infinirtStreamCreate(&stream);
-  for (auto _ : state) benchmark::DoNotOptimize(infinirtStreamQuery(stream));
-  infinirtStreamDestroy(stream);
+// The InfiniRT side: the public-API benchmarks of runtime_bench.cc, on an NVIDIA device 0.
+template <void (*Benchmark)(benchmark::State&)>
+void OnNvidiaOnly(benchmark::State& state) {
+  if (OnNvidia(state)) Benchmark(state);
+}
+
+void ApiMemcpyHostToDevice(benchmark::State& state) {
+  ApiMemcpy(state, infinirtMemcpyHostToDevice);
 }
 
 void CudartStreamQuery(benchmark::State& state) {
@@ -96,16 +98,6 @@ void CudartStreamQuery(benchmark::State& state) {
   cuda.StreamDestroy(stream);
 }
 
-void ApiEventQuery(benchmark::State& state) {
-  if (!OnNvidia(state)) return;
-  infinirtEvent_t event = nullptr;
-  infinirtEventCreate(&event);
-  infinirtEventRecord(event, nullptr);
-  infinirtEventSynchronize(event);
-  for (auto _ : state) benchmark::DoNotOptimize(infinirtEventQuery(event));
-  infinirtEventDestroy(event);
-}
-
 void CudartEventQuery(benchmark::State& state) {
   const Cudart& cuda = *OpenCudart();
   void* event = nullptr;
@@ -114,21 +106,6 @@ void CudartEventQuery(benchmark::State& state) {
   cuda.EventSynchronize(event);
   for (auto _ : state) benchmark::DoNotOptimize(cuda.EventQuery(event));
   cuda.EventDestroy(event);
-}
-
-void ApiRoundTrip(benchmark::State& state) {
-  if (!OnNvidia(state)) return;
-  infinirtStream_t stream = nullptr;
-  void* device = nullptr;
-  char host[64] = {};
-  infinirtStreamCreate(&stream);
-  infinirtMalloc(&device, sizeof host);
-  for (auto _ : state) {
-    infinirtMemcpyAsync(device, host, sizeof host, infinirtMemcpyHostToDevice, stream);
-    infinirtStreamSynchronize(stream);
-  }
-  infinirtFree(device);
-  infinirtStreamDestroy(stream);
 }
 
 void CudartRoundTrip(benchmark::State& state) {
@@ -146,17 +123,6 @@ void CudartRoundTrip(benchmark::State& state) {
   cuda.StreamDestroy(stream);
 }
 
-void ApiMemcpy(benchmark::State& state) {
-  if (!OnNvidia(state)) return;
-  const size_t bytes = static_cast<size_t>(state.range(0));
-  std::vector<char> host(bytes, 1);
-  void* device = nullptr;
-  infinirtMalloc(&device, bytes);
-  for (auto _ : state) infinirtMemcpy(device, host.data(), bytes, infinirtMemcpyHostToDevice);
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
-  infinirtFree(device);
-}
-
 void CudartMemcpy(benchmark::State& state) {
   const Cudart& cuda = *OpenCudart();
   const size_t bytes = static_cast<size_t>(state.range(0));
@@ -168,23 +134,18 @@ void CudartMemcpy(benchmark::State& state) {
   cuda.Free(device);
 }
 
-template <class Fn>
-void Register(const std::string& name, Fn fn, int64_t bytes = 0) {
-  auto* benchmark = benchmark::RegisterBenchmark(name.c_str(), fn)->UseRealTime();
-  if (bytes != 0) benchmark->Arg(bytes);
-}
-
 // Only where libcudart opens, so that a machine without CUDA lists none of them.
 const bool registered = [] {
   if (OpenCudart() == nullptr) return false;
-  Register("CUDA/StreamQuery/api", ApiStreamQuery);
+  Register("CUDA/StreamQuery/api", OnNvidiaOnly<ApiStreamQuery>);
   Register("CUDA/StreamQuery/libcudart", CudartStreamQuery);
-  Register("CUDA/EventQuery/api", ApiEventQuery);
+  Register("CUDA/EventQuery/api", OnNvidiaOnly<ApiEventQuery>);
   Register("CUDA/EventQuery/libcudart", CudartEventQuery);
-  Register("CUDA/MemcpyAsync64+StreamSynchronize/api", ApiRoundTrip);
+  Register("CUDA/MemcpyAsync64+StreamSynchronize/api", OnNvidiaOnly<ApiRoundTrip>);
   Register("CUDA/MemcpyAsync64+StreamSynchronize/libcudart", CudartRoundTrip);
-  Register("CUDA/MemcpyHostToDevice/api", ApiMemcpy, int64_t{64} << 20);
-  Register("CUDA/MemcpyHostToDevice/libcudart", CudartMemcpy, int64_t{64} << 20);
+  Register("CUDA/MemcpyHostToDevice/api", OnNvidiaOnly<ApiMemcpyHostToDevice>)
+      ->Arg(int64_t{64} << 20);
+  Register("CUDA/MemcpyHostToDevice/libcudart", CudartMemcpy)->Arg(int64_t{64} << 20);
   return true;
 }();
 

@@ -20,48 +20,14 @@
 #include "infinirt.h"
 
 namespace infinirt::bench {
-namespace {
 
-void Check(benchmark::State& state, infinirtError_t error, const char* what) {
-  if (error != infinirtSuccess) {
-    state.SkipWithError((std::string(what) + ": " + infinirtGetErrorName(error)).c_str());
-  }
-}
-
-// Registers fn under name, measuring wall-clock time.
-template <class Fn>
-benchmark::internal::Benchmark* Register(const std::string& name, Fn fn) {
-  return benchmark::RegisterBenchmark(name.c_str(), fn)->UseRealTime();
-}
-
-// --- Dispatch: the public API against the plugin's own entry ---------------------------------
-
-void ApiGetDevice(benchmark::State& state) {
-  int device = 0;
-  for (auto _ : state) benchmark::DoNotOptimize(infinirtGetDevice(&device));
-}
-
-void DirectGetDeviceCount(benchmark::State& state) {
-  const infinirtPluginTable* table = DirectCpuTable();
-  if (table == nullptr) return state.SkipWithError("no direct CPU plugin");
-  int count = 0;
-  for (auto _ : state) benchmark::DoNotOptimize(table->GetDeviceCount(&count));
-}
+// The public-API halves of pairs that bench/cudart_bench.cc runs too (bench_support.h).
 
 void ApiStreamQuery(benchmark::State& state) {
   infinirtStream_t stream = nullptr;
   Check(state, infinirtStreamCreate(&stream), "StreamCreate");
   for (auto _ : state) benchmark::DoNotOptimize(infinirtStreamQuery(stream));
   infinirtStreamDestroy(stream);
-}
-
-void DirectStreamQuery(benchmark::State& state) {
-  const infinirtPluginTable* table = DirectCpuTable();
-  if (table == nullptr) return state.SkipWithError("no direct CPU plugin");
-  infinirtPluginStream_t stream = nullptr;
-  table->StreamCreate(0, &stream, 0);
-  for (auto _ : state) benchmark::DoNotOptimize(table->StreamQuery(0, stream));
-  table->StreamDestroy(0, stream);
 }
 
 void ApiEventQuery(benchmark::State& state) {
@@ -72,19 +38,6 @@ void ApiEventQuery(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(infinirtEventQuery(event));
   infinirtEventDestroy(event);
 }
-
-void DirectEventQuery(benchmark::State& state) {
-  const infinirtPluginTable* table = DirectCpuTable();
-  if (table == nullptr) return state.SkipWithError("no direct CPU plugin");
-  infinirtPluginEvent_t event = nullptr;
-  table->EventCreate(0, &event, 0);
-  table->EventRecord(0, event, INFINIRT_PLUGIN_STREAM_LEGACY);
-  table->EventSynchronize(0, event);
-  for (auto _ : state) benchmark::DoNotOptimize(table->EventQuery(0, event));
-  table->EventDestroy(0, event);
-}
-
-// --- Synchronous copies against std::memcpy -------------------------------------------------
 
 void ApiMemcpy(benchmark::State& state, infinirtMemcpyKind kind) {
   const size_t bytes = static_cast<size_t>(state.range(0));
@@ -104,6 +57,58 @@ void ApiMemcpy(benchmark::State& state, infinirtMemcpyKind kind) {
   infinirtFree(device);
 }
 
+void ApiRoundTrip(benchmark::State& state) {
+  infinirtStream_t stream = nullptr;
+  void* device = nullptr;
+  char host[64] = {};
+  Check(state, infinirtStreamCreate(&stream), "StreamCreate");
+  Check(state, infinirtMalloc(&device, sizeof host), "Malloc");
+  for (auto _ : state) {
+    infinirtMemcpyAsync(device, host, sizeof host, infinirtMemcpyHostToDevice, stream);
+    infinirtStreamSynchronize(stream);
+  }
+  infinirtFree(device);
+  infinirtStreamDestroy(stream);
+}
+
+namespace {
+
+// --- Dispatch: the public API against the plugin's own entry ---------------------------------
+
+void ApiGetDevice(benchmark::State& state) {
+  int device = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(infinirtGetDevice(&device));
+}
+
+void DirectGetDeviceCount(benchmark::State& state) {
+  const infinirtPluginTable* table = DirectCpuTable();
+  if (table == nullptr) return state.SkipWithError("no direct CPU plugin");
+  int count = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(table->GetDeviceCount(&count));
+}
+
+void DirectStreamQuery(benchmark::State& state) {
+  const infinirtPluginTable* table = DirectCpuTable();
+  if (table == nullptr) return state.SkipWithError("no direct CPU plugin");
+  infinirtPluginStream_t stream = nullptr;
+  table->StreamCreate(0, &stream, 0);
+  for (auto _ : state) benchmark::DoNotOptimize(table->StreamQuery(0, stream));
+  table->StreamDestroy(0, stream);
+}
+
+void DirectEventQuery(benchmark::State& state) {
+  const infinirtPluginTable* table = DirectCpuTable();
+  if (table == nullptr) return state.SkipWithError("no direct CPU plugin");
+  infinirtPluginEvent_t event = nullptr;
+  table->EventCreate(0, &event, 0);
+  table->EventRecord(0, event, INFINIRT_PLUGIN_STREAM_LEGACY);
+  table->EventSynchronize(0, event);
+  for (auto _ : state) benchmark::DoNotOptimize(table->EventQuery(0, event));
+  table->EventDestroy(0, event);
+}
+
+// --- Synchronous copies against std::memcpy -------------------------------------------------
+
 void StdMemcpy(benchmark::State& state) {
   const size_t bytes = static_cast<size_t>(state.range(0));
   std::vector<char> from(bytes, 1);
@@ -118,20 +123,6 @@ void StdMemcpy(benchmark::State& state) {
 }
 
 // --- A small asynchronous copy and the wait for it, against a plain hand-off -----------------
-
-void ApiRoundTrip(benchmark::State& state) {
-  infinirtStream_t stream = nullptr;
-  void* device = nullptr;
-  char host[64] = {};
-  Check(state, infinirtStreamCreate(&stream), "StreamCreate");
-  Check(state, infinirtMalloc(&device, sizeof host), "Malloc");
-  for (auto _ : state) {
-    infinirtMemcpyAsync(device, host, sizeof host, infinirtMemcpyHostToDevice, stream);
-    infinirtStreamSynchronize(stream);
-  }
-  infinirtFree(device);
-  infinirtStreamDestroy(stream);
-}
 
 // A worker thread that runs one job at a time, handed over with a mutex and a condition
 // variable, and says it is done the same way.

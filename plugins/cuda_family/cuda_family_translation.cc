@@ -407,10 +407,9 @@ void FreeCompletedExecs(bool wait) {
   auto pending = g_pending.begin();
   while (pending != g_pending.end()) {
     void* launched = (*pending)->launched;
-    const bool done =
-        wait ? (TheState().fn.EventSynchronize(launched), true)
-             : TranslateStatus(TheState().fn.EventQuery(launched)) != infinirtErrorNotReady;
-    if (!done) {
+    if (wait) {
+      TheState().fn.EventSynchronize(launched);
+    } else if (TranslateStatus(TheState().fn.EventQuery(launched)) == infinirtErrorNotReady) {
       ++pending;
       continue;
     }
