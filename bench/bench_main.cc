@@ -56,9 +56,11 @@ int PrintComparisons(const std::map<std::string, double>& medians) {
               "baseline ns", "result", "target");
   int missed = 0;
   for (const Comparison& c : Comparisons()) {
+    const bool has_baseline = c.kind != Comparison::kAtMostNanoseconds;
     auto measured = medians.find(c.measured), baseline = medians.find(c.baseline);
-    if (measured == medians.end() || baseline == medians.end()) continue;  // filtered out
-    const double m = measured->second, b = baseline->second;
+    if (measured == medians.end()) continue;                  // filtered out
+    if (has_baseline && baseline == medians.end()) continue;  // filtered out
+    const double m = measured->second, b = has_baseline ? baseline->second : 0;
     char result[32];
     bool met = false;
     switch (c.kind) {
@@ -74,10 +76,15 @@ int PrintComparisons(const std::map<std::string, double>& medians) {
         std::snprintf(result, sizeof result, "%.2fx", b / m);
         met = b / m >= c.limit;
         break;
+      case Comparison::kAtMostNanoseconds:
+        std::snprintf(result, sizeof result, "%.1f ns", m);
+        met = m <= c.limit;
+        break;
     }
     missed += !met;
-    std::printf("%-58s %-40s %12.1f %12.1f  %-8s %s %s\n", c.measured.c_str(), c.baseline.c_str(),
-                m, b, result, c.target.c_str(), met ? "(met)" : "(MISSED)");
+    std::printf("%-58s %-40s %12.1f %12.1f  %-8s %s %s\n", c.measured.c_str(),
+                has_baseline ? c.baseline.c_str() : "-", m, b, result, c.target.c_str(),
+                met ? "(met)" : "(MISSED)");
   }
   return missed;
 }

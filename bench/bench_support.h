@@ -22,12 +22,13 @@ const infinirtPluginTable* DirectCpuTable();
 // A comparison the report prints: the median of `measured` over the median of `baseline`.
 struct Comparison {
   std::string measured;  // benchmark name, as Google Benchmark reports it
-  std::string baseline;
-  std::string target;  // the target, in words, for the table
+  std::string baseline;  // empty for kAtMostNanoseconds
+  std::string target;    // the target, in words, for the table
   enum Kind {
     kAddedNanoseconds,  // target on measured - baseline, in ns per iteration
     kTimeRatio,         // target on measured / baseline (times)
-    kThroughputRatio    // target on baseline / measured (throughput)
+    kThroughputRatio,   // target on baseline / measured (throughput)
+    kAtMostNanoseconds  // target on measured alone, in ns per iteration (no baseline)
   } kind;
   double limit;  // the target's number: at most (ns, time ratio) or at least (throughput)
 };

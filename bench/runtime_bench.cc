@@ -3,8 +3,10 @@
 // runs on the backend's worker threads.
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +20,9 @@
 
 #include "bench_support.h"
 #include "infinirt.h"
+
+// bench/trivial_export.c, in a shared library of its own.
+extern "C" int infinirt_bench_trivial(int* value);
 
 namespace infinirt::bench {
 
@@ -80,6 +85,11 @@ void ApiGetDevice(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(infinirtGetDevice(&device));
 }
 
+void TrivialExportedCall(benchmark::State& state) {
+  int value = 1;
+  for (auto _ : state) benchmark::DoNotOptimize(infinirt_bench_trivial(&value));
+}
+
 void DirectGetDeviceCount(benchmark::State& state) {
   const infinirtPluginTable* table = DirectCpuTable();
   if (table == nullptr) return state.SkipWithError("no direct CPU plugin");
@@ -116,6 +126,31 @@ void StdMemcpy(benchmark::State& state) {
   std::memset(to, 2, bytes);
   for (auto _ : state) {
     std::memcpy(to, from.data(), bytes);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  std::free(to);
+}
+
+// --- Synchronous sets against std::memset ---------------------------------------------------
+
+void ApiMemset(benchmark::State& state) {
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  void* device = nullptr;
+  Check(state, infinirtMalloc(&device, bytes), "Malloc");
+  for (auto _ : state) {
+    infinirtMemset(device, 1, bytes);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  infinirtFree(device);
+}
+
+void StdMemset(benchmark::State& state) {
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  void* to = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  for (auto _ : state) {
+    std::memset(to, 1, bytes);
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
@@ -169,6 +204,78 @@ void HandOffRoundTrip(benchmark::State& state) {
   char from[64] = {}, to[64];
   for (auto _ : state) hand_off.RunAndWait([&] { std::memcpy(to, from, sizeof from); });
   benchmark::DoNotOptimize(to);
+}
+
+// A stream fed many small copies one by one by a thread that then synchronises once.
+constexpr int kFedCopies = 10000;
+
+void ApiFeedCopies(benchmark::State& state) {
+  infinirtStream_t stream = nullptr;
+  void* device = nullptr;
+  char host[64] = {};
+  Check(state, infinirtStreamCreate(&stream), "StreamCreate");
+  Check(state, infinirtMalloc(&device, sizeof host * kFedCopies), "Malloc");
+  for (auto _ : state) {
+    for (int i = 0; i < kFedCopies; ++i) {
+      infinirtMemcpyAsync(static_cast<char*>(device) + sizeof host * i, host, sizeof host,
+                          infinirtMemcpyHostToDevice, stream);
+    }
+    infinirtStreamSynchronize(stream);
+  }
+  state.SetItemsProcessed(state.iterations() * kFedCopies);
+  infinirtFree(device);
+  infinirtStreamDestroy(stream);
+}
+
+// The runtime initialised again with a configuration of its own (INFINIRT_CONFIG) for the scope
+// of a benchmark, then again without.
+class ScopedConfig {
+ public:
+  explicit ScopedConfig(const std::string& json) {
+    char path[] = "/tmp/infinirt_bench_config_XXXXXX";
+    const int fd = mkstemp(path);
+    ok_ = fd >= 0 && write(fd, json.data(), json.size()) == static_cast<ssize_t>(json.size());
+    if (fd >= 0) close(fd);
+    path_ = path;
+    infinirtFinalize();
+    setenv("INFINIRT_CONFIG", path_.c_str(), 1);
+    ok_ = ok_ && infinirtInit() == infinirtSuccess;
+  }
+  ~ScopedConfig() {
+    infinirtFinalize();
+    unsetenv("INFINIRT_CONFIG");
+    unlink(path_.c_str());
+    infinirtInit();
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  std::string path_;
+  bool ok_ = false;
+};
+
+// Where handing a copy to a worker starts to pay: the caller's time in MemcpyAsync of
+// state.range(0) bytes on an idle stream, done by the caller (inline_bytes: the largest) or
+// handed to a worker (inline_bytes: 0). The synchronisation after each copy is not timed.
+void InlineThreshold(benchmark::State& state, bool in_caller) {
+  ScopedConfig config(std::string(R"({"plugins": {"cpu": {"inline_bytes": )") +
+                      (in_caller ? "1073741824" : "0") + "}}}");
+  if (!config.ok()) return state.SkipWithError("cannot initialise with the configuration");
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  std::vector<char> host(bytes, 1);
+  void* device = nullptr;
+  infinirtStream_t stream = nullptr;
+  Check(state, infinirtStreamCreate(&stream), "StreamCreate");
+  Check(state, infinirtMalloc(&device, bytes), "Malloc");
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    infinirtMemcpyAsync(device, host.data(), bytes, infinirtMemcpyHostToDevice, stream);
+    const auto issued = std::chrono::steady_clock::now();
+    infinirtStreamSynchronize(stream);
+    state.SetIterationTime(std::chrono::duration<double>(issued - start).count());
+  }
+  infinirtFree(device);
+  infinirtStreamDestroy(stream);
 }
 
 // --- Host functions against a plain thread pool ---------------------------------------------
@@ -270,9 +377,27 @@ void ApiEventRecordSynchronize(benchmark::State& state) {
   infinirtStreamDestroy(stream);
 }
 
-// --- Stream-ordered memory against Malloc/Free ----------------------------------------------
+// --- Streams --------------------------------------------------------------------------------
+
+void ApiStreamCreateDestroy(benchmark::State& state) {
+  for (auto _ : state) {
+    infinirtStream_t stream = nullptr;
+    infinirtStreamCreate(&stream);
+    infinirtStreamDestroy(stream);
+  }
+}
+
+// --- Stream-ordered memory against Malloc/Free, and both against glibc ----------------------
 
 constexpr size_t kPoolBlock = 1 << 20;
+
+void LibcMallocFree(benchmark::State& state) {
+  for (auto _ : state) {
+    void* memory = std::malloc(kPoolBlock);
+    benchmark::DoNotOptimize(memory);
+    std::free(memory);
+  }
+}
 
 void ApiMallocFreeAsync(benchmark::State& state) {
   infinirtStream_t stream = nullptr;
@@ -411,6 +536,7 @@ void ApiIssueOperations(benchmark::State& state) {
 // Registered in the order of docs/performance.md's table; each benchmark beside its baseline.
 const bool registered = [] {
   Register("Dispatch/GetDevice/api", ApiGetDevice);
+  Register("Dispatch/TrivialExportedCall", TrivialExportedCall);
   Register("Dispatch/GetDeviceCount/direct", DirectGetDeviceCount);
   Register("Dispatch/StreamQuery/api", ApiStreamQuery);
   Register("Dispatch/StreamQuery/direct", DirectStreamQuery);
@@ -425,15 +551,32 @@ const bool registered = [] {
     })->Arg(bytes);
     Register("Memcpy/std::memcpy", StdMemcpy)->Arg(bytes);
   }
+  Register("Memset/api", ApiMemset)->Arg(4096);
+  Register("Memset/std::memset", StdMemset)->Arg(4096);
   Register("RoundTrip/MemcpyAsync64+StreamSynchronize", ApiRoundTrip);
   Register("RoundTrip/mutex+condvar", HandOffRoundTrip);
   for (int64_t streams : {1, 8}) {
     Register("HostFunc/LaunchHostFunc", ApiHostFunctions)->Arg(streams)->ArgName("streams");
     Register("HostFunc/ThreadPool", PoolHostFunctions)->Arg(streams)->ArgName("streams");
   }
+  Register("Feed/MemcpyAsync64x10000+StreamSynchronize", ApiFeedCopies)
+      ->Unit(benchmark::kMicrosecond);
+  for (int64_t bytes : {4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20}) {
+    // The caller's time alone: manual time, not Register's real time.
+    benchmark::RegisterBenchmark("InlineThreshold/MemcpyAsync/in_caller",
+                                 [](benchmark::State& s) { InlineThreshold(s, true); })
+        ->Arg(bytes)
+        ->UseManualTime();
+    benchmark::RegisterBenchmark("InlineThreshold/MemcpyAsync/to_worker",
+                                 [](benchmark::State& s) { InlineThreshold(s, false); })
+        ->Arg(bytes)
+        ->UseManualTime();
+  }
   Register("Event/Record+Synchronize", ApiEventRecordSynchronize);
+  Register("Stream/Create+Destroy", ApiStreamCreateDestroy);
   Register("StreamOrdered/MallocAsync+FreeAsync", ApiMallocFreeAsync);
   Register("StreamOrdered/Malloc+Free", ApiMallocFree);
+  Register("StreamOrdered/malloc+free(glibc)", LibcMallocFree);
   for (int64_t live : {int64_t{10}, int64_t{1000000}}) {
     Register("Registry/Malloc+Free", RegistryMallocFree)->Arg(live)->ArgName("live");
     Register("Registry/PointerGetAttributes", RegistryPointerAttributes)

@@ -25,10 +25,16 @@ namespace {
 constexpr char kName[] = "cpu";
 constexpr size_t kAlignment = 256;  // what CUDA guarantees for cudaMalloc
 constexpr int kMaxWorkerThreads = 256;
+// Asynchronous copies and sets up to this size run in the calling thread when their stream is
+// idle (Device::TryRunInline): below it, handing the work to a worker costs the caller more than
+// doing it (bench/: "InlineThreshold").
+constexpr int64_t kDefaultInlineBytes = 16 << 10;
+constexpr int64_t kMaxInlineBytes = int64_t{1} << 30;
 
 struct PluginState {
   uint64_t epoch = 0;
   int worker_threads = 0;
+  size_t inline_bytes = 0;
   std::unique_ptr<WorkerPool> pool;
   std::shared_ptr<Device> device;           // the CPU is one device
   std::unique_ptr<MemoryPool> memory_pool;  // for MallocAsync
@@ -74,19 +80,31 @@ Stream& StreamOf(infinirtPluginStream_t handle) {
 
 Event& EventOf(infinirtPluginEvent_t handle) { return *static_cast<Event*>(handle); }
 
-int WorkerThreadsFromConfig(const char* config_json) {
-  const int automatic = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 4, 64);
-  if (config_json == nullptr) return automatic;
-  const auto config = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
-  if (!config.is_object() || !config.contains("worker_threads")) return automatic;
-  const auto& value = config["worker_threads"];
-  if (!value.is_number_integer() || value.get<int>() < 0 || value.get<int>() > kMaxWorkerThreads) {
-    Log(INFINIRT_LOG_ERROR, "config: plugins.cpu.worker_threads must be an integer in [0, " +
-                                std::to_string(kMaxWorkerThreads) + "] (0 = automatic); using " +
-                                std::to_string(automatic));
-    return automatic;
+// The integer `key` of the plugin's config, in [0, max]; `fallback` when absent, or (with an
+// error logged) when it is not such an integer.
+int64_t IntegerFromConfig(const nlohmann::json& config, const char* key, int64_t max,
+                          int64_t fallback, const char* meaning) {
+  if (!config.is_object() || !config.contains(key)) return fallback;
+  const auto& value = config[key];
+  if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > max) {
+    Log(INFINIRT_LOG_ERROR, std::string("config: plugins.cpu.") + key +
+                                " must be an integer in [0, " + std::to_string(max) + "] (" +
+                                meaning + "); using " + std::to_string(fallback));
+    return fallback;
   }
-  return value.get<int>() == 0 ? automatic : value.get<int>();
+  return value.get<int64_t>();
+}
+
+void ReadConfig(const char* config_json, PluginState* state) {
+  const auto config = config_json == nullptr
+                          ? nlohmann::json()
+                          : nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  const int automatic = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 4, 64);
+  const int64_t threads =
+      IntegerFromConfig(config, "worker_threads", kMaxWorkerThreads, 0, "0 = automatic");
+  state->worker_threads = threads == 0 ? automatic : static_cast<int>(threads);
+  state->inline_bytes = static_cast<size_t>(IntegerFromConfig(
+      config, "inline_bytes", kMaxInlineBytes, kDefaultInlineBytes, "0 = never inline"));
 }
 
 infinirtError_t AllocateAligned(void** ptr, size_t size) {
@@ -117,7 +135,7 @@ struct CpuPlugin {
     g_log.Attach(host);
     auto state = std::make_unique<PluginState>();
     state->epoch = ++g_epoch;
-    state->worker_threads = WorkerThreadsFromConfig(host ? host->config_json : nullptr);
+    ReadConfig(host ? host->config_json : nullptr, state.get());
     state->pool = std::make_unique<WorkerPool>(state->worker_threads);
     state->device = std::make_shared<Device>(state->pool.get());
     state->device->CreateLegacyStream();
@@ -206,8 +224,14 @@ struct CpuPlugin {
     const bool synchronous = kind == infinirtMemcpyHostToHost;  // as CUDA
     if (synchronous && OnWorkerThread()) return RefuseOnWorker("host-to-host MemcpyAsync");
     Stream& target = StreamOf(stream);
-    const uint64_t seq =
-        g_state->device->Submit(target, {}, [=] { std::memmove(dst, src, count); });
+    auto copy = [=] { std::memmove(dst, src, count); };
+    uint64_t seq;
+    // A synchronous copy makes the caller wait anyway: doing it is never slower.
+    if ((synchronous || count <= g_state->inline_bytes) &&
+        g_state->device->TryRunInline(target, copy, &seq)) {
+      return infinirtSuccess;
+    }
+    seq = g_state->device->Submit(target, {}, copy);
     if (synchronous) target.WaitFor(seq);
     return infinirtSuccess;
   }
@@ -220,7 +244,13 @@ struct CpuPlugin {
 
   static infinirtError_t MemsetAsync(int, void* ptr, int value, size_t count,
                                      infinirtPluginStream_t stream) {
-    g_state->device->Submit(StreamOf(stream), {}, [=] { std::memset(ptr, value, count); });
+    Stream& target = StreamOf(stream);
+    auto set = [=] { std::memset(ptr, value, count); };
+    uint64_t seq;
+    if (count <= g_state->inline_bytes && g_state->device->TryRunInline(target, set, &seq)) {
+      return infinirtSuccess;
+    }
+    g_state->device->Submit(target, {}, set);
     return infinirtSuccess;
   }
 
@@ -255,7 +285,12 @@ struct CpuPlugin {
     auto record = EventOf(event).last();
     if (!record) return infinirtSuccess;  // never recorded: nothing to wait for
     Stream& waiting = StreamOf(stream);
-    g_state->device->Submit(waiting, {record->point}, Task());
+    // A wait for a point already reached, on an idle stream, is done at once.
+    uint64_t seq;
+    if (!record->point.Reached() || !g_state->device->TryRunInline(
+                                        waiting, [] {}, &seq)) {
+      g_state->device->Submit(waiting, {record->point}, Task());
+    }
     waiting.NoteWaitedFor(record->point);
     return infinirtSuccess;
   }

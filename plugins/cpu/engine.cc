@@ -14,6 +14,9 @@ std::atomic<uint64_t> g_stream_ids{0};
 // Operations a worker runs from one stream before letting other streams have a turn.
 constexpr int kRunBudget = 64;
 
+// How long an idle worker looks for more work before it sleeps (WorkerPool::SpinForWork).
+constexpr std::chrono::microseconds kSpinTime{50};
+
 }  // namespace
 
 int64_t NowNanoseconds() {
@@ -23,16 +26,6 @@ int64_t NowNanoseconds() {
 }
 
 bool OnWorkerThread() { return tls_on_worker; }
-
-void RunGuarded(const Task& work) {
-  if (!work) return;
-  try {
-    work();
-  } catch (...) {
-    // A C++ host function that throws: the exception must not unwind through the engine.
-    // CUDA leaves this undefined; the stream goes on with its next operation.
-  }
-}
 
 bool StreamPoint::Reached() const { return stream->completed() >= seq; }
 
@@ -69,25 +62,53 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::Schedule(std::shared_ptr<Stream> stream) {
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ready_.push_back(std::move(stream));
+    ready_count_.store(ready_.size(), std::memory_order_release);
+    // A spinning worker takes the first ready stream without being woken; more need sleepers.
+    wake = !spinning_ || ready_.size() > 1;
   }
-  ready_cv_.notify_one();
+  if (wake) ready_cv_.notify_one();
 }
 
 void WorkerPool::WorkerLoop() {
   tls_on_worker = true;
+  while (std::shared_ptr<Stream> stream = TakeReady()) stream->RunSome();
+}
+
+std::shared_ptr<Stream> WorkerPool::TakeReady() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  bool spun = false;  // one spin per wake-up, then sleep
   for (;;) {
-    std::shared_ptr<Stream> stream;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      ready_cv_.wait(lock, [this] { return stopping_ || !ready_.empty(); });
-      if (ready_.empty()) return;  // stopping, nothing left
-      stream = std::move(ready_.front());
+    if (!ready_.empty()) {
+      std::shared_ptr<Stream> stream = std::move(ready_.front());
       ready_.pop_front();
+      ready_count_.store(ready_.size(), std::memory_order_relaxed);
+      return stream;
     }
-    stream->RunSome();
+    if (stopping_) return nullptr;
+    if (!spun && !spinning_) {
+      spinning_ = spun = true;
+      lock.unlock();
+      SpinForWork();
+      lock.lock();
+      spinning_ = false;  // under mutex_: Schedule sees either this or a waiting worker
+      continue;
+    }
+    ready_cv_.wait(lock);
+    spun = false;
+  }
+}
+
+void WorkerPool::SpinForWork() {
+  const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+  while (ready_count_.load(std::memory_order_acquire) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) return;
+    // Gives the core to any thread that wants it (on a 2-core machine, often the one that is
+    // about to queue the work).
+    std::this_thread::yield();
   }
 }
 
@@ -128,6 +149,7 @@ uint64_t Stream::Enqueue(std::vector<StreamPoint> waits, Task work) {
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t seq = last_enqueued_.load(std::memory_order_relaxed) + 1;
   queue_.push_back(Operation{seq, std::move(waits), std::move(work)});
+  device_->CountEnqueued(blocking());
   last_enqueued_.store(seq, std::memory_order_release);
   if (!scheduled_ && !parked_) ScheduleLocked();
   return seq;
@@ -138,18 +160,24 @@ bool Stream::BeginInline(uint64_t* seq) {
   if (!queue_.empty() || scheduled_ || parked_) return false;
   scheduled_ = true;
   *seq = last_enqueued_.load(std::memory_order_relaxed) + 1;
+  device_->CountEnqueued(blocking());
   last_enqueued_.store(*seq, std::memory_order_release);
   return true;
 }
 
 void Stream::FinishInline(uint64_t seq) {
-  Complete(seq);
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (queue_.empty()) {
-    scheduled_ = false;
-  } else {
-    ScheduleLocked();
+  std::vector<Waiter> released;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    released = CompleteLocked(seq);
+    // Work queued meanwhile waited for this operation; it goes to a worker now.
+    if (queue_.empty()) {
+      scheduled_ = false;
+    } else {
+      ScheduleLocked();
+    }
   }
+  WakeReleased(std::move(released));
 }
 
 void Stream::WaitFor(uint64_t seq) {
@@ -175,18 +203,30 @@ void Stream::Wake() {
   }
 }
 
+std::vector<Stream::Waiter> Stream::CompleteLocked(uint64_t seq) {
+  completed_.store(seq, std::memory_order_release);
+  device_->CountCompleted(blocking());
+  std::vector<Waiter> released;
+  if (waiters_.empty()) return released;
+  auto reached = std::partition(waiters_.begin(), waiters_.end(),
+                                [&](const Waiter& waiter) { return waiter.seq > seq; });
+  std::move(reached, waiters_.end(), std::back_inserter(released));
+  waiters_.erase(reached, waiters_.end());
+  return released;
+}
+
+void Stream::WakeReleased(std::vector<Waiter> released) {
+  completed_cv_.notify_all();
+  for (Waiter& waiter : released) waiter.stream->Wake();
+}
+
 void Stream::Complete(uint64_t seq) {
-  std::vector<Waiter> ready;
+  std::vector<Waiter> released;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    completed_.store(seq, std::memory_order_release);
-    auto reached = std::partition(waiters_.begin(), waiters_.end(),
-                                  [&](const Waiter& waiter) { return waiter.seq > seq; });
-    std::move(reached, waiters_.end(), std::back_inserter(ready));
-    waiters_.erase(reached, waiters_.end());
+    released = CompleteLocked(seq);
   }
-  completed_cv_.notify_all();
-  for (Waiter& waiter : ready) waiter.stream->Wake();
+  WakeReleased(std::move(released));
 }
 
 bool Stream::FrontReady() {
@@ -300,6 +340,7 @@ std::vector<std::shared_ptr<Stream>> Device::LiveStreams(bool blocking_only) {
 
 std::vector<StreamPoint> Device::BusyBlockingPoints() {
   std::vector<StreamPoint> points;
+  if (blocking_pending_.load(std::memory_order_acquire) == 0) return points;
   for (auto& stream : LiveStreams(/*blocking_only=*/true)) {
     const uint64_t last = stream->last_enqueued();
     if (stream->completed() < last) points.push_back(StreamPoint{std::move(stream), last});
@@ -322,36 +363,15 @@ uint64_t Device::Submit(Stream& stream, std::vector<StreamPoint> waits, Task wor
   return stream.Enqueue(std::move(waits), std::move(work));
 }
 
-void Device::RunOnLegacyAndWait(const Task& work) {
-  uint64_t seq;
-  {
-    std::unique_lock<std::shared_mutex> order(order_mutex_);
-    std::vector<StreamPoint> waits = BusyBlockingPoints();
-    if (waits.empty() && legacy_->BeginInline(&seq)) {
-      // Fast path: nothing to wait for, so the caller runs the work itself, in stream order.
-      // The legacy stream already counts it as pending, so blocking streams that enqueue work
-      // from now on wait for it.
-      order.unlock();
-      RunGuarded(work);
-      legacy_->FinishInline(seq);
-      return;
-    }
-    seq = legacy_->Enqueue(std::move(waits), work);
-  }
-  legacy_->WaitFor(seq);
-}
-
 bool Device::StreamIdle(Stream& stream) {
   if (!stream.Idle()) return false;
-  if (stream.kind() != Stream::Kind::kLegacy) return true;
-  for (const auto& other : LiveStreams(/*blocking_only=*/true)) {
-    if (!other->Idle()) return false;
-  }
-  return true;
+  return stream.kind() != Stream::Kind::kLegacy ||
+         blocking_pending_.load(std::memory_order_acquire) == 0;
 }
 
 void Device::SynchronizeStream(Stream& stream) {
   if (stream.kind() == Stream::Kind::kLegacy) {
+    if (StreamIdle(stream)) return;
     // An empty operation on the legacy stream completes after all prior work in every
     // blocking stream: waiting for it is waiting for all of them.
     stream.WaitFor(Submit(stream, {}, Task()));
@@ -361,6 +381,7 @@ void Device::SynchronizeStream(Stream& stream) {
 }
 
 void Device::Synchronize() {
+  if (pending_.load(std::memory_order_acquire) == 0) return;
   auto streams = LiveStreams(/*blocking_only=*/false);
   streams.push_back(legacy_);
   for (const auto& stream : streams) stream->WaitFor(stream->last_enqueued());
@@ -371,10 +392,15 @@ void Device::Synchronize() {
 
 void Event::Record(Device& device, Stream& stream) {
   auto record = std::make_shared<RecordPoint>();
-  std::weak_ptr<RecordPoint> weak = record;
-  const uint64_t seq = device.Submit(stream, {}, [weak] {
-    if (auto target = weak.lock()) target->reached_ns.store(NowNanoseconds());
-  });
+  uint64_t seq;
+  RecordPoint* inline_record = record.get();
+  if (!device.TryRunInline(
+          stream, [inline_record] { inline_record->reached_ns.store(NowNanoseconds()); }, &seq)) {
+    std::weak_ptr<RecordPoint> weak = record;
+    seq = device.Submit(stream, {}, [weak] {
+      if (auto target = weak.lock()) target->reached_ns.store(NowNanoseconds());
+    });
+  }
   record->point = StreamPoint{stream.shared_from_this(), seq};
   std::lock_guard<std::mutex> lock(mutex_);
   last_ = std::move(record);

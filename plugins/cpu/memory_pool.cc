@@ -79,6 +79,9 @@ infinirtError_t MemoryPool::Free(void* pointer, StreamPoint point) {
 
 // The threshold bounds the memory the pool reserves (in use and free), as CUDA's does.
 void MemoryPool::ReleaseAboveThreshold() {
+  // Only free blocks are ever released; with none (most synchronisations), the lock is not
+  // needed. A block freed by this thread before the call is counted already.
+  if (pooled_bytes_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (used_bytes_ + pooled_bytes_ > release_threshold_) TrimToLocked(release_threshold_);
 }

@@ -11,6 +11,7 @@
 #ifndef INFINIRT_PLUGINS_CPU_MEMORY_POOL_H_
 #define INFINIRT_PLUGINS_CPU_MEMORY_POOL_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -54,8 +55,9 @@ class MemoryPool {
   std::mutex mutex_;
   std::multimap<size_t, Block> free_blocks_;  // by size
   std::unordered_map<void*, size_t> in_use_;  // pointer -> rounded size
-  size_t pooled_bytes_ = 0;                   // in free_blocks_
-  size_t used_bytes_ = 0;                     // in in_use_
+  // In free_blocks_; changed under mutex_, read without it by ReleaseAboveThreshold's fast path.
+  std::atomic<size_t> pooled_bytes_{0};
+  size_t used_bytes_ = 0;  // in in_use_
   size_t reserved_high_ = 0;
   size_t used_high_ = 0;
   uint64_t release_threshold_ = 0;

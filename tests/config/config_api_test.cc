@@ -149,6 +149,13 @@ TEST_F(ConfigTest, InvalidWorkerThreadsAreReportedAndTheAutomaticValueApplies) {
   }
 }
 
+TEST_F(ConfigTest, InvalidInlineBytesAreReported) {
+  Set("INFINIRT_CONFIG", DataFile("inline_bytes_negative.json"));
+  const std::string log = InitLog();
+  EXPECT_TRUE(HasLineWith(log, {"[error]", "[cpu]", "inline_bytes"})) << log;
+  EXPECT_GT(CpuAsyncEngineCount(), 0);  // the CPU plugin initialised all the same
+}
+
 // --- log_level ----------------------------------------------------------------------------
 
 TEST_F(ConfigTest, LogLevelKeyAppliesWithoutTheEnvironmentVariable) {

@@ -1,0 +1,214 @@
+// Small work on an idle stream completes in the calling thread: when the call returns, the copy,
+// set, event record or wait is done, and no worker thread was needed (the CPU backend starts its
+// workers with the first work it hands off). Work behind pending work keeps its order.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "infinirt.h"
+#include "test_support.h"
+
+namespace infinirt::testing {
+namespace {
+
+constexpr size_t kSmall = 64;
+
+// Every test starts from a fresh runtime, so the CPU backend has no workers yet.
+class InlineWorkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK(infinirtFinalize());
+    threads_before_ = ThreadsBeforeInfiniRT();
+    ASSERT_OK(infinirtInit());
+    ASSERT_OK(infinirtMalloc(&device_, 2 * kSmall));
+    std::memset(host_.data(), 7, kSmall);
+  }
+  void TearDown() override {
+    infinirtFree(device_);
+    infinirtFinalize();
+  }
+  bool WorkersStarted() const { return ProcessThreadCount() > threads_before_; }
+  bool DeviceHolds(int value, size_t offset = 0) const {
+    const auto* bytes = static_cast<const unsigned char*>(device_) + offset;
+    for (size_t i = 0; i < kSmall; ++i) {
+      if (bytes[i] != value) return false;
+    }
+    return true;
+  }
+
+  int threads_before_ = 0;
+  void* device_ = nullptr;
+  std::array<unsigned char, kSmall> host_{};
+};
+
+TEST_F(InlineWorkTest, SmallWorkOnIdleStreamsIsDoneWhenTheCallReturnsWithoutAWorker) {
+  infinirtStream_t blocking = nullptr, non_blocking = nullptr;
+  ASSERT_OK(infinirtStreamCreate(&blocking));
+  ASSERT_OK(infinirtStreamCreateWithFlags(&non_blocking, infinirtStreamNonBlocking));
+  for (infinirtStream_t stream :
+       {blocking, non_blocking, infinirtStream_t{nullptr}, infinirtStreamPerThread}) {
+    SCOPED_TRACE(stream == nullptr ? "legacy stream" : "another stream");
+    ASSERT_OK(infinirtMemsetAsync(device_, 0, kSmall, stream));
+    EXPECT_TRUE(DeviceHolds(0));
+    ASSERT_OK(
+        infinirtMemcpyAsync(device_, host_.data(), kSmall, infinirtMemcpyHostToDevice, stream));
+    EXPECT_TRUE(DeviceHolds(7)) << "the copy was not done when MemcpyAsync returned";
+    EXPECT_OK(infinirtStreamQuery(stream));
+    EXPECT_OK(infinirtStreamSynchronize(stream));
+  }
+  infinirtEvent_t start = nullptr, end = nullptr;
+  ASSERT_OK(infinirtEventCreate(&start));
+  ASSERT_OK(infinirtEventCreate(&end));
+  ASSERT_OK(infinirtEventRecord(start, blocking));
+  EXPECT_OK(infinirtEventQuery(start));
+  ASSERT_OK(infinirtStreamWaitEvent(non_blocking, start, 0));
+  EXPECT_OK(infinirtStreamQuery(non_blocking));
+  ASSERT_OK(infinirtEventRecord(end, non_blocking));
+  EXPECT_OK(infinirtEventSynchronize(end));
+  float ms = -1;
+  EXPECT_OK(infinirtEventElapsedTime(&ms, start, end));
+  EXPECT_GE(ms, 0.0f);
+  ASSERT_OK(infinirtMemcpy(host_.data(), device_, kSmall, infinirtMemcpyDeviceToHost));
+  ASSERT_OK(infinirtMemset(device_, 3, kSmall));
+  EXPECT_TRUE(DeviceHolds(3));
+  EXPECT_OK(infinirtDeviceSynchronize());
+  EXPECT_FALSE(WorkersStarted()) << ProcessThreadCount() << " threads, " << threads_before_
+                                 << " before InfiniRT";
+  infinirtEventDestroy(start);
+  infinirtEventDestroy(end);
+  infinirtStreamDestroy(blocking);
+  infinirtStreamDestroy(non_blocking);
+}
+
+TEST_F(InlineWorkTest, AHostToHostCopyOfAnySizeIsDoneByTheCaller) {
+  std::vector<char> from(1 << 22, 5), to(1 << 22, 0);
+  ASSERT_OK(infinirtMemcpyAsync(to.data(), from.data(), to.size(), infinirtMemcpyHostToHost,
+                                infinirtStreamPerThread));
+  EXPECT_EQ(to, from);
+  EXPECT_FALSE(WorkersStarted());
+}
+
+void RecordThread(void* id) { *static_cast<std::thread::id*>(id) = std::this_thread::get_id(); }
+
+TEST_F(InlineWorkTest, HostFunctionsNeverRunInTheCaller) {
+  infinirtStream_t stream = nullptr;
+  ASSERT_OK(infinirtStreamCreate(&stream));
+  std::thread::id ran_on;
+  ASSERT_OK(infinirtLaunchHostFunc(stream, RecordThread, &ran_on));
+  ASSERT_OK(infinirtStreamSynchronize(stream));
+  EXPECT_NE(ran_on, std::this_thread::get_id());
+  EXPECT_NE(ran_on, std::thread::id());
+  infinirtStreamDestroy(stream);
+}
+
+TEST_F(InlineWorkTest, LargeCopiesGoToAWorker) {
+  const size_t large = size_t{16} << 20;  // far above the default threshold
+  void* big = nullptr;
+  ASSERT_OK(infinirtMalloc(&big, large));
+  std::vector<char> host(large, 1);
+  ASSERT_OK(infinirtMemcpyAsync(big, host.data(), large, infinirtMemcpyHostToDevice,
+                                infinirtStreamPerThread));
+  ASSERT_OK(infinirtStreamSynchronize(infinirtStreamPerThread));
+  EXPECT_TRUE(WorkersStarted());
+  EXPECT_EQ(std::memcmp(big, host.data(), large), 0);
+  infinirtFree(big);
+}
+
+// Work behind pending work waits for it; work in streams that need not wait still completes at
+// once. The gate holds a blocking stream busy.
+TEST_F(InlineWorkTest, WorkBehindPendingWorkKeepsItsOrder) {
+  infinirtStream_t held = nullptr, other_blocking = nullptr, non_blocking = nullptr;
+  ASSERT_OK(infinirtStreamCreate(&held));
+  ASSERT_OK(infinirtStreamCreate(&other_blocking));
+  ASSERT_OK(infinirtStreamCreateWithFlags(&non_blocking, infinirtStreamNonBlocking));
+  Gate gate;
+  ASSERT_OK(gate.Block(held));
+  ASSERT_TRUE(gate.WaitEntered());
+
+  std::array<unsigned char, kSmall> other{};
+  other.fill(9);
+  char* base = static_cast<char*>(device_);
+  // Behind the gate in its own stream.
+  ASSERT_OK(infinirtMemcpyAsync(base, host_.data(), kSmall, infinirtMemcpyHostToDevice, held));
+  // The legacy stream waits for every blocking stream...
+  ASSERT_OK(infinirtMemsetAsync(base + kSmall, 1, kSmall, nullptr));
+  // ...and another blocking stream waits for the legacy stream.
+  ASSERT_OK(infinirtMemcpyAsync(base + kSmall, other.data(), kSmall, infinirtMemcpyHostToDevice,
+                                other_blocking));
+  // A non-blocking stream waits for neither.
+  unsigned char probe[kSmall] = {};
+  std::array<unsigned char, kSmall> ones{};
+  ones.fill(1);
+  ASSERT_OK(
+      infinirtMemcpyAsync(probe, ones.data(), kSmall, infinirtMemcpyHostToDevice, non_blocking));
+  EXPECT_EQ(std::memcmp(probe, ones.data(), kSmall), 0);
+
+  EXPECT_FALSE(DeviceHolds(7)) << "ran before the host function ahead of it";
+  EXPECT_FALSE(DeviceHolds(1, kSmall)) << "the legacy stream did not wait";
+  EXPECT_EQ(infinirtStreamQuery(nullptr), infinirtErrorNotReady);
+  EXPECT_EQ(infinirtStreamQuery(other_blocking), infinirtErrorNotReady);
+
+  gate.Open();
+  ASSERT_OK(infinirtStreamSynchronize(other_blocking));
+  EXPECT_FALSE(gate.timed_out());
+  EXPECT_TRUE(DeviceHolds(7));
+  EXPECT_TRUE(DeviceHolds(9, kSmall)) << "the last copy did not run last";
+  infinirtStreamDestroy(held);
+  infinirtStreamDestroy(other_blocking);
+  infinirtStreamDestroy(non_blocking);
+}
+
+TEST_F(InlineWorkTest, AWaitForAPendingEventOrdersLaterWork) {
+  infinirtStream_t held = nullptr, waiting = nullptr;
+  ASSERT_OK(infinirtStreamCreateWithFlags(&held, infinirtStreamNonBlocking));
+  ASSERT_OK(infinirtStreamCreateWithFlags(&waiting, infinirtStreamNonBlocking));
+  infinirtEvent_t event = nullptr;
+  ASSERT_OK(infinirtEventCreate(&event));
+  Gate gate;
+  ASSERT_OK(gate.Block(held));
+  ASSERT_OK(infinirtEventRecord(event, held));
+  EXPECT_EQ(infinirtEventQuery(event), infinirtErrorNotReady);
+  ASSERT_OK(infinirtStreamWaitEvent(waiting, event, 0));
+  ASSERT_OK(
+      infinirtMemcpyAsync(device_, host_.data(), kSmall, infinirtMemcpyHostToDevice, waiting));
+  EXPECT_FALSE(DeviceHolds(7)) << "ran before the event it waits for";
+  gate.Open();
+  ASSERT_OK(infinirtStreamSynchronize(waiting));
+  EXPECT_TRUE(DeviceHolds(7));
+  EXPECT_OK(infinirtEventQuery(event));
+  infinirtEventDestroy(event);
+  infinirtStreamDestroy(held);
+  infinirtStreamDestroy(waiting);
+}
+
+// plugins.cpu.inline_bytes = 0: nothing asynchronous runs in the caller.
+TEST_F(InlineWorkTest, AThresholdOfZeroHandsEverythingToTheWorkers) {
+  char path[] = "/tmp/infinirt_inline_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string config = R"({"plugins": {"cpu": {"inline_bytes": 0}}})";
+  ASSERT_EQ(write(fd, config.data(), config.size()), static_cast<ssize_t>(config.size()));
+  close(fd);
+  infinirtFree(device_);
+  device_ = nullptr;
+  ASSERT_OK(infinirtFinalize());
+  setenv("INFINIRT_CONFIG", path, 1);
+  ASSERT_OK(infinirtInit());
+  unlink(path);
+  unsetenv("INFINIRT_CONFIG");
+  ASSERT_OK(infinirtMalloc(&device_, 2 * kSmall));
+  ASSERT_OK(infinirtMemcpyAsync(device_, host_.data(), kSmall, infinirtMemcpyHostToDevice,
+                                infinirtStreamPerThread));
+  ASSERT_OK(infinirtStreamSynchronize(infinirtStreamPerThread));
+  EXPECT_TRUE(DeviceHolds(7));
+  EXPECT_TRUE(WorkersStarted());
+}
+
+}  // namespace
+}  // namespace infinirt::testing
