@@ -12,6 +12,27 @@ bool BaseBelow(const Allocation& allocation, uintptr_t base) { return allocation
 
 }  // namespace
 
+template <class Map>
+void AllocationRegistry::EraseKeeping(Map& map, std::vector<typename Map::node_type>& spares,
+                                      typename Map::iterator position) {
+  typename Map::node_type node = map.extract(position);
+  if (spares.size() >= kSpareNodes) return;  // the node is freed here
+  if (spares.capacity() == 0) spares.reserve(kSpareNodes);
+  spares.push_back(std::move(node));
+}
+
+template <class Map>
+typename Map::mapped_type& AllocationRegistry::FindOrInsert(
+    Map& map, std::vector<typename Map::node_type>& spares, uintptr_t key) {
+  auto found = map.find(key);
+  if (found != map.end()) return found->second;
+  if (spares.empty()) return map.try_emplace(key).first->second;
+  typename Map::node_type node = std::move(spares.back());
+  spares.pop_back();
+  node.key() = key;
+  return map.insert(std::move(node)).position->second;
+}
+
 template <class Visit>
 void AllocationRegistry::ForEachOtherShard(const Allocation& allocation, Visit visit) {
   const uintptr_t first = allocation.base >> kRegionShift;
@@ -29,21 +50,25 @@ void AllocationRegistry::ForEachOtherShard(const Allocation& allocation, Visit v
 
 void AllocationRegistry::IndexLocked(Shard& shard, const Allocation& allocation) {
   if (!IsSmall(allocation)) {
-    shard.large_by_base.emplace(allocation.base, allocation);
+    FindOrInsert(shard.large_by_base, shard.spare_large, allocation.base) = allocation;
     return;
   }
   // A small allocation overlaps one or two windows, possibly of two regions (two shards).
   const uintptr_t last = LastByte(allocation) >> kWindowShift;
   for (uintptr_t window = allocation.base >> kWindowShift; window <= last; ++window) {
     if (&shards_[ShardOf(window << kWindowShift)] != &shard) continue;
-    std::vector<Allocation>& list = shard.small_by_window[window];
+    std::vector<Allocation>& list =
+        FindOrInsert(shard.small_by_window, shard.spare_windows, window);
     list.insert(std::lower_bound(list.begin(), list.end(), allocation.base, BaseBelow), allocation);
   }
 }
 
 void AllocationRegistry::UnindexLocked(Shard& shard, const Allocation& allocation) {
   if (!IsSmall(allocation)) {
-    shard.large_by_base.erase(allocation.base);
+    auto found = shard.large_by_base.find(allocation.base);
+    if (found != shard.large_by_base.end()) {
+      EraseKeeping(shard.large_by_base, shard.spare_large, found);
+    }
     return;
   }
   const uintptr_t last = LastByte(allocation) >> kWindowShift;
@@ -53,7 +78,7 @@ void AllocationRegistry::UnindexLocked(Shard& shard, const Allocation& allocatio
     std::vector<Allocation>& list = found->second;
     auto it = std::lower_bound(list.begin(), list.end(), allocation.base, BaseBelow);
     if (it != list.end() && it->base == allocation.base) list.erase(it);
-    if (list.empty()) shard.small_by_window.erase(found);
+    if (list.empty()) EraseKeeping(shard.small_by_window, shard.spare_windows, found);
   }
 }
 
@@ -74,12 +99,24 @@ std::optional<Allocation> AllocationRegistry::FindInRangesLocked(const Shard& sh
   return after->second;
 }
 
+const Allocation* AllocationRegistry::FindBaseLocked(const Shard& shard, uintptr_t base) {
+  auto window = shard.small_by_window.find(base >> kWindowShift);
+  if (window != shard.small_by_window.end()) {
+    const std::vector<Allocation>& list = window->second;
+    auto it = std::lower_bound(list.begin(), list.end(), base, BaseBelow);
+    if (it != list.end() && it->base == base) return &*it;
+  }
+  auto large = shard.large_by_base.find(base);
+  return large == shard.large_by_base.end() ? nullptr : &large->second;
+}
+
 bool AllocationRegistry::Add(const Allocation& allocation) {
   {
     Shard& shard = shards_[ShardOf(allocation.base)];
     std::lock_guard<std::mutex> lock(shard.mutex);
-    if (!shard.by_exact_base.emplace(allocation.base, allocation).second) return false;
+    if (FindBaseLocked(shard, allocation.base) != nullptr) return false;
     IndexLocked(shard, allocation);
+    ++shard.based_here;
   }
   ForEachOtherShard(allocation, [&](Shard& shard) {
     std::lock_guard<std::mutex> lock(shard.mutex);
@@ -94,11 +131,11 @@ std::optional<Allocation> AllocationRegistry::RemoveExact(
   {
     Shard& shard = shards_[ShardOf(base)];
     std::lock_guard<std::mutex> lock(shard.mutex);
-    auto it = shard.by_exact_base.find(base);
-    if (it == shard.by_exact_base.end() || !accept(it->second)) return std::nullopt;
-    removed = it->second;
-    shard.by_exact_base.erase(it);
+    const Allocation* found = FindBaseLocked(shard, base);
+    if (found == nullptr || !accept(*found)) return std::nullopt;
+    removed = *found;
     UnindexLocked(shard, removed);
+    --shard.based_here;
   }
   ForEachOtherShard(removed, [&](Shard& shard) {
     std::lock_guard<std::mutex> lock(shard.mutex);
@@ -110,16 +147,14 @@ std::optional<Allocation> AllocationRegistry::RemoveExact(
 std::optional<Allocation> AllocationRegistry::FindExact(uintptr_t base) const {
   const Shard& shard = shards_[ShardOf(base)];
   std::lock_guard<std::mutex> lock(shard.mutex);
-  auto it = shard.by_exact_base.find(base);
-  if (it == shard.by_exact_base.end()) return std::nullopt;
-  return it->second;
+  const Allocation* found = FindBaseLocked(shard, base);
+  if (found == nullptr) return std::nullopt;
+  return *found;
 }
 
 std::optional<Allocation> AllocationRegistry::Find(uintptr_t address) const {
   const Shard& shard = shards_[ShardOf(address)];
   std::lock_guard<std::mutex> lock(shard.mutex);
-  auto exact = shard.by_exact_base.find(address);
-  if (exact != shard.by_exact_base.end()) return exact->second;
   return FindInRangesLocked(shard, address);
 }
 
@@ -128,8 +163,17 @@ std::vector<Allocation> AllocationRegistry::Snapshot(
   std::vector<Allocation> result;
   for (const Shard& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    for (const auto& entry : shard.by_exact_base) {
-      if (predicate(entry.second)) result.push_back(entry.second);
+    // Each allocation once: from its large entry, or from the window of its base, in the shard
+    // of its base.
+    for (const auto& [base, allocation] : shard.large_by_base) {
+      if (CountsHere(shard, allocation) && predicate(allocation)) result.push_back(allocation);
+    }
+    for (const auto& [window, list] : shard.small_by_window) {
+      for (const Allocation& allocation : list) {
+        if ((allocation.base >> kWindowShift) == window && predicate(allocation)) {
+          result.push_back(allocation);
+        }
+      }
     }
   }
   return result;
@@ -139,7 +183,7 @@ size_t AllocationRegistry::size() const {
   size_t total = 0;
   for (const Shard& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    total += shard.by_exact_base.size();
+    total += shard.based_here;
   }
   return total;
 }

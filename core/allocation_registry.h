@@ -1,18 +1,19 @@
 // The allocation registry: every allocation made through InfiniRT, keyed by address range.
 //
 // The address space is cut into 16 MiB regions, and regions are spread over 64 shards, each
-// with one lock and three indexes, so that no lookup grows with the number of allocations:
-//   - exact base addresses in a hash map, in the shard of the region holding the base (Free,
-//     FreeHost, and lookups of base pointers: O(1));
+// with one lock and two indexes, so that no lookup grows with the number of allocations:
 //   - allocations smaller than 4 KiB by 4 KiB window, in a hash map of windows, each holding
 //     the few allocations overlapping it sorted by base (an interior pointer of a small
 //     allocation: a hash lookup and a search among a handful);
 //   - larger allocations in an ordered map, in the shard of every region they overlap, so the
 //     region of any address such an allocation contains finds it (there are few of them: they
 //     take at least 4 KiB each).
-// Live allocations never overlap, so in either range index the greatest base at or below an
-// address is the only candidate. An allocation within one region (all but the largest) is
-// added, removed and found under a single lock.
+// Live allocations never overlap, so in either index the greatest base at or below an address
+// is the only candidate; a base address (Free) is found the same way, in the shard of its
+// region. An allocation within one region (all but the largest) is added, removed and found
+// under a single lock. The nodes of removed entries are kept for the next insertions (a few per
+// shard), so a Malloc + Free pair allocates nothing of its own: the heap calls for index nodes
+// were a third of the pair's cost.
 #ifndef INFINIRT_CORE_ALLOCATION_REGISTRY_H_
 #define INFINIRT_CORE_ALLOCATION_REGISTRY_H_
 
@@ -50,7 +51,8 @@ struct Allocation {
 
 class AllocationRegistry {
  public:
-  // False when an allocation with this base is already registered (a plugin bug).
+  // False when an allocation with this base is already registered (a plugin bug). Sizes are
+  // above 0: the API registers no allocation of 0 bytes (Find would not find it).
   bool Add(const Allocation& allocation);
 
   // Removes the allocation whose base is exactly this address, if `accept` accepts it.
@@ -73,13 +75,29 @@ class AllocationRegistry {
   static constexpr int kWindowShift = 12;  // 4 KiB windows
   static_assert(kShards == 64, "the shard hash keeps the top 6 bits");
 
+  using WindowMap = std::unordered_map<uintptr_t, std::vector<Allocation>>;
+  using LargeMap = std::map<uintptr_t, Allocation>;
+  static constexpr size_t kSpareNodes = 16;  // per map and shard
+
   struct Shard {
     mutable std::mutex mutex;
-    std::unordered_map<uintptr_t, Allocation> by_exact_base;  // bases in its regions
     // Window index -> the small allocations overlapping that window, by base.
-    std::unordered_map<uintptr_t, std::vector<Allocation>> small_by_window;
-    std::map<uintptr_t, Allocation> large_by_base;  // large ones overlapping its regions
+    WindowMap small_by_window;
+    LargeMap large_by_base;                           // large ones overlapping its regions
+    size_t based_here = 0;                            // allocations whose base is in its regions
+    std::vector<WindowMap::node_type> spare_windows;  // each keeps its vector's capacity
+    std::vector<LargeMap::node_type> spare_large;
   };
+
+  // Erases an entry, keeping its node as a spare (up to kSpareNodes).
+  template <class Map>
+  static void EraseKeeping(Map& map, std::vector<typename Map::node_type>& spares,
+                           typename Map::iterator position);
+  // The entry for key, created (from a spare node if there is one) when absent.
+  template <class Map>
+  static typename Map::mapped_type& FindOrInsert(Map& map,
+                                                 std::vector<typename Map::node_type>& spares,
+                                                 uintptr_t key);
 
   static bool IsSmall(const Allocation& allocation) {
     return allocation.size < (uintptr_t{1} << kWindowShift);
@@ -99,6 +117,12 @@ class AllocationRegistry {
   void IndexLocked(Shard& shard, const Allocation& allocation);
   void UnindexLocked(Shard& shard, const Allocation& allocation);
   static std::optional<Allocation> FindInRangesLocked(const Shard& shard, uintptr_t address);
+  // The allocation whose base is exactly `base`, in the shard of base's region.
+  static const Allocation* FindBaseLocked(const Shard& shard, uintptr_t base);
+  // Whether this shard holds the entry that counts an allocation once (Snapshot).
+  bool CountsHere(const Shard& shard, const Allocation& allocation) const {
+    return &shards_[ShardOf(allocation.base)] == &shard;
+  }
 
   std::array<Shard, kShards> shards_;
 };

@@ -15,6 +15,7 @@
 #include "device_info.h"
 #include "engine.h"
 #include "graph_exec.h"
+#include "host_memory.h"
 #include "infinirt_plugin.h"
 #include "memory_pool.h"
 #include "plugin_table_builder.h"
@@ -23,7 +24,6 @@ namespace infinirt::cpu {
 namespace {
 
 constexpr char kName[] = "cpu";
-constexpr size_t kAlignment = 256;  // what CUDA guarantees for cudaMalloc
 constexpr int kMaxWorkerThreads = 256;
 // Asynchronous copies and sets up to this size run in the calling thread when their stream is
 // idle (Device::TryRunInline): below it, handing the work to a worker costs the caller more than
@@ -108,10 +108,8 @@ void ReadConfig(const char* config_json, PluginState* state) {
 }
 
 infinirtError_t AllocateAligned(void** ptr, size_t size) {
-  void* memory = nullptr;
-  if (posix_memalign(&memory, kAlignment, size) != 0 || memory == nullptr) {
-    return infinirtErrorMemoryAllocation;
-  }
+  void* memory = AllocateDeviceMemory(size);
+  if (memory == nullptr) return infinirtErrorMemoryAllocation;
   *ptr = memory;
   return infinirtSuccess;
 }
@@ -121,7 +119,7 @@ infinirtError_t AllocateAligned(void** ptr, size_t size) {
 infinirtError_t FreeAfterSync(void* ptr, const char* what) {
   if (OnWorkerThread()) return RefuseOnWorker(what);
   g_state->device->Synchronize();
-  free(ptr);
+  FreeDeviceMemory(ptr);
   return infinirtSuccess;
 }
 

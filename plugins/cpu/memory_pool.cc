@@ -5,16 +5,18 @@
 #include <algorithm>
 #include <vector>
 
+#include "host_memory.h"
+
 namespace infinirt::cpu {
 
 namespace {
-constexpr size_t kAlignment = 256;
+constexpr size_t kAlignment = kDeviceAlignment;
 constexpr size_t kLargeGranule = size_t{1} << 20;
 }  // namespace
 
 MemoryPool::~MemoryPool() {
-  for (auto& entry : free_blocks_) free(entry.second.pointer);
-  for (auto& entry : in_use_) free(entry.first);
+  for (auto& entry : free_blocks_) FreeDeviceMemory(entry.second.pointer);
+  for (auto& entry : in_use_) FreeDeviceMemory(entry.first);
 }
 
 // Small sizes round to a power of two (at least the alignment), large ones to whole MiB, so
@@ -49,13 +51,12 @@ infinirtError_t MemoryPool::Allocate(size_t size, Stream& stream, void** pointer
     used_high_ = std::max(used_high_, used_bytes_);
     return infinirtSuccess;
   }
-  void* memory = nullptr;
-  if (posix_memalign(&memory, kAlignment, rounded) != 0 || memory == nullptr) {
+  void* memory = AllocateDeviceMemory(rounded);
+  if (memory == nullptr) {
     // Give back what others have finished with, and try once more.
     TrimToLocked(0);
-    if (posix_memalign(&memory, kAlignment, rounded) != 0 || memory == nullptr) {
-      return infinirtErrorMemoryAllocation;
-    }
+    memory = AllocateDeviceMemory(rounded);
+    if (memory == nullptr) return infinirtErrorMemoryAllocation;
   }
   *pointer = memory;
   in_use_[memory] = rounded;
@@ -100,7 +101,7 @@ void MemoryPool::TrimToLocked(size_t bytes_to_keep) {
     const size_t reserved = used_bytes_ + pooled_bytes_;
     if (reserved <= bytes_to_keep) return;
     if (!it->second.freed_at.Reached() || reserved - it->first < bytes_to_keep) continue;
-    free(it->second.pointer);
+    FreeDeviceMemory(it->second.pointer);
     pooled_bytes_ -= it->first;
     it = free_blocks_.erase(it);
   }
