@@ -127,6 +127,7 @@ void Stream::NoteWaitedFor(const StreamPoint& point) {
     }
   }
   waited_for_.emplace_back(point.stream->id(), point.seq);
+  has_waited_.store(true, std::memory_order_relaxed);
 }
 
 bool Stream::HasWaitedFor(const StreamPoint& point) {
@@ -138,6 +139,15 @@ bool Stream::HasWaitedFor(const StreamPoint& point) {
 }
 
 Stream::~Stream() { device_->Unregister(this); }
+
+void Stream::Recycle() {
+  id_.store(++g_stream_ids, std::memory_order_relaxed);
+  // Nothing else refers to the stream, so no NoteWaitedFor runs meanwhile.
+  if (!has_waited_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  waited_for_.clear();
+  has_waited_.store(false, std::memory_order_relaxed);
+}
 
 void Stream::ScheduleLocked() {
   scheduled_ = true;

@@ -111,8 +111,13 @@ class Stream : public std::enable_shared_from_this<Stream> {
   Stream& operator=(const Stream&) = delete;
 
   Kind kind() const { return kind_; }
-  // Unique over the process's lifetime (unlike the object's address).
-  uint64_t id() const { return id_; }
+  // Unique over the process's lifetime (unlike the object's address); a recycled stream gets a
+  // new one.
+  uint64_t id() const { return id_.load(std::memory_order_relaxed); }
+  // Makes a stream that is idle and referred to by nothing else a new stream of the same kind
+  // and flags (a new id, no dependencies noted), for reuse by StreamCreate. Its sequence numbers
+  // go on from where they were, so no point of its past can be mistaken for a later one.
+  void Recycle();
 
   // Stream-ordered dependencies this stream has taken on others (StreamWaitEvent), so that
   // memory freed in another stream before such a point may be reused here (memory_pool.h).
@@ -171,7 +176,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool FrontReady();
 
   const std::shared_ptr<Device> device_;
-  const uint64_t id_;
+  std::atomic<uint64_t> id_;
   const Kind kind_;
   const bool non_blocking_;
 
@@ -185,6 +190,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::atomic<uint64_t> last_enqueued_{0};
   std::atomic<uint64_t> completed_{0};
   std::vector<std::pair<uint64_t, uint64_t>> waited_for_;  // (stream id, seq), under mutex_
+  std::atomic<bool> has_waited_{false};  // waited_for_ is not empty (Recycle skips the lock)
 };
 
 // A device's streams and the legacy default stream's ordering rules.

@@ -1,0 +1,110 @@
+// The CPU backend reuses the objects of streams destroyed idle: a stream created afterwards must
+// behave as a new one, with its own flags and none of the old stream's history.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "infinirt.h"
+#include "test_support.h"
+
+namespace infinirt::testing {
+namespace {
+
+// A wait noted by a destroyed stream (it waited for an event recorded after a FreeAsync) must
+// not let the next stream reuse that memory: only the stream that waited may, and with
+// opportunistic reuse off nothing else does.
+TEST(StreamReuseTest, ANewStreamDoesNotInheritTheWaitsOfADestroyedOne) {
+  infinirtMemPool_t pool = nullptr;
+  ASSERT_OK(infinirtDeviceGetDefaultMemPool(&pool, 0));
+  int off = 0;
+  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolReuseAllowOpportunistic, &off));
+  uint64_t keep_all = UINT64_MAX;  // synchronisations keep the pool's free blocks
+  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolAttrReleaseThreshold, &keep_all));
+
+  infinirtStream_t freeing = nullptr, waiting = nullptr;
+  ASSERT_OK(infinirtStreamCreateWithFlags(&freeing, infinirtStreamNonBlocking));
+  void* block = nullptr;
+  ASSERT_OK(infinirtMallocAsync(&block, 1 << 16, freeing));
+  ASSERT_OK(infinirtFreeAsync(block, freeing));
+  infinirtEvent_t after_free = nullptr;
+  ASSERT_OK(infinirtEventCreate(&after_free));
+  ASSERT_OK(infinirtEventRecord(after_free, freeing));
+  ASSERT_OK(infinirtStreamSynchronize(freeing));
+
+  // The control: a stream that waited for the event reuses the block.
+  ASSERT_OK(infinirtStreamCreateWithFlags(&waiting, infinirtStreamNonBlocking));
+  ASSERT_OK(infinirtStreamWaitEvent(waiting, after_free, 0));
+  void* reused = nullptr;
+  ASSERT_OK(infinirtMallocAsync(&reused, 1 << 16, waiting));
+  EXPECT_EQ(reused, block);
+  ASSERT_OK(infinirtFreeAsync(reused, freeing));
+  ASSERT_OK(infinirtEventRecord(after_free, freeing));
+  ASSERT_OK(infinirtStreamSynchronize(freeing));
+  ASSERT_OK(infinirtStreamWaitEvent(waiting, after_free, 0));
+  ASSERT_OK(infinirtStreamSynchronize(waiting));
+  ASSERT_OK(infinirtStreamDestroy(waiting));
+
+  // The stream created next (the same flags: the destroyed one's object, if reused) has waited
+  // for nothing.
+  infinirtStream_t next = nullptr;
+  ASSERT_OK(infinirtStreamCreateWithFlags(&next, infinirtStreamNonBlocking));
+  void* fresh = nullptr;
+  ASSERT_OK(infinirtMallocAsync(&fresh, 1 << 16, next));
+  EXPECT_NE(fresh, block) << "the new stream reused memory on the old stream's wait";
+  ASSERT_OK(infinirtFreeAsync(fresh, next));
+  ASSERT_OK(infinirtStreamSynchronize(next));
+
+  int on = 1;
+  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolReuseAllowOpportunistic, &on));
+  uint64_t keep_none = 0;
+  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolAttrReleaseThreshold, &keep_none));
+  infinirtEventDestroy(after_free);
+  infinirtStreamDestroy(next);
+  infinirtStreamDestroy(freeing);
+}
+
+// A blocking stream created after a non-blocking one was destroyed waits for the legacy stream.
+TEST(StreamReuseTest, ANewStreamHasTheFlagsItWasCreatedWith) {
+  for (int round = 0; round < 3; ++round) {
+    infinirtStream_t non_blocking = nullptr;
+    ASSERT_OK(infinirtStreamCreateWithFlags(&non_blocking, infinirtStreamNonBlocking));
+    ASSERT_OK(infinirtStreamDestroy(non_blocking));
+    infinirtStream_t blocking = nullptr;
+    ASSERT_OK(infinirtStreamCreate(&blocking));
+
+    Gate gate;
+    ASSERT_OK(gate.Block(nullptr));  // the legacy stream
+    char from[64], to[64] = {};
+    std::memset(from, 5, sizeof from);
+    ASSERT_OK(infinirtMemcpyAsync(to, from, sizeof to, infinirtMemcpyHostToDevice, blocking));
+    EXPECT_EQ(infinirtStreamQuery(blocking), infinirtErrorNotReady)
+        << "a blocking stream did not wait for the legacy stream";
+    gate.Open();
+    ASSERT_OK(infinirtStreamSynchronize(blocking));
+    EXPECT_EQ(std::memcmp(to, from, sizeof to), 0);
+    ASSERT_OK(infinirtStreamDestroy(blocking));
+  }
+}
+
+// A stream destroyed with work pending is not reused before that work is done, and the work runs.
+TEST(StreamReuseTest, AStreamDestroyedBusyFinishesItsWork) {
+  infinirtStream_t busy = nullptr;
+  ASSERT_OK(infinirtStreamCreateWithFlags(&busy, infinirtStreamNonBlocking));
+  Gate gate;
+  ASSERT_OK(gate.Block(busy));
+  char from[64], to[64] = {};
+  std::memset(from, 3, sizeof from);
+  ASSERT_OK(infinirtMemcpyAsync(to, from, sizeof to, infinirtMemcpyHostToDevice, busy));
+  ASSERT_OK(infinirtStreamDestroy(busy));
+  infinirtStream_t next = nullptr;
+  ASSERT_OK(infinirtStreamCreateWithFlags(&next, infinirtStreamNonBlocking));
+  EXPECT_OK(infinirtStreamQuery(next)) << "the new stream inherited pending work";
+  gate.Open();
+  ASSERT_OK(infinirtDeviceSynchronize());
+  EXPECT_EQ(std::memcmp(to, from, sizeof to), 0);
+  infinirtStreamDestroy(next);
+}
+
+}  // namespace
+}  // namespace infinirt::testing
