@@ -50,8 +50,11 @@ infinirtError_t infinirtSetDevice(int device) {
   });
 }
 
-infinirtError_t infinirtGetDevice(int* device) {
-  return Guard(__func__, [&](const char* function_name) {
+namespace {
+
+// infinirtGetDevice with every check, for when its fast path does not apply.
+[[gnu::noinline]] infinirtError_t GetDeviceChecked(int* device) {
+  return Guard("infinirtGetDevice", [&](const char* function_name) {
     if (device == nullptr)
       return Fail(infinirtErrorInvalidValue, "{}: device is NULL", function_name);
     Runtime& runtime = Runtime::Get();
@@ -62,6 +65,22 @@ infinirtError_t infinirtGetDevice(int* device) {
     *device = CurrentOrdinal(runtime);
     return infinirtSuccess;
   });
+}
+
+}  // namespace
+
+// The fast path calls nothing, so it needs no stack frame: with Guard's error paths inline,
+// saving registers for them cost more than the call's work.
+infinirtError_t infinirtGetDevice(int* device) {
+  const Runtime* runtime = Runtime::IfReady();
+  const ThreadState& state = tls_thread_state;
+  if (__builtin_expect(runtime != nullptr && device != nullptr && !runtime->devices().empty() &&
+                           state.current_ordinal_generation == runtime->generation(),
+                       1)) {
+    *device = state.current_ordinal;
+    return infinirtSuccess;
+  }
+  return GetDeviceChecked(device);
 }
 
 infinirtError_t infinirtDeviceSynchronize(void) {
