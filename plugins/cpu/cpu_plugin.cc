@@ -271,7 +271,8 @@ struct CpuPlugin {
   static infinirtError_t Memcpy(int, void* dst, const void* src, size_t count,
                                 enum infinirtMemcpyKind) {
     if (OnWorkerThread()) return RefuseOnWorker("Memcpy");
-    g_state->device->RunOnLegacyAndWait([=] { std::memmove(dst, src, count); });
+    g_state->device->RunOnLegacyAndWait([=] { std::memmove(dst, src, count); },
+                                        count <= g_state->inline_bytes);
     return infinirtSuccess;
   }
 
@@ -294,7 +295,8 @@ struct CpuPlugin {
 
   static infinirtError_t Memset(int, void* ptr, int value, size_t count) {
     if (OnWorkerThread()) return RefuseOnWorker("Memset");
-    g_state->device->RunOnLegacyAndWait([=] { std::memset(ptr, value, count); });
+    g_state->device->RunOnLegacyAndWait([=] { std::memset(ptr, value, count); },
+                                        count <= g_state->inline_bytes);
     return infinirtSuccess;
   }
 

@@ -14,8 +14,35 @@ std::atomic<uint64_t> g_stream_ids{0};
 // Operations a worker runs from one stream before letting other streams have a turn.
 constexpr int kRunBudget = 64;
 
+inline void SpinWaitHint() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 // How long an idle worker looks for more work before it sleeps (WorkerPool::SpinForWork).
 constexpr std::chrono::microseconds kSpinTime{50};
+// How long a worker that emptied a stream's queue waits for the stream's next operation before
+// giving the stream up (Stream::RunSome).
+constexpr std::chrono::microseconds kStreamSpinTime{20};
+
+// Spins until done() or the time is up; returns done(). Each round pauses the core briefly
+// (the spin-wait hint) and every 64th yields it, so a thread waiting for this core runs soon.
+template <class Done>
+bool SpinUntil(Done done, std::chrono::microseconds time) {
+  const auto deadline = std::chrono::steady_clock::now() + time;
+  for (unsigned round = 1; !done(); ++round) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    if (round % 64 == 0) {
+      std::this_thread::yield();
+    } else {
+      SpinWaitHint();
+    }
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -32,7 +59,9 @@ bool StreamPoint::Reached() const { return stream->completed() >= seq; }
 // ---------------------------------------------------------------------------------------------
 // WorkerPool
 
-WorkerPool::WorkerPool(int threads) : size_(threads) {}
+WorkerPool::WorkerPool(int threads)
+    : size_(threads),
+      spin_below_(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 1)) {}
 
 // Once. When a thread cannot be created, the workers already started stay; if none could
 // start, the error propagates and the next call tries again.
@@ -75,7 +104,10 @@ void WorkerPool::Schedule(std::shared_ptr<Stream> stream) {
 
 void WorkerPool::WorkerLoop() {
   tls_on_worker = true;
-  while (std::shared_ptr<Stream> stream = TakeReady()) stream->RunSome();
+  while (std::shared_ptr<Stream> stream = TakeReady()) {
+    stream->RunSome();
+    running_.fetch_sub(1, std::memory_order_relaxed);
+  }
 }
 
 std::shared_ptr<Stream> WorkerPool::TakeReady() {
@@ -86,10 +118,11 @@ std::shared_ptr<Stream> WorkerPool::TakeReady() {
       std::shared_ptr<Stream> stream = std::move(ready_.front());
       ready_.pop_front();
       ready_count_.store(ready_.size(), std::memory_order_relaxed);
+      running_.fetch_add(1, std::memory_order_relaxed);
       return stream;
     }
     if (stopping_) return nullptr;
-    if (!spun && !spinning_) {
+    if (!spun && !spinning_ && running_.load(std::memory_order_relaxed) < spin_below_) {
       spinning_ = spun = true;
       lock.unlock();
       SpinForWork();
@@ -103,13 +136,9 @@ std::shared_ptr<Stream> WorkerPool::TakeReady() {
 }
 
 void WorkerPool::SpinForWork() {
-  const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
-  while (ready_count_.load(std::memory_order_acquire) == 0) {
-    if (std::chrono::steady_clock::now() >= deadline) return;
-    // Gives the core to any thread that wants it (on a 2-core machine, often the one that is
-    // about to queue the work).
-    std::this_thread::yield();
-  }
+  // Yielding gives the core to any thread that wants it (on a 2-core machine, often the one
+  // about to queue the work).
+  SpinUntil([this] { return ready_count_.load(std::memory_order_acquire) != 0; }, kSpinTime);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,7 +188,7 @@ uint64_t Stream::Enqueue(std::vector<StreamPoint> waits, Task work) {
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t seq = last_enqueued_.load(std::memory_order_relaxed) + 1;
   queue_.push_back(Operation{seq, std::move(waits), std::move(work)});
-  device_->CountEnqueued(blocking());
+  if (completed() == seq - 1) device_->CountBusy(blocking());
   last_enqueued_.store(seq, std::memory_order_release);
   if (!scheduled_ && !parked_) ScheduleLocked();
   return seq;
@@ -170,16 +199,16 @@ bool Stream::BeginInline(uint64_t* seq) {
   if (!queue_.empty() || scheduled_ || parked_) return false;
   scheduled_ = true;
   *seq = last_enqueued_.load(std::memory_order_relaxed) + 1;
-  device_->CountEnqueued(blocking());
+  if (completed() == *seq - 1) device_->CountBusy(blocking());
   last_enqueued_.store(*seq, std::memory_order_release);
   return true;
 }
 
 void Stream::FinishInline(uint64_t seq) {
-  std::vector<Waiter> released;
+  Completion completion;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    released = CompleteLocked(seq);
+    completion = CompleteLocked(seq);
     // Work queued meanwhile waited for this operation; it goes to a worker now.
     if (queue_.empty()) {
       scheduled_ = false;
@@ -187,13 +216,16 @@ void Stream::FinishInline(uint64_t seq) {
       ScheduleLocked();
     }
   }
-  WakeReleased(std::move(released));
+  Announce(std::move(completion));
 }
 
 void Stream::WaitFor(uint64_t seq) {
   if (completed() >= seq) return;
   std::unique_lock<std::mutex> lock(mutex_);
-  completed_cv_.wait(lock, [&] { return completed() >= seq; });
+  while (completed() < seq) {
+    wake_at_ = std::min(wake_at_, seq);  // renewed after every wake-up: Announce resets it
+    completed_cv_.wait(lock);
+  }
 }
 
 bool Stream::AddWaiter(uint64_t seq, std::shared_ptr<Stream> waiter) {
@@ -213,30 +245,34 @@ void Stream::Wake() {
   }
 }
 
-std::vector<Stream::Waiter> Stream::CompleteLocked(uint64_t seq) {
+Stream::Completion Stream::CompleteLocked(uint64_t seq) {
   completed_.store(seq, std::memory_order_release);
-  device_->CountCompleted(blocking());
-  std::vector<Waiter> released;
-  if (waiters_.empty()) return released;
+  if (seq == last_enqueued_.load(std::memory_order_relaxed)) device_->CountIdle(blocking());
+  Completion completion;
+  if (seq >= wake_at_) {
+    completion.notify = true;
+    wake_at_ = UINT64_MAX;
+  }
+  if (waiters_.empty()) return completion;
   auto reached = std::partition(waiters_.begin(), waiters_.end(),
                                 [&](const Waiter& waiter) { return waiter.seq > seq; });
-  std::move(reached, waiters_.end(), std::back_inserter(released));
+  std::move(reached, waiters_.end(), std::back_inserter(completion.released));
   waiters_.erase(reached, waiters_.end());
-  return released;
+  return completion;
 }
 
-void Stream::WakeReleased(std::vector<Waiter> released) {
-  completed_cv_.notify_all();
-  for (Waiter& waiter : released) waiter.stream->Wake();
+void Stream::Announce(Completion completion) {
+  if (completion.notify) completed_cv_.notify_all();
+  for (Waiter& waiter : completion.released) waiter.stream->Wake();
 }
 
 void Stream::Complete(uint64_t seq) {
-  std::vector<Waiter> released;
+  Completion completion;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    released = CompleteLocked(seq);
+    completion = CompleteLocked(seq);
   }
-  WakeReleased(std::move(released));
+  Announce(std::move(completion));
 }
 
 bool Stream::FrontReady() {
@@ -260,27 +296,47 @@ bool Stream::FrontReady() {
   }
 }
 
+// One lock acquisition per operation in the common case (no waits, nobody to wake): the
+// completion of one operation and the removal of the next share it.
 void Stream::RunSome() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  bool spun = false;
   for (int budget = 0; budget < kRunBudget; ++budget) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (queue_.empty()) {
-        scheduled_ = false;
-        return;
+    if (queue_.empty()) {
+      // A stream fed operation by operation: wait a moment for the next one, still the
+      // stream's runner, instead of going through the pool again for each.
+      if (!spun && device_->pool().MaySpinInStream()) {
+        spun = true;
+        const uint64_t last = last_enqueued_.load(std::memory_order_relaxed);
+        lock.unlock();
+        SpinUntil([&] { return last_enqueued() != last; }, kStreamSpinTime);
+        lock.lock();
+        --budget;
+        continue;
       }
+      scheduled_ = false;
+      return;
     }
-    if (!FrontReady()) return;  // parked; a completion elsewhere reschedules us
-    Operation operation;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      operation = std::move(queue_.front());
-      queue_.pop_front();
+    if (!queue_.front().waits.empty()) {
+      lock.unlock();
+      if (!FrontReady()) return;  // parked; a completion elsewhere reschedules us
+      lock.lock();
     }
+    Operation operation = std::move(queue_.front());
+    queue_.pop_front();
+    spun = false;  // the stream is being fed: wait for it again when it runs dry
+    lock.unlock();
     RunGuarded(operation.work);
-    Complete(operation.seq);
+    operation.work = nullptr;  // what the task holds goes outside the lock
+    lock.lock();
+    Completion completion = CompleteLocked(operation.seq);
+    if (!completion.empty()) {
+      lock.unlock();
+      Announce(std::move(completion));
+      lock.lock();
+    }
   }
   // Budget spent: give other streams a turn.
-  std::lock_guard<std::mutex> lock(mutex_);
   if (queue_.empty()) {
     scheduled_ = false;
   } else {
@@ -350,7 +406,7 @@ std::vector<std::shared_ptr<Stream>> Device::LiveStreams(bool blocking_only) {
 
 std::vector<StreamPoint> Device::BusyBlockingPoints() {
   std::vector<StreamPoint> points;
-  if (blocking_pending_.load(std::memory_order_acquire) == 0) return points;
+  if (blocking_busy_.load(std::memory_order_acquire) == 0) return points;
   for (auto& stream : LiveStreams(/*blocking_only=*/true)) {
     const uint64_t last = stream->last_enqueued();
     if (stream->completed() < last) points.push_back(StreamPoint{std::move(stream), last});
@@ -376,7 +432,7 @@ uint64_t Device::Submit(Stream& stream, std::vector<StreamPoint> waits, Task wor
 bool Device::StreamIdle(Stream& stream) {
   if (!stream.Idle()) return false;
   return stream.kind() != Stream::Kind::kLegacy ||
-         blocking_pending_.load(std::memory_order_acquire) == 0;
+         blocking_busy_.load(std::memory_order_acquire) == 0;
 }
 
 void Device::SynchronizeStream(Stream& stream) {
@@ -391,7 +447,7 @@ void Device::SynchronizeStream(Stream& stream) {
 }
 
 void Device::Synchronize() {
-  if (pending_.load(std::memory_order_acquire) == 0) return;
+  if (busy_.load(std::memory_order_acquire) == 0) return;
   auto streams = LiveStreams(/*blocking_only=*/false);
   streams.push_back(legacy_);
   for (const auto& stream : streams) stream->WaitFor(stream->last_enqueued());

@@ -78,6 +78,8 @@ class WorkerPool {
     if (!started_.load(std::memory_order_acquire)) StartWorkers();
   }
   void Schedule(std::shared_ptr<Stream> stream);
+  // Whether a worker running a stream may spin for more of its work: no other worker runs.
+  bool MaySpinInStream() const { return running_.load(std::memory_order_relaxed) <= spin_below_; }
 
  private:
   void StartWorkers();
@@ -85,8 +87,10 @@ class WorkerPool {
   // The next ready stream, waiting for one; null once the pool stops.
   std::shared_ptr<Stream> TakeReady();
   // One idle worker at a time looks for work for a short while before it sleeps, so that a
-  // stream fed item by item does not pay a futex wake-up (in Schedule) and a sleep per item.
-  // Returns once work is ready or the time is up.
+  // stream fed item by item does not pay a futex wake-up (in Schedule) and a sleep per item,
+  // and only while a core is free for it: a spinner that takes the core of the thread feeding
+  // the work, or of the worker running it, slows both. Returns once work is ready or the time
+  // is up.
   void SpinForWork();
 
   const int size_;
@@ -97,6 +101,10 @@ class WorkerPool {
   std::deque<std::shared_ptr<Stream>> ready_;
   std::atomic<size_t> ready_count_{0};  // ready_.size(), read without mutex_ while spinning
   bool spinning_ = false;               // a worker is in SpinForWork (under mutex_)
+  std::atomic<int> running_{0};         // workers running a stream
+  // A worker spins only while fewer than this many run streams: the rest of the cores are left
+  // to the threads that queue the work (hardware threads - 1, at least 1).
+  const int spin_below_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };
@@ -166,8 +174,13 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
   // Marks seq complete, with mutex_ held; returns the waiters it releases, for the caller to
   // wake (with mutex_ released) after notifying completed_cv_.
-  std::vector<Waiter> CompleteLocked(uint64_t seq);
-  void WakeReleased(std::vector<Waiter> released);
+  struct Completion {
+    std::vector<Waiter> released;  // streams to reschedule
+    bool notify = false;           // a host thread waits for this point
+    bool empty() const { return released.empty() && !notify; }
+  };
+  Completion CompleteLocked(uint64_t seq);
+  void Announce(Completion completion);
   void Complete(uint64_t seq);
   void Wake();
   void ScheduleLocked();
@@ -187,6 +200,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool scheduled_ = false;  // queued in the pool or being run (exactly one runner)
   bool parked_ = false;     // the front operation waits; a waiter is registered
   bool woken_ = false;      // a wake-up arrived while the runner was checking waits
+  // The smallest point a host thread waits for in WaitFor (none: the maximum): completions
+  // before it wake nobody, so a thread waiting for the last of 1,000 operations is woken once,
+  // not 1,000 times.
+  uint64_t wake_at_ = UINT64_MAX;
   std::atomic<uint64_t> last_enqueued_{0};
   std::atomic<uint64_t> completed_{0};
   std::vector<std::pair<uint64_t, uint64_t>> waited_for_;  // (stream id, seq), under mutex_
@@ -221,22 +238,34 @@ class Device : public std::enable_shared_from_this<Device> {
   bool TryRunInline(Stream& stream, Work&& work, uint64_t* seq);
 
   // Runs work in order on the legacy stream and returns when it is done (synchronous copies).
+  // Small work (a few microseconds at most) on an idle device runs under the exclusive order
+  // lock instead of taking a place in the legacy stream: nothing can be enqueued behind it
+  // meanwhile, so it needs none, and the stream's bookkeeping was a third of a 4 KiB Memcpy.
   template <class Work>
-  void RunOnLegacyAndWait(Work&& work) {
+  void RunOnLegacyAndWait(Work&& work, bool small) {
+    if (small) {
+      std::unique_lock<std::shared_mutex> order(order_mutex_);
+      if (blocking_busy_.load(std::memory_order_acquire) == 0 && legacy_->Idle()) {
+        RunContained(work);
+        return;
+      }
+    }
     uint64_t seq;
     if (TryRunInline(*legacy_, work, &seq)) return;
     legacy_->WaitFor(Submit(*legacy_, {}, Task(std::forward<Work>(work))));
   }
 
-  // Every operation is counted from its enqueue (or inline start) to its completion, by the
-  // stream's kind, so that "is anything pending?" costs one load, not a walk over the streams.
-  void CountEnqueued(bool blocking) {
-    pending_.fetch_add(1, std::memory_order_relaxed);
-    if (blocking) blocking_pending_.fetch_add(1, std::memory_order_relaxed);
+  // The device counts its busy streams (those with an operation not yet complete), by kind, so
+  // that "is anything pending?" costs one load, not a walk over the streams. A stream reports
+  // its transitions, under its own lock: counting them rather than operations keeps a stream
+  // fed faster than it runs off these shared counters.
+  void CountBusy(bool blocking) {
+    busy_.fetch_add(1, std::memory_order_relaxed);
+    if (blocking) blocking_busy_.fetch_add(1, std::memory_order_relaxed);
   }
-  void CountCompleted(bool blocking) {
-    if (blocking) blocking_pending_.fetch_sub(1, std::memory_order_release);
-    pending_.fetch_sub(1, std::memory_order_release);
+  void CountIdle(bool blocking) {
+    if (blocking) blocking_busy_.fetch_sub(1, std::memory_order_release);
+    busy_.fetch_sub(1, std::memory_order_release);
   }
 
   // True when the stream has no pending work; for the legacy stream, also every blocking one.
@@ -256,8 +285,8 @@ class Device : public std::enable_shared_from_this<Device> {
 
   WorkerPool* const pool_;
   std::shared_ptr<Stream> legacy_;
-  std::atomic<uint64_t> pending_{0};           // operations of every stream
-  std::atomic<uint64_t> blocking_pending_{0};  // operations of blocking streams
+  std::atomic<uint64_t> busy_{0};           // busy streams, of every kind
+  std::atomic<uint64_t> blocking_busy_{0};  // busy blocking streams
   // Shared by enqueues on blocking streams, exclusive for enqueues on the legacy stream, so
   // the two kinds of dependency are always computed from a consistent order (never a cycle).
   std::shared_mutex order_mutex_;
@@ -293,7 +322,7 @@ bool Device::TryRunInline(Stream& stream, Work&& work, uint64_t* seq) {
   if (stream.kind() == Stream::Kind::kLegacy) {
     // Exclusive, as Submit on the legacy stream: no blocking stream enqueues meanwhile.
     std::unique_lock<std::shared_mutex> order(order_mutex_);
-    if (blocking_pending_.load(std::memory_order_acquire) != 0 || !stream.BeginInline(seq)) {
+    if (blocking_busy_.load(std::memory_order_acquire) != 0 || !stream.BeginInline(seq)) {
       return false;
     }
   } else if (stream.blocking()) {
