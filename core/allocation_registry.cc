@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bitset>
 #include <mutex>
+#include <type_traits>
 
 namespace infinirt::core {
 
@@ -17,6 +18,10 @@ void AllocationRegistry::EraseKeeping(Map& map, std::vector<typename Map::node_t
                                       typename Map::iterator position) {
   typename Map::node_type node = map.extract(position);
   if (spares.size() >= kSpareNodes) return;  // the node is freed here
+  if constexpr (std::is_same_v<typename Map::mapped_type, std::vector<Allocation>>) {
+    // An empty window list; a spare keeps room for a few entries, not a crowded window's.
+    if (node.mapped().capacity() > 16) node.mapped().shrink_to_fit();
+  }
   if (spares.capacity() == 0) spares.reserve(kSpareNodes);
   spares.push_back(std::move(node));
 }
