@@ -448,7 +448,8 @@ struct CpuPlugin {
 
   static infinirtError_t GraphLaunch(int, infinirtPluginGraphExec_t exec,
                                      infinirtPluginStream_t stream) {
-    static_cast<GraphExecHandle*>(exec)->exec->Launch(*g_state->device, StreamOf(stream));
+    static_cast<GraphExecHandle*>(exec)->exec->Launch(*g_state->device, StreamOf(stream),
+                                                      g_state->inline_bytes);
     return infinirtSuccess;
   }
 

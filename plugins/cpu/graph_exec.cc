@@ -1,5 +1,6 @@
 #include "graph_exec.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace infinirt::cpu {
@@ -9,10 +10,13 @@ GraphExec::GraphExec(const infinirtPluginGraphNode* nodes, size_t count)
   for (auto& node : nodes_) {
     node.dependencies = nullptr;
     node.dependency_count = 0;
+    if (node.kind == INFINIRT_GRAPH_NODE_HOST) has_host_nodes_ = true;
+    if (node.kind == INFINIRT_GRAPH_NODE_MEMCPY) bytes_ += node.params.copy.count;
+    if (node.kind == INFINIRT_GRAPH_NODE_MEMSET) bytes_ += node.params.set.count;
   }
 }
 
-void GraphExec::Launch(Device& device, Stream& stream) {
+void GraphExec::Launch(Device& device, Stream& stream, size_t inline_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<StreamPoint> waits;
   if (last_stream_) waits.push_back(StreamPoint{last_stream_, last_seq_});
@@ -22,8 +26,14 @@ void GraphExec::Launch(Device& device, Stream& stream) {
       waits.push_back(record->point);
     }
   }
-  auto self = shared_from_this();
-  last_seq_ = device.Submit(stream, std::move(waits), [self] { self->Run(); });
+  const bool may_inline =
+      !has_host_nodes_ && bytes_ <= inline_bytes &&
+      std::all_of(waits.begin(), waits.end(), [](const StreamPoint& p) { return p.Reached(); });
+  if (!may_inline || !device.TryRunInline(
+                         stream, [this] { Run(); }, &last_seq_)) {
+    auto self = shared_from_this();
+    last_seq_ = device.Submit(stream, std::move(waits), [self] { self->Run(); });
+  }
   last_stream_ = stream.shared_from_this();
 }
 
