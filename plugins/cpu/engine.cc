@@ -136,8 +136,8 @@ std::shared_ptr<Stream> WorkerPool::TakeReady() {
 }
 
 void WorkerPool::SpinForWork() {
-  // Yielding gives the core to any thread that wants it (on a 2-core machine, often the one
-  // about to queue the work).
+  // SpinUntil yields the core now and then to any thread that wants it (on a 2-core machine,
+  // often the one about to queue the work).
   SpinUntil([this] { return ready_count_.load(std::memory_order_acquire) != 0; }, kSpinTime);
 }
 
