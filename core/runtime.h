@@ -42,17 +42,17 @@ class Runtime {
  public:
   // The runtime, initialising it on first use. Never null; throws RuntimeUnloading once the
   // teardown at process exit has begun. A thread's first call counts it as a caller.
+  static Runtime& Get() {
+    if (__builtin_expect(!tls_thread_state.counted_as_caller, 0)) return GetCountingThisThread();
+    Runtime* runtime = instance_.load(std::memory_order_acquire);
+    return __builtin_expect(runtime != nullptr, 1) ? *runtime : InitializeSlow();
+  }
   // The runtime when this thread can use it with no set-up (the thread is counted as a caller
   // and the runtime is initialised), else null: the start of the cheapest calls' fast paths,
   // which fall back to Get for everything else.
   static Runtime* IfReady() {
     if (__builtin_expect(!tls_thread_state.counted_as_caller, 0)) return nullptr;
     return instance_.load(std::memory_order_acquire);
-  }
-  static Runtime& Get() {
-    if (__builtin_expect(!tls_thread_state.counted_as_caller, 0)) return GetCountingThisThread();
-    Runtime* runtime = instance_.load(std::memory_order_acquire);
-    return __builtin_expect(runtime != nullptr, 1) ? *runtime : InitializeSlow();
   }
   // Throws RuntimeUnloading once the teardown at process exit has begun.
   static void Finalize();

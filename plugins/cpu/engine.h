@@ -172,14 +172,15 @@ class Stream : public std::enable_shared_from_this<Stream> {
     std::shared_ptr<Stream> stream;
   };
 
-  // Marks seq complete, with mutex_ held; returns the waiters it releases, for the caller to
-  // wake (with mutex_ released) after notifying completed_cv_.
+  // What completing a point leaves to do once mutex_ is released (Announce).
   struct Completion {
     std::vector<Waiter> released;  // streams to reschedule
     bool notify = false;           // a host thread waits for this point
     bool empty() const { return released.empty() && !notify; }
   };
+  // Marks seq complete, with mutex_ held.
   Completion CompleteLocked(uint64_t seq);
+  // Wakes the host threads and reschedules the streams a completion released (mutex_ not held).
   void Announce(Completion completion);
   void Complete(uint64_t seq);
   void Wake();

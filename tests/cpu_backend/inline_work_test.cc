@@ -187,39 +187,49 @@ TEST_F(InlineWorkTest, AWaitForAPendingEventOrdersLaterWork) {
   infinirtStreamDestroy(waiting);
 }
 
+// Captures what issue() enqueues on stream into a graph, and instantiates it (the graph itself
+// is destroyed: the exec does not need it).
+template <class Issue>
+void CaptureExec(infinirtStream_t stream, Issue issue, infinirtGraphExec_t* exec) {
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
+  issue();
+  infinirtGraph_t graph = nullptr;
+  ASSERT_OK(infinirtStreamEndCapture(stream, &graph));
+  ASSERT_OK(infinirtGraphInstantiate(exec, graph, 0));
+  ASSERT_OK(infinirtGraphDestroy(graph));
+}
+
 // A graph of small copies and sets, launched on an idle stream, runs in the caller too; one with a
 // host node goes to a worker.
 TEST_F(InlineWorkTest, ASmallGraphWithoutHostNodesRunsInTheCaller) {
   infinirtStream_t stream = nullptr;
   ASSERT_OK(infinirtStreamCreateWithFlags(&stream, infinirtStreamNonBlocking));
   char* base = static_cast<char*>(device_);
-  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
-  ASSERT_OK(infinirtMemsetAsync(base, 0, kSmall, stream));
-  ASSERT_OK(infinirtMemcpyAsync(base, host_.data(), kSmall, infinirtMemcpyHostToDevice, stream));
-  infinirtGraph_t graph = nullptr;
-  ASSERT_OK(infinirtStreamEndCapture(stream, &graph));
   infinirtGraphExec_t exec = nullptr;
-  ASSERT_OK(infinirtGraphInstantiate(&exec, graph, 0));
+  ASSERT_NO_FATAL_FAILURE(CaptureExec(
+      stream,
+      [&] {
+        EXPECT_OK(infinirtMemsetAsync(base, 0, kSmall, stream));
+        EXPECT_OK(
+            infinirtMemcpyAsync(base, host_.data(), kSmall, infinirtMemcpyHostToDevice, stream));
+      },
+      &exec));
   std::memset(device_, 1, kSmall);
   ASSERT_OK(infinirtGraphLaunch(exec, stream));
   EXPECT_TRUE(DeviceHolds(7)) << "the launch was not done when GraphLaunch returned";
   EXPECT_FALSE(WorkersStarted());
 
   std::thread::id ran_on;
-  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
-  ASSERT_OK(infinirtLaunchHostFunc(stream, RecordThread, &ran_on));
-  infinirtGraph_t with_host = nullptr;
-  ASSERT_OK(infinirtStreamEndCapture(stream, &with_host));
   infinirtGraphExec_t host_exec = nullptr;
-  ASSERT_OK(infinirtGraphInstantiate(&host_exec, with_host, 0));
+  ASSERT_NO_FATAL_FAILURE(CaptureExec(
+      stream, [&] { EXPECT_OK(infinirtLaunchHostFunc(stream, RecordThread, &ran_on)); },
+      &host_exec));
   ASSERT_OK(infinirtGraphLaunch(host_exec, stream));
   ASSERT_OK(infinirtStreamSynchronize(stream));
   EXPECT_NE(ran_on, std::this_thread::get_id());
   EXPECT_TRUE(WorkersStarted());
   infinirtGraphExecDestroy(exec);
   infinirtGraphExecDestroy(host_exec);
-  infinirtGraphDestroy(graph);
-  infinirtGraphDestroy(with_host);
   infinirtStreamDestroy(stream);
 }
 
