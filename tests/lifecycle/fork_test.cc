@@ -33,7 +33,9 @@ bool in_forked_child = false;
 // held forever and the check hangs. The children therefore skip it; the parent's check at exit
 // is unchanged. Outside sanitizer builds nothing calls this. Default visibility: the sanitizer
 // runtime finds it through the dynamic symbol table, and the project builds hidden by default.
-extern "C" __attribute__((visibility("default"))) int __lsan_is_turned_off() { return in_forked_child ? 1 : 0; }
+extern "C" __attribute__((visibility("default"))) int __lsan_is_turned_off() {
+  return in_forked_child ? 1 : 0;
+}
 
 namespace {
 
