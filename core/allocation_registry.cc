@@ -11,7 +11,37 @@ namespace {
 
 bool BaseBelow(const Allocation& allocation, uintptr_t base) { return allocation.base < base; }
 
+std::atomic<uint64_t> registries_made{0};
+
+// One answer of Find kept by a thread: for addresses in [first, end), at one generation of one
+// shard of one registry, the allocation found (or none: then the range is the one address).
+struct KeptAnswer {
+  uint64_t registry = 0;  // 0: unused
+  size_t shard = 0;
+  uint64_t generation = 0;
+  uintptr_t first = 0;
+  uintptr_t end = 0;
+  std::optional<Allocation> allocation;
+
+  bool Answers(uint64_t in_registry, size_t in_shard, uint64_t at_generation,
+               uintptr_t address) const {
+    return registry == in_registry && shard == in_shard && generation == at_generation &&
+           address - first < end - first;
+  }
+};
+
+// A copy reads two pointers, a memset one; a few entries cover a loop over a handful of buffers.
+struct KeptAnswers {
+  static constexpr unsigned kCount = 4;
+  KeptAnswer entries[kCount];
+  unsigned next = 0;  // replaced next, round robin
+};
+
+thread_local KeptAnswers kept_answers;
+
 }  // namespace
+
+AllocationRegistry::AllocationRegistry() : instance_(++registries_made) {}
 
 template <class Map>
 void AllocationRegistry::EraseKeeping(Map& map, std::vector<typename Map::node_type>& spares,
@@ -122,10 +152,12 @@ bool AllocationRegistry::Add(const Allocation& allocation) {
     if (FindBaseLocked(shard, allocation.base) != nullptr) return false;
     IndexLocked(shard, allocation);
     ++shard.based_here;
+    ChangedLocked(shard);
   }
   ForEachOtherShard(allocation, [&](Shard& shard) {
     std::lock_guard<std::mutex> lock(shard.mutex);
     IndexLocked(shard, allocation);
+    ChangedLocked(shard);
   });
   return true;
 }
@@ -141,10 +173,12 @@ std::optional<Allocation> AllocationRegistry::RemoveExact(
     removed = *found;
     UnindexLocked(shard, removed);
     --shard.based_here;
+    ChangedLocked(shard);
   }
   ForEachOtherShard(removed, [&](Shard& shard) {
     std::lock_guard<std::mutex> lock(shard.mutex);
     UnindexLocked(shard, removed);
+    ChangedLocked(shard);
   });
   return removed;
 }
@@ -158,9 +192,27 @@ std::optional<Allocation> AllocationRegistry::FindExact(uintptr_t base) const {
 }
 
 std::optional<Allocation> AllocationRegistry::Find(uintptr_t address) const {
-  const Shard& shard = shards_[ShardOf(address)];
-  std::lock_guard<std::mutex> lock(shard.mutex);
-  return FindInRangesLocked(shard, address);
+  const size_t index = ShardOf(address);
+  const Shard& shard = shards_[index];
+  KeptAnswers& kept = kept_answers;
+  // Acquire: a generation seen here was stored after the index change it stands for.
+  const uint64_t now = shard.generation.load(std::memory_order_acquire);
+  for (const KeptAnswer& answer : kept.entries) {
+    if (answer.Answers(instance_, index, now, address)) return answer.allocation;
+  }
+  KeptAnswer fresh;
+  {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    fresh.allocation = FindInRangesLocked(shard, address);
+    fresh.generation = shard.generation.load(std::memory_order_relaxed);
+  }
+  fresh.registry = instance_;
+  fresh.shard = index;
+  fresh.first = fresh.allocation ? fresh.allocation->base : address;
+  fresh.end = fresh.allocation ? fresh.allocation->base + fresh.allocation->size : address + 1;
+  kept.entries[kept.next] = fresh;
+  kept.next = (kept.next + 1) % KeptAnswers::kCount;
+  return fresh.allocation;
 }
 
 std::vector<Allocation> AllocationRegistry::Snapshot(

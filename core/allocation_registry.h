@@ -14,10 +14,16 @@
 // under a single lock. The nodes of removed entries are kept for the next insertions (a few per
 // shard), so a Malloc + Free pair allocates nothing of its own: the heap calls for index nodes
 // were a third of the pair's cost.
+//
+// Find answers are also kept per thread, a few of them, each with the generation of its shard:
+// every change to a shard's indexes moves that generation on (under the shard's lock), so an
+// answer is reused only while nothing it depends on has changed, and a copy loop over the same
+// buffers looks each pointer up once instead of taking a lock per call.
 #ifndef INFINIRT_CORE_ALLOCATION_REGISTRY_H_
 #define INFINIRT_CORE_ALLOCATION_REGISTRY_H_
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -51,6 +57,8 @@ struct Allocation {
 
 class AllocationRegistry {
  public:
+  AllocationRegistry();
+
   // False when an allocation with this base is already registered (a plugin bug). Sizes are
   // above 0: the API registers no allocation of 0 bytes (Find would not find it).
   bool Add(const Allocation& allocation);
@@ -81,6 +89,8 @@ class AllocationRegistry {
 
   struct Shard {
     mutable std::mutex mutex;
+    // Moved on, under the lock, by every change to the indexes below; read without it by Find.
+    std::atomic<uint64_t> generation{0};
     // Window index -> the small allocations overlapping that window, by base.
     WindowMap small_by_window;
     LargeMap large_by_base;                           // large ones overlapping its regions
@@ -124,6 +134,15 @@ class AllocationRegistry {
     return &shards_[ShardOf(allocation.base)] == &shard;
   }
 
+  // Marks the shard's answers kept by Find as stale; the shard's lock is held.
+  static void ChangedLocked(Shard& shard) {
+    shard.generation.store(shard.generation.load(std::memory_order_relaxed) + 1,
+                           std::memory_order_release);
+  }
+
+  // Unique per registry in the process, so that answers a thread kept for an earlier registry
+  // (one destroyed by infinirtFinalize, say) are never taken for this one's.
+  const uint64_t instance_;
   std::array<Shard, kShards> shards_;
 };
 

@@ -1,5 +1,7 @@
-// Unit tests of core/allocation_registry.h: AllocationRegistry. Addresses are made up: the registry only
-// records ranges and never touches the memory.
+// Unit tests of core/allocation_registry.h: AllocationRegistry. Addresses are made up: the registry
+// only records ranges and never touches the memory.
+#include "allocation_registry.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -7,8 +9,6 @@
 #include <optional>
 #include <thread>
 #include <vector>
-
-#include "allocation_registry.h"
 
 namespace infinirt::core {
 namespace {
@@ -263,6 +263,61 @@ TEST(AllocationRegistryTest, HundredThousandAllocationsAreAllFoundAndGapsAreNot)
 
 // 8 threads add, find and remove allocations in their own address ranges (some spanning
 // regions), while all of them also read a shared set of allocations that never changes.
+// Find keeps its last answers per thread; these check that a kept answer never outlives the
+// state it was read from.
+
+TEST(AllocationRegistryTest, AKeptAnswerIsDroppedWhenItsAllocationIsRemoved) {
+  AllocationRegistry registry;
+  ASSERT_TRUE(registry.Add(MakeAllocation(0x10000000, 4096)));
+  EXPECT_EQ(BaseFound(registry, 0x10000010), 0x10000000u);
+  EXPECT_EQ(BaseFound(registry, 0x10000010), 0x10000000u);  // the kept answer
+  ASSERT_TRUE(registry.RemoveExact(0x10000000, AcceptAny));
+  EXPECT_EQ(BaseFound(registry, 0x10000010), 0u);
+}
+
+TEST(AllocationRegistryTest, AKeptMissIsDroppedWhenAnAllocationArrivesThere) {
+  AllocationRegistry registry;
+  EXPECT_EQ(BaseFound(registry, 0x20000010), 0u);
+  EXPECT_EQ(BaseFound(registry, 0x20000010), 0u);  // the kept miss
+  ASSERT_TRUE(registry.Add(MakeAllocation(0x20000000, 64)));
+  EXPECT_EQ(BaseFound(registry, 0x20000010), 0x20000000u);
+}
+
+TEST(AllocationRegistryTest, AnAllocationReplacedAtTheSameBaseIsFoundWithItsNewSize) {
+  AllocationRegistry registry;
+  ASSERT_TRUE(registry.Add(MakeAllocation(0x30000000, 8192)));
+  ASSERT_TRUE(registry.Find(0x30000000));
+  ASSERT_TRUE(registry.RemoveExact(0x30000000, AcceptAny));
+  ASSERT_TRUE(registry.Add(MakeAllocation(0x30000000, 64, MemoryKind::kPinnedHost)));
+  const std::optional<Allocation> found = registry.Find(0x30000000);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->size, 64u);
+  EXPECT_EQ(found->kind, MemoryKind::kPinnedHost);
+  EXPECT_EQ(BaseFound(registry, 0x30000000 + 4096), 0u);
+}
+
+TEST(AllocationRegistryTest, ARemovalByAnotherThreadDropsThisThreadsKeptAnswer) {
+  AllocationRegistry registry;
+  ASSERT_TRUE(registry.Add(MakeAllocation(0x40000000, 3 * kRegion)));  // over several shards
+  const uintptr_t inside[] = {0x40000000 + 5, 0x40000000 + kRegion + 5, 0x40000000 + 2 * kRegion};
+  for (uintptr_t address : inside) ASSERT_EQ(BaseFound(registry, address), 0x40000000u);
+  std::thread([&] { EXPECT_TRUE(registry.RemoveExact(0x40000000, AcceptAny)); }).join();
+  for (uintptr_t address : inside) EXPECT_EQ(BaseFound(registry, address), 0u) << address;
+}
+
+TEST(AllocationRegistryTest, AnswersKeptForAnEarlierRegistryAreNotTakenForALaterOne) {
+  // The second registry is built in the first one's storage: same address, same shards.
+  std::optional<AllocationRegistry> registry;
+  registry.emplace();
+  ASSERT_TRUE(registry->Add(MakeAllocation(0x50000000, 4096)));
+  ASSERT_EQ(BaseFound(*registry, 0x50000000), 0x50000000u);
+  registry.reset();
+  registry.emplace();
+  // One change in the same shard brings the new registry to the generation of the kept answer.
+  ASSERT_TRUE(registry->Add(MakeAllocation(0x50000000 + 8192, 64)));
+  EXPECT_EQ(BaseFound(*registry, 0x50000000), 0u);
+}
+
 TEST(AllocationRegistryTest, ConcurrentAddsRemovesAndFindsFromEightThreadsStayConsistent) {
   constexpr int kThreads = 8;
   constexpr int kRounds = 200;
