@@ -62,14 +62,6 @@ bool SubstituteVariables(const std::string& pattern, const PluginLog& log, std::
   return true;
 }
 
-std::vector<std::string> ExpandAll(const std::vector<std::string>& patterns, const PluginLog& log) {
-  std::vector<std::string> paths;
-  for (const std::string& pattern : patterns) {
-    for (std::string& path : ExpandCandidate(pattern, log)) paths.push_back(std::move(path));
-  }
-  return paths;
-}
-
 const VendorRuntimeData* FindVendorRuntimeData(const std::string& vendor) {
   for (const VendorRuntimeData& entry : kVendorRuntimes) {
     if (vendor == entry.vendor) return &entry;
@@ -139,7 +131,7 @@ CandidateList VendorCandidates(const std::string& vendor, const char* config_jso
   const char* variable = entry->env;
   if (const char* value = SecureEnv(variable, log, INFINIRT_LOG_WARN);
       value != nullptr && *value != '\0') {
-    list.paths = ExpandAll(SplitColons(value), log);
+    list.patterns = SplitColons(value);
     list.source = variable;
     return list;
   }
@@ -148,42 +140,40 @@ CandidateList VendorCandidates(const std::string& vendor, const char* config_jso
   if (ConfigOverride(config_json, &patterns, &problem)) {
     list.source =
         problem.empty() ? "infinirt.json plugins." + vendor + ".runtime_library" : problem;
-    if (problem.empty()) list.paths = ExpandAll(patterns, log);
+    if (problem.empty()) list.patterns = std::move(patterns);
     return list;
   }
-  std::vector<std::string> built_in;
   for (const char* const* candidate = entry->candidates; *candidate != nullptr; ++candidate) {
-    built_in.emplace_back(*candidate);
+    list.patterns.emplace_back(*candidate);
   }
-  list.paths = ExpandAll(built_in, log);
   list.source = "the built-in list (config/vendor_runtimes.json)";
   return list;
 }
 
-bool VendorLibrary::Open(const CandidateList& candidates) {
+bool VendorLibrary::Open(const CandidateList& candidates, const PluginLog& log) {
   Close();
   attempts_.clear();
   tried_.clear();
-  for (const std::string& candidate : candidates.paths) {
-    if (!tried_.empty()) tried_ += ", ";
-    tried_ += candidate;
+  for (const std::string& pattern : candidates.patterns) {
+    for (const std::string& candidate : ExpandCandidate(pattern, log)) {
+      if (!tried_.empty()) tried_ += ", ";
+      tried_ += candidate;
+      // A copy the process already has is reused by dlopen itself (it matches loaded names and
+      // files). No RTLD_NOLOAD attempt first: for a name the loader cannot find it costs the
+      // whole search a second time.
+      void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (handle != nullptr) {
+        handle_ = handle;
+        path_ = LoadedPath(handle, candidate);
+        return true;
+      }
+      const char* error = dlerror();  // names the file itself
+      if (!attempts_.empty()) attempts_ += "; ";
+      attempts_ += error ? error : candidate + ": dlopen failed";
+    }
   }
   tried_ +=
       (tried_.empty() ? "no candidates" : "") + std::string(" (from ") + candidates.source + ")";
-  for (const std::string& candidate : candidates.paths) {
-    // A copy the process already has is reused by dlopen itself (it matches loaded names and
-    // files). No RTLD_NOLOAD attempt first: for a name the loader cannot find it costs the
-    // whole search a second time.
-    void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle != nullptr) {
-      handle_ = handle;
-      path_ = LoadedPath(handle, candidate);
-      return true;
-    }
-    const char* error = dlerror();  // names the file itself
-    if (!attempts_.empty()) attempts_ += "; ";
-    attempts_ += error ? error : candidate + ": dlopen failed";
-  }
   return false;
 }
 

@@ -21,13 +21,16 @@ namespace infinirt::plugin {
 
 // Where the candidates of one vendor come from.
 struct CandidateList {
-  std::vector<std::string> paths;  // after ${VAR} and glob expansion
-  std::string source;              // "INFINIRT_NVIDIA_RUNTIME", "infinirt.json", "built-in list"
+  // Before ${VAR} and glob expansion: VendorLibrary::Open expands each when it reaches it, so a
+  // runtime found early costs no directory reads for the patterns after it.
+  std::vector<std::string> patterns;
+  std::string source;  // "INFINIRT_NVIDIA_RUNTIME", "infinirt.json", "built-in list"
 };
 
 // The candidates for `vendor` (a key of vendor_runtimes.json), given the plugin's config
 // section as JSON text. Malformed override text yields an empty list with the reason in
-// source. Variables ignored because of AT_SECURE are logged through log.
+// source. INFINIRT_<VENDOR>_RUNTIME ignored because of AT_SECURE is logged through log (the
+// ${VAR}s of the patterns are read, and logged, when Open expands them).
 CandidateList VendorCandidates(const std::string& vendor, const char* config_json,
                                const PluginLog& log);
 
@@ -45,8 +48,8 @@ class VendorLibrary {
   VendorLibrary(const VendorLibrary&) = delete;
   VendorLibrary& operator=(const VendorLibrary&) = delete;
 
-  // Tries each candidate in order. True when one opened.
-  bool Open(const CandidateList& candidates);
+  // Expands each pattern in order and tries what it expands to. True when one opened.
+  bool Open(const CandidateList& candidates, const PluginLog& log);
   // Forgets the library (it stays loaded).
   void Close();
 
@@ -55,7 +58,7 @@ class VendorLibrary {
   const std::string& path() const { return path_; }
   // dlopen's answer for every candidate tried, separated by "; ", for the listing.
   const std::string& attempts() const { return attempts_; }
-  // "candidate1, candidate2 (from SOURCE)", for the listing.
+  // "candidate1, candidate2 (from SOURCE)", for the listing when none opened: every candidate.
   const std::string& tried() const { return tried_; }
 
   // The address of `name` in the opened library, or nullptr.

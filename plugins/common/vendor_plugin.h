@@ -25,7 +25,7 @@ struct VendorRuntimeState {
 
   // Opens the first candidate that loads; false, with the reason, when none does.
   bool OpenRuntime(const CandidateList& candidates) {
-    if (library.Open(candidates)) return true;
+    if (library.Open(candidates, log)) return true;
     reason = "vendor runtime not found: " +
              (library.attempts().empty() ? library.tried() : library.attempts());
     return false;

@@ -17,6 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)config;
   // The vendor plugins get their section as JSON text; a NUL ends it, as it would in C.
   static const infinirt::plugin::PluginLog log("nvidia");  // not attached: logs nothing
-  infinirt::plugin::VendorCandidates("nvidia", text.c_str(), log);
+  const infinirt::plugin::CandidateList list =
+      infinirt::plugin::VendorCandidates("nvidia", text.c_str(), log);
+  for (const std::string& pattern : list.patterns) infinirt::plugin::ExpandCandidate(pattern, log);
   return 0;
 }

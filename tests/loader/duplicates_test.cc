@@ -75,6 +75,27 @@ TEST_F(DuplicateDirectory, SpelledDifferentlyItsPluginsAreDuplicates) {
   ExpectAcceleratorsCountedOnce();
 }
 
+// --- dirlink/ (a symlink to accel/), then accel/ -----------------------------------------
+
+using LinkedDirectory = RuntimeTest;
+
+// The listing names the files by their real paths, and the second sighting of each is a
+// duplicate recognised before it is opened.
+TEST_F(LinkedDirectory, ItsPluginsAreListedByRealPathAndLoadOnce) {
+  for (const char* name : {"fake_nvidia", "fake_ascend"}) {
+    SCOPED_TRACE(name);
+    const std::string real = RealPath(PluginFile("accel", name));
+    const auto entries = EntriesNamed(name);
+    ASSERT_EQ(entries.size(), 2u);
+    EXPECT_EQ(entries[0].status, infinirtBackendLoaded) << entries[0].reason;
+    EXPECT_EQ(entries[0].path, real);
+    EXPECT_EQ(entries[1].status, infinirtBackendDuplicate);
+    EXPECT_EQ(entries[1].path, real);
+    EXPECT_EQ(entries[1].abiMajor, -1) << "not recognised by its real path";
+  }
+  ExpectAcceleratorsCountedOnce();
+}
+
 // --- dupname_a and dupname_b: two files whose tables both say "dupname" --------------------
 
 using DuplicateName = RuntimeTest;
