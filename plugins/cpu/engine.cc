@@ -305,13 +305,11 @@ void Stream::RunSome() {
     if (queue_.empty()) {
       // A stream fed operation by operation: wait a moment for the next one, still the
       // stream's runner, instead of going through the pool again for each.
-      WorkerPool& pool = device_->pool();
-      if (!spun && pool.MaySpinInStream() && !pool.HasReadyStreams()) {
+      if (!spun && device_->pool().MaySpinInStream()) {
         spun = true;
         const uint64_t last = last_enqueued_.load(std::memory_order_relaxed);
         lock.unlock();
-        SpinUntil([&] { return last_enqueued() != last || pool.HasReadyStreams(); },
-                  kStreamSpinTime);
+        SpinUntil([&] { return last_enqueued() != last; }, kStreamSpinTime);
         lock.lock();
         --budget;
         continue;

@@ -80,10 +80,6 @@ class WorkerPool {
   void Schedule(std::shared_ptr<Stream> stream);
   // Whether a worker running a stream may spin for more of its work: no other worker runs.
   bool MaySpinInStream() const { return running_.load(std::memory_order_relaxed) <= spin_below_; }
-  // Whether streams wait for a worker. A worker spinning for its own stream's next operation
-  // stops then: it is needed elsewhere, and on a small machine its spin takes the core from the
-  // thread that queues the work.
-  bool HasReadyStreams() const { return ready_count_.load(std::memory_order_acquire) != 0; }
 
  private:
   void StartWorkers();
