@@ -129,22 +129,9 @@ TEST(VendorFailure, DriverTooOldIsNamed) {
       "driver too old for this runtime: libcuda.so.1 supports version 11.8, the runtime is 12.8");
 }
 
-// Candidates are tried in order, a glob pattern by its matches: the missing file first, then
-// the emulated runtime that the pattern matches; the incomplete runtime after it is never tried.
-TEST(VendorFailure, GlobCandidateIsExpandedWhenReached) {
-  REQUIRE_SCENARIO("runtime_glob");
-  InitialiseCapturingLog();
-  const infinirtBackendProp nvidia = BackendListing("nvidia");
-  EXPECT_EQ(nvidia.status, infinirtBackendLoaded) << nvidia.reason;
-  EXPECT_EQ(nvidia.deviceCount, 1);
-  EXPECT_TRUE(Contains(nvidia.runtimeLibrary, "emulated/nvidia/libcudart.so.13"))
-      << nvidia.runtimeLibrary;
-  ExpectTheCpuBackendWorks();
-}
-
-// The runtime named by the config file (plugins.nvidia.runtime_library), not the environment.
-TEST(VendorFailure, ConfigFileChoosesTheRuntime) {
-  REQUIRE_SCENARIO("config_override");
+// The NVIDIA plugin loaded the emulated runtime (one device, version 12.8), and the CPU backend
+// works beside it.
+void ExpectTheEmulatedRuntimeInUse() {
   InitialiseCapturingLog();
   const infinirtBackendProp nvidia = BackendListing("nvidia");
   EXPECT_EQ(nvidia.status, infinirtBackendLoaded) << nvidia.reason;
@@ -153,6 +140,19 @@ TEST(VendorFailure, ConfigFileChoosesTheRuntime) {
   EXPECT_TRUE(Contains(nvidia.runtimeLibrary, "emulated/nvidia/libcudart.so.13"))
       << nvidia.runtimeLibrary;
   ExpectTheCpuBackendWorks();
+}
+
+// Candidates are tried in order, a glob pattern by its matches: the missing file first, then
+// the emulated runtime that the pattern matches; the incomplete runtime after it is never tried.
+TEST(VendorFailure, GlobCandidateIsExpandedWhenReached) {
+  REQUIRE_SCENARIO("runtime_glob");
+  ExpectTheEmulatedRuntimeInUse();
+}
+
+// The runtime named by the config file (plugins.nvidia.runtime_library), not the environment.
+TEST(VendorFailure, ConfigFileChoosesTheRuntime) {
+  REQUIRE_SCENARIO("config_override");
+  ExpectTheEmulatedRuntimeInUse();
 }
 
 TEST(VendorFailure, MalformedRuntimeOverrideInTheConfigFile) {
