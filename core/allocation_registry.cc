@@ -21,7 +21,8 @@ struct KeptAnswer {
   uint64_t generation = 0;
   uintptr_t first = 0;
   uintptr_t end = 0;
-  std::optional<Allocation> allocation;
+  bool found = false;
+  Allocation allocation;  // when found
 
   bool Answers(uint64_t in_registry, size_t in_shard, uint64_t at_generation,
                uintptr_t address) const {
@@ -191,28 +192,36 @@ std::optional<Allocation> AllocationRegistry::FindExact(uintptr_t base) const {
   return *found;
 }
 
-std::optional<Allocation> AllocationRegistry::Find(uintptr_t address) const {
+bool AllocationRegistry::Find(uintptr_t address, Allocation* found) const {
   const size_t index = ShardOf(address);
   const Shard& shard = shards_[index];
   KeptAnswers& kept = kept_answers;
   // Acquire: a generation seen here was stored after the index change it stands for.
   const uint64_t now = shard.generation.load(std::memory_order_acquire);
   for (const KeptAnswer& answer : kept.entries) {
-    if (answer.Answers(instance_, index, now, address)) return answer.allocation;
+    if (answer.Answers(instance_, index, now, address)) {
+      if (answer.found) *found = answer.allocation;
+      return answer.found;
+    }
   }
-  KeptAnswer fresh;
+  KeptAnswer& fresh = kept.entries[kept.next];
+  kept.next = (kept.next + 1) % KeptAnswers::kCount;
+  std::optional<Allocation> result;
+  uint64_t generation;
   {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    fresh.allocation = FindInRangesLocked(shard, address);
-    fresh.generation = shard.generation.load(std::memory_order_relaxed);
+    result = FindInRangesLocked(shard, address);
+    generation = shard.generation.load(std::memory_order_relaxed);
   }
   fresh.registry = instance_;
   fresh.shard = index;
-  fresh.first = fresh.allocation ? fresh.allocation->base : address;
-  fresh.end = fresh.allocation ? fresh.allocation->base + fresh.allocation->size : address + 1;
-  kept.entries[kept.next] = fresh;
-  kept.next = (kept.next + 1) % KeptAnswers::kCount;
-  return fresh.allocation;
+  fresh.generation = generation;
+  fresh.found = result.has_value();
+  if (result) fresh.allocation = *result;
+  fresh.first = result ? result->base : address;
+  fresh.end = result ? result->base + result->size : address + 1;
+  if (result) *found = *result;
+  return fresh.found;
 }
 
 std::vector<Allocation> AllocationRegistry::Snapshot(

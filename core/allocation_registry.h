@@ -70,7 +70,14 @@ class AllocationRegistry {
   std::optional<Allocation> FindExact(uintptr_t base) const;
 
   // The allocation containing an address (base or interior).
-  std::optional<Allocation> Find(uintptr_t address) const;
+  std::optional<Allocation> Find(uintptr_t address) const {
+    Allocation found;
+    return Find(address, &found) ? std::optional<Allocation>(found) : std::nullopt;
+  }
+  // The same, written to *found; false (and *found untouched) when no allocation contains it.
+  // The copy and route paths use this form: a returned optional was stored and then reloaded
+  // in pieces of another size, a store-forwarding stall on every lookup.
+  bool Find(uintptr_t address, Allocation* found) const;
 
   // Every allocation matching a predicate (for device reset and finalize).
   std::vector<Allocation> Snapshot(const std::function<bool(const Allocation&)>& predicate) const;

@@ -95,22 +95,24 @@ infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void*
 
 namespace {
 
-// Where the bytes of a copy or memset live.
+// Where the bytes of a copy or memset live: in `allocation` when `found`, else in host memory
+// InfiniRT did not allocate.
 struct Span {
-  std::optional<Allocation> allocation;
-  bool on_device() const { return allocation && allocation->IsDeviceMemory(); }
+  bool found = false;
+  Allocation allocation;
+  bool on_device() const { return found && allocation.IsDeviceMemory(); }
 };
 
 infinirtError_t LookUpSpan(Runtime& runtime, const void* pointer, size_t count, const char* role,
                            Span* span, const char* function) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
-  span->allocation = runtime.allocations().Find(address);
-  if (span->allocation) {
-    const uintptr_t end = span->allocation->base + span->allocation->size;
+  span->found = runtime.allocations().Find(address, &span->allocation);
+  if (span->found) {
+    const uintptr_t end = span->allocation.base + span->allocation.size;
     if (count > end - address) {
       return Fail(infinirtErrorInvalidValue,
                   "{}: {} bytes at {} ({}) run past the end of its {}-byte allocation", function,
-                  count, pointer, role, span->allocation->size);
+                  count, pointer, role, span->allocation.size);
     }
   }
   return infinirtSuccess;
@@ -144,23 +146,23 @@ infinirtError_t RouteCopy(Runtime& runtime, void* dst, const void* src, size_t c
   const Span* device_sides[] = {&dst_span, &src_span};
   for (const Span* side : device_sides) {
     if (!side->on_device()) continue;
-    const int owner = side->allocation->backend;
+    const int owner = side->allocation.backend;
     const int performer = stream ? stream->backend_index
-                                 : (dst_span.on_device() ? dst_span.allocation->backend : owner);
+                                 : (dst_span.on_device() ? dst_span.allocation.backend : owner);
     if (owner != performer) cross->needed = true;
   }
   if (cross->needed) {
-    if (src_span.on_device()) cross->source = TargetOf(runtime, *src_span.allocation);
-    if (dst_span.on_device()) cross->destination = TargetOf(runtime, *dst_span.allocation);
+    if (src_span.on_device()) cross->source = TargetOf(runtime, src_span.allocation);
+    if (dst_span.on_device()) cross->destination = TargetOf(runtime, dst_span.allocation);
     *resolved_kind = InferKind(dst_span, src_span);
     return infinirtSuccess;
   }
   if (stream) {
     *target = *stream;
   } else if (dst_span.on_device()) {
-    *target = TargetOf(runtime, *dst_span.allocation);
+    *target = TargetOf(runtime, dst_span.allocation);
   } else if (src_span.on_device()) {
-    *target = TargetOf(runtime, *src_span.allocation);
+    *target = TargetOf(runtime, src_span.allocation);
   } else if (auto error = CurrentTarget(runtime, target, function)) {
     return error;
   }
@@ -231,19 +233,19 @@ infinirtError_t RouteMemset(Runtime& runtime, void* pointer, size_t count,
   if (pointer == nullptr) return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function);
   Span span;
   if (auto e = LookUpSpan(runtime, pointer, count, "memset target", &span, function)) return e;
-  if (!span.allocation) {
+  if (!span.found) {
     return Fail(infinirtErrorInvalidValue, "{}: {} was not allocated by InfiniRT", function,
                 pointer);
   }
   if (stream) {
-    if (span.on_device() && span.allocation->backend != stream->backend_index) {
+    if (span.on_device() && span.allocation.backend != stream->backend_index) {
       return Fail(infinirtErrorNotSupported,
                   "{}: memory of backend '{}' cannot be set from a stream of backend '{}'",
-                  function, runtime.backend(span.allocation->backend).name, stream->backend->name);
+                  function, runtime.backend(span.allocation.backend).name, stream->backend->name);
     }
     *target = *stream;
   } else {
-    *target = TargetOf(runtime, *span.allocation);
+    *target = TargetOf(runtime, span.allocation);
   }
   return infinirtSuccess;
 }
