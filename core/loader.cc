@@ -90,30 +90,31 @@ std::string RealPath(const std::string& path) {
   return buffer;
 }
 
-// A plugin file found in a searched directory.
-struct FoundFile {
-  std::string path;       // as found: the directory as given, then the name
-  std::string real_path;  // known without asking for it (a regular file), or ""
-
-  bool operator<(const FoundFile& other) const { return path < other.path; }
+// A plugin file the search found.
+struct Candidate {
+  std::string path;               // as found: in a searched directory, or named in the search
+  std::string directory_problem;  // why its searched directory is skipped, or ""
+  std::string real_path;          // what files are de-duplicated and opened by
 };
 
 // The plugin files of a directory, by name. The real path of a regular file is the directory's
 // real path and its name, so only links (and entries of unknown type) need realpath(), which
 // costs a readlink per path component: six per plugin in a build tree.
-std::vector<FoundFile> PluginFilesIn(const std::string& directory) {
-  std::vector<FoundFile> files;
+std::vector<Candidate> PluginFilesIn(const std::string& directory) {
+  std::vector<Candidate> files;
   DIR* dir = opendir(directory.c_str());
   if (dir == nullptr) return files;
   const std::string real_directory = RealPath(directory);
   while (dirent* entry = readdir(dir)) {
-    FoundFile file{directory + "/" + entry->d_name, ""};
-    if (BackendNameOfFile(file.path).empty()) continue;
-    if (entry->d_type == DT_REG) file.real_path = real_directory + "/" + entry->d_name;
-    files.push_back(std::move(file));
+    const std::string path = directory + "/" + entry->d_name;
+    if (BackendNameOfFile(path).empty()) continue;
+    files.push_back(
+        {path, "",
+         entry->d_type == DT_REG ? real_directory + "/" + entry->d_name : RealPath(path)});
   }
   closedir(dir);
-  std::sort(files.begin(), files.end());
+  std::sort(files.begin(), files.end(),
+            [](const Candidate& a, const Candidate& b) { return a.path < b.path; });
   return files;
 }
 
@@ -405,12 +406,6 @@ bool InitializePlugin(Backend* backend, const Config& config, infinirtBackendPro
   return true;
 }
 
-struct Candidate {
-  std::string path;               // as found: in a searched directory, or named in the search
-  std::string directory_problem;  // why its searched directory is skipped, or ""
-  std::string real_path;          // when the search already knows it, or ""
-};
-
 // The plugin files that the search plan finds, in order. Every entry goes to result->searched;
 // a missing file named in INFINIRT_PLUGIN_PATH is listed as not found.
 std::vector<Candidate> FindCandidates(const SearchPlan& plan, bool allow_insecure,
@@ -431,10 +426,10 @@ std::vector<Candidate> FindCandidates(const SearchPlan& plan, bool allow_insecur
     }
     if (!S_ISDIR(info.st_mode)) {
       Log().debug("loader: plugin file named directly: {}", entry);
-      candidates.push_back({entry, "", ""});
+      candidates.push_back({entry, "", RealPath(entry)});
       continue;
     }
-    const std::vector<FoundFile> files = PluginFilesIn(entry);
+    std::vector<Candidate> files = PluginFilesIn(entry);
     Log().debug("loader: searching directory {}: {} plugin file(s)", entry, files.size());
     std::string problem = SearchedDirectoryProblem(entry);
     if (!problem.empty() && allow_insecure) {
@@ -446,7 +441,10 @@ std::vector<Candidate> FindCandidates(const SearchPlan& plan, bool allow_insecur
       Log().warn("loader: {}{}", problem, kLoadAnyway);
       result->searched.back() += " (skipped: insecure)";
     }
-    for (const FoundFile& file : files) candidates.push_back({file.path, problem, file.real_path});
+    for (Candidate& file : files) {
+      file.directory_problem = problem;
+      candidates.push_back(std::move(file));
+    }
   }
   return candidates;
 }
@@ -612,7 +610,7 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
   std::set<std::string> seen_paths;
   for (const Candidate& found : candidates) {
     const std::string& candidate = found.path;
-    const std::string real = found.real_path.empty() ? RealPath(candidate) : found.real_path;
+    const std::string& real = found.real_path;
     std::string name = BackendNameOfFile(candidate);
     infinirtBackendProp listing = NewListing(name, real);
     const auto started = std::chrono::steady_clock::now();
