@@ -129,15 +129,23 @@ std::string HeaderProblem(const Header& header) {
   return "";
 }
 
-// Everything the dynamic loader maps or reads must lie within the file.
-std::string ExtentProblem(int fd, off_t size, const Header& header) {
+// The first bytes of the file, read at once: the ELF header and, in files as linkers write
+// them, the program headers right after it (one read per plugin instead of two).
+constexpr size_t kFirstRead = 1024;
+
+// Everything the dynamic loader maps or reads must lie within the file. `first` holds the
+// file's first `first_size` bytes.
+std::string ExtentProblem(int fd, off_t size, const Header& header, const unsigned char* first,
+                          size_t first_size) {
   const uint64_t file_size = static_cast<uint64_t>(size);
   const uint64_t headers_end = EndOf(header.e_phoff, header.e_phnum, header.e_phentsize);
   if (headers_end > file_size) return Truncated(size, "the program header table", headers_end);
   std::vector<ProgramHeader> segments(header.e_phnum);
   const size_t bytes = segments.size() * sizeof(ProgramHeader);
-  if (pread(fd, segments.data(), bytes, static_cast<off_t>(header.e_phoff)) !=
-      static_cast<ssize_t>(bytes)) {
+  if (headers_end <= first_size) {
+    std::memcpy(segments.data(), first + header.e_phoff, bytes);
+  } else if (pread(fd, segments.data(), bytes, static_cast<off_t>(header.e_phoff)) !=
+             static_cast<ssize_t>(bytes)) {
     return "cannot read the program headers";
   }
   for (const ProgramHeader& segment : segments) {
@@ -156,19 +164,20 @@ std::string ExtentProblem(int fd, off_t size, const Header& header) {
 }  // namespace
 
 std::string ElfProblem(int fd, off_t size) {
-  Header header{};
-  const ssize_t read = pread(fd, &header, sizeof(header), 0);
+  unsigned char first[kFirstRead];
+  const ssize_t read = pread(fd, first, sizeof(first), 0);
   if (read < 0) return "cannot read the ELF header";
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&header);
-  if (std::string problem = IdentificationProblem(bytes, static_cast<size_t>(read), size);
+  if (std::string problem = IdentificationProblem(first, static_cast<size_t>(read), size);
       !problem.empty()) {
     return problem;
   }
-  if (static_cast<size_t>(read) < sizeof(header)) {
-    return Truncated(size, "the ELF header", sizeof(header));
+  if (static_cast<size_t>(read) < sizeof(Header)) {
+    return Truncated(size, "the ELF header", sizeof(Header));
   }
+  Header header;
+  std::memcpy(&header, first, sizeof(header));
   if (std::string problem = HeaderProblem(header); !problem.empty()) return problem;
-  return ExtentProblem(fd, size, header);
+  return ExtentProblem(fd, size, header, first, static_cast<size_t>(read));
 }
 
 }  // namespace infinirt::core

@@ -13,10 +13,13 @@
 #include <chrono>
 #include <cstring>
 #include <iterator>
+#include <map>
+#include <memory>
 #include <set>
 
 #include "elf_check.h"
 #include "env.h"
+#include "loader_search.h"
 #include "log.h"
 #include "plugin_table.h"
 #include "plugin_trust.h"
@@ -156,33 +159,62 @@ struct FileVerdict {
   std::string unloadable;  // why it cannot be a plugin of this process, or ""
 };
 
+// The directories of the plugin files checked during one load, each opened and examined once
+// (the files of one directory are opened relative to the same descriptor), and the effective
+// user the modes are judged for.
+class CheckedDirectories {
+ public:
+  struct Directory {
+    explicit Directory(int descriptor) : fd(descriptor) {}
+    UniqueFd fd;
+    struct stat info {};
+    std::string problem;  // why it cannot be opened or examined, or ""
+  };
+
+  uid_t user() const { return user_; }
+
+  const Directory& Open(const std::string& path) {
+    std::unique_ptr<Directory>& slot = directories_[path];
+    if (slot) return *slot;
+    slot = std::make_unique<Directory>(open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!slot->fd) {
+      slot->problem = "cannot open its directory " + path + ": " + ErrnoText();
+    } else if (fstat(slot->fd.get(), &slot->info) != 0) {
+      slot->problem = "cannot examine its directory " + path + ": " + ErrnoText();
+    }
+    return *slot;
+  }
+
+ private:
+  const uid_t user_ = geteuid();
+  std::map<std::string, std::unique_ptr<Directory>> directories_;
+};
+
 // Checks the plugin file at real_path (no symlinks left) and the directory holding it. The checks
 // read descriptors (fstat, and the ELF header with pread), so the mode, owner and header examined
 // belong to one file, not to whatever the path names a moment later.
-FileVerdict CheckPluginFile(const std::string& real_path) {
+FileVerdict CheckPluginFile(const std::string& real_path, CheckedDirectories* directories) {
   FileVerdict verdict;
   const size_t slash = real_path.find_last_of('/');
-  const std::string directory = slash == 0 ? "/" : real_path.substr(0, slash);
-  UniqueFd directory_fd(open(directory.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!directory_fd) {
-    verdict.unloadable = "cannot open its directory " + directory + ": " + ErrnoText();
+  const std::string directory_path = slash == 0 ? "/" : real_path.substr(0, slash);
+  const CheckedDirectories::Directory& directory = directories->Open(directory_path);
+  if (!directory.problem.empty()) {
+    verdict.unloadable = directory.problem;
     return verdict;
   }
   // O_NOFOLLOW: the real path has no symlink left, unless one was put there since. O_NONBLOCK:
   // opening a FIFO named like a plugin must not wait for a writer.
-  UniqueFd file_fd(openat(directory_fd.get(), real_path.c_str() + slash + 1,
+  UniqueFd file_fd(openat(directory.fd.get(), real_path.c_str() + slash + 1,
                           O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
-  struct stat directory_info {
-  }, file_info{};
-  if (!file_fd || fstat(file_fd.get(), &file_info) != 0 ||
-      fstat(directory_fd.get(), &directory_info) != 0) {
+  struct stat file_info {};
+  if (!file_fd || fstat(file_fd.get(), &file_info) != 0) {
     verdict.unloadable = "cannot open the file: " + ErrnoText();
     return verdict;
   }
-  const uid_t user = geteuid();
+  const uid_t user = directories->user();
   AddProblem(&verdict.untrusted, "the plugin file is ", WritableByOthers(file_info, user));
-  AddProblem(&verdict.untrusted, "its directory " + directory + " is ",
-             WritableByOthers(directory_info, user));
+  AddProblem(&verdict.untrusted, "its directory " + directory_path + " is ",
+             WritableByOthers(directory.info, user));
   if (!S_ISREG(file_info.st_mode)) {
     verdict.unloadable = "not a regular file";
   } else {
@@ -359,8 +391,37 @@ std::unique_ptr<Backend> OpenPlugin(const std::string& path, infinirtBackendProp
   return backend;
 }
 
+// The plugin whose Initialize runs on this thread, for the host's library_certainly_absent.
+struct PluginBeingInitialized {
+  LoaderSearch* search;
+  void* library;  // the plugin's dlopen handle: the caller of its dlopens
+};
+thread_local const PluginBeingInitialized* plugin_being_initialized = nullptr;
+
+int LibraryCertainlyAbsent(const char* name) noexcept {
+  const PluginBeingInitialized* plugin = plugin_being_initialized;
+  if (plugin == nullptr || name == nullptr) return 0;
+  try {
+    const bool absent = plugin->search->CertainlyAbsent(plugin->library, name);
+    if (absent) Log().debug("loader: {} is in no directory the dynamic loader searches", name);
+    return absent ? 1 : 0;
+  } catch (...) {  // nothing may cross the plugin ABI; not knowing is an honest answer
+    return 0;
+  }
+}
+
+// The plugin's Initialize, with library_certainly_absent answering for it meanwhile.
+infinirtError_t CallInitialize(Backend* backend, LoaderSearch* search) {
+  const PluginBeingInitialized plugin{search, backend->library};
+  plugin_being_initialized = &plugin;
+  const infinirtError_t result = backend->table.Initialize(&backend->host);
+  plugin_being_initialized = nullptr;
+  return result;
+}
+
 // Calls the plugin's Initialize, GetInfo and GetDeviceCount. False when it cannot be used.
-bool InitializePlugin(Backend* backend, const Config& config, infinirtBackendProp* listing) {
+bool InitializePlugin(Backend* backend, const Config& config, LoaderSearch* search,
+                      infinirtBackendProp* listing) {
   if (config.plugins.contains(backend->name)) {
     backend->config_json = config.plugins[backend->name].dump();
   }
@@ -369,7 +430,8 @@ bool InitializePlugin(Backend* backend, const Config& config, infinirtBackendPro
   backend->host.abi_minor = INFINIRT_PLUGIN_ABI_MINOR;
   backend->host.log = &PluginLog;
   backend->host.config_json = backend->config_json.c_str();
-  const infinirtError_t init = backend->table.Initialize(&backend->host);
+  backend->host.library_certainly_absent = &LibraryCertainlyAbsent;
+  const infinirtError_t init = CallInitialize(backend, search);
   if (init != infinirtSuccess) {
     listing->status = infinirtBackendInitFailed;
     CopyString(listing->reason, std::string("Initialize returned ") + infinirtGetErrorName(init));
@@ -453,9 +515,10 @@ std::vector<Candidate> FindCandidates(const SearchPlan& plan, bool allow_insecur
 // the status and the reason. A problem that INFINIRT_ALLOW_INSECURE_PLUGINS=1 lets through is
 // returned in *allowed_problem.
 bool PassesFileChecks(const Candidate& candidate, const std::string& real_path, bool allow_insecure,
-                      infinirtBackendProp* listing, std::string* allowed_problem) {
+                      CheckedDirectories* directories, infinirtBackendProp* listing,
+                      std::string* allowed_problem) {
   const FileVerdict verdict = candidate.directory_problem.empty()
-                                  ? CheckPluginFile(real_path)
+                                  ? CheckPluginFile(real_path, directories)
                                   : FileVerdict{candidate.directory_problem, ""};
   if (!verdict.untrusted.empty() && !allow_insecure) {
     listing->status = infinirtBackendInsecure;
@@ -608,6 +671,8 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
   result.listing.reserve(result.listing.size() + candidates.size() + KnownBackendNames().size());
 
   std::set<std::string> seen_paths;
+  CheckedDirectories checked_directories;
+  LoaderSearch loader_search;  // what the plugins' vendor runtime names can be found as
   for (const Candidate& found : candidates) {
     const std::string& candidate = found.path;
     const std::string& real = found.real_path;
@@ -635,7 +700,8 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
       continue;
     }
     std::string allowed_problem;
-    if (!PassesFileChecks(found, real, allow_insecure, &listing, &allowed_problem)) {
+    if (!PassesFileChecks(found, real, allow_insecure, &checked_directories, &listing,
+                          &allowed_problem)) {
       finish(listing.status == infinirtBackendInsecure ? "refused (insecure)" : "rejected");
       continue;
     }
@@ -665,7 +731,7 @@ LoadResult LoadPlugins(const Config& config, const std::string& library_dir) {
       for (const auto& entry : backend->missing_entries) missing += " " + entry;
       Log().debug("loader: {} lacks entries (they answer NotSupported):{}", name, missing);
     }
-    if (!InitializePlugin(backend.get(), config, &listing)) {
+    if (!InitializePlugin(backend.get(), config, &loader_search, &listing)) {
       finish("rejected");
       continue;
     }

@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 #define INFINIRT_PLUGIN_ABI_MAJOR 1
-#define INFINIRT_PLUGIN_ABI_MINOR 0
+#define INFINIRT_PLUGIN_ABI_MINOR 1
 
 #define INFINIRT_PLUGIN_ENTRY_SYMBOL "infinirtPluginGetTable"
 
@@ -71,6 +71,14 @@ typedef struct infinirtPluginHost {
   void (*log)(infinirtLogLevel_t level, const char* plugin, const char* message);
   /* The plugin's section of the configuration file as JSON text ("{}" when absent). */
   const char* config_json;
+  /* Since ABI 1.1 (a plugin checks struct_size before reading it). Nonzero only when
+   * dlopen(name) called from the plugin would certainly fail for want of a file: name is a bare
+   * file name (no '/') that the dynamic loader finds in no directory it searches, no entry of
+   * its cache and no loaded object. The plugin may then skip that dlopen, whose message would
+   * be "<name>: cannot open shared object file: No such file or directory". 0 when the file may
+   * exist or the core cannot tell. It answers only during Initialize, on the thread the core
+   * calls Initialize on (0 elsewhere). */
+  int (*library_certainly_absent)(const char* name);
 } infinirtPluginHost;
 
 /* What a plugin reports about itself for the backend listing. The core zero-fills it and sets

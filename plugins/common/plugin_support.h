@@ -28,6 +28,8 @@ class PluginLog {
     const infinirtPluginHost* host = host_.load();
     if (host != nullptr && host->log != nullptr) host->log(level, plugin_, message.c_str());
   }
+  // The host table it logs through (nullptr before Initialize and after Finalize).
+  const infinirtPluginHost* host() const { return host_.load(); }
 
  private:
   const char* plugin_;

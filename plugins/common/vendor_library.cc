@@ -5,6 +5,7 @@
 #include <link.h>
 #include <stdlib.h>
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 
 #include "plugin_support.h"
@@ -105,7 +106,31 @@ std::string LoadedPath(void* handle, const std::string& fallback) {
   return fallback;
 }
 
+// The host's library_certainly_absent, where the host table has it (ABI 1.1).
+bool HostSaysAbsent(const PluginLog& log, const std::string& name) {
+  const infinirtPluginHost* host = log.host();
+  constexpr size_t needed = offsetof(infinirtPluginHost, library_certainly_absent) +
+                            sizeof(host->library_certainly_absent);
+  return host != nullptr && host->struct_size >= needed &&
+         host->library_certainly_absent != nullptr && name.find('/') == std::string::npos &&
+         host->library_certainly_absent(name.c_str()) != 0;
+}
+
 }  // namespace
+
+void* OpenLibrary(const std::string& name, int flags, const PluginLog& log, std::string* error) {
+  if (HostSaysAbsent(log, name)) {
+    *error = name + ": cannot open shared object file: No such file or directory";
+    return nullptr;
+  }
+  dlerror();
+  void* handle = dlopen(name.c_str(), flags);
+  if (handle == nullptr) {
+    const char* message = dlerror();  // names the file itself
+    *error = message != nullptr ? message : name + ": dlopen failed";
+  }
+  return handle;
+}
 
 std::vector<std::string> ExpandCandidate(const std::string& pattern, const PluginLog& log) {
   std::string substituted;
@@ -161,15 +186,15 @@ bool VendorLibrary::Open(const CandidateList& candidates, const PluginLog& log) 
       // A copy the process already has is reused by dlopen itself (it matches loaded names and
       // files). No RTLD_NOLOAD attempt first: for a name the loader cannot find it costs the
       // whole search a second time.
-      void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+      std::string error;
+      void* handle = OpenLibrary(candidate, RTLD_NOW | RTLD_LOCAL, log, &error);
       if (handle != nullptr) {
         handle_ = handle;
         path_ = LoadedPath(handle, candidate);
         return true;
       }
-      const char* error = dlerror();  // names the file itself
       if (!attempts_.empty()) attempts_ += "; ";
-      attempts_ += error ? error : candidate + ": dlopen failed";
+      attempts_ += error;
     }
   }
   tried_ +=

@@ -39,6 +39,12 @@ CandidateList VendorCandidates(const std::string& vendor, const char* config_jso
 // is kept as it is, for the dynamic loader to search).
 std::vector<std::string> ExpandCandidate(const std::string& pattern, const PluginLog& log);
 
+// dlopen(name, flags), except that a bare name the core's host table says the dynamic loader
+// certainly cannot find is not searched for again (ABI 1.1; the whole search of every directory,
+// per name, was a fifth of infinirtInit). On failure *error holds dlopen's message, or the same
+// words for a name not searched.
+void* OpenLibrary(const std::string& name, int flags, const PluginLog& log, std::string* error);
+
 class VendorLibrary {
  public:
   VendorLibrary() = default;

@@ -64,11 +64,9 @@ std::string DriverDiagnosis() {
   const State& s = TheState();
   const char* driver = s.spec.driver_library;
   if (driver == nullptr) return "driver not found or too old for this runtime";
-  void* handle = dlopen(driver, RTLD_LAZY | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* error = dlerror();
-    return std::string("driver not found (") + (error != nullptr ? error : driver) + ")";
-  }
+  std::string error;
+  void* handle = plugin::OpenLibrary(driver, RTLD_LAZY | RTLD_LOCAL, s.log, &error);
+  if (handle == nullptr) return "driver not found (" + error + ")";
   dlclose(handle);
   std::string versions;
   int driver_version = 0;

@@ -142,6 +142,31 @@ void ExpectTheEmulatedRuntimeInUse() {
   ExpectTheCpuBackendWorks();
 }
 
+// Runtime names the dynamic loader cannot find: the core says so without the loader's search
+// (where it can be sure), and the listing shows, for each, exactly what dlopen says of it.
+TEST(VendorFailure, AbsentBareNamesAreReportedInTheLoadersWords) {
+  REQUIRE_SCENARIO("runtime_bare_name_absent");
+  InitialiseCapturingLog();
+  const infinirtBackendProp nvidia = BackendListing("nvidia");
+  EXPECT_EQ(nvidia.status, infinirtBackendRuntimeMissing);
+  std::string expected = "vendor runtime not found: ";
+  for (const char* name : {"libinfinirt_absent_runtime.so.1", "libinfinirt_absent_runtime.so"}) {
+    ASSERT_EQ(dlopen(name, RTLD_NOW | RTLD_LOCAL), nullptr) << name << " exists";
+    expected +=
+        std::string(name == std::string("libinfinirt_absent_runtime.so") ? "; " : "") + dlerror();
+  }
+  EXPECT_EQ(nvidia.reason, expected);
+  ExpectNoNvidiaDevice();
+  ExpectTheCpuBackendWorks();
+}
+
+// A bare name found through LD_LIBRARY_PATH is opened: the core's shortcut never hides a file
+// the loader would find.
+TEST(VendorFailure, BareNameInTheLibraryPathIsOpened) {
+  REQUIRE_SCENARIO("runtime_bare_name_in_library_path");
+  ExpectTheEmulatedRuntimeInUse();
+}
+
 // Candidates are tried in order, a glob pattern by its matches: the missing file first, then
 // the emulated runtime that the pattern matches; the incomplete runtime after it is never tried.
 TEST(VendorFailure, GlobCandidateIsExpandedWhenReached) {
