@@ -5,6 +5,8 @@
 #include <mutex>
 #include <type_traits>
 
+#include "thread_state.h"
+
 namespace infinirt::core {
 
 namespace {
@@ -38,7 +40,23 @@ struct KeptAnswers {
   unsigned next = 0;  // replaced next, round robin
 };
 
-thread_local KeptAnswers kept_answers;
+static_assert(std::is_trivially_destructible_v<KeptAnswers>,
+              "no destructor may run before the thread's last lookup (a TLS destructor's)");
+
+// The storage of each thread's kept answers, reached once per thread (a TLS descriptor call);
+// after that through the initial-exec block (tls_thread_state).
+thread_local KeptAnswers kept_answers_storage;
+
+__attribute__((noinline)) KeptAnswers& AttachKeptAnswers() {
+  tls_thread_state.kept_registry_answers = &kept_answers_storage;
+  return kept_answers_storage;
+}
+
+KeptAnswers& ThisThreadsKeptAnswers() {
+  void* kept = tls_thread_state.kept_registry_answers;
+  if (__builtin_expect(kept != nullptr, 1)) return *static_cast<KeptAnswers*>(kept);
+  return AttachKeptAnswers();
+}
 
 }  // namespace
 
@@ -135,23 +153,47 @@ std::optional<Allocation> AllocationRegistry::FindInRangesLocked(const Shard& sh
   return after->second;
 }
 
-const Allocation* AllocationRegistry::FindBaseLocked(const Shard& shard, uintptr_t base) {
+const Allocation* AllocationRegistry::FindSmallBaseLocked(const Shard& shard, uintptr_t base) {
   auto window = shard.small_by_window.find(base >> kWindowShift);
-  if (window != shard.small_by_window.end()) {
-    const std::vector<Allocation>& list = window->second;
-    auto it = std::lower_bound(list.begin(), list.end(), base, BaseBelow);
-    if (it != list.end() && it->base == base) return &*it;
-  }
+  if (window == shard.small_by_window.end()) return nullptr;
+  const std::vector<Allocation>& list = window->second;
+  auto it = std::lower_bound(list.begin(), list.end(), base, BaseBelow);
+  return it != list.end() && it->base == base ? &*it : nullptr;
+}
+
+const Allocation* AllocationRegistry::FindBaseLocked(const Shard& shard, uintptr_t base) {
+  if (const Allocation* small = FindSmallBaseLocked(shard, base)) return small;
   auto large = shard.large_by_base.find(base);
   return large == shard.large_by_base.end() ? nullptr : &large->second;
+}
+
+bool AllocationRegistry::AddToBaseShardLocked(Shard& shard, const Allocation& allocation) {
+  if (!IsSmall(allocation)) {
+    // One search of the ordered map both refuses a taken base and places the new entry.
+    auto at = shard.large_by_base.lower_bound(allocation.base);
+    if (at != shard.large_by_base.end() && at->first == allocation.base) return false;
+    if (FindSmallBaseLocked(shard, allocation.base) != nullptr) return false;
+    if (shard.spare_large.empty()) {
+      shard.large_by_base.emplace_hint(at, allocation.base, allocation);
+    } else {
+      LargeMap::node_type node = std::move(shard.spare_large.back());
+      shard.spare_large.pop_back();
+      node.key() = allocation.base;
+      node.mapped() = allocation;
+      shard.large_by_base.insert(at, std::move(node));
+    }
+    return true;
+  }
+  if (FindBaseLocked(shard, allocation.base) != nullptr) return false;
+  IndexLocked(shard, allocation);
+  return true;
 }
 
 bool AllocationRegistry::Add(const Allocation& allocation) {
   {
     Shard& shard = shards_[ShardOf(allocation.base)];
     std::lock_guard<std::mutex> lock(shard.mutex);
-    if (FindBaseLocked(shard, allocation.base) != nullptr) return false;
-    IndexLocked(shard, allocation);
+    if (!AddToBaseShardLocked(shard, allocation)) return false;
     ++shard.based_here;
     ChangedLocked(shard);
   }
@@ -169,10 +211,17 @@ std::optional<Allocation> AllocationRegistry::RemoveExact(
   {
     Shard& shard = shards_[ShardOf(base)];
     std::lock_guard<std::mutex> lock(shard.mutex);
-    const Allocation* found = FindBaseLocked(shard, base);
-    if (found == nullptr || !accept(*found)) return std::nullopt;
-    removed = *found;
-    UnindexLocked(shard, removed);
+    if (const Allocation* small = FindSmallBaseLocked(shard, base)) {
+      if (!accept(*small)) return std::nullopt;
+      removed = *small;
+      UnindexLocked(shard, removed);
+    } else {
+      // A large allocation is erased where it was found, not searched for again.
+      auto found = shard.large_by_base.find(base);
+      if (found == shard.large_by_base.end() || !accept(found->second)) return std::nullopt;
+      removed = found->second;
+      EraseKeeping(shard.large_by_base, shard.spare_large, found);
+    }
     --shard.based_here;
     ChangedLocked(shard);
   }
@@ -195,7 +244,7 @@ std::optional<Allocation> AllocationRegistry::FindExact(uintptr_t base) const {
 bool AllocationRegistry::Find(uintptr_t address, Allocation* found) const {
   const size_t index = ShardOf(address);
   const Shard& shard = shards_[index];
-  KeptAnswers& kept = kept_answers;
+  KeptAnswers& kept = ThisThreadsKeptAnswers();
   // Acquire: a generation seen here was stored after the index change it stands for.
   const uint64_t now = shard.generation.load(std::memory_order_acquire);
   for (const KeptAnswer& answer : kept.entries) {

@@ -136,6 +136,10 @@ class AllocationRegistry {
   static std::optional<Allocation> FindInRangesLocked(const Shard& shard, uintptr_t address);
   // The allocation whose base is exactly `base`, in the shard of base's region.
   static const Allocation* FindBaseLocked(const Shard& shard, uintptr_t base);
+  // The same among the small allocations only.
+  static const Allocation* FindSmallBaseLocked(const Shard& shard, uintptr_t base);
+  // Add's part in the shard of the allocation's base: false when the base is taken.
+  bool AddToBaseShardLocked(Shard& shard, const Allocation& allocation);
   // Whether this shard holds the entry that counts an allocation once (Snapshot).
   bool CountsHere(const Shard& shard, const Allocation& allocation) const {
     return &shards_[ShardOf(allocation.base)] == &shard;

@@ -17,32 +17,19 @@ HandleTable::HandleTable(HandleKind kind) : kind_(kind) {}
 
 HandleTable::~HandleTable() = default;
 
-uint64_t HandleTable::Insert(const ObjectRecord& record) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  uint32_t index;
-  if (!free_slots_.empty()) {
-    index = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    index = capacity_.load(std::memory_order_relaxed);
-    if (index >= kMaxChunks * kChunkSize) return 0;
-    if ((index & (kChunkSize - 1)) == 0) {
-      chunks_[index >> kChunkBits] = std::make_unique<Slot[]>(kChunkSize);
-      Slot* chunk = chunks_[index >> kChunkBits].get();
-      for (uint32_t i = 0; i < kChunkSize; ++i) {
-        const uint32_t generation = g_generation_seed.fetch_add(1, std::memory_order_relaxed);
-        chunk[i].state.store(uint64_t{generation} << 1, std::memory_order_relaxed);
-      }
+bool HandleTable::GrowLocked(uint32_t* index) {
+  *index = capacity_.load(std::memory_order_relaxed);
+  if (*index >= kMaxChunks * kChunkSize) return false;
+  if ((*index & (kChunkSize - 1)) == 0) {
+    chunks_[*index >> kChunkBits] = std::make_unique<Slot[]>(kChunkSize);
+    Slot* chunk = chunks_[*index >> kChunkBits].get();
+    for (uint32_t i = 0; i < kChunkSize; ++i) {
+      const uint32_t generation = g_generation_seed.fetch_add(1, std::memory_order_relaxed);
+      chunk[i].state.store(uint64_t{generation} << 1, std::memory_order_relaxed);
     }
-    capacity_.store(index + 1, std::memory_order_release);
   }
-  Slot& slot = chunks_[index >> kChunkBits][index & (kChunkSize - 1)];
-  slot.record = record;
-  const uint32_t generation =
-      static_cast<uint32_t>(slot.state.load(std::memory_order_relaxed) >> 1);
-  slot.state.store((uint64_t{generation} << 1) | 1u, std::memory_order_release);
-  ++live_;
-  return HandleCodec::Encode(kind_, generation, index);
+  capacity_.store(*index + 1, std::memory_order_release);
+  return true;
 }
 
 bool HandleTable::Remove(uint64_t value, ObjectRecord* record) {

@@ -20,6 +20,10 @@ struct ThreadState {
   // thread at its first call and a thread-exit hook uncounts it): the teardown at process exit
   // frees nothing while another counted thread is alive.
   bool counted_as_caller = false;
+  // The allocation registry's answers kept by this thread (allocation_registry.cc), reached
+  // through this block so that a lookup reads no other thread-local variable; null until the
+  // thread's first lookup.
+  void* kept_registry_answers = nullptr;
 };
 // The initial-exec model: every API call reads this block (Runtime::Get checks that the thread is
 // counted), and at a fixed offset from the thread pointer that costs one load, where a TLS

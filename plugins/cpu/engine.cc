@@ -8,7 +8,6 @@ namespace infinirt::cpu {
 
 namespace {
 
-thread_local bool tls_on_worker = false;
 std::atomic<uint64_t> g_stream_ids{0};
 
 // Operations a worker runs from one stream before letting other streams have a turn.
@@ -51,8 +50,6 @@ int64_t NowNanoseconds() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-
-bool OnWorkerThread() { return tls_on_worker; }
 
 bool StreamPoint::Reached() const { return stream->completed() >= seq; }
 
@@ -103,7 +100,7 @@ void WorkerPool::Schedule(std::shared_ptr<Stream> stream) {
 }
 
 void WorkerPool::WorkerLoop() {
-  tls_on_worker = true;
+  detail::tls_on_worker = true;
   while (std::shared_ptr<Stream> stream = TakeReady()) {
     stream->RunSome();
     running_.fetch_sub(1, std::memory_order_relaxed);

@@ -43,8 +43,15 @@ struct StreamPoint {
   bool Reached() const;
 };
 
+namespace detail {
+// Set on the engine's worker threads. Initial-exec: read at a fixed offset from the thread
+// pointer, where a TLS descriptor costs a call in every copy, set and record that asks; it takes
+// one byte of the static TLS space glibc keeps for libraries loaded with dlopen.
+inline thread_local bool tls_on_worker __attribute__((tls_model("initial-exec"))) = false;
+}  // namespace detail
+
 // True on the engine's worker threads, where blocking calls would wait on themselves.
-bool OnWorkerThread();
+inline bool OnWorkerThread() { return detail::tls_on_worker; }
 
 // Runs work, containing any exception it throws: a C++ host function that throws must not
 // unwind through the engine (CUDA leaves this undefined; the stream goes on with its next
