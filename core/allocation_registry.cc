@@ -192,13 +192,13 @@ bool AllocationRegistry::AddToBaseShardLocked(Shard& shard, const Allocation& al
 bool AllocationRegistry::Add(const Allocation& allocation) {
   {
     Shard& shard = shards_[ShardOf(allocation.base)];
-    std::lock_guard<std::mutex> lock(shard.mutex);
+    std::lock_guard<SpinLock> lock(shard.lock);
     if (!AddToBaseShardLocked(shard, allocation)) return false;
     ++shard.based_here;
     ChangedLocked(shard);
   }
   ForEachOtherShard(allocation, [&](Shard& shard) {
-    std::lock_guard<std::mutex> lock(shard.mutex);
+    std::lock_guard<SpinLock> lock(shard.lock);
     IndexLocked(shard, allocation);
     ChangedLocked(shard);
   });
@@ -210,7 +210,7 @@ std::optional<Allocation> AllocationRegistry::RemoveExact(
   Allocation removed;
   {
     Shard& shard = shards_[ShardOf(base)];
-    std::lock_guard<std::mutex> lock(shard.mutex);
+    std::lock_guard<SpinLock> lock(shard.lock);
     if (const Allocation* small = FindSmallBaseLocked(shard, base)) {
       if (!accept(*small)) return std::nullopt;
       removed = *small;
@@ -226,7 +226,7 @@ std::optional<Allocation> AllocationRegistry::RemoveExact(
     ChangedLocked(shard);
   }
   ForEachOtherShard(removed, [&](Shard& shard) {
-    std::lock_guard<std::mutex> lock(shard.mutex);
+    std::lock_guard<SpinLock> lock(shard.lock);
     UnindexLocked(shard, removed);
     ChangedLocked(shard);
   });
@@ -235,7 +235,7 @@ std::optional<Allocation> AllocationRegistry::RemoveExact(
 
 std::optional<Allocation> AllocationRegistry::FindExact(uintptr_t base) const {
   const Shard& shard = shards_[ShardOf(base)];
-  std::lock_guard<std::mutex> lock(shard.mutex);
+  std::lock_guard<SpinLock> lock(shard.lock);
   const Allocation* found = FindBaseLocked(shard, base);
   if (found == nullptr) return std::nullopt;
   return *found;
@@ -258,7 +258,7 @@ bool AllocationRegistry::Find(uintptr_t address, Allocation* found) const {
   std::optional<Allocation> result;
   uint64_t generation;
   {
-    std::lock_guard<std::mutex> lock(shard.mutex);
+    std::lock_guard<SpinLock> lock(shard.lock);
     result = FindInRangesLocked(shard, address);
     generation = shard.generation.load(std::memory_order_relaxed);
   }
@@ -277,7 +277,7 @@ std::vector<Allocation> AllocationRegistry::Snapshot(
     const std::function<bool(const Allocation&)>& predicate) const {
   std::vector<Allocation> result;
   for (const Shard& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard.mutex);
+    std::lock_guard<SpinLock> lock(shard.lock);
     // Each allocation once: from its large entry, or from the window of its base, in the shard
     // of its base.
     for (const auto& [base, allocation] : shard.large_by_base) {
@@ -297,7 +297,7 @@ std::vector<Allocation> AllocationRegistry::Snapshot(
 size_t AllocationRegistry::size() const {
   size_t total = 0;
   for (const Shard& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard.mutex);
+    std::lock_guard<SpinLock> lock(shard.lock);
     total += shard.based_here;
   }
   return total;

@@ -33,6 +33,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "spin_lock.h"
+
 namespace infinirt::core {
 
 enum class MemoryKind {
@@ -95,7 +97,7 @@ class AllocationRegistry {
   static constexpr size_t kSpareNodes = 16;  // per map and shard
 
   struct Shard {
-    mutable std::mutex mutex;
+    mutable SpinLock lock;
     // Moved on, under the lock, by every change to the indexes below; read without it by Find.
     std::atomic<uint64_t> generation{0};
     // Window index -> the small allocations overlapping that window, by base.

@@ -33,7 +33,7 @@ bool HandleTable::GrowLocked(uint32_t* index) {
 }
 
 bool HandleTable::Remove(uint64_t value, ObjectRecord* record) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<SpinLock> lock(lock_);
   if (!Lookup(value, record)) return false;
   const uint32_t index = HandleCodec::Index(value);
   Slot& slot = chunks_[index >> kChunkBits][index & (kChunkSize - 1)];
@@ -46,7 +46,7 @@ bool HandleTable::Remove(uint64_t value, ObjectRecord* record) {
 }
 
 bool HandleTable::Restore(uint64_t value, const ObjectRecord& record) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<SpinLock> lock(lock_);
   const uint32_t index = HandleCodec::Index(value);
   if (!HandleCodec::HasKind(value, kind_) || index >= capacity_.load(std::memory_order_relaxed)) {
     return false;
@@ -65,7 +65,7 @@ bool HandleTable::Restore(uint64_t value, const ObjectRecord& record) {
 }
 
 size_t HandleTable::live_count() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<SpinLock> lock(lock_);
   return live_;
 }
 

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <vector>
 
+#include "spin_lock.h"
+
 namespace infinirt::core {
 
 enum class HandleKind : uint64_t {
@@ -50,7 +52,7 @@ class HandleCodec {
 };
 
 // A table of live objects of one kind. Slots live in fixed chunks that never move, so lookups
-// take no lock. Creation and destruction take a mutex (they are not on the hot path).
+// take no lock. Creation and destruction take a spin lock (spin_lock.h).
 //
 // Using a handle while another thread destroys it is a race in the caller's program (as in
 // CUDA); a handle destroyed before use is always rejected.
@@ -65,7 +67,7 @@ class HandleTable {
   // then copied field by field as it was made, where a copy in another function reloaded the
   // fields just stored in 16-byte pieces (a store-forwarding stall each).
   uint64_t Insert(const ObjectRecord& record) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<SpinLock> lock(lock_);
     uint32_t index;
     if (!free_slots_.empty()) {
       index = free_slots_.back();
@@ -104,7 +106,7 @@ class HandleTable {
   // The live objects matching a predicate, as (handle, record) pairs.
   template <class Predicate>
   std::vector<std::pair<uint64_t, ObjectRecord>> Snapshot(Predicate predicate) const {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<SpinLock> lock(lock_);
     std::vector<std::pair<uint64_t, ObjectRecord>> result;
     const uint32_t capacity = capacity_.load(std::memory_order_relaxed);
     for (uint32_t index = 0; index < capacity; ++index) {
@@ -135,7 +137,7 @@ class HandleTable {
   };
 
   const HandleKind kind_;
-  mutable std::mutex mutex_;
+  mutable SpinLock lock_;
   std::unique_ptr<Slot[]> chunks_[kMaxChunks];
   std::atomic<uint32_t> capacity_{0};
   std::vector<uint32_t> free_slots_;
