@@ -413,12 +413,12 @@ std::vector<StreamPoint> Device::BusyBlockingPoints() {
 
 uint64_t Device::Submit(Stream& stream, std::vector<StreamPoint> waits, Task work) {
   if (stream.kind() == Stream::Kind::kLegacy) {
-    std::unique_lock<std::shared_mutex> order(order_mutex_);
+    std::unique_lock<OrderLock> order(order_lock_);
     for (StreamPoint& point : BusyBlockingPoints()) waits.push_back(std::move(point));
     return stream.Enqueue(std::move(waits), std::move(work));
   }
   if (stream.blocking()) {
-    std::shared_lock<std::shared_mutex> order(order_mutex_);
+    std::shared_lock<OrderLock> order(order_lock_);
     const uint64_t legacy_last = legacy_->last_enqueued();
     if (legacy_->completed() < legacy_last) waits.push_back(StreamPoint{legacy_, legacy_last});
     return stream.Enqueue(std::move(waits), std::move(work));

@@ -29,6 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include "order_lock.h"
+
 namespace infinirt::cpu {
 
 class Stream;
@@ -252,7 +254,7 @@ class Device : public std::enable_shared_from_this<Device> {
   template <class Work>
   void RunOnLegacyAndWait(Work&& work, bool small) {
     if (small) {
-      std::unique_lock<std::shared_mutex> order(order_mutex_);
+      std::unique_lock<OrderLock> order(order_lock_);
       if (blocking_busy_.load(std::memory_order_acquire) == 0 && legacy_->Idle()) {
         RunContained(work);
         return;
@@ -297,7 +299,7 @@ class Device : public std::enable_shared_from_this<Device> {
   std::atomic<uint64_t> blocking_busy_{0};  // busy blocking streams
   // Shared by enqueues on blocking streams, exclusive for enqueues on the legacy stream, so
   // the two kinds of dependency are always computed from a consistent order (never a cycle).
-  std::shared_mutex order_mutex_;
+  OrderLock order_lock_;
   std::mutex streams_mutex_;
   std::vector<Stream*> streams_;  // every live stream but the legacy one
 };
@@ -329,12 +331,12 @@ template <class Work>
 bool Device::TryRunInline(Stream& stream, Work&& work, uint64_t* seq) {
   if (stream.kind() == Stream::Kind::kLegacy) {
     // Exclusive, as Submit on the legacy stream: no blocking stream enqueues meanwhile.
-    std::unique_lock<std::shared_mutex> order(order_mutex_);
+    std::unique_lock<OrderLock> order(order_lock_);
     if (blocking_busy_.load(std::memory_order_acquire) != 0 || !stream.BeginInline(seq)) {
       return false;
     }
   } else if (stream.blocking()) {
-    std::shared_lock<std::shared_mutex> order(order_mutex_);
+    std::shared_lock<OrderLock> order(order_lock_);
     if (!legacy_->Idle() || !stream.BeginInline(seq)) return false;
   } else if (!stream.BeginInline(seq)) {
     return false;
