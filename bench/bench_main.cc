@@ -15,19 +15,28 @@
 namespace infinirt::bench {
 namespace {
 
+// A benchmark's name without what Google Benchmark appends to it: "/iterations:N" and
+// "/real_time" or "/manual_time" (the AddedCost pairs report manual time).
+std::string BaseName(std::string name) {
+  for (const std::string suffix : {"/real_time", "/manual_time"}) {
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      name.resize(name.size() - suffix.size());
+    }
+  }
+  const size_t iterations = name.find("/iterations:");
+  if (iterations != std::string::npos) name.resize(iterations);
+  return name;
+}
+
 // The console reporter, keeping each benchmark's median (time per iteration, in ns).
 class MedianCollector : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       if (run.run_type == Run::RT_Aggregate && run.aggregate_name == "median") {
-        std::string name = run.run_name.str();
-        const std::string real_time = "/real_time";  // every benchmark here measures real time
-        if (name.size() > real_time.size() &&
-            name.compare(name.size() - real_time.size(), real_time.size(), real_time) == 0) {
-          name.resize(name.size() - real_time.size());
-        }
-        medians_[name] = run.GetAdjustedRealTime() * NanosecondsPer(run.time_unit);
+        medians_[BaseName(run.run_name.str())] =
+            run.GetAdjustedRealTime() * NanosecondsPer(run.time_unit);
       }
     }
     ConsoleReporter::ReportRuns(runs);

@@ -61,11 +61,11 @@ const std::vector<Comparison>& Comparisons() {
        C::kAddedNanoseconds, 2},
       {"Dispatch/EventQuery/api", "Dispatch/EventQuery/direct", "<= 2 ns added",
        C::kAddedNanoseconds, 2},
-      {"Memcpy/HostToDevice/4096", "Memcpy/std::memcpy/4096", "<= 40 ns added",
-       C::kAddedNanoseconds, 40},
-      {"Memcpy/DeviceToHost/4096", "Memcpy/std::memcpy/4096", "<= 40 ns added",
-       C::kAddedNanoseconds, 40},
-      {"Memset/api/4096", "Memset/std::memset/4096", "<= 40 ns added", C::kAddedNanoseconds, 40},
+      // Measured in pairs on the same buffers (AddedCost in runtime_bench.cc): the time reported
+      // is what InfiniRT adds to std::memcpy / std::memset.
+      {"Added/Memcpy/HostToDevice/4096", "", "<= 40 ns added", C::kAtMostNanoseconds, 40},
+      {"Added/Memcpy/DeviceToHost/4096", "", "<= 40 ns added", C::kAtMostNanoseconds, 40},
+      {"Added/Memset/4096", "", "<= 40 ns added", C::kAtMostNanoseconds, 40},
       {"Memcpy/HostToDevice/1048576", "Memcpy/std::memcpy/1048576", ">= 0.95x throughput",
        C::kThroughputRatio, 0.95},
       {"Memcpy/DeviceToHost/1048576", "Memcpy/std::memcpy/1048576", ">= 0.95x throughput",
