@@ -102,8 +102,22 @@ void AllocationRegistry::ForEachOtherShard(const Allocation& allocation, Visit v
   }
 }
 
+void AllocationRegistry::EraseLargeLocked(Shard& shard, LargeMap::iterator entry) {
+  if (IsDead(shard, entry)) shard.has_dead = false;
+  EraseKeeping(shard.large_by_base, shard.spare_large, entry);
+}
+
+void AllocationRegistry::KeepDeadLocked(Shard& shard, LargeMap::iterator entry) {
+  if (shard.has_dead) EraseLargeLocked(shard, shard.dead);
+  shard.dead = entry;
+  shard.has_dead = true;
+}
+
 void AllocationRegistry::IndexLocked(Shard& shard, const Allocation& allocation) {
   if (!IsSmall(allocation)) {
+    // (Another shard's entries never share a base with its dead one: that base is in one of the
+    // shard's own regions. Should one, it is alive from here on.)
+    if (shard.has_dead && shard.dead->first == allocation.base) shard.has_dead = false;
     FindOrInsert(shard.large_by_base, shard.spare_large, allocation.base) = allocation;
     return;
   }
@@ -120,9 +134,7 @@ void AllocationRegistry::IndexLocked(Shard& shard, const Allocation& allocation)
 void AllocationRegistry::UnindexLocked(Shard& shard, const Allocation& allocation) {
   if (!IsSmall(allocation)) {
     auto found = shard.large_by_base.find(allocation.base);
-    if (found != shard.large_by_base.end()) {
-      EraseKeeping(shard.large_by_base, shard.spare_large, found);
-    }
+    if (found != shard.large_by_base.end()) EraseLargeLocked(shard, found);
     return;
   }
   const uintptr_t last = LastByte(allocation) >> kWindowShift;
@@ -149,6 +161,12 @@ std::optional<Allocation> AllocationRegistry::FindInRangesLocked(const Shard& sh
   auto after = shard.large_by_base.upper_bound(address);
   if (after == shard.large_by_base.begin()) return std::nullopt;
   --after;
+  // Past the dead entry, the entry before it is the only other candidate: live allocations do
+  // not overlap, so no live base lies between it and the address.
+  if (IsDead(shard, after)) {
+    if (after == shard.large_by_base.begin()) return std::nullopt;
+    --after;
+  }
   if (!after->second.Contains(address)) return std::nullopt;
   return after->second;
 }
@@ -164,15 +182,20 @@ const Allocation* AllocationRegistry::FindSmallBaseLocked(const Shard& shard, ui
 const Allocation* AllocationRegistry::FindBaseLocked(const Shard& shard, uintptr_t base) {
   if (const Allocation* small = FindSmallBaseLocked(shard, base)) return small;
   auto large = shard.large_by_base.find(base);
-  return large == shard.large_by_base.end() ? nullptr : &large->second;
+  return large == shard.large_by_base.end() || IsDead(shard, large) ? nullptr : &large->second;
 }
 
 bool AllocationRegistry::AddToBaseShardLocked(Shard& shard, const Allocation& allocation) {
   if (!IsSmall(allocation)) {
+    if (FindSmallBaseLocked(shard, allocation.base) != nullptr) return false;
     // One search of the ordered map both refuses a taken base and places the new entry.
     auto at = shard.large_by_base.lower_bound(allocation.base);
-    if (at != shard.large_by_base.end() && at->first == allocation.base) return false;
-    if (FindSmallBaseLocked(shard, allocation.base) != nullptr) return false;
+    if (at != shard.large_by_base.end() && at->first == allocation.base) {
+      if (!IsDead(shard, at)) return false;
+      at->second = allocation;  // the freed allocation's entry, alive again
+      shard.has_dead = false;
+      return true;
+    }
     if (shard.spare_large.empty()) {
       shard.large_by_base.emplace_hint(at, allocation.base, allocation);
     } else {
@@ -216,11 +239,13 @@ std::optional<Allocation> AllocationRegistry::RemoveExact(
       removed = *small;
       UnindexLocked(shard, removed);
     } else {
-      // A large allocation is erased where it was found, not searched for again.
+      // A large allocation's entry is left dead where it was found (KeepDeadLocked).
       auto found = shard.large_by_base.find(base);
-      if (found == shard.large_by_base.end() || !accept(found->second)) return std::nullopt;
+      if (found == shard.large_by_base.end() || IsDead(shard, found) || !accept(found->second)) {
+        return std::nullopt;
+      }
       removed = found->second;
-      EraseKeeping(shard.large_by_base, shard.spare_large, found);
+      KeepDeadLocked(shard, found);
     }
     --shard.based_here;
     ChangedLocked(shard);
@@ -280,8 +305,11 @@ std::vector<Allocation> AllocationRegistry::Snapshot(
     std::lock_guard<SpinLock> lock(shard.lock);
     // Each allocation once: from its large entry, or from the window of its base, in the shard
     // of its base.
-    for (const auto& [base, allocation] : shard.large_by_base) {
-      if (CountsHere(shard, allocation) && predicate(allocation)) result.push_back(allocation);
+    for (auto entry = shard.large_by_base.begin(); entry != shard.large_by_base.end(); ++entry) {
+      const Allocation& allocation = entry->second;
+      if (!IsDead(shard, entry) && CountsHere(shard, allocation) && predicate(allocation)) {
+        result.push_back(allocation);
+      }
     }
     for (const auto& [window, list] : shard.small_by_window) {
       for (const Allocation& allocation : list) {

@@ -13,7 +13,9 @@
 // region. An allocation within one region (all but the largest) is added, removed and found
 // under a single lock. The nodes of removed entries are kept for the next insertions (a few per
 // shard), so a Malloc + Free pair allocates nothing of its own: the heap calls for index nodes
-// were a third of the pair's cost.
+// were a third of the pair's cost. The large allocation last freed in a shard even keeps its
+// entry, dead, so that the next allocation at the same address (glibc returns the address just
+// freed) changes no map at all.
 //
 // Find answers are also kept per thread, a few of them, each with the generation of its shard:
 // every change to a shard's indexes moves that generation on (under the shard's lock), so an
@@ -106,7 +108,21 @@ class AllocationRegistry {
     size_t based_here = 0;                            // allocations whose base is in its regions
     std::vector<WindowMap::node_type> spare_windows;  // each keeps its vector's capacity
     std::vector<LargeMap::node_type> spare_large;
+    // The large allocation last removed from this shard (its base's), left in large_by_base as
+    // a dead entry for the next allocation at the same address: freeing and allocating the
+    // same address again is the common case, and the map's erasure, insertion and rebalancing
+    // were half of a Malloc + Free pair. Every search skips it; at most one per shard.
+    LargeMap::iterator dead;
+    bool has_dead = false;
   };
+
+  static bool IsDead(const Shard& shard, LargeMap::const_iterator entry) {
+    return shard.has_dead && entry == LargeMap::const_iterator(shard.dead);
+  }
+  // Erases a large entry (the dead one too), keeping its node as a spare.
+  static void EraseLargeLocked(Shard& shard, LargeMap::iterator entry);
+  // Leaves a removed large allocation's entry in place, dead (erasing the previous dead one).
+  static void KeepDeadLocked(Shard& shard, LargeMap::iterator entry);
 
   // Erases an entry, keeping its node as a spare (up to kSpareNodes).
   template <class Map>

@@ -296,6 +296,103 @@ TEST(AllocationRegistryTest, AnAllocationReplacedAtTheSameBaseIsFoundWithItsNewS
   EXPECT_EQ(BaseFound(registry, 0x30000000 + 4096), 0u);
 }
 
+// A removed large allocation's entry stays in its shard, dead, for the next allocation at the
+// same address (allocation_registry.h): nothing may find it, and it must hide nothing.
+
+std::vector<Allocation> Everything(const AllocationRegistry& registry) {
+  return registry.Snapshot([](const Allocation&) { return true; });
+}
+
+void AllocateAndFree(AllocationRegistry& registry, uintptr_t base, size_t size) {
+  ASSERT_TRUE(registry.Add(MakeAllocation(base, size)));
+  ASSERT_TRUE(registry.RemoveExact(base, AcceptAny));
+}
+
+TEST(AllocationRegistryTest, ARemovedLargeAllocationIsFoundByNothing) {
+  AllocationRegistry registry;
+  const uintptr_t base = 0x40000000;
+  ASSERT_NO_FATAL_FAILURE(AllocateAndFree(registry, base, 1 << 20));
+  EXPECT_FALSE(registry.Find(base));
+  EXPECT_FALSE(registry.Find(base + 4096));
+  EXPECT_FALSE(registry.FindExact(base));
+  EXPECT_FALSE(registry.RemoveExact(base, AcceptAny)) << "freed twice";
+  EXPECT_TRUE(Everything(registry).empty());
+  EXPECT_EQ(registry.size(), 0u);
+}
+
+TEST(AllocationRegistryTest, AllocationAtAFreedLargeAllocationsAddressTakesItsPlace) {
+  AllocationRegistry registry;
+  const uintptr_t base = 0x40000000;
+  ASSERT_NO_FATAL_FAILURE(AllocateAndFree(registry, base, 1 << 20));
+  ASSERT_TRUE(registry.Add(MakeAllocation(base, 64 << 10, MemoryKind::kStreamOrdered)));
+  EXPECT_FALSE(registry.Add(MakeAllocation(base, 8192))) << "the base is taken again";
+  const std::optional<Allocation> found = registry.Find(base + 4096);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->size, 64u << 10);
+  EXPECT_EQ(found->kind, MemoryKind::kStreamOrdered);
+  EXPECT_FALSE(registry.Find(base + (64 << 10))) << "past the new, smaller allocation";
+  EXPECT_EQ(Everything(registry).size(), 1u);
+  EXPECT_EQ(registry.size(), 1u);
+}
+
+// Memory freed by a large allocation, partly reused by one that starts below it: an address in
+// both ranges belongs to the live one.
+TEST(AllocationRegistryTest, AFreedLargeAllocationHidesNoLiveOneOverlappingIt) {
+  AllocationRegistry registry;
+  const uintptr_t base = 0x40100000;
+  ASSERT_NO_FATAL_FAILURE(AllocateAndFree(registry, base, 64 << 10));
+  const uintptr_t below = base - (16 << 10);
+  ASSERT_TRUE(registry.Add(MakeAllocation(below, 32 << 10)));
+  EXPECT_EQ(BaseFound(registry, base + 8192), below);
+  EXPECT_EQ(BaseFound(registry, base + (20 << 10)), 0u) << "past the live one, in the freed one";
+}
+
+// A small allocation at a freed large one's address; then a large one may not take it too.
+TEST(AllocationRegistryTest, SmallAllocationAtAFreedLargeAllocationsAddressKeepsItsBase) {
+  AllocationRegistry registry;
+  const uintptr_t base = 0x40200000;
+  ASSERT_NO_FATAL_FAILURE(AllocateAndFree(registry, base, 1 << 20));
+  ASSERT_TRUE(registry.Add(MakeAllocation(base, 64)));
+  EXPECT_FALSE(registry.Add(MakeAllocation(base, 1 << 20)));
+  EXPECT_EQ(BaseFound(registry, base + 32), base);
+  EXPECT_EQ(BaseFound(registry, base + 4096), 0u);
+  ASSERT_TRUE(registry.RemoveExact(base, AcceptAny));
+  EXPECT_TRUE(registry.Add(MakeAllocation(base, 1 << 20)));
+  EXPECT_EQ(BaseFound(registry, base + 4096), base);
+}
+
+// Two large allocations freed in turn in one shard: the first's dead entry goes for good, and
+// either address can be allocated again.
+TEST(AllocationRegistryTest, LargeAllocationsFreedInTurnInOneShardCanBothBeReused) {
+  AllocationRegistry registry;
+  const uintptr_t first = 0x40300000;
+  const uintptr_t second = first + (2 << 20);  // the same 16 MiB region, hence shard
+  ASSERT_TRUE(registry.Add(MakeAllocation(first, 1 << 20)));
+  ASSERT_TRUE(registry.Add(MakeAllocation(second, 1 << 20)));
+  ASSERT_TRUE(registry.RemoveExact(first, AcceptAny));
+  ASSERT_TRUE(registry.RemoveExact(second, AcceptAny));
+  EXPECT_FALSE(registry.Find(first + 10));
+  EXPECT_FALSE(registry.Find(second + 10));
+  ASSERT_TRUE(registry.Add(MakeAllocation(first, 1 << 20)));
+  ASSERT_TRUE(registry.Add(MakeAllocation(second, 1 << 20)));
+  EXPECT_EQ(BaseFound(registry, first + 10), first);
+  EXPECT_EQ(BaseFound(registry, second + 10), second);
+  EXPECT_EQ(Everything(registry).size(), 2u);
+}
+
+// An allocation over several regions: its other shards' entries go when it is freed, and come
+// back when the same address is allocated again.
+TEST(AllocationRegistryTest, AFreedAllocationOverSeveralRegionsCanBeReallocated) {
+  AllocationRegistry registry;
+  const uintptr_t base = 7 * kRegion + 4096;
+  const size_t size = 3 * kRegion;
+  ASSERT_NO_FATAL_FAILURE(AllocateAndFree(registry, base, size));
+  EXPECT_FALSE(registry.Find(base + 2 * kRegion));
+  ASSERT_TRUE(registry.Add(MakeAllocation(base, size)));
+  EXPECT_EQ(BaseFound(registry, base + 2 * kRegion), base);
+  EXPECT_EQ(BaseFound(registry, base + size - 1), base);
+}
+
 TEST(AllocationRegistryTest, ARemovalByAnotherThreadDropsThisThreadsKeptAnswer) {
   AllocationRegistry registry;
   ASSERT_TRUE(registry.Add(MakeAllocation(0x40000000, 3 * kRegion)));  // over several shards
