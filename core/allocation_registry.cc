@@ -76,15 +76,22 @@ void AllocationRegistry::EraseKeeping(Map& map, std::vector<typename Map::node_t
 }
 
 template <class Map>
+typename Map::mapped_type& AllocationRegistry::InsertAt(
+    Map& map, std::vector<typename Map::node_type>& spares, typename Map::const_iterator hint,
+    uintptr_t key) {
+  if (spares.empty()) return map.try_emplace(hint, key)->second;
+  typename Map::node_type node = std::move(spares.back());
+  spares.pop_back();
+  node.key() = key;
+  return map.insert(hint, std::move(node))->second;
+}
+
+template <class Map>
 typename Map::mapped_type& AllocationRegistry::FindOrInsert(
     Map& map, std::vector<typename Map::node_type>& spares, uintptr_t key) {
   auto found = map.find(key);
   if (found != map.end()) return found->second;
-  if (spares.empty()) return map.try_emplace(key).first->second;
-  typename Map::node_type node = std::move(spares.back());
-  spares.pop_back();
-  node.key() = key;
-  return map.insert(std::move(node)).position->second;
+  return InsertAt(map, spares, found, key);
 }
 
 template <class Visit>
@@ -196,15 +203,7 @@ bool AllocationRegistry::AddToBaseShardLocked(Shard& shard, const Allocation& al
       shard.has_dead = false;
       return true;
     }
-    if (shard.spare_large.empty()) {
-      shard.large_by_base.emplace_hint(at, allocation.base, allocation);
-    } else {
-      LargeMap::node_type node = std::move(shard.spare_large.back());
-      shard.spare_large.pop_back();
-      node.key() = allocation.base;
-      node.mapped() = allocation;
-      shard.large_by_base.insert(at, std::move(node));
-    }
+    InsertAt(shard.large_by_base, shard.spare_large, at, allocation.base) = allocation;
     return true;
   }
   if (FindBaseLocked(shard, allocation.base) != nullptr) return false;

@@ -128,7 +128,11 @@ class AllocationRegistry {
   template <class Map>
   static void EraseKeeping(Map& map, std::vector<typename Map::node_type>& spares,
                            typename Map::iterator position);
-  // The entry for key, created (from a spare node if there is one) when absent.
+  // A new entry for key, placed by hint, from a spare node if there is one.
+  template <class Map>
+  static typename Map::mapped_type& InsertAt(Map& map, std::vector<typename Map::node_type>& spares,
+                                             typename Map::const_iterator hint, uintptr_t key);
+  // The entry for key, created (by InsertAt) when absent.
   template <class Map>
   static typename Map::mapped_type& FindOrInsert(Map& map,
                                                  std::vector<typename Map::node_type>& spares,
