@@ -45,31 +45,28 @@ uint32_t ReadU32(const char* at) {
   return value;
 }
 
-struct CacheIdentity {
+// What tells one version of a file or directory from another: a file replaced (ldconfig
+// writes a new cache file) has another inode, one changed in place (an entry added to a
+// directory) another modification time.
+struct FileIdentity {
   dev_t device = 0;
   ino_t inode = 0;
   off_t size = -1;
   struct timespec modified {};
 
-  bool operator==(const CacheIdentity& other) const {
+  static FileIdentity Of(const struct stat& info) {
+    return {info.st_dev, info.st_ino, info.st_size, info.st_mtim};
+  }
+  bool operator==(const FileIdentity& other) const {
     return device == other.device && inode == other.inode && size == other.size &&
            modified.tv_sec == other.modified.tv_sec && modified.tv_nsec == other.modified.tv_nsec;
   }
 };
 
-// The last cache file read in this process, kept for the next initialisation while the file's
-// identity (device, inode, size, modification time) is unchanged: ldconfig replaces the file.
-struct KeptCache {
-  std::mutex mutex;
-  std::string path;
-  CacheIdentity identity;
-  std::shared_ptr<const LoaderCacheNames> names;  // null: the file could not be used
-};
-
-KeptCache& TheKeptCache() {
-  // Never destroyed: an initialisation may run while static destructors run at exit.
-  static KeptCache& kept = *new KeptCache;
-  return kept;
+// Whether a path may name something: true unless stat says there is no such file.
+bool MayExist(const std::string& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0 || !NoSuchFile(errno);
 }
 
 std::shared_ptr<const LoaderCacheNames> ReadCacheFile(const std::string& path, off_t size) {
@@ -170,9 +167,7 @@ int CollectLoadedNames(dl_phdr_info* info, size_t, void* data) {
 // Whether a directory holds a subdirectory the loader also searches (or cannot be read).
 bool HasCapabilitySubdirectory(const std::string& directory) {
   for (const char* subdirectory : kCapabilitySubdirectories) {
-    struct stat info {};
-    const std::string path = directory + "/" + subdirectory;
-    if (stat(path.c_str(), &info) == 0 || !NoSuchFile(errno)) return true;
+    if (MayExist(directory + "/" + subdirectory)) return true;
   }
   return false;
 }
@@ -203,31 +198,30 @@ std::optional<std::vector<std::string>> SearchDirectories(void* caller) {
 
 }  // namespace
 
-// What was learnt of a settled directory, kept for later initialisations while its identity and
-// modification time stay the same.
+// What was learnt of a settled directory, kept for later initialisations while its identity
+// (modification time included) stays the same.
 struct LoaderSearch::DirectoryMemo {
-  dev_t device = 0;
-  ino_t inode = 0;
-  struct timespec modified {};
+  FileIdentity identity;
   bool certain = false;                    // no capability subdirectory
   std::unordered_set<std::string> absent;  // names certainly not in it
-
-  bool Describes(const struct stat& info) const {
-    return device == info.st_dev && inode == info.st_ino &&
-           modified.tv_sec == info.st_mtim.tv_sec && modified.tv_nsec == info.st_mtim.tv_nsec;
-  }
 };
 
 namespace {
 
-std::mutex& KeptMemosMutex() {
-  static std::mutex& mutex = *new std::mutex;
-  return mutex;
-}
+// What this process keeps between initialisations: the last cache file read, and what was
+// learnt of each settled directory.
+struct Kept {
+  std::mutex mutex;
+  std::string cache_path;
+  FileIdentity cache_identity;
+  std::shared_ptr<const LoaderCacheNames> cache_names;  // null: the file could not be used
+  std::map<std::string, std::shared_ptr<LoaderSearch::DirectoryMemo>> directories;
+};
 
-std::map<std::string, std::shared_ptr<LoaderSearch::DirectoryMemo>>& KeptMemos() {
-  static auto& memos = *new std::map<std::string, std::shared_ptr<LoaderSearch::DirectoryMemo>>;
-  return memos;
+Kept& TheKept() {
+  // Never destroyed: an initialisation may run while static destructors run at exit.
+  static Kept& kept = *new Kept;
+  return kept;
 }
 
 }  // namespace
@@ -267,15 +261,15 @@ const LoaderCacheNames* LoaderSearch::CacheNames() {
   cache_looked_at_ = true;
   struct stat info {};
   if (stat(cache_file_.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return nullptr;
-  const CacheIdentity identity{info.st_dev, info.st_ino, info.st_size, info.st_mtim};
-  KeptCache& kept = TheKeptCache();
+  const FileIdentity identity = FileIdentity::Of(info);
+  Kept& kept = TheKept();
   std::lock_guard<std::mutex> lock(kept.mutex);
-  if (kept.path != cache_file_ || !(kept.identity == identity)) {
-    kept.path = cache_file_;
-    kept.identity = identity;
-    kept.names = ReadCacheFile(cache_file_, info.st_size);
+  if (kept.cache_path != cache_file_ || !(kept.cache_identity == identity)) {
+    kept.cache_path = cache_file_;
+    kept.cache_identity = identity;
+    kept.cache_names = ReadCacheFile(cache_file_, info.st_size);
   }
-  cache_names_ = kept.names;
+  cache_names_ = kept.cache_names;
   return cache_names_.get();
 }
 
@@ -309,25 +303,25 @@ LoaderSearch::DirectoryState& LoaderSearch::LookAt(const std::string& directory)
   state.exists = true;
   state.identity = {info.st_dev, info.st_ino};
   const bool settled = Settled(info.st_mtim);
+  const FileIdentity identity = FileIdentity::Of(info);
+  Kept& kept = TheKept();
   {
-    std::lock_guard<std::mutex> lock(KeptMemosMutex());
-    std::shared_ptr<DirectoryMemo>& kept = KeptMemos()[directory];
-    if (settled && kept && kept->Describes(info)) {
-      state.certain = kept->certain;
-      state.memo = kept;
+    std::lock_guard<std::mutex> lock(kept.mutex);
+    std::shared_ptr<DirectoryMemo>& memo = kept.directories[directory];
+    if (settled && memo && memo->identity == identity) {
+      state.certain = memo->certain;
+      state.memo = memo;
       return state;
     }
-    kept.reset();
+    memo.reset();
   }
   state.certain = !HasCapabilitySubdirectory(directory);
   if (settled) {
     auto memo = std::make_shared<DirectoryMemo>();
-    memo->device = info.st_dev;
-    memo->inode = info.st_ino;
-    memo->modified = info.st_mtim;
+    memo->identity = identity;
     memo->certain = state.certain;
-    std::lock_guard<std::mutex> lock(KeptMemosMutex());
-    KeptMemos()[directory] = memo;
+    std::lock_guard<std::mutex> lock(kept.mutex);
+    kept.directories[directory] = memo;
     state.memo = memo;
   }
   return state;
@@ -336,15 +330,14 @@ LoaderSearch::DirectoryState& LoaderSearch::LookAt(const std::string& directory)
 bool LoaderSearch::CertainlyNotIn(DirectoryState& directory, const std::string& name) {
   if (!directory.certain) return false;
   if (!directory.exists) return true;
+  std::mutex& kept = TheKept().mutex;
   if (directory.memo) {
-    std::lock_guard<std::mutex> lock(KeptMemosMutex());
+    std::lock_guard<std::mutex> lock(kept);
     if (directory.memo->absent.count(name) != 0) return true;
   }
-  struct stat info {};
-  const std::string path = directory.path + "/" + name;
-  if (stat(path.c_str(), &info) == 0 || !NoSuchFile(errno)) return false;
+  if (MayExist(directory.path + "/" + name)) return false;
   if (directory.memo) {
-    std::lock_guard<std::mutex> lock(KeptMemosMutex());
+    std::lock_guard<std::mutex> lock(kept);
     directory.memo->absent.insert(name);
   }
   return true;
