@@ -45,22 +45,43 @@ void ApiEventQuery(benchmark::State& state) {
   infinirtEventDestroy(event);
 }
 
-void ApiMemcpy(benchmark::State& state, infinirtMemcpyKind kind) {
-  const size_t bytes = static_cast<size_t>(state.range(0));
-  std::vector<char> host(bytes, 1);
+namespace {
+
+// The buffers of the copy benchmarks: a host vector, then device memory on device 0 allocated
+// after it, each filled. Every copy benchmark makes them the same way, so that its buffers sit
+// alike (see StdMemcpy).
+struct CopyBuffers {
+  CopyBuffers(benchmark::State& state, size_t count) : bytes(count), host(count, 1) {
+    Check(state, infinirtMalloc(&device, count), "Malloc");
+    if (device != nullptr) infinirtMemset(device, 2, count);
+  }
+  ~CopyBuffers() { infinirtFree(device); }
+  CopyBuffers(const CopyBuffers&) = delete;
+  CopyBuffers& operator=(const CopyBuffers&) = delete;
+
+  void* to(infinirtMemcpyKind kind) {
+    return kind == infinirtMemcpyHostToDevice ? device : host.data();
+  }
+  const void* from(infinirtMemcpyKind kind) {
+    return kind == infinirtMemcpyHostToDevice ? host.data() : device;
+  }
+
+  const size_t bytes;
+  std::vector<char> host;
   void* device = nullptr;
-  Check(state, infinirtMalloc(&device, bytes), "Malloc");
-  infinirtMemset(device, 2, bytes);
+};
+
+}  // namespace
+
+void ApiMemcpy(benchmark::State& state, infinirtMemcpyKind kind) {
+  CopyBuffers buffers(state, static_cast<size_t>(state.range(0)));
+  void* to = buffers.to(kind);
+  const void* from = buffers.from(kind);
   for (auto _ : state) {
-    if (kind == infinirtMemcpyHostToDevice) {
-      infinirtMemcpy(device, host.data(), bytes, kind);
-    } else {
-      infinirtMemcpy(host.data(), device, bytes, kind);
-    }
+    infinirtMemcpy(to, from, buffers.bytes, kind);
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
-  infinirtFree(device);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * buffers.bytes));
 }
 
 void ApiRoundTrip(benchmark::State& state) {
@@ -125,17 +146,14 @@ void DirectEventQuery(benchmark::State& state) {
 // relative to each other (their distance modulo 4 KiB, above all) moves a 4 KiB memcpy by 20 ns
 // or more, which a baseline in buffers of its own added to or took from the difference.
 void StdMemcpy(benchmark::State& state) {
-  const size_t bytes = static_cast<size_t>(state.range(0));
-  std::vector<char> from(bytes, 1);
-  void* to = nullptr;
-  Check(state, infinirtMalloc(&to, bytes), "Malloc");
-  std::memset(to, 2, bytes);
+  CopyBuffers buffers(state, static_cast<size_t>(state.range(0)));
+  void* to = buffers.to(infinirtMemcpyHostToDevice);
+  const void* from = buffers.from(infinirtMemcpyHostToDevice);
   for (auto _ : state) {
-    std::memcpy(to, from.data(), bytes);
+    std::memcpy(to, from, buffers.bytes);
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
-  infinirtFree(to);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * buffers.bytes));
 }
 
 // --- Synchronous sets against std::memset ---------------------------------------------------
@@ -195,16 +213,12 @@ void AddedCost(benchmark::State& state, Api api, Libc libc) {
 }
 
 void AddedByMemcpy(benchmark::State& state, infinirtMemcpyKind kind) {
-  const size_t bytes = static_cast<size_t>(state.range(0));
-  std::vector<char> host(bytes, 1);
-  void* device = nullptr;
-  Check(state, infinirtMalloc(&device, bytes), "Malloc");
-  infinirtMemset(device, 2, bytes);
-  void* to = kind == infinirtMemcpyHostToDevice ? device : host.data();
-  const void* from = kind == infinirtMemcpyHostToDevice ? host.data() : device;
+  CopyBuffers buffers(state, static_cast<size_t>(state.range(0)));
+  void* to = buffers.to(kind);
+  const void* from = buffers.from(kind);
+  const size_t bytes = buffers.bytes;
   AddedCost(
       state, [&] { infinirtMemcpy(to, from, bytes, kind); }, [&] { std::memcpy(to, from, bytes); });
-  infinirtFree(device);
 }
 
 void AddedByMemset(benchmark::State& state) {
