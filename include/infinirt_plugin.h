@@ -139,9 +139,9 @@ typedef struct infinirtPluginGraphNode {
  * (docs/support-matrix.md). The declaration describes the plugin with a complete vendor runtime;
  * tests check it against what the entry does over the host-emulated runtime. */
 typedef enum INFINIRT_ENUM_BASE {
-  INFINIRT_SUPPORT_NONE = 0,     /* the entry answers infinirtErrorNotSupported */
-  INFINIRT_SUPPORT_NATIVE = 1,   /* done by the vendor function(s) named */
-  INFINIRT_SUPPORT_EMULATED = 2  /* done by the plugin, with the vendor function(s) named */
+  INFINIRT_SUPPORT_NONE = 0,    /* the entry answers infinirtErrorNotSupported */
+  INFINIRT_SUPPORT_NATIVE = 1,  /* done by the vendor function(s) named */
+  INFINIRT_SUPPORT_EMULATED = 2 /* done by the plugin, with the vendor function(s) named */
 } infinirtPluginSupportLevel_t;
 
 typedef struct infinirtPluginSupport {
