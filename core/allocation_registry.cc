@@ -9,11 +9,7 @@
 
 namespace infinirt::core {
 
-namespace {
-
-bool BaseBelow(const Allocation& allocation, uintptr_t base) { return allocation.base < base; }
-
-std::atomic<uint64_t> registries_made{0};
+namespace registry_detail {
 
 // One answer of Find kept by a thread: for addresses in [first, end), at one generation of one
 // shard of one registry, the allocation found (or none: then the range is the one address).
@@ -31,6 +27,7 @@ struct KeptAnswer {
     return registry == in_registry && shard == in_shard && generation == at_generation &&
            address - first < end - first;
   }
+  const Allocation* answer() const { return found ? &allocation : nullptr; }
 };
 
 // A copy reads two pointers, a memset one; a few entries cover a loop over a handful of buffers.
@@ -39,6 +36,17 @@ struct KeptAnswers {
   KeptAnswer entries[kCount];
   unsigned next = 0;  // replaced next, round robin
 };
+
+}  // namespace registry_detail
+
+namespace {
+
+using registry_detail::KeptAnswer;
+using registry_detail::KeptAnswers;
+
+bool BaseBelow(const Allocation& allocation, uintptr_t base) { return allocation.base < base; }
+
+std::atomic<uint64_t> registries_made{0};
 
 static_assert(std::is_trivially_destructible_v<KeptAnswers>,
               "no destructor may run before the thread's last lookup (a TLS destructor's)");
@@ -265,20 +273,24 @@ std::optional<Allocation> AllocationRegistry::FindExact(uintptr_t base) const {
   return *found;
 }
 
-bool AllocationRegistry::Find(uintptr_t address, Allocation* found) const {
+// Inlined into its three callers: the kept answers' hit path is a handful of compares.
+__attribute__((always_inline)) inline const KeptAnswer& AllocationRegistry::LookUp(
+    KeptAnswers& kept, uintptr_t address, const KeptAnswer* keep) const {
   const size_t index = ShardOf(address);
-  const Shard& shard = shards_[index];
-  KeptAnswers& kept = ThisThreadsKeptAnswers();
   // Acquire: a generation seen here was stored after the index change it stands for.
-  const uint64_t now = shard.generation.load(std::memory_order_acquire);
+  const uint64_t now = shards_[index].generation.load(std::memory_order_acquire);
   for (const KeptAnswer& answer : kept.entries) {
-    if (answer.Answers(instance_, index, now, address)) {
-      if (answer.found) *found = answer.allocation;
-      return answer.found;
-    }
+    if (answer.Answers(instance_, index, now, address)) return answer;
   }
+  return LookUpLocked(kept, index, address, keep);
+}
+
+__attribute__((noinline)) const KeptAnswer& AllocationRegistry::LookUpLocked(
+    KeptAnswers& kept, size_t index, uintptr_t address, const KeptAnswer* keep) const {
+  if (&kept.entries[kept.next] == keep) kept.next = (kept.next + 1) % KeptAnswers::kCount;
   KeptAnswer& fresh = kept.entries[kept.next];
   kept.next = (kept.next + 1) % KeptAnswers::kCount;
+  const Shard& shard = shards_[index];
   std::optional<Allocation> result;
   uint64_t generation;
   {
@@ -293,8 +305,26 @@ bool AllocationRegistry::Find(uintptr_t address, Allocation* found) const {
   if (result) fresh.allocation = *result;
   fresh.first = result ? result->base : address;
   fresh.end = result ? result->base + result->size : address + 1;
-  if (result) *found = *result;
-  return fresh.found;
+  return fresh;
+}
+
+bool AllocationRegistry::Find(uintptr_t address, Allocation* found) const {
+  const KeptAnswer& answer = LookUp(ThisThreadsKeptAnswers(), address, nullptr);
+  if (answer.found) *found = answer.allocation;
+  return answer.found;
+}
+
+const Allocation* AllocationRegistry::FindKept(uintptr_t address) const {
+  return LookUp(ThisThreadsKeptAnswers(), address, nullptr).answer();
+}
+
+void AllocationRegistry::FindKeptPair(uintptr_t first, uintptr_t second,
+                                      const Allocation** first_found,
+                                      const Allocation** second_found) const {
+  KeptAnswers& kept = ThisThreadsKeptAnswers();
+  const KeptAnswer& first_answer = LookUp(kept, first, nullptr);
+  *first_found = first_answer.answer();
+  *second_found = LookUp(kept, second, &first_answer).answer();
 }
 
 std::vector<Allocation> AllocationRegistry::Snapshot(

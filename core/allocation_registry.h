@@ -39,6 +39,11 @@
 
 namespace infinirt::core {
 
+namespace registry_detail {
+struct KeptAnswer;
+struct KeptAnswers;
+}  // namespace registry_detail
+
 enum class MemoryKind {
   kDevice,         // infinirtMalloc
   kPinnedHost,     // infinirtMallocHost / infinirtHostAlloc
@@ -82,6 +87,15 @@ class AllocationRegistry {
   // The copy and route paths use this form: a returned optional was stored and then reloaded
   // in pieces of another size, a store-forwarding stall on every lookup.
   bool Find(uintptr_t address, Allocation* found) const;
+
+  // The allocation containing an address, or null, as the calling thread keeps the answer: the
+  // pointer stays valid until the thread's next lookup in any registry. The route of a memset
+  // reads what it needs at once, and copying the allocation out was a measurable part of it.
+  const Allocation* FindKept(uintptr_t address) const;
+  // The same for two addresses at once (a copy's destination and source): both pointers stay
+  // valid until the thread's next lookup.
+  void FindKeptPair(uintptr_t first, uintptr_t second, const Allocation** first_found,
+                    const Allocation** second_found) const;
 
   // Every allocation matching a predicate (for device reset and finalize).
   std::vector<Allocation> Snapshot(const std::function<bool(const Allocation&)>& predicate) const;
@@ -156,6 +170,13 @@ class AllocationRegistry {
   void IndexLocked(Shard& shard, const Allocation& allocation);
   void UnindexLocked(Shard& shard, const Allocation& allocation);
   static std::optional<Allocation> FindInRangesLocked(const Shard& shard, uintptr_t address);
+  // This thread's kept answer for an address: a kept one if still current, else a fresh one,
+  // which replaces any entry but `keep` (an answer the caller still reads).
+  const registry_detail::KeptAnswer& LookUp(registry_detail::KeptAnswers& kept, uintptr_t address,
+                                            const registry_detail::KeptAnswer* keep) const;
+  const registry_detail::KeptAnswer& LookUpLocked(registry_detail::KeptAnswers& kept, size_t index,
+                                                  uintptr_t address,
+                                                  const registry_detail::KeptAnswer* keep) const;
   // The allocation whose base is exactly `base`, in the shard of base's region.
   static const Allocation* FindBaseLocked(const Shard& shard, uintptr_t base);
   // The same among the small allocations only.

@@ -95,34 +95,31 @@ infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void*
 
 namespace {
 
-// Where the bytes of a copy or memset live: in `allocation` when `found`, else in host memory
-// InfiniRT did not allocate.
-struct Span {
-  bool found = false;
-  Allocation allocation;
-  bool on_device() const { return found && allocation.IsDeviceMemory(); }
-};
-
-infinirtError_t LookUpSpan(Runtime& runtime, const void* pointer, size_t count, const char* role,
-                           Span* span, const char* function) {
-  const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
-  span->found = runtime.allocations().Find(address, &span->allocation);
-  if (span->found) {
-    const uintptr_t end = span->allocation.base + span->allocation.size;
-    if (count > end - address) {
-      return Fail(infinirtErrorInvalidValue,
-                  "{}: {} bytes at {} ({}) run past the end of its {}-byte allocation", function,
-                  count, pointer, role, span->allocation.size);
-    }
-  }
-  return infinirtSuccess;
+// A copy's or memset's side is the allocation holding its bytes, or null for host memory that
+// InfiniRT did not allocate. True when `count` bytes from `pointer` run past its end.
+bool RunsPastEnd(const Allocation* allocation, const void* pointer, size_t count) {
+  return allocation != nullptr &&
+         count > allocation->base + allocation->size - reinterpret_cast<uintptr_t>(pointer);
 }
 
-enum infinirtMemcpyKind InferKind(const Span& dst, const Span& src) {
-  if (src.on_device()) {
-    return dst.on_device() ? infinirtMemcpyDeviceToDevice : infinirtMemcpyDeviceToHost;
-  }
-  return dst.on_device() ? infinirtMemcpyHostToDevice : infinirtMemcpyHostToHost;
+// Out of line: the formatting of the message would otherwise weigh on every copy's route.
+__attribute__((noinline, cold)) infinirtError_t RefusePastEnd(const Allocation& allocation,
+                                                              const void* pointer, size_t count,
+                                                              const char* role,
+                                                              const char* function) {
+  return Fail(infinirtErrorInvalidValue,
+              "{}: {} bytes at {} ({}) run past the end of its {}-byte allocation", function, count,
+              pointer, role, allocation.size);
+}
+
+// The allocation when it is device memory (not pinned host memory), else null.
+const Allocation* DeviceSide(const Allocation* allocation) {
+  return allocation != nullptr && allocation->IsDeviceMemory() ? allocation : nullptr;
+}
+
+enum infinirtMemcpyKind InferKind(const Allocation* dst_device, const Allocation* src_device) {
+  if (src_device) return dst_device ? infinirtMemcpyDeviceToDevice : infinirtMemcpyDeviceToHost;
+  return dst_device ? infinirtMemcpyHostToDevice : infinirtMemcpyHostToHost;
 }
 
 }  // namespace
@@ -139,34 +136,38 @@ infinirtError_t RouteCopy(Runtime& runtime, void* dst, const void* src, size_t c
     return Fail(infinirtErrorInvalidValue, "{}: {} pointer is NULL", function,
                 dst == nullptr ? "destination" : "source");
   }
-  Span dst_span, src_span;
-  if (auto e = LookUpSpan(runtime, dst, count, "destination", &dst_span, function)) return e;
-  if (auto e = LookUpSpan(runtime, src, count, "source", &src_span, function)) return e;
+  // Both valid until this thread's next lookup; everything needed is copied out below.
+  const Allocation* to;
+  const Allocation* from;
+  runtime.allocations().FindKeptPair(reinterpret_cast<uintptr_t>(dst),
+                                     reinterpret_cast<uintptr_t>(src), &to, &from);
+  if (RunsPastEnd(to, dst, count)) return RefusePastEnd(*to, dst, count, "destination", function);
+  if (RunsPastEnd(from, src, count)) return RefusePastEnd(*from, src, count, "source", function);
+  const Allocation* dst_device = DeviceSide(to);
+  const Allocation* src_device = DeviceSide(from);
+  // The backend that performs the copy: the stream's, else the destination's when it is device
+  // memory, else the source's. Device memory of any other backend makes it a staged copy.
+  const int performer = stream       ? stream->backend_index
+                        : dst_device ? dst_device->backend
+                        : src_device ? src_device->backend
+                                     : -1;
   *cross = CrossBackendCopy{};
-  const Span* device_sides[] = {&dst_span, &src_span};
-  for (const Span* side : device_sides) {
-    if (!side->on_device()) continue;
-    const int owner = side->allocation.backend;
-    const int performer = stream ? stream->backend_index
-                                 : (dst_span.on_device() ? dst_span.allocation.backend : owner);
-    if (owner != performer) cross->needed = true;
-  }
+  cross->needed = (dst_device && dst_device->backend != performer) ||
+                  (src_device && src_device->backend != performer);
   if (cross->needed) {
-    if (src_span.on_device()) cross->source = TargetOf(runtime, src_span.allocation);
-    if (dst_span.on_device()) cross->destination = TargetOf(runtime, dst_span.allocation);
-    *resolved_kind = InferKind(dst_span, src_span);
+    if (src_device) cross->source = TargetOf(runtime, *src_device);
+    if (dst_device) cross->destination = TargetOf(runtime, *dst_device);
+    *resolved_kind = InferKind(dst_device, src_device);
     return infinirtSuccess;
   }
   if (stream) {
     *target = *stream;
-  } else if (dst_span.on_device()) {
-    *target = TargetOf(runtime, dst_span.allocation);
-  } else if (src_span.on_device()) {
-    *target = TargetOf(runtime, src_span.allocation);
+  } else if (dst_device || src_device) {
+    *target = TargetOf(runtime, dst_device ? *dst_device : *src_device);
   } else if (auto error = CurrentTarget(runtime, target, function)) {
     return error;
   }
-  *resolved_kind = kind == infinirtMemcpyDefault ? InferKind(dst_span, src_span) : kind;
+  *resolved_kind = kind == infinirtMemcpyDefault ? InferKind(dst_device, src_device) : kind;
   return infinirtSuccess;
 }
 
@@ -231,21 +232,24 @@ infinirtError_t StagedCopy(Runtime&, void* dst, const void* src, size_t count,
 infinirtError_t RouteMemset(Runtime& runtime, void* pointer, size_t count,
                             const StreamTarget* stream, Target* target, const char* function) {
   if (pointer == nullptr) return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function);
-  Span span;
-  if (auto e = LookUpSpan(runtime, pointer, count, "memset target", &span, function)) return e;
-  if (!span.found) {
+  // Valid until this thread's next lookup; everything needed is copied out below.
+  const Allocation* span = runtime.allocations().FindKept(reinterpret_cast<uintptr_t>(pointer));
+  if (RunsPastEnd(span, pointer, count)) {
+    return RefusePastEnd(*span, pointer, count, "memset target", function);
+  }
+  if (span == nullptr) {
     return Fail(infinirtErrorInvalidValue, "{}: {} was not allocated by InfiniRT", function,
                 pointer);
   }
   if (stream) {
-    if (span.on_device() && span.allocation.backend != stream->backend_index) {
+    if (span->IsDeviceMemory() && span->backend != stream->backend_index) {
       return Fail(infinirtErrorNotSupported,
                   "{}: memory of backend '{}' cannot be set from a stream of backend '{}'",
-                  function, runtime.backend(span.allocation.backend).name, stream->backend->name);
+                  function, runtime.backend(span->backend).name, stream->backend->name);
     }
     *target = *stream;
   } else {
-    *target = TargetOf(runtime, span.allocation);
+    *target = TargetOf(runtime, *span);
   }
   return infinirtSuccess;
 }

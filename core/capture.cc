@@ -413,8 +413,7 @@ infinirtError_t Captures::CheckDeviceSynchronize(int device) {
   return CheckUnsafeCallLocked();
 }
 
-infinirtError_t Captures::CheckLegacyUse(int device) {
-  if (!Active()) return infinirtSuccess;
+infinirtError_t Captures::CheckLegacyUseInCapture(int device) {
   std::lock_guard<std::mutex> lock(mutex_);
   infinirtError_t error;
   return LegacyConflictLocked(device, "a synchronous call", &error) ? error : infinirtSuccess;

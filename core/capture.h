@@ -114,7 +114,9 @@ class Captures {
     return Active() ? CheckUnsafeCallInCapture() : infinirtSuccess;
   }
   infinirtError_t CheckDeviceSynchronize(int device);
-  infinirtError_t CheckLegacyUse(int device);
+  infinirtError_t CheckLegacyUse(int device) {
+    return Active() ? CheckLegacyUseInCapture(device) : infinirtSuccess;
+  }
 
   // A stream is destroyed: a capture it joined is invalidated; one it began is discarded.
   // Graph handles handed out for discarded captures are appended to *retired.
@@ -130,6 +132,7 @@ class Captures {
   infinirtError_t CheckStreamUseInCapture(const StreamRef& stream, bool synchronizes);
   infinirtError_t CheckEventUseInCapture(uint64_t event, bool synchronizes);
   infinirtError_t CheckUnsafeCallInCapture();
+  infinirtError_t CheckLegacyUseInCapture(int device);
   struct Key {
     uint64_t handle = 0;
     std::thread::id thread;  // per-thread default streams only

@@ -296,6 +296,45 @@ TEST(AllocationRegistryTest, AnAllocationReplacedAtTheSameBaseIsFoundWithItsNewS
   EXPECT_EQ(BaseFound(registry, 0x30000000 + 4096), 0u);
 }
 
+TEST(AllocationRegistryTest, FindKeptPairAnswersBothAddresses) {
+  AllocationRegistry registry;
+  ASSERT_TRUE(registry.Add(MakeAllocation(0x31000000, 4096)));
+  ASSERT_TRUE(registry.Add(MakeAllocation(0x32000000, 64, MemoryKind::kPinnedHost)));
+  const Allocation* first = nullptr;
+  const Allocation* second = nullptr;
+  registry.FindKeptPair(0x31000010, 0x32000020, &first, &second);
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(first->base, 0x31000000u);
+  EXPECT_EQ(second->base, 0x32000000u);
+  EXPECT_EQ(second->kind, MemoryKind::kPinnedHost);
+  registry.FindKeptPair(0x33000000, 0x31000fff, &first, &second);
+  EXPECT_EQ(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->base, 0x31000000u);
+  EXPECT_EQ(registry.FindKept(0x31001000), nullptr);  // one past the end
+}
+
+// A thread keeps a few answers and replaces them in turn; the second lookup of a pair must not
+// replace the answer the first one returned, which the caller still reads.
+TEST(AllocationRegistryTest, APairsSecondLookupNeverReplacesTheFirstsAnswer) {
+  AllocationRegistry registry;
+  const uintptr_t bases[] = {0x34000000, 0x35000000, 0x36000000, 0x37000000, 0x38000000};
+  for (uintptr_t base : bases) ASSERT_TRUE(registry.Add(MakeAllocation(base, 4096)));
+  std::thread([&] {  // a thread whose kept answers are all unused
+    // Four answers fill every kept entry; the next to be replaced is the first one's.
+    for (int i = 0; i < 4; ++i) ASSERT_EQ(BaseFound(registry, bases[i] + 8), bases[i]);
+    const Allocation* first = nullptr;
+    const Allocation* second = nullptr;
+    registry.FindKeptPair(bases[0] + 16, bases[4] + 16, &first, &second);
+    ASSERT_NE(first, nullptr);
+    ASSERT_NE(second, nullptr);
+    EXPECT_EQ(first->base, bases[0]);
+    EXPECT_EQ(second->base, bases[4]);
+  })
+      .join();
+}
+
 // A removed large allocation's entry stays in its shard, dead, for the next allocation at the
 // same address (allocation_registry.h): nothing may find it, and it must hide nothing.
 
