@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <thread>
 
 #include "infinirt.h"
 #include "test_support.h"
@@ -61,6 +62,70 @@ TEST(StreamReuseTest, ANewStreamDoesNotInheritTheWaitsOfADestroyedOne) {
   ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolAttrReleaseThreshold, &keep_none));
   infinirtEventDestroy(after_free);
   infinirtStreamDestroy(next);
+  infinirtStreamDestroy(freeing);
+}
+
+// A stream is told apart from every other by its identity, which threads take in blocks. A wait
+// for a point of one stream must count for that stream only, however the two streams came to be:
+// here each was made (and remade from a recycled object) on a thread of its own, so that a
+// scheme numbering each thread's streams from the same start would give both the same identity.
+TEST(StreamReuseTest, AWaitForAStreamMadeOnOneThreadDoesNotCountForOneMadeOnAnother) {
+  infinirtMemPool_t pool = nullptr;
+  ASSERT_OK(infinirtDeviceGetDefaultMemPool(&pool, 0));
+  int off = 0;
+  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolReuseAllowOpportunistic, &off));
+  uint64_t keep_all = UINT64_MAX;
+  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolAttrReleaseThreshold, &keep_all));
+
+  // A stream made on a new thread from a spare object (one is made spare just before), destroyed
+  // there (recycled with the thread's first identity) and made again from the same object.
+  auto stream_of_a_new_thread = [] {
+    infinirtStream_t stream = nullptr;
+    EXPECT_EQ(infinirtStreamCreateWithFlags(&stream, infinirtStreamNonBlocking), infinirtSuccess);
+    EXPECT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
+    std::thread([&] {
+      EXPECT_EQ(infinirtStreamCreateWithFlags(&stream, infinirtStreamNonBlocking), infinirtSuccess);
+      EXPECT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
+      EXPECT_EQ(infinirtStreamCreateWithFlags(&stream, infinirtStreamNonBlocking), infinirtSuccess);
+    }).join();
+    return stream;
+  };
+  infinirtStream_t freeing = stream_of_a_new_thread();
+  infinirtStream_t other = stream_of_a_new_thread();
+  ASSERT_NE(freeing, nullptr);
+  ASSERT_NE(other, nullptr);
+
+  void* block = nullptr;
+  ASSERT_OK(infinirtMallocAsync(&block, 1 << 16, freeing));
+  ASSERT_OK(infinirtFreeAsync(block, freeing));
+  ASSERT_OK(infinirtStreamSynchronize(freeing));
+  // The other stream goes further in its own order than the free did in the freeing stream's
+  // (whatever either object did before it was recycled: the tests before this one are short).
+  void* scratch = nullptr;
+  ASSERT_OK(infinirtMalloc(&scratch, 64));
+  for (int i = 0; i < 4000; ++i) ASSERT_OK(infinirtMemsetAsync(scratch, i, 64, other));
+  infinirtEvent_t other_done = nullptr;
+  ASSERT_OK(infinirtEventCreate(&other_done));
+  ASSERT_OK(infinirtEventRecord(other_done, other));
+  ASSERT_OK(infinirtStreamSynchronize(other));
+
+  infinirtStream_t waiting = nullptr;
+  ASSERT_OK(infinirtStreamCreateWithFlags(&waiting, infinirtStreamNonBlocking));
+  ASSERT_OK(infinirtStreamWaitEvent(waiting, other_done, 0));
+  void* next = nullptr;
+  ASSERT_OK(infinirtMallocAsync(&next, 1 << 16, waiting));
+  EXPECT_NE(next, block) << "a wait for one stream counted for another";
+
+  ASSERT_OK(infinirtFreeAsync(next, waiting));
+  ASSERT_OK(infinirtStreamSynchronize(waiting));
+  int on = 1;
+  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolReuseAllowOpportunistic, &on));
+  uint64_t keep_none = 0;
+  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolAttrReleaseThreshold, &keep_none));
+  infinirtEventDestroy(other_done);
+  infinirtFree(scratch);
+  infinirtStreamDestroy(waiting);
+  infinirtStreamDestroy(other);
   infinirtStreamDestroy(freeing);
 }
 
