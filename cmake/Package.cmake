@@ -19,3 +19,6 @@ file(RELATIVE_PATH INFINIRT_PC_PREFIX_FROM_PCFILEDIR
   "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 configure_file(cmake/infinirt.pc.in ${CMAKE_CURRENT_BINARY_DIR}/infinirt.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/infinirt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(cmake/infinirt-runtime.pc.in ${CMAKE_CURRENT_BINARY_DIR}/infinirt-runtime.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/infinirt-runtime.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -11,13 +11,14 @@ prefix="$scratch/prefix"
 "$cmake" --install "$build_dir" --prefix "$prefix" >/dev/null
 
 # The layout promised by the docs.
-for path in include/infinirt.h include/infinirt_plugin.h bin/infinirt-info \
-            share/infinirt/infinirt.json; do
+for path in include/infinirt.h include/infinirt_plugin.h include/infinirt/runtime.hpp \
+            bin/infinirt-info share/infinirt/infinirt.json; do
   [ -e "$prefix/$path" ] || { echo "missing from the install: $path"; exit 1; }
 done
 libdir=$(cd "$prefix" && ls -d lib* | head -n 1)
-for path in "$libdir/libinfinirt.so" "$libdir/infinirt/libinfinirt_cpu.so" \
-            "$libdir/cmake/InfiniRT/InfiniRTConfig.cmake" "$libdir/pkgconfig/infinirt.pc"; do
+for path in "$libdir/libinfinirt.so" "$libdir/libinfinirt_runtime.so" \
+            "$libdir/infinirt/libinfinirt_cpu.so" "$libdir/cmake/InfiniRT/InfiniRTConfig.cmake" \
+            "$libdir/pkgconfig/infinirt.pc" "$libdir/pkgconfig/infinirt-runtime.pc"; do
   [ -e "$prefix/$path" ] || { echo "missing from the install: $path"; exit 1; }
 done
 # Every vendor plugin is built and installed by default, SDK or not (INFINIRT_TEST_VENDORS: the
@@ -63,6 +64,13 @@ export PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig"
   $("$pkg_config" --cflags --libs infinirt) -Wl,-rpath,"$("$pkg_config" --variable=libdir infinirt)"
 "$scratch/pc-consumer"
 
+echo "== the C++ layer's example built with pkg-config (infinirt-runtime)"
+# shellcheck disable=SC2046,SC2086
+"$cxx" -std=c++17 $sanitize_flags -o "$scratch/pc-cxx-consumer" "$examples_src/cxx_runtime.cc" \
+  $("$pkg_config" --cflags --libs infinirt-runtime) \
+  -Wl,-rpath,"$("$pkg_config" --variable=libdir infinirt-runtime)"
+"$scratch/pc-cxx-consumer"
+
 echo "== examples/ built on its own against the install (docs/install.md)"
 "$cmake" -S "$examples_src" -B "$scratch/examples" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="$sanitize_flags" \
@@ -70,3 +78,4 @@ echo "== examples/ built on its own against the install (docs/install.md)"
 "$cmake" --build "$scratch/examples" >/dev/null
 "$scratch/examples/streams_and_events"
 "$scratch/examples/graph_capture"
+"$scratch/examples/cxx_runtime"   # find_package(InfiniRT) -> InfiniRT::runtime

@@ -1,0 +1,90 @@
+// The C++ runtime layer: #include <infinirt/runtime.hpp> brings in all of it.
+//
+// A Runtime belongs to one thread and one device and has its own stream. Runtimes are made and
+// kept by the thread's context (context.hpp); the names and meanings of its methods are those of
+// InfiniCore's Runtime. Every failing C call throws infinirt::Error (error.hpp).
+#ifndef INFINIRT_RUNTIME_HPP_
+#define INFINIRT_RUNTIME_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "infinirt.h"
+#include "infinirt/context.hpp"
+#include "infinirt/device.hpp"
+#include "infinirt/error.hpp"
+#include "infinirt/export.hpp"
+#include "infinirt/handles.hpp"
+#include "infinirt/memory.hpp"
+
+namespace infinirt {
+
+namespace detail {
+class DeviceAllocator;
+class ThreadRuntimes;
+}  // namespace detail
+
+class INFINIRT_CXX_API Runtime {
+ public:
+  // Waits for the stream's work, then releases the stream; never throws (a failure is logged).
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Makes this runtime's device the calling thread's current device; returns this runtime.
+  Runtime* activate();
+  Device device() const { return device_; }
+  // The runtime's own stream, a blocking one: it is ordered with the legacy default stream, so
+  // the C API's synchronous copies wait for its work.
+  infinirtStream_t stream() const { return stream_; }
+  // The slot for an operator library's handle (none yet): always null.
+  void* infiniopHandle() const { return nullptr; }
+
+  // Waits for the runtime's stream; for the whole device.
+  void syncStream();
+  void syncDevice();
+
+  // Device memory of at least `size` bytes (size > 0), freed when the last pointer goes.
+  std::shared_ptr<Memory> allocateMemory(size_t size);
+  // Page-locked host memory for copies to and from this device. On the CPU backend that is
+  // ordinary memory (a warning says so once per process).
+  std::shared_ptr<Memory> allocatePinnedHostMemory(size_t size);
+
+  // Copies on the runtime's stream; `async` false waits for the copy (and what came before it
+  // in the stream). memcpyD2H always waits: the caller reads the bytes next.
+  void memcpyH2D(void* dst, const void* src, size_t size, bool async = true);
+  void memcpyD2H(void* dst, const void* src, size_t size);
+  void memcpyD2D(void* dst, const void* src, size_t size, bool async = true);
+
+  // Events, created on this runtime's device.
+  infinirtEvent_t createEvent();
+  infinirtEvent_t createEventWithFlags(uint32_t flags);
+  // Records in `stream`, or in the runtime's stream when null.
+  void recordEvent(infinirtEvent_t event, infinirtStream_t stream = nullptr);
+  // True when the work recorded before the event is done.
+  bool queryEvent(infinirtEvent_t event);
+  void synchronizeEvent(infinirtEvent_t event);
+  void destroyEvent(infinirtEvent_t event);
+  // Milliseconds between two recorded, completed events.
+  float elapsedTime(infinirtEvent_t start, infinirtEvent_t end);
+  // Work queued on `stream` after this waits for the event (null: the runtime's stream).
+  void streamWaitEvent(infinirtStream_t stream, infinirtEvent_t event);
+
+  // "Runtime(nvidia:0, stream 0x...)".
+  std::string toString() const;
+
+ private:
+  friend class detail::ThreadRuntimes;
+  Runtime(Device device, std::shared_ptr<detail::DeviceAllocator> allocator);
+
+  Device device_;
+  int ordinal_;  // the C API's ordinal of device_
+  infinirtStream_t stream_ = nullptr;
+  std::shared_ptr<detail::DeviceAllocator> allocator_;
+};
+
+}  // namespace infinirt
+
+#endif  // INFINIRT_RUNTIME_HPP_
