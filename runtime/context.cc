@@ -3,8 +3,9 @@
 #include <memory>
 #include <vector>
 
-#include "device_allocator.h"
+#include "caching_allocator.h"
 #include "infinirt/runtime.hpp"
+#include "scoped_device.h"
 
 namespace infinirt {
 
@@ -28,7 +29,7 @@ class ThreadRuntimes {
     }
     const int ordinal = device.ordinal();
     runtimes_.push_back(
-        std::unique_ptr<Runtime>(new Runtime(device, DeviceAllocator::For(device, ordinal))));
+        std::unique_ptr<Runtime>(new Runtime(device, CachingAllocator::For(device, ordinal))));
     return runtimes_.back().get();
   }
 

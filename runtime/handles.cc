@@ -94,4 +94,30 @@ float Event::elapsedSince(const Event& start) const {
   return milliseconds;
 }
 
+GraphExec::GraphExec(infinirtGraph_t graph) {
+  INFINIRT_CHECK(infinirtGraphInstantiate(&exec_, graph, 0));
+}
+
+GraphExec::~GraphExec() { reset(); }
+
+GraphExec::GraphExec(GraphExec&& other) noexcept : exec_(std::exchange(other.exec_, nullptr)) {}
+
+GraphExec& GraphExec::operator=(GraphExec&& other) noexcept {
+  if (this != &other) {
+    reset();
+    exec_ = std::exchange(other.exec_, nullptr);
+  }
+  return *this;
+}
+
+void GraphExec::reset() noexcept {
+  if (exec_ == nullptr) return;
+  ReportIfFailed(infinirtGraphExecDestroy(exec_), "infinirtGraphExecDestroy in ~GraphExec");
+  exec_ = nullptr;
+}
+
+void GraphExec::launch(infinirtStream_t stream) const {
+  INFINIRT_CHECK(infinirtGraphLaunch(exec_, stream));
+}
+
 }  // namespace infinirt

@@ -1,11 +1,13 @@
 #include "infinirt/runtime.hpp"
 
+#include <atomic>
 #include <sstream>
 #include <string>
 #include <utility>
 
-#include "device_allocator.h"
+#include "caching_allocator.h"
 #include "runtime_log.h"
+#include "scoped_device.h"
 
 namespace infinirt {
 
@@ -22,31 +24,69 @@ const char* KindName(infinirtMemcpyKind kind) {
   }
 }
 
-// A copy in `stream` (asynchronous) or a synchronous one (stream null), checked.
+// A copy in the runtime's stream; `wait`: then waits for the stream (the copy and the work
+// queued before it). Not the C API's synchronous infinirtMemcpy: that one is ordered with the
+// legacy default stream, which would tie every thread's runtime to every other's (and fail
+// while another thread's runtime records a graph).
 void Copy(void* dst, const void* src, size_t size, infinirtMemcpyKind kind, infinirtStream_t stream,
-          const Device& device) {
-  const infinirtError_t status = stream != nullptr
-                                     ? infinirtMemcpyAsync(dst, src, size, kind, stream)
-                                     : infinirtMemcpy(dst, src, size, kind);
-  check(status, [&] {
-    return std::string(stream != nullptr ? "infinirtMemcpyAsync" : "infinirtMemcpy") +
-           "(size=" + std::to_string(size) + ", " + KindName(kind) + ") on " + device.toString();
-  });
+          bool wait, const Device& device) {
+  auto call = [&](const char* function) {
+    return std::string(function) + "(size=" + std::to_string(size) + ", " + KindName(kind) +
+           ") on " + device.toString();
+  };
+  check(infinirtMemcpyAsync(dst, src, size, kind, stream),
+        [&] { return call("infinirtMemcpyAsync"); });
+  if (wait) {
+    check(infinirtStreamSynchronize(stream),
+          [&] { return call("infinirtStreamSynchronize after infinirtMemcpyAsync"); });
+  }
+}
+
+// The runtime's own stream: non-blocking, so that it is not ordered with the legacy default
+// stream (nor, through it, with the other threads' runtimes). A backend without non-blocking
+// streams gets a blocking one.
+infinirtStream_t CreateRuntimeStream(const Device& device) {
+  infinirtStream_t stream = nullptr;
+  infinirtError_t status = infinirtStreamCreateWithFlags(&stream, infinirtStreamNonBlocking);
+  if (status == infinirtErrorNotSupported) {
+    infinirtGetLastError();
+    status = infinirtStreamCreate(&stream);
+  }
+  check(status, [&] { return "infinirtStreamCreate on " + device.toString(); });
+  return stream;
 }
 
 }  // namespace
 
-Runtime::Runtime(Device device, std::shared_ptr<detail::DeviceAllocator> allocator)
+Runtime::Runtime(Device device, std::shared_ptr<detail::CachingAllocator> allocator)
     : device_(device), ordinal_(device.ordinal()), allocator_(std::move(allocator)) {
   detail::ScopedDevice on_device(ordinal_);
-  check(infinirtStreamCreate(&stream_),
-        [&] { return "infinirtStreamCreate on " + device_.toString(); });
+  stream_ = CreateRuntimeStream(device_);
 }
 
 Runtime::~Runtime() {
+  if (recording_) {  // a recording never stopped: discarded
+    infinirtGraph_t graph = nullptr;
+    if (infinirtStreamEndCapture(stream_, &graph) == infinirtSuccess) {
+      infinirtGraphDestroy(graph);
+    } else {
+      infinirtGetLastError();
+    }
+    try {
+      allocator_->EndPin(stream_);
+      allocator_->ReleasePinned(pin_owner_);
+    } catch (const std::exception& error) {
+      Warn(error.what());
+    }
+  }
   // The stream's work may still use memory of the allocator: it finishes first; then the
   // allocator is let go, and the stream last.
   ReportIfFailed(infinirtStreamSynchronize(stream_), "infinirtStreamSynchronize in ~Runtime");
+  try {
+    allocator_->StreamGone(stream_);  // its blocks may now serve any stream
+  } catch (const std::exception& error) {
+    Warn(error.what());
+  }
   allocator_.reset();
   ReportIfFailed(infinirtStreamDestroy(stream_), "infinirtStreamDestroy in ~Runtime");
 }
@@ -65,22 +105,24 @@ void Runtime::syncDevice() {
         [&] { return "infinirtDeviceSynchronize on " + device_.toString(); });
 }
 
-std::shared_ptr<Memory> Runtime::allocateMemory(size_t size) { return allocator_->Allocate(size); }
+std::shared_ptr<Memory> Runtime::allocateMemory(size_t size) {
+  return allocator_->Allocate(size, stream_);
+}
 
 std::shared_ptr<Memory> Runtime::allocatePinnedHostMemory(size_t size) {
   return allocator_->AllocatePinnedHost(size);
 }
 
 void Runtime::memcpyH2D(void* dst, const void* src, size_t size, bool async) {
-  Copy(dst, src, size, infinirtMemcpyHostToDevice, async ? stream_ : nullptr, device_);
+  Copy(dst, src, size, infinirtMemcpyHostToDevice, stream_, !async, device_);
 }
 
 void Runtime::memcpyD2H(void* dst, const void* src, size_t size) {
-  Copy(dst, src, size, infinirtMemcpyDeviceToHost, nullptr, device_);
+  Copy(dst, src, size, infinirtMemcpyDeviceToHost, stream_, /*wait=*/true, device_);
 }
 
 void Runtime::memcpyD2D(void* dst, const void* src, size_t size, bool async) {
-  Copy(dst, src, size, infinirtMemcpyDeviceToDevice, async ? stream_ : nullptr, device_);
+  Copy(dst, src, size, infinirtMemcpyDeviceToDevice, stream_, !async, device_);
 }
 
 infinirtEvent_t Runtime::createEvent() { return createEventWithFlags(infinirtEventDefault); }
@@ -120,6 +162,64 @@ float Runtime::elapsedTime(infinirtEvent_t start, infinirtEvent_t end) {
 
 void Runtime::streamWaitEvent(infinirtStream_t stream, infinirtEvent_t event) {
   INFINIRT_CHECK(infinirtStreamWaitEvent(stream != nullptr ? stream : stream_, event, 0));
+}
+
+// --- Graph recording ----------------------------------------------------------------------------
+
+namespace {
+
+std::atomic<uint64_t> g_pin_owners{0};
+
+[[noreturn]] void RefuseState(const char* what, const Device& device) {
+  check(infinirtErrorIllegalState, std::string(what) + " on " + device.toString());
+  __builtin_unreachable();
+}
+
+}  // namespace
+
+void Runtime::startGraphRecording() {
+  if (recording_) RefuseState("startGraphRecording: already recording", device_);
+  check(infinirtStreamBeginCapture(stream_, infinirtStreamCaptureModeThreadLocal),
+        [&] { return "infinirtStreamBeginCapture(thread-local) on " + device_.toString(); });
+  pin_owner_ = ++g_pin_owners;
+  allocator_->BeginPin(stream_, pin_owner_);
+  recording_ = true;
+}
+
+void Runtime::addGraphOperator(std::shared_ptr<GraphOperator> op) {
+  if (op == nullptr) check(infinirtErrorInvalidValue, "addGraphOperator(nullptr)");
+  if (!recording_) RefuseState("addGraphOperator: not recording", device_);
+  op->run(stream_);
+  recorded_.push_back(std::move(op));
+}
+
+std::shared_ptr<Graph> Runtime::stopGraphRecording() {
+  if (!recording_) RefuseState("stopGraphRecording: not recording", device_);
+  recording_ = false;
+  allocator_->EndPin(stream_);
+  std::vector<std::shared_ptr<GraphOperator>> operators = std::move(recorded_);
+  recorded_.clear();
+  const uint64_t owner = pin_owner_;
+  infinirtGraph_t graph = nullptr;
+  infinirtGraphExec_t exec = nullptr;
+  infinirtError_t status = infinirtStreamEndCapture(stream_, &graph);
+  if (status == infinirtSuccess) {
+    status = infinirtGraphInstantiate(&exec, graph, 0);
+    if (status != infinirtSuccess) infinirtGraphDestroy(graph);
+  }
+  if (status != infinirtSuccess) {
+    allocator_->ReleasePinned(owner);  // nothing will replay the work
+    check(status, [&] { return "stopGraphRecording on " + device_.toString(); });
+  }
+  try {
+    return std::shared_ptr<Graph>(
+        new Graph(graph, exec, stream_, std::move(operators), allocator_, owner));
+  } catch (...) {
+    infinirtGraphExecDestroy(exec);
+    infinirtGraphDestroy(graph);
+    allocator_->ReleasePinned(owner);
+    throw;
+  }
 }
 
 std::string Runtime::toString() const {

@@ -1,5 +1,7 @@
 #include "runtime_log.h"
 
+#include <strings.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,12 +14,13 @@ namespace {
 int LevelRank(const char* level) {
   static const char* const kLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
   for (int rank = 0; rank < 6; ++rank) {
-    if (level != nullptr && std::strcmp(level, kLevels[rank]) == 0) return rank;
+    if (level != nullptr && strcasecmp(level, kLevels[rank]) == 0) return rank;
   }
   return 3;
 }
 
-bool Shows(int rank) { return LevelRank(std::getenv("INFINIRT_LOG_LEVEL")) <= rank; }
+// secure_getenv, as the core reads its variables: ignored in setuid and similar processes.
+bool Shows(int rank) { return LevelRank(secure_getenv("INFINIRT_LOG_LEVEL")) <= rank; }
 
 }  // namespace
 

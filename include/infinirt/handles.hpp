@@ -53,6 +53,25 @@ class INFINIRT_CXX_API Event {
   infinirtEvent_t event_ = nullptr;
 };
 
+// An instantiated graph (infinirtGraphInstantiate); the graph it came from stays the caller's.
+class INFINIRT_CXX_API GraphExec {
+ public:
+  explicit GraphExec(infinirtGraph_t graph);
+  ~GraphExec();
+  GraphExec(GraphExec&& other) noexcept;
+  GraphExec& operator=(GraphExec&& other) noexcept;
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+
+  infinirtGraphExec_t get() const { return exec_; }
+  // Launches it in a stream (null: the legacy default stream).
+  void launch(infinirtStream_t stream = nullptr) const;
+
+ private:
+  void reset() noexcept;
+  infinirtGraphExec_t exec_ = nullptr;
+};
+
 }  // namespace infinirt
 
 #endif  // INFINIRT_HANDLES_HPP_

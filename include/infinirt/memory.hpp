@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 
+#include "infinirt.h"
 #include "infinirt/device.hpp"
 #include "infinirt/export.hpp"
 
@@ -16,7 +17,11 @@ class INFINIRT_CXX_API Memory {
   // Called once, with data, when the Memory goes; must not throw.
   using Deleter = std::function<void(std::byte*)>;
 
-  Memory(std::byte* data, size_t size, Device device, Deleter deleter, bool pinned = false);
+  // Told of each stream recordStream names; may throw infinirt::Error.
+  using StreamRecorder = std::function<void(infinirtStream_t)>;
+
+  Memory(std::byte* data, size_t size, Device device, Deleter deleter, bool pinned = false,
+         StreamRecorder recorder = nullptr);
   ~Memory();
   Memory(const Memory&) = delete;
   Memory& operator=(const Memory&) = delete;
@@ -28,12 +33,19 @@ class INFINIRT_CXX_API Memory {
   // Page-locked host memory (Runtime::allocatePinnedHostMemory), not device memory.
   bool is_pinned() const { return pinned_; }
 
+  // Says that work queued on `stream` (other than the stream the memory was allocated on) uses
+  // this memory: when the memory is released, its block is reused only after that work, as of
+  // the release, is done. Nothing to do for pinned host memory (its release waits for the
+  // device).
+  void recordStream(infinirtStream_t stream);
+
  private:
   std::byte* data_;
   size_t size_;
   Device device_;
   Deleter deleter_;
   bool pinned_;
+  StreamRecorder recorder_;
 };
 
 }  // namespace infinirt

@@ -10,19 +10,22 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "infinirt.h"
+#include "infinirt/allocator.hpp"
 #include "infinirt/context.hpp"
 #include "infinirt/device.hpp"
 #include "infinirt/error.hpp"
 #include "infinirt/export.hpp"
+#include "infinirt/graph.hpp"
 #include "infinirt/handles.hpp"
 #include "infinirt/memory.hpp"
 
 namespace infinirt {
 
 namespace detail {
-class DeviceAllocator;
+class CachingAllocator;
 class ThreadRuntimes;
 }  // namespace detail
 
@@ -36,8 +39,9 @@ class INFINIRT_CXX_API Runtime {
   // Makes this runtime's device the calling thread's current device; returns this runtime.
   Runtime* activate();
   Device device() const { return device_; }
-  // The runtime's own stream, a blocking one: it is ordered with the legacy default stream, so
-  // the C API's synchronous copies wait for its work.
+  // The runtime's own stream: a non-blocking one (not ordered with the legacy default stream,
+  // so runtimes of different threads do not wait for each other), or a blocking one on a
+  // backend without non-blocking streams.
   infinirtStream_t stream() const { return stream_; }
   // The slot for an operator library's handle (none yet): always null.
   void* infiniopHandle() const { return nullptr; }
@@ -52,8 +56,8 @@ class INFINIRT_CXX_API Runtime {
   // ordinary memory (a warning says so once per process).
   std::shared_ptr<Memory> allocatePinnedHostMemory(size_t size);
 
-  // Copies on the runtime's stream; `async` false waits for the copy (and what came before it
-  // in the stream). memcpyD2H always waits: the caller reads the bytes next.
+  // Copies in the runtime's stream; `async` false then waits for the stream (the copy and
+  // what came before it). memcpyD2H always waits: the caller reads the bytes next.
   void memcpyH2D(void* dst, const void* src, size_t size, bool async = true);
   void memcpyD2H(void* dst, const void* src, size_t size);
   void memcpyD2D(void* dst, const void* src, size_t size, bool async = true);
@@ -72,17 +76,30 @@ class INFINIRT_CXX_API Runtime {
   // Work queued on `stream` after this waits for the event (null: the runtime's stream).
   void streamWaitEvent(infinirtStream_t stream, infinirtEvent_t event);
 
+  // Graph recording. startGraphRecording begins capturing the runtime's stream (in the
+  // thread-local capture mode: other threads' runtimes go on as usual) and turns the allocator's
+  // pin mode on for it; addGraphOperator runs an operator on the stream, its work captured;
+  // stopGraphRecording ends the capture, instantiates the graph and turns pin mode off.
+  // Starting twice, adding or stopping without a start: infinirt::Error (IllegalState).
+  bool isGraphRecording() const { return recording_; }
+  void startGraphRecording();
+  void addGraphOperator(std::shared_ptr<GraphOperator> op);
+  std::shared_ptr<Graph> stopGraphRecording();
+
   // "Runtime(nvidia:0, stream 0x...)".
   std::string toString() const;
 
  private:
   friend class detail::ThreadRuntimes;
-  Runtime(Device device, std::shared_ptr<detail::DeviceAllocator> allocator);
+  Runtime(Device device, std::shared_ptr<detail::CachingAllocator> allocator);
 
   Device device_;
   int ordinal_;  // the C API's ordinal of device_
   infinirtStream_t stream_ = nullptr;
-  std::shared_ptr<detail::DeviceAllocator> allocator_;
+  std::shared_ptr<detail::CachingAllocator> allocator_;
+  bool recording_ = false;
+  uint64_t pin_owner_ = 0;  // while recording
+  std::vector<std::shared_ptr<GraphOperator>> recorded_;
 };
 
 }  // namespace infinirt

@@ -71,11 +71,11 @@ TEST_F(RuntimeTest, CopiesRoundTripThroughDeviceMemory) {
 
 TEST_F(RuntimeTest, CopiesOnTheStreamAreOrderedWithTheSynchronousRead) {
   // memcpyD2H waits for what the runtime's stream was given before it.
-  constexpr size_t kSize = 1 << 20;
+  constexpr size_t kSize = 256 << 10;
   const std::vector<unsigned char> source = Pattern(kSize, 11);
   std::shared_ptr<Memory> device = runtime->allocateMemory(kSize);
   std::vector<unsigned char> back(kSize, 0);
-  for (int round = 0; round < 20; ++round) {
+  for (int round = 0; round < 10; ++round) {
     runtime->memcpyH2D(device->data(), source.data(), kSize);
     runtime->memcpyD2H(back.data(), device->data(), kSize);
     ASSERT_EQ(back, source) << "round " << round;
@@ -114,11 +114,18 @@ TEST_F(RuntimeTest, BadCopyArgumentsAreErrors) {
   char host[128] = {};
   EXPECT_EQ(ErrorOf([&] { runtime->memcpyH2D(nullptr, host, 64); }), infinirtErrorInvalidValue);
   EXPECT_EQ(ErrorOf([&] { runtime->memcpyD2H(host, nullptr, 64); }), infinirtErrorInvalidValue);
-  // Past the end of the allocation.
-  EXPECT_EQ(ErrorOf([&] { runtime->memcpyH2D(device->data(), host, 128, false); }),
+  // Past the end of device memory. The core checks copies against what the device handed out,
+  // the allocator's segments; so the copy runs past the end of a fresh segment of exactly 2 MiB
+  // (no cached block of the large pool is left to serve the request instead).
+  allocator::emptyCache(runtime->device());
+  const int64_t segments_taken = allocator::stats(runtime->device()).device_allocs;
+  std::shared_ptr<Memory> segment = runtime->allocateMemory(2 << 20);
+  ASSERT_EQ(allocator::stats(runtime->device()).device_allocs, segments_taken + 1);
+  std::byte* last_bytes = segment->data() + segment->size() - 64;
+  EXPECT_EQ(ErrorOf([&] { runtime->memcpyH2D(last_bytes, host, 128, false); }),
             infinirtErrorInvalidValue);
   try {
-    runtime->memcpyD2D(device->data(), host, 128);
+    runtime->memcpyD2D(last_bytes, host, 128);
     FAIL() << "no infinirt::Error";
   } catch (const Error& error) {
     const std::string what = error.what();

@@ -1,0 +1,155 @@
+// The caching allocator a device's runtimes share (one per device and process): device memory is
+// taken from the device in segments and handed out in blocks, which go back to a cache when their
+// Memory is released and are handed out again without a call to the device. The design follows
+// PyTorch's CUDA caching allocator:
+//
+// - Sizes are rounded up to 512 bytes. Requests below 1 MiB are small: their blocks are carved
+//   from 2 MiB segments. Larger ones get a segment of their own (rounded up to 2 MiB), which may
+//   be split later for another large request.
+// - A block is handed out for a stream. Released, it is reused at once for that stream (stream
+//   order makes that safe), and for another stream only once its stream has no work left (then
+//   everything queued before the release is done). Work on other streams that uses the memory
+//   is declared with Memory::recordStream: the block then waits for an event in each of those
+//   streams, recorded at the release, before it is reused at all.
+// - A released block is merged with free neighbours of its segment for the same stream.
+// - When the device has no memory left, every cached segment nobody uses is released and the
+//   allocation tried once more.
+// - Pin mode: while a stream records a graph, blocks allocated for it belong to that graph until
+//   it is destroyed: released meanwhile, they are kept from every other allocation, so the
+//   graph's replays can keep using their addresses.
+//
+// Thread-safe: one lock per allocator.
+#ifndef INFINIRT_RUNTIME_CACHING_ALLOCATOR_H_
+#define INFINIRT_RUNTIME_CACHING_ALLOCATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "alloc_config.h"
+#include "infinirt.h"
+#include "infinirt/allocator.hpp"
+#include "infinirt/device.hpp"
+#include "infinirt/memory.hpp"
+
+namespace infinirt::detail {
+
+// A piece of a segment: handed out, or free in the cache.
+struct Block {
+  std::byte* ptr = nullptr;
+  size_t size = 0;
+  size_t requested = 0;               // while allocated: the size asked for
+  infinirtStream_t stream = nullptr;  // the stream it serves; null: none (any may take it)
+  bool small = false;                 // which pool
+  bool allocated = false;
+  Block* prev = nullptr;  // neighbours within the segment, in address order
+  Block* next = nullptr;
+  std::vector<infinirtStream_t> uses;     // other streams using it (recordStream)
+  std::vector<infinirtEvent_t> awaiting;  // released: events to pass before reuse
+  uint64_t pin_owner = 0;                 // pin mode: the graph it belongs to (0: none)
+  bool held = false;                      // released, but kept for its pin owner
+  bool in_cache = false;                  // free in a pool, and so available
+
+  bool split() const { return prev != nullptr || next != nullptr; }
+};
+
+class CachingAllocator : public std::enable_shared_from_this<CachingAllocator> {
+ public:
+  // Settings from INFINIRT_ALLOC_CONF; when it is malformed, every Allocate throws the problem
+  // (the rest of the runtime works).
+  CachingAllocator(Device device, int ordinal);
+  ~CachingAllocator();
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  // The allocator of a device, made at its first use; the same object for every runtime of the
+  // device.
+  static std::shared_ptr<CachingAllocator> For(Device device, int ordinal);
+  // The allocator of a device if it has one, else null.
+  static std::shared_ptr<CachingAllocator> Existing(Device device);
+
+  // Device memory for work on `stream`; size > 0.
+  std::shared_ptr<Memory> Allocate(size_t size, infinirtStream_t stream);
+  // Pinned host memory: not cached (infinirtMallocHost and infinirtFreeHost each time).
+  std::shared_ptr<Memory> AllocatePinnedHost(size_t size);
+
+  // The stream's work is done and the stream goes: its blocks may serve any stream.
+  void StreamGone(infinirtStream_t stream);
+
+  // Pin mode for a stream (a graph recording); ReleasePinned when the graph goes.
+  void BeginPin(infinirtStream_t stream, uint64_t owner);
+  void EndPin(infinirtStream_t stream);
+  void ReleasePinned(uint64_t owner);
+
+  void EmptyCache();
+  AllocatorStats Stats() const;
+  void ResetPeakStats();
+  std::string Summary() const;
+
+ private:
+  // Pools order their free blocks by stream, then size, then address: the best fit for a stream
+  // is one lower_bound away. by_size_ holds the same blocks by size only, for other streams.
+  struct ByStreamSize {
+    bool operator()(const Block* a, const Block* b) const;
+  };
+  struct BySize {
+    bool operator()(const Block* a, const Block* b) const;
+  };
+  struct Pool {
+    std::set<Block*, ByStreamSize> blocks;
+    std::set<Block*, BySize> by_size;
+  };
+
+  Pool& PoolOf(bool small) { return small ? small_pool_ : large_pool_; }
+  void Insert(Block* block);
+  void Erase(Block* block);
+
+  Block* TakeCached(size_t rounded, infinirtStream_t stream);
+  Block* TakeFromOtherStream(Pool& pool, size_t rounded, infinirtStream_t stream);
+  bool Fits(const Block* block, size_t rounded) const;
+  Block* NewSegment(size_t rounded, bool small, infinirtStream_t stream, infinirtError_t* error);
+  Block* SplitOff(Block* block, size_t rounded);
+  void Release(Block* block);
+  void Settle(Block* block);
+  void ReturnToCache(Block* block);
+  Block* MergeWithNeighbours(Block* block);
+  void ProcessAwaiting();
+  size_t ReleaseCachedSegments();
+  void CollectGarbageFor(size_t segment_size);
+  infinirtEvent_t TakeEvent();
+  void RecordUse(Block* block, infinirtStream_t stream);
+  std::shared_ptr<Memory> Hand(Block* block);
+  [[noreturn]] void ThrowOutOfMemory(size_t size, infinirtError_t error);
+  template <class Visit>
+  void ForEachBlock(Visit visit);
+
+  // Statistics, under the lock.
+  void Count(AllocatorStat& stat, int64_t amount);
+  void CountSplitChange(Block* block, int direction);
+
+  const Device device_;
+  const int ordinal_;
+  AllocConfig config_;
+  bool config_malformed_ = false;
+  size_t device_total_ = 0;  // the device's memory (for the garbage collection threshold)
+
+  mutable std::mutex mutex_;
+  Pool small_pool_;
+  Pool large_pool_;
+  std::set<Block*> segments_;     // the first block of each segment
+  std::vector<Block*> awaiting_;  // released blocks waiting for events
+  std::vector<infinirtEvent_t> spare_events_;
+  std::map<infinirtStream_t, uint64_t> pinning_;  // stream -> owner, while recording
+  std::set<uint64_t> live_pins_;
+  std::map<uint64_t, std::vector<Block*>> held_;  // owner -> blocks released and kept
+  AllocatorStats stats_;
+};
+
+}  // namespace infinirt::detail
+
+#endif  // INFINIRT_RUNTIME_CACHING_ALLOCATOR_H_
