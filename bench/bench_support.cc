@@ -91,6 +91,16 @@ const std::vector<Comparison>& Comparisons() {
        "<= 2x time", C::kTimeRatio, 2},
       {"Init/infinirtInit", "Init/dlopen", "<= 1.5x time (and < 5 ms)", C::kTimeRatio, 1.5},
       {"Graph/Launch100Nodes", "Graph/Issue100Operations", "<= 1.0x time", C::kTimeRatio, 1.0},
+      // The C++ runtime layer (bench/cxx_runtime_bench.cc).
+      {"Allocator/Cached/allocate+free/4096", "", "< 40 ns", C::kAtMostNanoseconds, 40},
+      {"Allocator/Cached/allocate+free/1048576", "", "< 40 ns", C::kAtMostNanoseconds, 40},
+      {"Allocator/Cached/allocate+free/4096", "Allocator/Malloc+Free/4096", ">= 3x faster",
+       C::kThroughputRatio, 3},
+      {"Allocator/Cached/allocate+free/1048576", "Allocator/Malloc+Free/1048576", ">= 3x faster",
+       C::kThroughputRatio, 3},
+      {"Allocator/Threads/allocate+free/threads:2", "Allocator/Threads/allocate+free/threads:1",
+       ">= 1.7x throughput", C::kThroughputRatio, 1.7},
+      {"Graph/CxxExecute100Copies", "Graph/CxxIssue100Copies", "<= 1.0x time", C::kTimeRatio, 1.0},
       // On an NVIDIA GPU only (bench/cudart_bench.cc): InfiniRT against libcudart called directly.
       {"CUDA/StreamQuery/api", "CUDA/StreamQuery/libcudart", "<= 100 ns added",
        C::kAddedNanoseconds, 100},
