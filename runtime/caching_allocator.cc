@@ -104,6 +104,7 @@ CachingAllocator::CachingAllocator(Device device, int ordinal)
 CachingAllocator::~CachingAllocator() {
   ReleaseCachedSegments();
   for (infinirtEvent_t event : spare_events_) infinirtEventDestroy(event);
+  for (Block* block : spare_blocks_) delete block;
 }
 
 std::shared_ptr<CachingAllocator> CachingAllocator::For(Device device, int ordinal) {
@@ -121,10 +122,62 @@ std::shared_ptr<CachingAllocator> CachingAllocator::Existing(Device device) {
 
 // --- The cache ---------------------------------------------------------------------------------
 
+namespace {
+
+constexpr size_t kSpareNodes = 64;  // per index and pool
+constexpr size_t kSpareBlocks = 256;
+
+// Inserts a value into a set through a spare node when there is one.
+template <class Set>
+void InsertWithSpare(Set& set, std::vector<typename Set::node_type>& spares,
+                     typename Set::value_type value) {
+  if (spares.empty()) {
+    set.insert(value);
+    return;
+  }
+  typename Set::node_type node = std::move(spares.back());
+  spares.pop_back();
+  node.value() = value;
+  set.insert(std::move(node));
+}
+
+// Erases a value from a set, keeping its node as a spare (up to kSpareNodes).
+template <class Set>
+void EraseToSpare(Set& set, std::vector<typename Set::node_type>& spares,
+                  typename Set::value_type value) {
+  typename Set::node_type node = set.extract(value);
+  if (node && spares.size() < kSpareNodes) spares.push_back(std::move(node));
+}
+
+}  // namespace
+
+Block* CachingAllocator::NewBlock() {
+  if (spare_blocks_.empty()) return new Block;
+  Block* block = spare_blocks_.back();
+  spare_blocks_.pop_back();
+  return block;
+}
+
+void CachingAllocator::DropBlock(Block* block) {
+  if (spare_blocks_.size() >= kSpareBlocks) {
+    delete block;
+    return;
+  }
+  // As new, keeping the vectors' capacity.
+  std::vector<infinirtStream_t> uses = std::move(block->uses);
+  std::vector<infinirtEvent_t> awaiting = std::move(block->awaiting);
+  uses.clear();
+  awaiting.clear();
+  *block = Block();
+  block->uses = std::move(uses);
+  block->awaiting = std::move(awaiting);
+  spare_blocks_.push_back(block);
+}
+
 void CachingAllocator::Insert(Block* block) {
   Pool& pool = PoolOf(block->small);
-  pool.blocks.insert(block);
-  pool.by_size.insert(block);
+  InsertWithSpare(pool.blocks, pool.spare_block_nodes, block);
+  InsertWithSpare(pool.by_size, pool.spare_size_nodes, block);
   block->in_cache = true;
   if (block->split()) {
     Count(stats_.inactive_split_bytes, static_cast<int64_t>(block->size));
@@ -134,8 +187,8 @@ void CachingAllocator::Insert(Block* block) {
 
 void CachingAllocator::Erase(Block* block) {
   Pool& pool = PoolOf(block->small);
-  pool.blocks.erase(block);
-  pool.by_size.erase(block);
+  EraseToSpare(pool.blocks, pool.spare_block_nodes, block);
+  EraseToSpare(pool.by_size, pool.spare_size_nodes, block);
   block->in_cache = false;
   if (block->split()) {
     Count(stats_.inactive_split_bytes, -static_cast<int64_t>(block->size));
@@ -207,7 +260,7 @@ Block* CachingAllocator::NewSegment(size_t rounded, bool small, infinirtStream_t
     infinirtGetLastError();
     return nullptr;
   }
-  auto* block = new Block;
+  Block* block = NewBlock();
   block->ptr = static_cast<std::byte*>(data);
   block->size = size;
   block->stream = stream;
@@ -226,7 +279,7 @@ Block* CachingAllocator::SplitOff(Block* block, size_t rounded) {
   const bool worth = block->small ? remaining >= kMinBlockSize
                                   : remaining > kSmallSize && block->size < config_.max_split_size;
   if (!worth) return block;
-  auto* rest = new Block;
+  Block* rest = NewBlock();
   rest->ptr = block->ptr + rounded;
   rest->size = remaining;
   rest->stream = block->stream;
@@ -283,7 +336,8 @@ std::shared_ptr<Memory> CachingAllocator::Allocate(size_t size, infinirtStream_t
 }
 
 std::shared_ptr<Memory> CachingAllocator::Hand(Block* block) {
-  std::shared_ptr<CachingAllocator> self = shared_from_this();
+  // Two pointers: the callbacks fit in std::function's own storage (no allocation each).
+  CachingAllocator* self = this;
   try {
     return std::make_shared<Memory>(
         block->ptr, block->requested, device_, [self, block](std::byte*) { self->Release(block); },
@@ -391,7 +445,7 @@ Block* CachingAllocator::MergeWithNeighbours(Block* block) {
       if (block->next != nullptr) block->next->prev = block;
     }
     block->size += neighbour->size;
-    delete neighbour;
+    DropBlock(neighbour);
   }
   return block;
 }
@@ -440,7 +494,7 @@ size_t CachingAllocator::ReleaseCachedSegments() {
     for (Block* block = segment; block != nullptr;) {
       Block* next = block->next;
       Erase(block);
-      if (block != segment) delete block;
+      if (block != segment) DropBlock(block);
       block = next;
     }
     // infinirtFree waits for the device's work, which may still use a block released before it.
@@ -449,7 +503,7 @@ size_t CachingAllocator::ReleaseCachedSegments() {
     Count(stats_.segments, -1);
     ++stats_.device_frees;
     released += size;
-    delete segment;
+    DropBlock(segment);
     it = segments_.erase(it);
   }
   return released;

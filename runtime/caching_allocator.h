@@ -18,7 +18,8 @@
 //   it is destroyed: released meanwhile, they are kept from every other allocation, so the
 //   graph's replays can keep using their addresses.
 //
-// Thread-safe: one lock per allocator.
+// Thread-safe: one lock per allocator. Allocators live until the process exits: the Memory they
+// hand out refers to them by plain pointer.
 #ifndef INFINIRT_RUNTIME_CACHING_ALLOCATOR_H_
 #define INFINIRT_RUNTIME_CACHING_ALLOCATOR_H_
 
@@ -58,7 +59,7 @@ struct Block {
   bool split() const { return prev != nullptr || next != nullptr; }
 };
 
-class CachingAllocator : public std::enable_shared_from_this<CachingAllocator> {
+class CachingAllocator {
  public:
   // Settings from INFINIRT_ALLOC_CONF; when it is malformed, every Allocate throws the problem
   // (the rest of the runtime works).
@@ -103,9 +104,16 @@ class CachingAllocator : public std::enable_shared_from_this<CachingAllocator> {
   struct Pool {
     std::set<Block*, ByStreamSize> blocks;
     std::set<Block*, BySize> by_size;
+    // Nodes of erased entries, kept for the next insertions: a block released and taken again
+    // would otherwise allocate and free two tree nodes each time.
+    std::vector<decltype(blocks)::node_type> spare_block_nodes;
+    std::vector<decltype(by_size)::node_type> spare_size_nodes;
   };
 
   Pool& PoolOf(bool small) { return small ? small_pool_ : large_pool_; }
+  // Block objects, reused: splitting and merging make and drop one per allocation.
+  Block* NewBlock();
+  void DropBlock(Block* block);
   void Insert(Block* block);
   void Erase(Block* block);
 
@@ -144,6 +152,7 @@ class CachingAllocator : public std::enable_shared_from_this<CachingAllocator> {
   std::set<Block*> segments_;     // the first block of each segment
   std::vector<Block*> awaiting_;  // released blocks waiting for events
   std::vector<infinirtEvent_t> spare_events_;
+  std::vector<Block*> spare_blocks_;
   std::map<infinirtStream_t, uint64_t> pinning_;  // stream -> owner, while recording
   std::set<uint64_t> live_pins_;
   std::map<uint64_t, std::vector<Block*>> held_;  // owner -> blocks released and kept
