@@ -377,35 +377,32 @@ void CachingAllocator::Release(Block* block) {
     Count(stats_.allocations, -1);
     Count(stats_.allocated_bytes, -static_cast<int64_t>(block->size));
     Count(stats_.requested_bytes, -static_cast<int64_t>(block->requested));
-    // Work queued on the other streams that use the block must pass this point first.
-    bool synchronized = false;
+    // Work queued on the other streams that use the block must pass this point first: an event
+    // in each. A stream that cannot take one any more (destroyed meanwhile) cannot be told
+    // apart: the whole device is waited for instead, and no event is needed.
     for (infinirtStream_t stream : block->uses) {
-      infinirtEvent_t event = synchronized ? nullptr : TakeEvent();
-      if (event == nullptr) continue;
+      infinirtEvent_t event = TakeEvent();
       if (infinirtEventRecord(event, stream) == infinirtSuccess) {
         block->awaiting.push_back(event);
         continue;
       }
-      // The stream cannot be told apart any more (destroyed): wait for the whole device.
       infinirtGetLastError();
       spare_events_.push_back(event);
-      ScopedDevice on_device(ordinal_);
-      ReportIfFailed(infinirtDeviceSynchronize(), "infinirtDeviceSynchronize (allocator)");
-      synchronized = true;
-    }
-    block->uses.clear();
-    if (synchronized) {
       spare_events_.insert(spare_events_.end(), block->awaiting.begin(), block->awaiting.end());
       block->awaiting.clear();
+      ScopedDevice on_device(ordinal_);
+      ReportIfFailed(infinirtDeviceSynchronize(), "infinirtDeviceSynchronize (allocator)");
+      break;
     }
+    block->uses.clear();
     if (!block->awaiting.empty()) {
       awaiting_.push_back(block);
       return;
     }
     Settle(block);
   } catch (const std::exception& error) {
-    // Not returned to the cache: the block stays reserved (lost to reuse until emptyCache
-    // cannot free it either), which is safe.
+    // Not returned to the cache: the block stays reserved and is never reused (nor can
+    // emptyCache release its segment), which is safe.
     Warn((std::string("a block could not be returned to the cache: ") + error.what()).c_str());
   }
 }

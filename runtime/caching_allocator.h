@@ -82,7 +82,8 @@ class CachingAllocator {
   // The stream's work is done and the stream goes: its blocks may serve any stream.
   void StreamGone(infinirtStream_t stream);
 
-  // Pin mode for a stream (a graph recording); ReleasePinned when the graph goes.
+  // Pin mode for a stream (a graph recording); ReleasePinned when the graph goes, which also
+  // ends the pin mode of any stream still recording for that owner.
   void BeginPin(infinirtStream_t stream, uint64_t owner);
   void EndPin(infinirtStream_t stream);
   void ReleasePinned(uint64_t owner);

@@ -28,8 +28,8 @@ class ThreadRuntimes {
       if (runtime->device() == device) return runtime.get();
     }
     const int ordinal = device.ordinal();
-    runtimes_.push_back(
-        std::unique_ptr<Runtime>(new Runtime(device, CachingAllocator::For(device, ordinal))));
+    runtimes_.push_back(std::unique_ptr<Runtime>(
+        new Runtime(device, ordinal, CachingAllocator::For(device, ordinal))));
     return runtimes_.back().get();
   }
 

@@ -58,8 +58,8 @@ infinirtStream_t CreateRuntimeStream(const Device& device) {
 
 }  // namespace
 
-Runtime::Runtime(Device device, std::shared_ptr<detail::CachingAllocator> allocator)
-    : device_(device), ordinal_(device.ordinal()), allocator_(std::move(allocator)) {
+Runtime::Runtime(Device device, int ordinal, std::shared_ptr<detail::CachingAllocator> allocator)
+    : device_(device), ordinal_(ordinal), allocator_(std::move(allocator)) {
   detail::ScopedDevice on_device(ordinal_);
   stream_ = CreateRuntimeStream(device_);
 }
@@ -73,8 +73,7 @@ Runtime::~Runtime() {
       infinirtGetLastError();
     }
     try {
-      allocator_->EndPin(stream_);
-      allocator_->ReleasePinned(pin_owner_);
+      allocator_->ReleasePinned(pin_owner_);  // also ends the stream's pin mode
     } catch (const std::exception& error) {
       Warn(error.what());
     }

@@ -91,7 +91,8 @@ class INFINIRT_CXX_API Runtime {
 
  private:
   friend class detail::ThreadRuntimes;
-  Runtime(Device device, std::shared_ptr<detail::CachingAllocator> allocator);
+  // `ordinal`: the device's in the C API, which the caller has looked up already.
+  Runtime(Device device, int ordinal, std::shared_ptr<detail::CachingAllocator> allocator);
 
   Device device_;
   int ordinal_;  // the C API's ordinal of device_

@@ -160,6 +160,24 @@ TEST_F(CachingAllocatorTest, RecordStreamDelaysReuseUntilThatStreamPassesTheRele
   EXPECT_FALSE(gate.timed_out());
 }
 
+// A recorded stream destroyed before the memory is released cannot take an event: the release
+// waits for the device instead, and the block is reusable at once.
+TEST_F(CachingAllocatorTest, ARecordedStreamDestroyedBeforeTheReleaseDoesNotHoldTheBlock) {
+  constexpr size_t kSize = 4 << 20;  // a segment of its own, in an emptied cache
+  allocator::emptyCache(device);
+  std::shared_ptr<Memory> memory = runtime->allocateMemory(kSize);
+  std::byte* address = memory->data();
+  {
+    Stream user;
+    ASSERT_EQ(infinirtMemsetAsync(memory->data(), 3, kSize, user.get()), infinirtSuccess);
+    memory->recordStream(user.get());
+  }  // the stream is destroyed here
+  memory.reset();
+  EXPECT_EQ(infinirtGetLastError(), infinirtSuccess);
+  EXPECT_EQ(Stats().active_bytes.current, Stats().allocated_bytes.current);
+  EXPECT_EQ(runtime->allocateMemory(kSize)->data(), address);
+}
+
 TEST_F(CachingAllocatorTest, ARequestBeyondTheDeviceFailsAfterReleasingTheCache) {
   // More than any address space holds (so no overcommitting kernel grants it either).
   const size_t beyond = size_t{1} << 60;
