@@ -12,17 +12,33 @@
 namespace infinirt::testing {
 namespace {
 
+// The default pool with opportunistic reuse off and every free block kept across
+// synchronisations: a block is then reused only by a stream ordered after its release. Restored
+// afterwards, whatever the test's outcome.
+class StrictPoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK(infinirtDeviceGetDefaultMemPool(&pool_, 0));
+    int off = 0;
+    ASSERT_OK(infinirtMemPoolSetAttribute(pool_, infinirtMemPoolReuseAllowOpportunistic, &off));
+    uint64_t keep_all = UINT64_MAX;
+    ASSERT_OK(infinirtMemPoolSetAttribute(pool_, infinirtMemPoolAttrReleaseThreshold, &keep_all));
+  }
+  void TearDown() override {
+    int on = 1;
+    EXPECT_OK(infinirtMemPoolSetAttribute(pool_, infinirtMemPoolReuseAllowOpportunistic, &on));
+    uint64_t keep_none = 0;
+    EXPECT_OK(infinirtMemPoolSetAttribute(pool_, infinirtMemPoolAttrReleaseThreshold, &keep_none));
+  }
+
+ private:
+  infinirtMemPool_t pool_ = nullptr;
+};
+
 // A wait noted by a destroyed stream (it waited for an event recorded after a FreeAsync) must
 // not let the next stream reuse that memory: only the stream that waited may, and with
 // opportunistic reuse off nothing else does.
-TEST(StreamReuseTest, ANewStreamDoesNotInheritTheWaitsOfADestroyedOne) {
-  infinirtMemPool_t pool = nullptr;
-  ASSERT_OK(infinirtDeviceGetDefaultMemPool(&pool, 0));
-  int off = 0;
-  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolReuseAllowOpportunistic, &off));
-  uint64_t keep_all = UINT64_MAX;  // synchronisations keep the pool's free blocks
-  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolAttrReleaseThreshold, &keep_all));
-
+TEST_F(StrictPoolTest, ANewStreamDoesNotInheritTheWaitsOfADestroyedOne) {
   infinirtStream_t freeing = nullptr, waiting = nullptr;
   ASSERT_OK(infinirtStreamCreateWithFlags(&freeing, infinirtStreamNonBlocking));
   void* block = nullptr;
@@ -56,10 +72,6 @@ TEST(StreamReuseTest, ANewStreamDoesNotInheritTheWaitsOfADestroyedOne) {
   ASSERT_OK(infinirtFreeAsync(fresh, next));
   ASSERT_OK(infinirtStreamSynchronize(next));
 
-  int on = 1;
-  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolReuseAllowOpportunistic, &on));
-  uint64_t keep_none = 0;
-  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolAttrReleaseThreshold, &keep_none));
   infinirtEventDestroy(after_free);
   infinirtStreamDestroy(next);
   infinirtStreamDestroy(freeing);
@@ -69,14 +81,7 @@ TEST(StreamReuseTest, ANewStreamDoesNotInheritTheWaitsOfADestroyedOne) {
 // for a point of one stream must count for that stream only, however the two streams came to be:
 // here each was made (and remade from a recycled object) on a thread of its own, so that a
 // scheme numbering each thread's streams from the same start would give both the same identity.
-TEST(StreamReuseTest, AWaitForAStreamMadeOnOneThreadDoesNotCountForOneMadeOnAnother) {
-  infinirtMemPool_t pool = nullptr;
-  ASSERT_OK(infinirtDeviceGetDefaultMemPool(&pool, 0));
-  int off = 0;
-  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolReuseAllowOpportunistic, &off));
-  uint64_t keep_all = UINT64_MAX;
-  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolAttrReleaseThreshold, &keep_all));
-
+TEST_F(StrictPoolTest, AWaitForAStreamMadeOnOneThreadDoesNotCountForOneMadeOnAnother) {
   // A stream made on a new thread from a spare object (one is made spare just before), destroyed
   // there (recycled with the thread's first identity) and made again from the same object.
   auto stream_of_a_new_thread = [] {
@@ -118,10 +123,6 @@ TEST(StreamReuseTest, AWaitForAStreamMadeOnOneThreadDoesNotCountForOneMadeOnAnot
 
   ASSERT_OK(infinirtFreeAsync(next, waiting));
   ASSERT_OK(infinirtStreamSynchronize(waiting));
-  int on = 1;
-  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolReuseAllowOpportunistic, &on));
-  uint64_t keep_none = 0;
-  ASSERT_OK(infinirtMemPoolSetAttribute(pool, infinirtMemPoolAttrReleaseThreshold, &keep_none));
   infinirtEventDestroy(other_done);
   infinirtFree(scratch);
   infinirtStreamDestroy(waiting);
