@@ -103,6 +103,8 @@ CachingAllocator::CachingAllocator(Device device, int ordinal)
 
 CachingAllocator::~CachingAllocator() {
   ReleaseCachedSegments();
+  for (FrontCache* front : open_fronts_) delete front;
+  for (FrontCache* front : closed_fronts_) delete front;
   for (infinirtEvent_t event : spare_events_) infinirtEventDestroy(event);
   for (Block* block : spare_blocks_) delete block;
 }
@@ -295,7 +297,8 @@ Block* CachingAllocator::SplitOff(Block* block, size_t rounded) {
 
 // --- Allocation and release --------------------------------------------------------------------
 
-std::shared_ptr<Memory> CachingAllocator::Allocate(size_t size, infinirtStream_t stream) {
+std::shared_ptr<Memory> CachingAllocator::Allocate(size_t size, infinirtStream_t stream,
+                                                   FrontCache* front) {
   auto call = [&] {
     return "allocateMemory(size=" + std::to_string(size) + ") on " + device_.toString();
   };
@@ -304,8 +307,17 @@ std::shared_ptr<Memory> CachingAllocator::Allocate(size_t size, infinirtStream_t
   std::unique_lock<std::mutex> lock(mutex_);
   if (size > kLargestRequest) ThrowOutOfMemory(size, infinirtErrorMemoryAllocation);
   ProcessAwaiting();
+  // The statistics below go up: every front cache's changes are folded in first (front_cache.h).
+  FoldFrontCounts();
   const size_t rounded = RoundUp(size, kMinBlockSize);
-  Block* block = TakeCached(rounded, stream);
+  Block* block = front != nullptr ? TakeFromFront(front, rounded) : nullptr;
+  if (block == nullptr) block = TakeCached(rounded, stream);
+  if (block == nullptr && !open_fronts_.empty()) {
+    // Before the device is asked for more, the blocks the runtimes keep go back to the pools,
+    // where they merge with their free neighbours and may serve this request.
+    DrainFronts();
+    block = TakeCached(rounded, stream);
+  }
   if (block != nullptr) {
     ++stats_.cache_hits;
   } else {
@@ -325,6 +337,9 @@ std::shared_ptr<Memory> CachingAllocator::Allocate(size_t size, infinirtStream_t
   block->requested = size;
   auto pinning = pinning_.find(stream);
   block->pin_owner = pinning == pinning_.end() ? 0 : pinning->second;
+  // A pinned block goes back the usual way (its graph may keep it).
+  block->front = block->pin_owner == 0 ? front : nullptr;
+  block->front_generation = front != nullptr ? front->generation : 0;
   const auto bytes = static_cast<int64_t>(block->size);
   Count(stats_.allocations, 1);
   Count(stats_.allocated_bytes, bytes);
@@ -335,18 +350,76 @@ std::shared_ptr<Memory> CachingAllocator::Allocate(size_t size, infinirtStream_t
   return Hand(block);
 }
 
-std::shared_ptr<Memory> CachingAllocator::Hand(Block* block) {
-  // Two pointers: the callbacks fit in std::function's own storage (no allocation each).
-  CachingAllocator* self = this;
-  try {
-    return std::make_shared<Memory>(
-        block->ptr, block->requested, device_, [self, block](std::byte*) { self->Release(block); },
-        /*pinned=*/false,
-        [self, block](infinirtStream_t stream) { self->RecordUse(block, stream); });
-  } catch (...) {
-    Release(block);
-    throw;
+std::shared_ptr<Memory> CachingAllocator::AllocateFromFront(FrontCache* front, size_t size) {
+  if (size == 0 || size > kLargestRequest) return nullptr;  // Allocate says what is wrong
+  const size_t rounded = RoundUp(size, kMinBlockSize);
+  Block* block = nullptr;
+  {
+    std::lock_guard<SpinLock> lock(front->lock);
+    block = front->Take(rounded);
+    if (block == nullptr) return nullptr;
+    const FrontCounts::Change change = FrontCounts::Of(block->size, size);
+    if (!front->counts.FitsBelowFold(change)) {
+      front->Keep(block, rounded);  // back where it was taken from: there is room
+      return nullptr;
+    }
+    front->counts.Allocated(change);
+    block->requested = size;
   }
+  return Hand(block);  // outside the lock: nobody else reaches the block meanwhile
+}
+
+Block* CachingAllocator::TakeFromFront(FrontCache* front, size_t rounded) {
+  std::lock_guard<SpinLock> lock(front->lock);
+  return front->Take(rounded);
+}
+
+// The allocator of a handed-out block's shared_ptr: its control block, with the Memory in it,
+// lives in the block's own storage, and the block is released when that storage is, which is
+// once the Memory and every weak_ptr to it are gone. No heap allocation per Memory.
+template <class T>
+class InBlock {
+ public:
+  using value_type = T;
+  InBlock(CachingAllocator* owner, Block* block) : owner_(owner), block_(block) {}
+  template <class U>
+  InBlock(const InBlock<U>& other) : owner_(other.owner_), block_(other.block_) {}
+
+  T* allocate(size_t count) {
+    static_assert(sizeof(T) <= sizeof(Block::memory_storage) &&
+                  alignof(T) <= alignof(std::max_align_t));
+    if (count != 1) throw std::bad_alloc();  // never asked: shared_ptr takes one
+    return reinterpret_cast<T*>(block_->memory_storage);
+  }
+  void deallocate(T*, size_t) noexcept { owner_->Release(block_); }
+
+  template <class U>
+  bool operator==(const InBlock<U>& other) const {
+    return block_ == other.block_;
+  }
+  template <class U>
+  bool operator!=(const InBlock<U>& other) const {
+    return block_ != other.block_;
+  }
+
+ private:
+  template <class U>
+  friend class InBlock;
+  CachingAllocator* owner_;
+  Block* block_;
+};
+
+std::shared_ptr<Memory> CachingAllocator::Hand(Block* block) {
+  Memory::Owner* owner = this;
+  return std::allocate_shared<Memory>(InBlock<Memory>(this, block), block->ptr, block->requested,
+                                      device_, owner, block);
+}
+
+// The block is released with its Memory's storage (InBlock), not here.
+void CachingAllocator::release(std::byte*, void*) noexcept {}
+
+void CachingAllocator::recordStream(void* token, infinirtStream_t stream) {
+  RecordUse(static_cast<Block*>(token), stream);
 }
 
 void CachingAllocator::RecordUse(Block* block, infinirtStream_t stream) {
@@ -371,6 +444,22 @@ infinirtEvent_t CachingAllocator::TakeEvent() {
 }
 
 void CachingAllocator::Release(Block* block) {
+  if (!KeepInFront(block)) ReleaseToPools(block);
+}
+
+// A released block goes to the front cache it was handed out for, if that cache is still its
+// runtime's, no other stream used it, and there is room.
+bool CachingAllocator::KeepInFront(Block* block) {
+  FrontCache* front = block->front;
+  if (front == nullptr || !block->uses.empty()) return false;
+  std::lock_guard<SpinLock> lock(front->lock);
+  if (!front->open || front->generation != block->front_generation) return false;
+  if (!front->Keep(block, RoundUp(block->requested, kMinBlockSize))) return false;
+  front->counts.Released(FrontCounts::Of(block->size, block->requested));
+  return true;
+}
+
+void CachingAllocator::ReleaseToPools(Block* block) {
   try {
     std::lock_guard<std::mutex> lock(mutex_);
     block->allocated = false;
@@ -470,9 +559,91 @@ void CachingAllocator::ProcessAwaiting() {
   }
 }
 
+// --- Front caches -------------------------------------------------------------------------------
+
+FrontCache* CachingAllocator::OpenFront(infinirtStream_t stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  open_fronts_.reserve(open_fronts_.size() + 1);  // nothing below throws after the new cache
+  FrontCache* front = nullptr;
+  if (closed_fronts_.empty()) {
+    front = new FrontCache;
+  } else {
+    front = closed_fronts_.back();
+    closed_fronts_.pop_back();
+  }
+  {
+    std::lock_guard<SpinLock> front_lock(front->lock);
+    front->open = true;
+    front->stream = stream;
+  }
+  open_fronts_.push_back(front);
+  return front;
+}
+
+void CachingAllocator::CloseFront(FrontCache* front) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  DrainFront(front);
+  {
+    // Blocks still handed out for it go back to the pools when released (their generation is
+    // older), also after another runtime opened the cache again.
+    std::lock_guard<SpinLock> front_lock(front->lock);
+    FoldCounts(front);
+    front->open = false;
+    ++front->generation;
+    front->stream = nullptr;
+  }
+  open_fronts_.erase(std::find(open_fronts_.begin(), open_fronts_.end(), front));
+  closed_fronts_.push_back(front);  // cannot throw: its room was reserved when it was opened
+}
+
+// Under the allocator's lock and the cache's: its changes into the statistics.
+void CachingAllocator::FoldCounts(FrontCache* front) {
+  FrontCounts& counts = front->counts;
+  auto fold = [&](AllocatorStat& stat, FrontCounts::Stat from) {
+    stat.current += counts.net[from];
+    stat.allocated += counts.added[from];
+    stat.freed += counts.taken[from];
+  };
+  fold(stats_.allocations, FrontCounts::kBlocks);
+  fold(stats_.active_blocks, FrontCounts::kBlocks);
+  fold(stats_.allocated_bytes, FrontCounts::kBytes);
+  fold(stats_.active_bytes, FrontCounts::kBytes);
+  fold(stats_.requested_bytes, FrontCounts::kRequested);
+  stats_.cache_hits += counts.hits;
+  counts = FrontCounts();
+}
+
+// Under the allocator's lock: every open front cache's changes into the statistics.
+void CachingAllocator::FoldFrontCounts() {
+  for (FrontCache* front : open_fronts_) {
+    std::lock_guard<SpinLock> front_lock(front->lock);
+    FoldCounts(front);
+  }
+}
+
+// Under the allocator's lock: a front cache's blocks back to the pools. Their release has been
+// counted already (in the cache's counts).
+void CachingAllocator::DrainFront(FrontCache* front) {
+  Block* blocks[FrontCache::kBins * FrontCache::kDepth];
+  int count = 0;
+  {
+    std::lock_guard<SpinLock> front_lock(front->lock);
+    count = front->TakeAll(blocks);
+  }
+  for (int i = 0; i < count; ++i) {
+    blocks[i]->allocated = false;
+    ReturnToCache(blocks[i]);
+  }
+}
+
+void CachingAllocator::DrainFronts() {
+  for (FrontCache* front : open_fronts_) DrainFront(front);
+}
+
 // --- Releasing the cache -----------------------------------------------------------------------
 
 size_t CachingAllocator::ReleaseCachedSegments() {
+  DrainFronts();
   ProcessAwaiting();
   size_t released = 0;
   for (auto it = segments_.begin(); it != segments_.end();) {
@@ -597,6 +768,22 @@ void CachingAllocator::ReleasePinned(uint64_t owner) {
 
 // --- Pinned host memory ------------------------------------------------------------------------
 
+namespace {
+
+// Pinned host memory is not cached: released with infinirtFreeHost.
+class PinnedHostOwner final : public Memory::Owner {
+ public:
+  static PinnedHostOwner instance;
+  void release(std::byte* data, void*) noexcept override {
+    ReportIfFailed(infinirtFreeHost(data), "infinirtFreeHost");
+  }
+  void recordStream(void*, infinirtStream_t) override {}  // its release waits for the device
+};
+
+PinnedHostOwner PinnedHostOwner::instance;
+
+}  // namespace
+
 std::shared_ptr<Memory> CachingAllocator::AllocatePinnedHost(size_t size) {
   auto call = [&] {
     return "infinirtMallocHost(size=" + std::to_string(size) + ") on " + device_.toString();
@@ -615,14 +802,11 @@ std::shared_ptr<Memory> CachingAllocator::AllocatePinnedHost(size_t size) {
     ScopedDevice on_device(ordinal_);
     check(infinirtMallocHost(&data, size), call);
   }
-  auto release = [](std::byte* block) {
-    ReportIfFailed(infinirtFreeHost(block), "infinirtFreeHost");
-  };
   try {
-    return std::make_shared<Memory>(static_cast<std::byte*>(data), size, device_, release,
-                                    /*pinned=*/true);
+    return std::make_shared<Memory>(static_cast<std::byte*>(data), size, device_,
+                                    &PinnedHostOwner::instance, nullptr, /*pinned=*/true);
   } catch (...) {
-    release(static_cast<std::byte*>(data));
+    ReportIfFailed(infinirtFreeHost(data), "infinirtFreeHost");
     throw;
   }
 }
@@ -639,13 +823,20 @@ void CachingAllocator::Count(AllocatorStat& stat, int64_t amount) {
   stat.peak = std::max(stat.peak, stat.current);
 }
 
-AllocatorStats CachingAllocator::Stats() const {
+AllocatorStats CachingAllocator::Stats() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  FoldFrontCounts();
+  AllocatorStats stats = stats_;
+  for (FrontCache* front : open_fronts_) {
+    std::lock_guard<SpinLock> front_lock(front->lock);
+    stats.kept_bytes += static_cast<int64_t>(front->bytes);
+  }
+  return stats;
 }
 
 void CachingAllocator::ResetPeakStats() {
   std::lock_guard<std::mutex> lock(mutex_);
+  FoldFrontCounts();
   for (AllocatorStat* stat :
        {&stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
         &stats_.inactive_split_bytes, &stats_.requested_bytes, &stats_.allocations,
@@ -654,7 +845,7 @@ void CachingAllocator::ResetPeakStats() {
   }
 }
 
-std::string CachingAllocator::Summary() const {
+std::string CachingAllocator::Summary() {
   const AllocatorStats stats = Stats();
   std::ostringstream out;
   out << "caching allocator of " << device_ << "\n";
@@ -668,6 +859,7 @@ std::string CachingAllocator::Summary() const {
   bytes_row("reserved", stats.reserved_bytes);
   bytes_row("active", stats.active_bytes);
   bytes_row("inactive split", stats.inactive_split_bytes);
+  out << "  kept by runtimes for their streams: " << Bytes(stats.kept_bytes) << "\n";
   bytes_row("requested", stats.requested_bytes);
   count_row("allocations", stats.allocations);
   count_row("segments", stats.segments);

@@ -18,8 +18,11 @@
 //   it is destroyed: released meanwhile, they are kept from every other allocation, so the
 //   graph's replays can keep using their addresses.
 //
-// Thread-safe: one lock per allocator. Allocators live until the process exits: the Memory they
-// hand out refers to them by plain pointer.
+// - Each runtime has a front cache (front_cache.h): blocks its stream released, taken again by
+//   its next allocations of the same size without the allocator's lock.
+//
+// Thread-safe: one lock per allocator (and one per front cache). Allocators live until the
+// process exits: the Memory they hand out refers to them by plain pointer.
 #ifndef INFINIRT_RUNTIME_CACHING_ALLOCATOR_H_
 #define INFINIRT_RUNTIME_CACHING_ALLOCATOR_H_
 
@@ -33,6 +36,7 @@
 #include <vector>
 
 #include "alloc_config.h"
+#include "front_cache.h"
 #include "infinirt.h"
 #include "infinirt/allocator.hpp"
 #include "infinirt/device.hpp"
@@ -41,7 +45,9 @@
 namespace infinirt::detail {
 
 // A piece of a segment: handed out, or free in the cache.
-struct Block {
+// alignas: blocks handed out to different threads never share a cache line (the fast path
+// writes into the block: its requested size and its Memory's control block).
+struct alignas(64) Block {
   std::byte* ptr = nullptr;
   size_t size = 0;
   size_t requested = 0;               // while allocated: the size asked for
@@ -55,11 +61,19 @@ struct Block {
   uint64_t pin_owner = 0;                 // pin mode: the graph it belongs to (0: none)
   bool held = false;                      // released, but kept for its pin owner
   bool in_cache = false;                  // free in a pool, and so available
+  // The front cache its release may go to (null: none), and that cache's generation then.
+  FrontCache* front = nullptr;
+  uint64_t front_generation = 0;
+  // While handed out: the shared_ptr's control block with the Memory in it (see Hand).
+  alignas(std::max_align_t) unsigned char memory_storage[128];
 
   bool split() const { return prev != nullptr || next != nullptr; }
 };
 
-class CachingAllocator {
+template <class T>
+class InBlock;
+
+class CachingAllocator : private Memory::Owner {
  public:
   // Settings from INFINIRT_ALLOC_CONF; when it is malformed, every Allocate throws the problem
   // (the rest of the runtime works).
@@ -74,8 +88,17 @@ class CachingAllocator {
   // The allocator of a device if it has one, else null.
   static std::shared_ptr<CachingAllocator> Existing(Device device);
 
-  // Device memory for work on `stream`; size > 0.
-  std::shared_ptr<Memory> Allocate(size_t size, infinirtStream_t stream);
+  // Device memory for work on `stream`; size > 0. `front`: the front cache of the stream's
+  // runtime (its release may go there, and the allocation may come from it), or null.
+  std::shared_ptr<Memory> Allocate(size_t size, infinirtStream_t stream, FrontCache* front);
+  // Memory from a front cache, without the allocator's lock; null when the cache has no block of
+  // the size, or when taking it could raise a statistic above its folded value (see
+  // front_cache.h): then Allocate.
+  std::shared_ptr<Memory> AllocateFromFront(FrontCache* front, size_t size);
+
+  // A runtime's front cache for its stream, and its end (its blocks go back to the pools).
+  FrontCache* OpenFront(infinirtStream_t stream);
+  void CloseFront(FrontCache* front);
   // Pinned host memory: not cached (infinirtMallocHost and infinirtFreeHost each time).
   std::shared_ptr<Memory> AllocatePinnedHost(size_t size);
 
@@ -89,9 +112,9 @@ class CachingAllocator {
   void ReleasePinned(uint64_t owner);
 
   void EmptyCache();
-  AllocatorStats Stats() const;
+  AllocatorStats Stats();
   void ResetPeakStats();
-  std::string Summary() const;
+  std::string Summary();
 
  private:
   // Pools order their free blocks by stream, then size, then address: the best fit for a stream
@@ -118,12 +141,19 @@ class CachingAllocator {
   void Insert(Block* block);
   void Erase(Block* block);
 
+  Block* TakeFromFront(FrontCache* front, size_t rounded);
   Block* TakeCached(size_t rounded, infinirtStream_t stream);
   Block* TakeFromOtherStream(Pool& pool, size_t rounded, infinirtStream_t stream);
   bool Fits(const Block* block, size_t rounded) const;
   Block* NewSegment(size_t rounded, bool small, infinirtStream_t stream, infinirtError_t* error);
   Block* SplitOff(Block* block, size_t rounded);
   void Release(Block* block);
+  bool KeepInFront(Block* block);
+  void ReleaseToPools(Block* block);
+  void FoldCounts(FrontCache* front);
+  void FoldFrontCounts();
+  void DrainFront(FrontCache* front);
+  void DrainFronts();
   void Settle(Block* block);
   void ReturnToCache(Block* block);
   Block* MergeWithNeighbours(Block* block);
@@ -133,6 +163,11 @@ class CachingAllocator {
   infinirtEvent_t TakeEvent();
   void RecordUse(Block* block, infinirtStream_t stream);
   std::shared_ptr<Memory> Hand(Block* block);
+  template <class T>
+  friend class InBlock;
+  // Memory::Owner: the token is the block.
+  void release(std::byte* data, void* token) noexcept override;
+  void recordStream(void* token, infinirtStream_t stream) override;
   [[noreturn]] void ThrowOutOfMemory(size_t size, infinirtError_t error);
   template <class Visit>
   void ForEachBlock(Visit visit);
@@ -157,8 +192,50 @@ class CachingAllocator {
   std::map<infinirtStream_t, uint64_t> pinning_;  // stream -> owner, while recording
   std::set<uint64_t> live_pins_;
   std::map<uint64_t, std::vector<Block*>> held_;  // owner -> blocks released and kept
+  std::vector<FrontCache*> open_fronts_;          // the runtimes' (never deleted: see Block::front)
+  std::vector<FrontCache*> closed_fronts_;        // for the next runtimes
   AllocatorStats stats_;
 };
+
+// --- FrontCache (front_cache.h), here where Block is complete: on every allocation's path ---
+
+inline Block* FrontCache::Take(size_t rounded) {
+  for (Bin& bin : bins) {
+    if (bin.size != rounded || bin.count == 0) continue;
+    Block* block = bin.blocks[--bin.count];
+    bytes -= block->size;
+    return block;
+  }
+  return nullptr;
+}
+
+inline bool FrontCache::Keep(Block* block, size_t rounded) {
+  const size_t size = block->size;
+  if (size > kLargestBlock || bytes + size > kMostBytes) return false;
+  Bin* empty = nullptr;
+  for (Bin& bin : bins) {
+    if (bin.size == rounded) {
+      if (bin.count == kDepth) return false;
+      empty = &bin;
+      break;
+    }
+    if (bin.count == 0 && empty == nullptr) empty = &bin;
+  }
+  if (empty == nullptr) return false;
+  empty->size = rounded;
+  empty->blocks[empty->count++] = block;
+  bytes += size;
+  return true;
+}
+
+inline int FrontCache::TakeAll(Block** out) {
+  int taken = 0;
+  for (Bin& bin : bins) {
+    while (bin.count > 0) out[taken++] = bin.blocks[--bin.count];
+  }
+  bytes = 0;
+  return taken;
+}
 
 }  // namespace infinirt::detail
 

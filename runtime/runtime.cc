@@ -62,6 +62,12 @@ Runtime::Runtime(Device device, int ordinal, std::shared_ptr<detail::CachingAllo
     : device_(device), ordinal_(ordinal), allocator_(std::move(allocator)) {
   detail::ScopedDevice on_device(ordinal_);
   stream_ = CreateRuntimeStream(device_);
+  try {
+    front_ = allocator_->OpenFront(stream_);
+  } catch (...) {
+    infinirtStreamDestroy(stream_);
+    throw;
+  }
 }
 
 Runtime::~Runtime() {
@@ -82,6 +88,7 @@ Runtime::~Runtime() {
   // allocator is let go, and the stream last.
   ReportIfFailed(infinirtStreamSynchronize(stream_), "infinirtStreamSynchronize in ~Runtime");
   try {
+    allocator_->CloseFront(front_);
     allocator_->StreamGone(stream_);  // its blocks may now serve any stream
   } catch (const std::exception& error) {
     Warn(error.what());
@@ -105,7 +112,10 @@ void Runtime::syncDevice() {
 }
 
 std::shared_ptr<Memory> Runtime::allocateMemory(size_t size) {
-  return allocator_->Allocate(size, stream_);
+  // While recording, blocks belong to the graph (pin mode): none from or to the front cache.
+  if (recording_) return allocator_->Allocate(size, stream_, nullptr);
+  if (std::shared_ptr<Memory> memory = allocator_->AllocateFromFront(front_, size)) return memory;
+  return allocator_->Allocate(size, stream_, front_);
 }
 
 std::shared_ptr<Memory> Runtime::allocatePinnedHostMemory(size_t size) {

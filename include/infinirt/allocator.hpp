@@ -38,6 +38,10 @@ struct AllocatorStats {
   int64_t ooms = 0;           // allocations that failed even then
   int64_t device_allocs = 0;  // segments taken (infinirtMalloc calls)
   int64_t device_frees = 0;   // segments released (infinirtFree calls)
+  // In released blocks each runtime keeps for its own stream's next allocations of the same size
+  // (outside the shared cache; back to it before any new segment is taken, on emptyCache, when
+  // memory runs short and when the runtime goes).
+  int64_t kept_bytes = 0;
 };
 
 namespace allocator {

@@ -4,7 +4,6 @@
 #define INFINIRT_MEMORY_HPP_
 
 #include <cstddef>
-#include <functional>
 
 #include "infinirt.h"
 #include "infinirt/device.hpp"
@@ -14,15 +13,23 @@ namespace infinirt {
 
 class INFINIRT_CXX_API Memory {
  public:
-  // Called once, with data, when the Memory goes; must not throw.
-  using Deleter = std::function<void(std::byte*)>;
+  // What handed the memory out (an allocator): told when the Memory goes and of the streams
+  // recordStream names. `token` is the owner's own note for the memory.
+  class Owner {
+   public:
+    // Called once, when the Memory goes; must not throw.
+    virtual void release(std::byte* data, void* token) noexcept = 0;
+    // May throw infinirt::Error.
+    virtual void recordStream(void* token, infinirtStream_t stream) = 0;
 
-  // Told of each stream recordStream names; may throw infinirt::Error.
-  using StreamRecorder = std::function<void(infinirtStream_t)>;
+   protected:
+    ~Owner() = default;
+  };
 
-  Memory(std::byte* data, size_t size, Device device, Deleter deleter, bool pinned = false,
-         StreamRecorder recorder = nullptr);
-  ~Memory();
+  Memory(std::byte* data, size_t size, Device device, Owner* owner, void* token,
+         bool pinned = false)
+      : data_(data), size_(size), device_(device), pinned_(pinned), owner_(owner), token_(token) {}
+  ~Memory() { owner_->release(data_, token_); }
   Memory(const Memory&) = delete;
   Memory& operator=(const Memory&) = delete;
 
@@ -37,15 +44,15 @@ class INFINIRT_CXX_API Memory {
   // this memory: when the memory is released, its block is reused only after that work, as of
   // the release, is done. Nothing to do for pinned host memory (its release waits for the
   // device).
-  void recordStream(infinirtStream_t stream);
+  void recordStream(infinirtStream_t stream) { owner_->recordStream(token_, stream); }
 
  private:
   std::byte* data_;
   size_t size_;
   Device device_;
-  Deleter deleter_;
   bool pinned_;
-  StreamRecorder recorder_;
+  Owner* owner_;
+  void* token_;
 };
 
 }  // namespace infinirt

@@ -26,6 +26,7 @@ namespace infinirt {
 
 namespace detail {
 class CachingAllocator;
+struct FrontCache;
 class ThreadRuntimes;
 }  // namespace detail
 
@@ -98,6 +99,7 @@ class INFINIRT_CXX_API Runtime {
   int ordinal_;  // the C API's ordinal of device_
   infinirtStream_t stream_ = nullptr;
   std::shared_ptr<detail::CachingAllocator> allocator_;
+  detail::FrontCache* front_ = nullptr;  // the allocator's front cache for stream_
   bool recording_ = false;
   uint64_t pin_owner_ = 0;  // while recording
   std::vector<std::shared_ptr<GraphOperator>> recorded_;

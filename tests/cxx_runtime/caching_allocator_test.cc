@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -81,25 +82,34 @@ TEST_F(CachingAllocatorTest, SmallRequestsShareASegmentAndLargeOnesGetTheirOwn) 
 }
 
 TEST_F(CachingAllocatorTest, SplittingAndMergingKeepTheDataOfLiveBlocks) {
-  std::mt19937 random(7);
-  std::vector<std::pair<std::shared_ptr<Memory>, unsigned char>> live;
-  for (int round = 0; round < 400; ++round) {
-    if (!live.empty() && random() % 3 == 0) {
-      const size_t victim = random() % live.size();
-      ASSERT_TRUE(Holds(runtime, *live[victim].first, live[victim].second)) << "round " << round;
-      live.erase(live.begin() + static_cast<std::ptrdiff_t>(victim));
-      continue;
+  allocator::emptyCache(device);  // also takes back what this thread's runtime kept
+  // On a thread of its own: when it exits, its runtime goes, and so do the blocks that runtime
+  // kept for its stream (which stay apart from their neighbours until then).
+  std::thread worker([] {
+    Runtime* mine = context::getRuntime();
+    std::mt19937 random(7);
+    std::vector<std::pair<std::shared_ptr<Memory>, unsigned char>> live;
+    for (int round = 0; round < 400; ++round) {
+      if (!live.empty() && random() % 3 == 0) {
+        const size_t victim = random() % live.size();
+        ASSERT_TRUE(Holds(mine, *live[victim].first, live[victim].second)) << "round " << round;
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(victim));
+        continue;
+      }
+      const size_t size = random() % 2 ? 1 + random() % 200000 : (1 << 20) + random() % (2 << 20);
+      auto memory = mine->allocateMemory(size);
+      const auto seed = static_cast<unsigned char>(round);
+      Fill(mine, *memory, seed);
+      live.emplace_back(std::move(memory), seed);
     }
-    const size_t size = random() % 2 ? 1 + random() % 200000 : (1 << 20) + random() % (2 << 20);
-    auto memory = runtime->allocateMemory(size);
-    const auto seed = static_cast<unsigned char>(round);
-    Fill(runtime, *memory, seed);
-    live.emplace_back(std::move(memory), seed);
-  }
-  for (auto& [memory, seed] : live) EXPECT_TRUE(Holds(runtime, *memory, seed));
-  live.clear();
+    for (auto& [memory, seed] : live) EXPECT_TRUE(Holds(mine, *memory, seed));
+    live.clear();
+    EXPECT_GT(allocator::stats(mine->device()).kept_bytes, 0);
+  });
+  worker.join();
   // Everything released: every segment is one free block again.
   const AllocatorStats stats = Stats();
+  EXPECT_EQ(stats.kept_bytes, 0);
   EXPECT_EQ(stats.inactive_split_blocks.current, 0);
   EXPECT_EQ(stats.inactive_split_bytes.current, 0);
   EXPECT_GT(stats.inactive_split_bytes.peak, 0);  // there were split segments
@@ -148,6 +158,7 @@ TEST_F(CachingAllocatorTest, RecordStreamDelaysReuseUntilThatStreamPassesTheRele
   memory->recordStream(user.get());
   memory->recordStream(runtime->stream());  // its own stream: nothing to do
   memory.reset();
+  EXPECT_EQ(Stats().kept_bytes, 0) << "kept for the runtime's stream alone";
   EXPECT_EQ(Stats().active_bytes.current - Stats().allocated_bytes.current,
             static_cast<int64_t>(kSize));
 
@@ -272,6 +283,95 @@ TEST_F(CachingAllocatorTest, StatisticsBalanceAfterEightThreadsOfRandomAllocatio
   EXPECT_EQ(after.allocations.allocated - before.allocations.allocated,
             after.allocations.freed - before.allocations.freed);
   EXPECT_LE(after.allocated_bytes.peak, after.reserved_bytes.peak);
+}
+
+// --- What a runtime keeps for its own stream (its front cache) ---------------------------------
+
+TEST_F(CachingAllocatorTest, AKeptBlockServesTheNextRequestOfItsSizeWithExactStatistics) {
+  allocator::emptyCache(device);
+  allocator::resetPeakStats(device);
+  const AllocatorStats before = Stats();
+  std::byte* address = runtime->allocateMemory(4096)->data();
+  for (int i = 0; i < 100; ++i) {
+    std::shared_ptr<Memory> memory = runtime->allocateMemory(3900 + i);  // all round to 4 KiB
+    ASSERT_EQ(memory->data(), address);
+    EXPECT_EQ(memory->size(), static_cast<size_t>(3900 + i));
+  }
+  std::shared_ptr<Memory> larger = runtime->allocateMemory(8192);
+  const AllocatorStats after = Stats();
+  EXPECT_EQ(after.kept_bytes, 4096);
+  EXPECT_EQ(after.allocated_bytes.current, before.allocated_bytes.current + 8192);
+  EXPECT_EQ(after.requested_bytes.current, before.requested_bytes.current + 8192);
+  EXPECT_EQ(after.active_blocks.current, before.active_blocks.current + 1);
+  // 4 KiB and 8 KiB were never handed out at once: the peak is the 8 KiB alone.
+  EXPECT_EQ(after.allocated_bytes.peak, before.allocated_bytes.current + 8192);
+  EXPECT_EQ(after.allocations.allocated, before.allocations.allocated + 102);
+  EXPECT_EQ(after.allocations.freed, before.allocations.freed + 101);
+  EXPECT_EQ(after.allocated_bytes.freed, before.allocated_bytes.freed + 101 * 4096);
+  EXPECT_EQ(after.cache_hits + after.cache_misses, before.cache_hits + before.cache_misses + 102);
+}
+
+TEST_F(CachingAllocatorTest, ARuntimeKeepsAFewBlocksPerSizeAndTheRestGoBackToTheCache) {
+  allocator::emptyCache(device);
+  {
+    std::vector<std::shared_ptr<Memory>> many;
+    for (int i = 0; i < 10; ++i) many.push_back(runtime->allocateMemory(64 << 10));
+  }
+  EXPECT_EQ(Stats().kept_bytes, 4 * (64 << 10));
+  EXPECT_GT(Stats().inactive_split_bytes.current, 0);  // the other six, in the cache
+  allocator::emptyCache(device);
+  EXPECT_EQ(Stats().kept_bytes, 0);
+  EXPECT_EQ(Stats().reserved_bytes.current, Stats().allocated_bytes.current);
+}
+
+// Two threads take turns allocating and releasing 4 MiB (each kept by its runtime in between):
+// never both at once, so the peak is 4 MiB, although each runtime's counts are its own.
+TEST_F(CachingAllocatorTest, PeaksStayExactWhileRuntimesOfSeveralThreadsKeepBlocks) {
+  constexpr size_t kSize = 4 << 20;
+  constexpr int kRounds = 10;
+  allocator::emptyCache(device);
+  allocator::resetPeakStats(device);
+  const AllocatorStats before = Stats();
+  std::atomic<int> turn{0};
+  auto take_turns = [&](int me) {
+    Runtime* mine = context::getRuntime();
+    for (int round = 0; round < kRounds; ++round) {
+      ASSERT_TRUE(testing::WaitUntil([&] { return turn.load() == 2 * round + me; }));
+      mine->allocateMemory(kSize).reset();
+      turn.fetch_add(1);
+    }
+  };
+  std::thread first(take_turns, 0), second(take_turns, 1);
+  first.join();
+  second.join();
+  const AllocatorStats after = Stats();
+  EXPECT_EQ(after.allocated_bytes.peak, before.allocated_bytes.current + kSize);
+  EXPECT_EQ(after.allocated_bytes.current, before.allocated_bytes.current);
+  EXPECT_EQ(after.allocations.allocated, before.allocations.allocated + 2 * kRounds);
+}
+
+TEST_F(CachingAllocatorTest, MemoryReleasedOnAnotherThreadGoesBackToItsRuntime) {
+  std::shared_ptr<Memory> memory = runtime->allocateMemory(64 << 10);
+  std::byte* address = memory->data();
+  const AllocatorStats before = Stats();
+  std::thread([&] { memory.reset(); }).join();
+  const AllocatorStats after = Stats();
+  EXPECT_EQ(after.allocated_bytes.current, before.allocated_bytes.current - (64 << 10));
+  EXPECT_EQ(runtime->allocateMemory(64 << 10)->data(), address);
+}
+
+// The Memory and its shared_ptr bookkeeping live in the block's own storage: a weak_ptr that
+// outlives the Memory keeps the block from reuse until it goes too.
+TEST_F(CachingAllocatorTest, AWeakPointerKeepsTheBlockFromReuseUntilItGoes) {
+  std::shared_ptr<Memory> memory = runtime->allocateMemory(4096);
+  std::byte* address = memory->data();
+  std::weak_ptr<Memory> watcher = memory;
+  memory.reset();
+  EXPECT_TRUE(watcher.expired());
+  std::shared_ptr<Memory> meanwhile = runtime->allocateMemory(4096);
+  EXPECT_NE(meanwhile->data(), address);
+  watcher.reset();
+  EXPECT_EQ(runtime->allocateMemory(4096)->data(), address);
 }
 
 // Threads with runtimes of their own fill a segment with blocks for their streams and release
