@@ -14,6 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The types InfiniCore's libraries share: infiniDevice_t (with the list of device types),
+ * infiniStatus_t, infiniDtype_t, and INFINIRT_ENUM_BASE. */
+#include "infinicore.h"
+
 #define INFINIRT_VERSION_MAJOR 0
 #define INFINIRT_VERSION_MINOR 1
 #define INFINIRT_VERSION_PATCH 0
@@ -55,14 +59,6 @@
 #define INFINIRT_API __attribute__((visibility("default")))
 #endif
 
-/* In C++ every InfiniRT enum has int as its fixed underlying type, so that any int a caller
- * passes (a bad memcpy kind, an unknown attribute) is a valid value that the runtime can reject
- * with an error code, rather than undefined behaviour. In C an enum is an int already. */
-#ifdef __cplusplus
-#define INFINIRT_ENUM_BASE : int
-#else
-#define INFINIRT_ENUM_BASE
-#endif
 
 /* C++ default arguments, as CUDA's __dv(v). */
 #ifdef __cplusplus
@@ -73,38 +69,6 @@
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-/* ---------------------------------------------------------------------------------------------
- * Device types: the one list. X(enumerator suffix, value, display name, plugin name):
- * X(NVIDIA, 1, "NVIDIA", nvidia) is INFINI_DEVICE_NVIDIA = 1, shown as "NVIDIA", served by the
- * plugin libinfinirt_nvidia.so (#plugin gives its name as a string). The values are InfiniCore's
- * numbering, consecutive from 0. The build reads the plugin names from here (core/CMakeLists.txt):
- * one entry per line.
- * ------------------------------------------------------------------------------------------- */
-#define INFINIRT_DEVICE_TYPES(X)          \
-  X(CPU, 0, "CPU", cpu)                   \
-  X(NVIDIA, 1, "NVIDIA", nvidia)          \
-  X(CAMBRICON, 2, "Cambricon", cambricon) \
-  X(ASCEND, 3, "Ascend", ascend)          \
-  X(METAX, 4, "MetaX", metax)             \
-  X(MOORE, 5, "Moore Threads", moore)     \
-  X(ILUVATAR, 6, "Iluvatar", iluvatar)    \
-  X(KUNLUN, 7, "Kunlun", kunlun)          \
-  X(HYGON, 8, "Hygon", hygon)
-
-/* The enum, generated from the list. The guard lets InfiniCore's infinicore.h (which declares the
- * same enum with the same numbers) and this header coexist. */
-#ifndef __INFINI_DEVICE__
-#define __INFINI_DEVICE__
-#define INFINIRT_DEVICE_ENUMERATOR_(name, value, display, plugin) INFINI_DEVICE_##name = value,
-/* clang-format off */
-typedef enum INFINIRT_ENUM_BASE {
-  INFINIRT_DEVICE_TYPES(INFINIRT_DEVICE_ENUMERATOR_)
-  INFINI_DEVICE_TYPE_COUNT /* one past the last value, as the values are consecutive */
-} infiniDevice_t;
-/* clang-format on */
-#undef INFINIRT_DEVICE_ENUMERATOR_
 #endif
 
 /* ---------------------------------------------------------------------------------------------

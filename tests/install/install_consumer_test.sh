@@ -11,7 +11,7 @@ prefix="$scratch/prefix"
 "$cmake" --install "$build_dir" --prefix "$prefix" >/dev/null
 
 # The layout promised by the docs.
-for path in include/infinirt.h include/infinirt_plugin.h include/infinirt/runtime.hpp \
+for path in include/infinicore.h include/infinirt.h include/infinirt_plugin.h include/infinirt/runtime.hpp \
             bin/infinirt-info share/infinirt/infinirt.json; do
   [ -e "$prefix/$path" ] || { echo "missing from the install: $path"; exit 1; }
 done

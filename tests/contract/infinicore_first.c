@@ -1,0 +1,8 @@
+/* InfiniCore's declarations first, then InfiniRT's headers (C99): one declaration of each enum. */
+#include "infinicore_double/infinicore_as_published.h"
+#include <infinirt.h>
+#include <infinicore.h>
+
+int InfinicoreFirstStatus(void) { return (int)INFINI_STATUS_BAD_TENSOR_STRIDES; }
+int InfinicoreFirstDtype(void) { return (int)INFINI_DTYPE_BF16; }
+int InfinicoreFirstDevice(void) { return (int)INFINI_DEVICE_HYGON; }
