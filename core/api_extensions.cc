@@ -1,7 +1,10 @@
 // The public C API that CUDA does not have: explicit initialisation and finalisation, device
 // types and ordinals across backends, and the backend listing.
 
+#include <string>
+
 #include "api_support.h"
+#include "loader.h"
 
 using namespace infinirt::core;       // NOLINT: this file implements the core's C API
 using namespace infinirt::core::api;  // NOLINT
@@ -91,6 +94,31 @@ infinirtError_t infinirtGetBackendProperties(infinirtBackendProp* prop, int inde
                   function_name, index, listing.size());
     }
     *prop = listing[index];
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtOpenExtensionLibrary(const char* fileName, void** handle,
+                                             infinirtBackendProp* prop) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (fileName == nullptr || handle == nullptr || prop == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: fileName, handle and prop must not be NULL",
+                  function_name);
+    }
+    const std::string name = fileName;
+    const bool well_formed = name.size() > 6 && name.compare(0, 3, "lib") == 0 &&
+                             name.compare(name.size() - 3, 3, ".so") == 0 &&
+                             name.find('/') == std::string::npos;
+    if (!well_formed) {
+      return Fail(infinirtErrorInvalidValue, "{}: '{}' is not a file name lib<name>.so",
+                  function_name, name);
+    }
+    *handle = nullptr;
+    const infinirtError_t status =
+        OpenExtensionLibrary(Runtime::Get().config(), LibraryDirectory(), name, handle, prop);
+    if (status != infinirtSuccess) {
+      return Fail(status, "{}: {}: {}", function_name, name, prop->reason);
+    }
     return infinirtSuccess;
   });
 }

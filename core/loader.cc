@@ -610,6 +610,59 @@ std::string NothingLoadedMessage(const BackendFilter& filter, const LoadResult& 
 
 }  // namespace
 
+infinirtError_t OpenExtensionLibrary(const Config& config, const std::string& library_dir,
+                                     const std::string& file_name, void** handle,
+                                     infinirtBackendProp* prop) {
+  *prop = NewListing(file_name, "");
+  const SearchPlan plan = PlanSearch(config, library_dir);
+  const bool allow_insecure = InsecurePluginsAllowed();
+  CheckedDirectories directories;
+  for (const std::string& entry : plan.entries) {
+    struct stat info {};
+    if (stat(entry.c_str(), &info) != 0) continue;
+    Candidate candidate;
+    if (S_ISDIR(info.st_mode)) {
+      const std::string path = entry + "/" + file_name;
+      struct stat file_info {};
+      if (stat(path.c_str(), &file_info) != 0) continue;
+      candidate = {path, "", RealPath(path)};
+      const std::string problem = SearchedDirectoryProblem(entry);
+      if (!problem.empty() && !allow_insecure) {
+        candidate.directory_problem = "the searched directory " + entry + " is " + problem;
+      }
+    } else if (entry.size() > file_name.size() &&
+               entry.compare(entry.size() - file_name.size() - 1, std::string::npos,
+                             "/" + file_name) == 0) {
+      candidate = {entry, "", RealPath(entry)};
+    } else {
+      continue;
+    }
+    CopyString(prop->path, candidate.real_path);
+    std::string allowed_problem;
+    if (!PassesFileChecks(candidate, candidate.real_path, allow_insecure, &directories, prop,
+                          &allowed_problem)) {
+      Log().debug("loader: {} refused: {}", candidate.real_path, prop->reason);
+      return infinirtErrorSharedObjectInitFailed;
+    }
+    void* opened = dlopen(candidate.real_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (opened == nullptr) {
+      const char* why = dlerror();
+      prop->status = infinirtBackendDlopenFailed;
+      CopyString(prop->reason, why != nullptr ? why : "dlopen failed");
+      Log().debug("loader: {} failed: {}", candidate.real_path, prop->reason);
+      return infinirtErrorSharedObjectInitFailed;
+    }
+    prop->status = infinirtBackendLoaded;
+    CopyString(prop->reason, allowed_problem);
+    *handle = opened;
+    Log().debug("loader: extension library {} opened", candidate.real_path);
+    return infinirtSuccess;
+  }
+  prop->status = infinirtBackendNotFound;
+  CopyString(prop->reason, "no " + file_name + " in " + Join(plan.entries));
+  return infinirtErrorFileNotFound;
+}
+
 std::string LibraryDirectory() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&LibraryDirectory), &info) == 0 || !info.dli_fname) {

@@ -44,6 +44,12 @@ std::string LibraryDirectory();
 
 LoadResult LoadPlugins(const Config& config, const std::string& library_dir);
 
+// infinirtOpenExtensionLibrary: the first file named file_name in the plugins' search plan, opened
+// after the plugins' checks. prop holds the outcome (as a listing entry).
+infinirtError_t OpenExtensionLibrary(const Config& config, const std::string& library_dir,
+                                     const std::string& file_name, void** handle,
+                                     infinirtBackendProp* prop);
+
 // The plugin names of the device types (INFINIRT_DEVICE_TYPES), indexed by device type: the
 // backends the listing reports even when no file of theirs is found.
 const std::vector<std::string>& KnownBackendNames();

@@ -64,6 +64,7 @@ class Runtime {
   const std::vector<std::unique_ptr<Backend>>& backends() const { return backends_; }
   const std::vector<DeviceEntry>& devices() const { return devices_; }
   const std::vector<infinirtBackendProp>& listing() const { return listing_; }
+  const Config& config() const { return config_; }
   // Why there is no device ("INFINIRT_VISIBLE_DEVICES='' hides all 4 device(s)"), or "" when
   // there is one.
   const std::string& no_device_reason() const { return no_device_reason_; }

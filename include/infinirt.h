@@ -668,7 +668,16 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, DeviceGetOrdinal, (int* device, infiniDevice_t type, int index))          \
   /* Backend listing: every plugin considered, loaded or not, with the reason. */              \
   X(infinirtError_t, GetBackendCount, (int* count))                                            \
-  X(infinirtError_t, GetBackendProperties, (infinirtBackendProp * prop, int index))
+  X(infinirtError_t, GetBackendProperties, (infinirtBackendProp * prop, int index))            \
+  /* Opens a library that extends InfiniRT (an operator backend: "libinfiniop_cpu.so") from     \
+     the plugins' search path, after the plugins' checks (no other user may change it or its   \
+     directory; its ELF headers fit this process), with dlopen(RTLD_NOW | RTLD_LOCAL); the      \
+     caller owns *handle (dlclose). prop says what happened: status infinirtBackendLoaded and   \
+     the path, or why not (NotFound, Insecure, DlopenFailed) with the reason. fileName: a file  \
+     name of the form lib<name>.so, no directory. Returns infinirtErrorFileNotFound when no     \
+     such file is found, infinirtErrorSharedObjectInitFailed when one is refused or fails. */  \
+  X(infinirtError_t, OpenExtensionLibrary,                                                     \
+    (const char* fileName, void** handle, infinirtBackendProp* prop))
 
 #define INFINIRT_DECLARE_(ret, name, params) INFINIRT_API ret INFINIRTAPI infinirt##name params;
 INFINIRT_CUDA_FUNCTIONS(INFINIRT_DECLARE_)
