@@ -22,3 +22,5 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/infinirt.pc DESTINATION ${CMAKE_INSTAL
 configure_file(cmake/infinirt-runtime.pc.in ${CMAKE_CURRENT_BINARY_DIR}/infinirt-runtime.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/infinirt-runtime.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(cmake/infiniop.pc.in ${CMAKE_CURRENT_BINARY_DIR}/infiniop.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/infiniop.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -42,19 +42,19 @@
   X(HYGON, 8, "Hygon", hygon)
 
 /* Status codes: X(suffix, value, description). X(BAD_PARAM, 3, ...) is INFINI_STATUS_BAD_PARAM. */
-#define INFINIRT_STATUS_LIST(X)                                                          \
-  X(SUCCESS, 0, "success")                                                               \
-  X(INTERNAL_ERROR, 1, "internal error")                                                 \
-  X(NOT_IMPLEMENTED, 2, "not implemented")                                               \
-  X(BAD_PARAM, 3, "bad parameter")                                                       \
-  X(NULL_POINTER, 4, "null pointer")                                                     \
-  X(DEVICE_TYPE_NOT_SUPPORTED, 5, "device type not supported")                           \
-  X(DEVICE_NOT_FOUND, 6, "device not found")                                             \
-  X(DEVICE_NOT_INITIALIZED, 7, "device not initialized")                                 \
-  X(DEVICE_ARCHITECTURE_NOT_SUPPORTED, 8, "device architecture not supported")           \
-  X(BAD_TENSOR_DTYPE, 10, "bad tensor data type")                                        \
-  X(BAD_TENSOR_SHAPE, 11, "bad tensor shape")                                            \
-  X(BAD_TENSOR_STRIDES, 12, "bad tensor strides")                                        \
+#define INFINIRT_STATUS_LIST(X)                                                \
+  X(SUCCESS, 0, "success")                                                     \
+  X(INTERNAL_ERROR, 1, "internal error")                                       \
+  X(NOT_IMPLEMENTED, 2, "not implemented")                                     \
+  X(BAD_PARAM, 3, "bad parameter")                                             \
+  X(NULL_POINTER, 4, "null pointer")                                           \
+  X(DEVICE_TYPE_NOT_SUPPORTED, 5, "device type not supported")                 \
+  X(DEVICE_NOT_FOUND, 6, "device not found")                                   \
+  X(DEVICE_NOT_INITIALIZED, 7, "device not initialized")                       \
+  X(DEVICE_ARCHITECTURE_NOT_SUPPORTED, 8, "device architecture not supported") \
+  X(BAD_TENSOR_DTYPE, 10, "bad tensor data type")                              \
+  X(BAD_TENSOR_SHAPE, 11, "bad tensor shape")                                  \
+  X(BAD_TENSOR_STRIDES, 12, "bad tensor strides")                              \
   X(INSUFFICIENT_WORKSPACE, 13, "insufficient workspace")
 
 /* Data types: X(suffix, value, size in bytes). X(F16, 12, 2) is INFINI_DTYPE_F16, 2 bytes; INVALID

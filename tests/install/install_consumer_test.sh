@@ -11,14 +11,17 @@ prefix="$scratch/prefix"
 "$cmake" --install "$build_dir" --prefix "$prefix" >/dev/null
 
 # The layout promised by the docs.
-for path in include/infinicore.h include/infinirt.h include/infinirt_plugin.h include/infinirt/runtime.hpp \
+for path in include/infinicore.h include/infinirt.h include/infinirt_plugin.h include/infiniop.h \
+            include/infiniop/ops/gemm.h include/infiniop_backend.h include/infinirt/runtime.hpp \
             bin/infinirt-info share/infinirt/infinirt.json; do
   [ -e "$prefix/$path" ] || { echo "missing from the install: $path"; exit 1; }
 done
 libdir=$(cd "$prefix" && ls -d lib* | head -n 1)
 for path in "$libdir/libinfinirt.so" "$libdir/libinfinirt_runtime.so" \
             "$libdir/infinirt/libinfinirt_cpu.so" "$libdir/cmake/InfiniRT/InfiniRTConfig.cmake" \
-            "$libdir/pkgconfig/infinirt.pc" "$libdir/pkgconfig/infinirt-runtime.pc"; do
+            "$libdir/pkgconfig/infinirt.pc" "$libdir/pkgconfig/infinirt-runtime.pc" \
+            "$libdir/libinfiniop.so" "$libdir/infinirt/libinfiniop_cpu.so" \
+            "$libdir/pkgconfig/infiniop.pc"; do
   [ -e "$prefix/$path" ] || { echo "missing from the install: $path"; exit 1; }
 done
 # Every vendor plugin is built and installed by default, SDK or not (INFINIRT_TEST_VENDORS: the
@@ -71,6 +74,13 @@ echo "== the C++ layer's example built with pkg-config (infinirt-runtime)"
   -Wl,-rpath,"$("$pkg_config" --variable=libdir infinirt-runtime)"
 "$scratch/pc-cxx-consumer"
 
+echo "== the InfiniOP example built with pkg-config (infiniop): it finds the installed CPU backend"
+# shellcheck disable=SC2046,SC2086
+"$cxx" -std=c++17 $sanitize_flags -o "$scratch/pc-infiniop-consumer" \
+  "$examples_src/infiniop_swiglu.cc" $("$pkg_config" --cflags --libs infiniop) \
+  -Wl,-rpath,"$("$pkg_config" --variable=libdir infiniop)"
+"$scratch/pc-infiniop-consumer"
+
 echo "== examples/ built on its own against the install (docs/install.md)"
 "$cmake" -S "$examples_src" -B "$scratch/examples" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="$sanitize_flags" \
@@ -79,3 +89,4 @@ echo "== examples/ built on its own against the install (docs/install.md)"
 "$scratch/examples/streams_and_events"
 "$scratch/examples/graph_capture"
 "$scratch/examples/cxx_runtime"   # find_package(InfiniRT) -> InfiniRT::runtime
+"$scratch/examples/infiniop_swiglu"  # find_package(InfiniRT) -> InfiniRT::infiniop
