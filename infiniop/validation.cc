@@ -49,10 +49,126 @@ infiniStatus_t ValidateRearrange(const InfiniopTensorDescriptor* const* t, size_
   return INFINI_STATUS_SUCCESS;
 }
 
+bool IsFloating(infiniDtype_t dtype) {
+  return OneOf(dtype, {INFINI_DTYPE_F16, INFINI_DTYPE_BF16, INFINI_DTYPE_F32, INFINI_DTYPE_F64});
+}
+
+bool IsInteger(infiniDtype_t dtype) {
+  return OneOf(dtype, {INFINI_DTYPE_I8, INFINI_DTYPE_I16, INFINI_DTYPE_I32, INFINI_DTYPE_I64,
+                       INFINI_DTYPE_U8, INFINI_DTYPE_U16, INFINI_DTYPE_U32, INFINI_DTYPE_U64});
+}
+
+ptrdiff_t LastStride(const InfiniopTensorDescriptor& t) { return t.strides.back(); }
+
+bool IsContiguous(const InfiniopTensorDescriptor& t) {
+  ptrdiff_t expected = 1;
+  for (size_t i = t.ndim(); i-- > 0;) {
+    if (t.shape[i] != 1 && t.strides[i] != expected) return false;
+    expected *= static_cast<ptrdiff_t>(t.shape[i]);
+  }
+  return true;
+}
+
+// RMSNorm: y, x [batch, dim] or [batch, nhead, dim]; w [dim]; the last dimension of each packed.
+// x and y share a dtype; w is that dtype, or (for F16 and BF16 activations) F16, BF16 or F32.
+infiniStatus_t ValidateRMSNorm(const InfiniopTensorDescriptor* const* t, size_t count,
+                               std::string* why) {
+  if (count != 3) return Fail(INFINI_STATUS_BAD_PARAM, "three tensors expected", why);
+  const InfiniopTensorDescriptor &y = *t[0], &x = *t[1], &w = *t[2];
+  if (x.dtype != y.dtype || !IsFloating(x.dtype)) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_DTYPE, "x and y: one of F16, BF16, F32, F64", why);
+  }
+  const bool half = x.dtype == INFINI_DTYPE_F16 || x.dtype == INFINI_DTYPE_BF16;
+  const bool weight_ok =
+      half ? OneOf(w.dtype, {INFINI_DTYPE_F16, INFINI_DTYPE_BF16, INFINI_DTYPE_F32})
+           : w.dtype == x.dtype;
+  if (!weight_ok) return Fail(INFINI_STATUS_BAD_TENSOR_DTYPE, "w's dtype does not fit x's", why);
+  if ((x.ndim() != 2 && x.ndim() != 3) || x.shape != y.shape || w.ndim() != 1 ||
+      w.shape[0] != x.shape.back()) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_SHAPE, "y, x [batch, (nhead,) dim] and w [dim]", why);
+  }
+  if (LastStride(x) != 1 || LastStride(y) != 1 || LastStride(w) != 1 || y.HasBroadcastDimension()) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_STRIDES, "the last dimension must be packed", why);
+  }
+  return INFINI_STATUS_SUCCESS;
+}
+
+// CausalSoftmax: y, x [(batch,) seq_len, total_seq_len] with total_seq_len >= seq_len; any strides.
+infiniStatus_t ValidateCausalSoftmax(const InfiniopTensorDescriptor* const* t, size_t count,
+                                     std::string* why) {
+  if (count != 2) return Fail(INFINI_STATUS_BAD_PARAM, "two tensors expected", why);
+  const InfiniopTensorDescriptor &y = *t[0], &x = *t[1];
+  if (x.dtype != y.dtype || !IsFloating(x.dtype)) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_DTYPE, "x and y: one of F16, BF16, F32, F64", why);
+  }
+  if ((x.ndim() != 2 && x.ndim() != 3) || x.shape != y.shape ||
+      x.shape[x.ndim() - 1] < x.shape[x.ndim() - 2]) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_SHAPE, "[(batch,) seq_len, total_seq_len >= seq_len]",
+                why);
+  }
+  if (y.HasBroadcastDimension()) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_STRIDES, "y has a broadcast dimension", why);
+  }
+  return INFINI_STATUS_SUCCESS;
+}
+
+// RoPE: y, x [(batch,) seqlen, nhead, dhead] with the last dimension packed; pos_ids of an integer
+// dtype, [seqlen] or [batch, seqlen]; sin and cos tables contiguous [table_len, dhead / 2] of x's
+// dtype.
+infiniStatus_t ValidateRoPE(const InfiniopTensorDescriptor* const* t, size_t count,
+                            const infiniopBackendCreateParams& params, std::string* why) {
+  if (count != 5) return Fail(INFINI_STATUS_BAD_PARAM, "five tensors expected", why);
+  const InfiniopTensorDescriptor &y = *t[0], &x = *t[1], &pos = *t[2], &sin = *t[3], &cos = *t[4];
+  if (params.rope_algo != INFINIOP_ROPE_ALGO_GPT_J &&
+      params.rope_algo != INFINIOP_ROPE_ALGO_GPT_NEOX) {
+    return Fail(INFINI_STATUS_BAD_PARAM, "unknown RoPE algorithm", why);
+  }
+  if (!IsFloating(x.dtype) || y.dtype != x.dtype || sin.dtype != x.dtype || cos.dtype != x.dtype) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_DTYPE, "y, x, sin and cos: one float dtype", why);
+  }
+  if (!IsInteger(pos.dtype)) return Fail(INFINI_STATUS_BAD_TENSOR_DTYPE, "pos_ids: integers", why);
+  const size_t ndim = x.ndim();
+  const bool batched = ndim == 4;
+  const bool shapes_ok =
+      (ndim == 3 || ndim == 4) && y.shape == x.shape && x.shape[ndim - 1] % 2 == 0 &&
+      sin.ndim() == 2 && sin.shape == cos.shape && 2 * sin.shape[1] == x.shape[ndim - 1] &&
+      ((pos.ndim() == 1 && pos.shape[0] == x.shape[ndim - 3]) ||
+       (batched && pos.ndim() == 2 && pos.shape[0] == x.shape[0] && pos.shape[1] == x.shape[1]));
+  if (!shapes_ok) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_SHAPE,
+                "x, y [(batch,) seqlen, nhead, dhead], pos_ids [(batch,) seqlen], tables "
+                "[table_len, dhead / 2]",
+                why);
+  }
+  if (LastStride(x) != 1 || LastStride(y) != 1 || !IsContiguous(sin) || !IsContiguous(cos) ||
+      y.HasBroadcastDimension()) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_STRIDES, "x, y packed last dimension; tables contiguous",
+                why);
+  }
+  return INFINI_STATUS_SUCCESS;
+}
+
+// RandomSample: result a 0-dimensional integer; probs [voc] packed, of a float dtype.
+infiniStatus_t ValidateRandomSample(const InfiniopTensorDescriptor* const* t, size_t count,
+                                    std::string* why) {
+  if (count != 2) return Fail(INFINI_STATUS_BAD_PARAM, "two tensors expected", why);
+  const InfiniopTensorDescriptor &result = *t[0], &probs = *t[1];
+  if (!OneOf(result.dtype,
+             {INFINI_DTYPE_I32, INFINI_DTYPE_I64, INFINI_DTYPE_U32, INFINI_DTYPE_U64}) ||
+      !IsFloating(probs.dtype)) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_DTYPE, "result I32/I64/U32/U64, probs a float dtype", why);
+  }
+  if (result.ndim() != 0 || probs.ndim() != 1 || probs.shape[0] == 0) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_SHAPE, "result a scalar, probs [voc > 0]", why);
+  }
+  if (probs.strides[0] != 1) return Fail(INFINI_STATUS_BAD_TENSOR_STRIDES, "probs packed", why);
+  return INFINI_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 infiniStatus_t Validate(infiniopOperator_t op, const InfiniopTensorDescriptor* const* tensors,
-                        size_t count, const infiniopBackendCreateParams&, std::string* why) {
+                        size_t count, const infiniopBackendCreateParams& params, std::string* why) {
   switch (op) {
     case INFINIOP_OPERATOR_Add:
     case INFINIOP_OPERATOR_Mul:
@@ -66,6 +182,14 @@ infiniStatus_t Validate(infiniopOperator_t op, const InfiniopTensorDescriptor* c
           why);
     case INFINIOP_OPERATOR_Rearrange:
       return ValidateRearrange(tensors, count, why);
+    case INFINIOP_OPERATOR_RMSNorm:
+      return ValidateRMSNorm(tensors, count, why);
+    case INFINIOP_OPERATOR_CausalSoftmax:
+      return ValidateCausalSoftmax(tensors, count, why);
+    case INFINIOP_OPERATOR_RoPE:
+      return ValidateRoPE(tensors, count, params, why);
+    case INFINIOP_OPERATOR_RandomSample:
+      return ValidateRandomSample(tensors, count, why);
     default:
       return Fail(INFINI_STATUS_NOT_IMPLEMENTED, "this operator is not implemented yet", why);
   }

@@ -1,11 +1,14 @@
-// The CPU operator backend (libinfiniop_cpu.so): the elementwise operators (Add, Mul, SwiGLU and
-// Rearrange) computed on the host, queued in stream order with infinirtLaunchHostFunc.
+// The CPU operator backend (libinfiniop_cpu.so): operators computed on the host, queued in stream
+// order with infinirtLaunchHostFunc. This file has the table's entries and the elementwise
+// operators (Add, Mul, SwiGLU and Rearrange); cpu_llm_operators.cc has RMSNorm, CausalSoftmax,
+// RoPE and RandomSample; cpu_common.h what they share.
 //
-// libinfiniop has validated every descriptor before Create sees it: the tensors of one call share
-// one shape and one dtype, and the strides (in elements, possibly 0 or negative) address memory
-// the caller owns. A descriptor's layout is simplified once, at Create (dimensions of one element
-// dropped, neighbours that every tensor lays out as one run merged), so that the usual case, all
-// tensors contiguous, becomes a single flat loop the compiler can vectorise.
+// libinfiniop has validated every descriptor before Create sees it. For the elementwise operators
+// the tensors of one call share one shape and one dtype, and the strides (in elements, possibly 0
+// or negative) address memory the caller owns. A descriptor's layout is simplified once, at Create
+// (dimensions of one element dropped, neighbours that every tensor lays out as one run merged), so
+// that the usual case, all tensors contiguous, becomes a single flat loop the compiler can
+// vectorise.
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -19,120 +22,13 @@
 #include <utility>
 #include <vector>
 
+#include "cpu_common.h"
 #include "infiniop_backend.h"
 #include "infinirt.h"
 
 namespace infinirt::infiniop_cpu {
 
 namespace {
-
-// --- Half-precision conversions ----------------------------------------------------------------
-
-uint32_t BitsOf(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
-}
-
-float FloatOf(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
-
-// IEEE binary16: 1 sign bit, 5 exponent bits (bias 15), 10 mantissa bits.
-float HalfToFloat(uint16_t half) {
-  const uint32_t sign = static_cast<uint32_t>(half & 0x8000u) << 16;
-  const uint32_t exponent = (half >> 10) & 0x1fu;
-  const uint32_t mantissa = half & 0x3ffu;
-  if (exponent == 0x1f) return FloatOf(sign | 0x7f800000u | (mantissa << 13));  // inf, NaN
-  if (exponent != 0) return FloatOf(sign | ((exponent + 112) << 23) | (mantissa << 13));
-  // Zero or subnormal: mantissa * 2^-24, exact in float (a power-of-two scale of a small integer).
-  const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-  return FloatOf(sign | BitsOf(magnitude));
-}
-
-// Rounds to nearest, ties to even; too large a value becomes infinity, a NaN stays a NaN.
-uint16_t FloatToHalf(float value) {
-  const uint32_t bits = BitsOf(value);
-  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
-  const uint32_t magnitude = bits & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) {  // NaN: quiet, with the top of its payload
-    return static_cast<uint16_t>(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
-  }
-  // 65520 (0x477ff000) lies halfway between the largest half, 65504, and 2^16; the tie goes to
-  // the even neighbour, which is infinity.
-  if (magnitude >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (magnitude >= 0x38800000u) {  // a normal half: rebias the exponent, round off 13 bits
-    const uint32_t rounded = magnitude + 0xfffu + ((magnitude >> 13) & 1u);
-    return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
-  }
-  // A subnormal half (or zero): the value in units of 2^-24, rounded to an integer. Below 2^-25
-  // (float exponent 102) that is 0; exactly 2^-25 is a tie that goes to the even 0 as well.
-  const uint32_t exponent = magnitude >> 23;
-  if (exponent < 102) return sign;
-  const uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u;
-  const uint32_t shift = 126 - exponent;  // 14 to 24
-  uint32_t units = significand >> shift;
-  const uint32_t remainder = significand & ((1u << shift) - 1);
-  const uint32_t halfway = 1u << (shift - 1);
-  if (remainder > halfway || (remainder == halfway && (units & 1u) != 0)) ++units;
-  return static_cast<uint16_t>(sign | units);  // 0x400 when it rounds up to the smallest normal
-}
-
-// bfloat16 is the upper half of a float.
-float Bf16ToFloat(uint16_t bf16) { return FloatOf(static_cast<uint32_t>(bf16) << 16); }
-
-uint16_t FloatToBf16(float value) {
-  const uint32_t bits = BitsOf(value);
-  // A NaN is truncated (and made quiet): rounding could carry its payload into infinity.
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x0040u);
-  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-}
-
-// The storage types of F16 and BF16 elements.
-struct Half {
-  uint16_t bits;
-};
-struct BFloat16 {
-  uint16_t bits;
-};
-
-// How elements of a storage type are computed with: Load gives the value to compute with, Store
-// the element to write back. Half precision computes in float; signed integers in the unsigned
-// type of their width, so that overflow wraps instead of being undefined.
-template <class T>
-struct Arithmetic {
-  using Value = T;
-  static Value Load(T element) { return element; }
-  static T Store(Value value) { return value; }
-};
-
-template <>
-struct Arithmetic<Half> {
-  using Value = float;
-  static float Load(Half element) { return HalfToFloat(element.bits); }
-  static Half Store(float value) { return Half{FloatToHalf(value)}; }
-};
-
-template <>
-struct Arithmetic<BFloat16> {
-  using Value = float;
-  static float Load(BFloat16 element) { return Bf16ToFloat(element.bits); }
-  static BFloat16 Store(float value) { return BFloat16{FloatToBf16(value)}; }
-};
-
-template <class Signed>
-struct WrappingArithmetic {
-  using Value = std::make_unsigned_t<Signed>;
-  static Value Load(Signed element) { return static_cast<Value>(element); }
-  static Signed Store(Value value) { return static_cast<Signed>(value); }  // modular (GCC, C++20)
-};
-
-template <>
-struct Arithmetic<int32_t> : WrappingArithmetic<int32_t> {};
-template <>
-struct Arithmetic<int64_t> : WrappingArithmetic<int64_t> {};
 
 struct AddOp {
   template <class V>
@@ -351,7 +247,6 @@ struct CopyRow {
   }
 };
 
-using Buffers = std::array<void*, kMaxTensors>;
 using ComputeFn = void (*)(const Layout&, const Buffers&);
 
 // Computes a whole call with the inner loop Row.
@@ -433,9 +328,14 @@ size_t TensorCount(infiniopOperator_t op) {
     case INFINIOP_OPERATOR_Add:
     case INFINIOP_OPERATOR_Mul:
     case INFINIOP_OPERATOR_SwiGLU:
+    case INFINIOP_OPERATOR_RMSNorm:
       return 3;
     case INFINIOP_OPERATOR_Rearrange:
+    case INFINIOP_OPERATOR_CausalSoftmax:
+    case INFINIOP_OPERATOR_RandomSample:
       return 2;
+    case INFINIOP_OPERATOR_RoPE:
+      return 5;
     default:
       return 0;
   }
@@ -461,22 +361,56 @@ ComputeFn ComputeFor(infiniopOperator_t op, infiniDtype_t dtype) {
   }
 }
 
-// --- Kernels and their queued work -------------------------------------------------------------
+// An elementwise operator's plan: its tensors' simplified layout and the function computing it.
+class ElementwisePlan final : public Plan {
+ public:
+  ElementwisePlan(Layout layout, ComputeFn compute)
+      : Plan(layout.tensor_count, layout.elements == 0, /*uses_run_params=*/false),
+        layout_(std::move(layout)),
+        compute_(compute) {}
 
-// What a descriptor computes; never changed once made, and shared with the work queued for it.
-struct Plan {
-  Layout layout;
-  ComputeFn compute = nullptr;
+  void Compute(const Buffers& buffers, const infiniopBackendRunParams& /*params*/) const override {
+    compute_(layout_, buffers);
+  }
+
+ private:
+  Layout layout_;
+  ComputeFn compute_;
 };
 
-// One queued call: the plan and the call's buffers.
+bool SameShape(const infiniopBackendTensor& a, const infiniopBackendTensor& b) {
+  if (a.ndim != b.ndim) return false;
+  return a.ndim == 0 || std::equal(a.shape, a.shape + a.ndim, b.shape);
+}
+
+// Add, Mul, SwiGLU and Rearrange: tensors of one shape and one dtype.
+infiniStatus_t MakeElementwisePlan(infiniopOperator_t op, const infiniopBackendTensor* tensors,
+                                   size_t count, PlanPtr* plan) {
+  for (size_t t = 1; t < count; ++t) {
+    if (!SameShape(tensors[0], tensors[t])) return INFINI_STATUS_BAD_PARAM;
+    if (tensors[t].dtype != tensors[0].dtype) return INFINI_STATUS_NOT_IMPLEMENTED;
+  }
+  const ComputeFn compute = ComputeFor(op, tensors[0].dtype);
+  if (compute == nullptr) return INFINI_STATUS_NOT_IMPLEMENTED;
+  Layout layout;
+  if (!MakeLayout(tensors, count, ElementSize(tensors[0].dtype), &layout)) {
+    return INFINI_STATUS_BAD_PARAM;
+  }
+  *plan = std::make_shared<ElementwisePlan>(std::move(layout), compute);
+  return INFINI_STATUS_SUCCESS;
+}
+
+// --- Kernels and their queued work -------------------------------------------------------------
+
+// One queued call: the plan, the call's buffers and its run parameters.
 struct Closure {
-  std::shared_ptr<const Plan> plan;
+  PlanPtr plan;
   Buffers buffers{};
+  infiniopBackendRunParams params{};
 };
 
 struct Kernel {
-  std::shared_ptr<const Plan> plan;
+  PlanPtr plan;
   // The closures of calls recorded into graphs: a graph runs its closure at every launch, so the
   // kernel keeps them until it is destroyed (the caller keeps a descriptor alive while graphs
   // that captured it may run).
@@ -486,9 +420,7 @@ struct Kernel {
 
 Kernel* KernelOf(infiniopBackendKernel_t kernel) { return reinterpret_cast<Kernel*>(kernel); }
 
-void Execute(const Closure& closure) {
-  closure.plan->compute(closure.plan->layout, closure.buffers);
-}
+void Execute(const Closure& closure) { closure.plan->Compute(closure.buffers, closure.params); }
 
 // A call queued on a stream runs once and frees its closure.
 void INFINIRT_CB RunAndRelease(void* user_data) {
@@ -499,23 +431,31 @@ void INFINIRT_CB RunAndRelease(void* user_data) {
 // A call recorded into a graph: its kernel owns the closure.
 void INFINIRT_CB RunKept(void* user_data) { Execute(*static_cast<const Closure*>(user_data)); }
 
-bool SameShape(const infiniopBackendTensor& a, const infiniopBackendTensor& b) {
-  if (a.ndim != b.ndim) return false;
-  return a.ndim == 0 || std::equal(a.shape, a.shape + a.ndim, b.shape);
-}
-
-// Whether the tensors can be read: shape and strides present, with one shape among them.
-infiniStatus_t CheckTensors(const infiniopBackendTensor* tensors, size_t count) {
+// Whether the tensors can be read: shape and strides present.
+bool Readable(const infiniopBackendTensor* tensors, size_t count) {
   for (size_t t = 0; t < count; ++t) {
     if (tensors[t].ndim != 0 && (tensors[t].shape == nullptr || tensors[t].strides == nullptr)) {
-      return INFINI_STATUS_NULL_POINTER;
+      return false;
     }
   }
-  for (size_t t = 1; t < count; ++t) {
-    if (!SameShape(tensors[0], tensors[t])) return INFINI_STATUS_BAD_PARAM;
-    if (tensors[t].dtype != tensors[0].dtype) return INFINI_STATUS_NOT_IMPLEMENTED;
+  return true;
+}
+
+// The plan computing `op` on tensors of the operator's count.
+infiniStatus_t MakePlan(infiniopOperator_t op, const infiniopBackendTensor* tensors, size_t count,
+                        const infiniopBackendCreateParams* params, PlanPtr* plan) {
+  switch (op) {
+    case INFINIOP_OPERATOR_RMSNorm:
+      return MakeRMSNormPlan(tensors, params, plan);
+    case INFINIOP_OPERATOR_CausalSoftmax:
+      return MakeCausalSoftmaxPlan(tensors, plan);
+    case INFINIOP_OPERATOR_RoPE:
+      return MakeRoPEPlan(tensors, params, plan);
+    case INFINIOP_OPERATOR_RandomSample:
+      return MakeRandomSamplePlan(tensors, plan);
+    default:
+      return MakeElementwisePlan(op, tensors, count, plan);
   }
-  return INFINI_STATUS_SUCCESS;
 }
 
 // Queues a closure that frees itself once run.
@@ -547,43 +487,39 @@ infiniStatus_t Initialize() { return INFINI_STATUS_SUCCESS; }
 
 infiniStatus_t Create(infiniopOperator_t op, int /*device_index: the host is the one CPU*/,
                       const infiniopBackendTensor* tensors, size_t tensor_count,
-                      const infiniopBackendCreateParams* /*params*/,
-                      infiniopBackendKernel_t* kernel, size_t* workspace_size) {
+                      const infiniopBackendCreateParams* params, infiniopBackendKernel_t* kernel,
+                      size_t* workspace_size) {
   if (kernel == nullptr || workspace_size == nullptr) return INFINI_STATUS_NULL_POINTER;
   const size_t expected = TensorCount(op);
   if (expected == 0) return INFINI_STATUS_NOT_IMPLEMENTED;
   if (tensor_count != expected) return INFINI_STATUS_BAD_PARAM;
-  if (tensors == nullptr) return INFINI_STATUS_NULL_POINTER;
-  const infiniStatus_t readable = CheckTensors(tensors, tensor_count);
-  if (readable != INFINI_STATUS_SUCCESS) return readable;
-  const ComputeFn compute = ComputeFor(op, tensors[0].dtype);
-  if (compute == nullptr) return INFINI_STATUS_NOT_IMPLEMENTED;
+  if (tensors == nullptr || !Readable(tensors, tensor_count)) return INFINI_STATUS_NULL_POINTER;
 
   try {
-    auto plan = std::make_shared<Plan>();
-    plan->compute = compute;
-    if (!MakeLayout(tensors, tensor_count, ElementSize(tensors[0].dtype), &plan->layout)) {
-      return INFINI_STATUS_BAD_PARAM;
-    }
-    auto made = std::make_unique<Kernel>();
-    made->plan = std::move(plan);
-    *kernel = reinterpret_cast<infiniopBackendKernel_t>(made.release());
+    PlanPtr plan;
+    const infiniStatus_t made = MakePlan(op, tensors, tensor_count, params, &plan);
+    if (made != INFINI_STATUS_SUCCESS) return made;
+    auto created = std::make_unique<Kernel>();
+    created->plan = std::move(plan);
+    *kernel = reinterpret_cast<infiniopBackendKernel_t>(created.release());
   } catch (const std::exception&) {
     return INFINI_STATUS_INTERNAL_ERROR;
   }
+  // No operator needs workspace: RandomSample's sort allocates its own (see cpu_llm_operators.cc).
   *workspace_size = 0;
   return INFINI_STATUS_SUCCESS;
 }
 
 infiniStatus_t Run(infiniopBackendKernel_t handle, void* /*workspace*/, size_t /*workspace_size*/,
                    void* const* buffers, size_t buffer_count,
-                   const infiniopBackendRunParams* /*params*/, infinirtStream_t stream) {
+                   const infiniopBackendRunParams* params, infinirtStream_t stream) {
   if (handle == nullptr) return INFINI_STATUS_BAD_PARAM;
   Kernel& kernel = *KernelOf(handle);
-  const Layout& layout = kernel.plan->layout;
-  if (buffer_count != layout.tensor_count) return INFINI_STATUS_BAD_PARAM;
+  const Plan& plan = *kernel.plan;
+  if (buffer_count != plan.buffer_count()) return INFINI_STATUS_BAD_PARAM;
   if (buffers == nullptr) return INFINI_STATUS_NULL_POINTER;
-  if (layout.elements == 0) return INFINI_STATUS_SUCCESS;  // nothing to queue
+  if (plan.uses_run_params() && params == nullptr) return INFINI_STATUS_NULL_POINTER;
+  if (plan.empty()) return INFINI_STATUS_SUCCESS;  // nothing to queue
   for (size_t t = 0; t < buffer_count; ++t) {
     if (buffers[t] == nullptr) return INFINI_STATUS_NULL_POINTER;
   }
@@ -600,6 +536,8 @@ infiniStatus_t Run(infiniopBackendKernel_t handle, void* /*workspace*/, size_t /
     auto closure = std::make_unique<Closure>();
     closure->plan = kernel.plan;
     std::copy(buffers, buffers + buffer_count, closure->buffers.begin());
+    // Copied: they may differ per call (RandomSample's), and the caller's struct is not kept.
+    if (params != nullptr) closure->params = *params;
     // An invalidated capture refuses the launch; were it to accept, keeping the closure is safe.
     if (capture != infinirtStreamCaptureStatusNone) {
       return QueueKept(kernel, std::move(closure), stream);

@@ -1,0 +1,201 @@
+// What the CPU operator backend's files share: the storage types of F16 and BF16 elements and
+// their conversions, how each storage type is computed with, and the plan of a descriptor, which
+// the table's entries (cpu_operators.cc) queue on streams as host functions.
+#ifndef INFINIOP_CPU_COMMON_H_
+#define INFINIOP_CPU_COMMON_H_
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <type_traits>
+
+#include "infiniop_backend.h"
+
+namespace infinirt::infiniop_cpu {
+
+// --- Half-precision conversions ----------------------------------------------------------------
+
+inline uint32_t BitsOf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+inline float FloatOf(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+// IEEE binary16: 1 sign bit, 5 exponent bits (bias 15), 10 mantissa bits.
+inline float HalfToFloat(uint16_t half) {
+  const uint32_t sign = static_cast<uint32_t>(half & 0x8000u) << 16;
+  const uint32_t exponent = (half >> 10) & 0x1fu;
+  const uint32_t mantissa = half & 0x3ffu;
+  if (exponent == 0x1f) return FloatOf(sign | 0x7f800000u | (mantissa << 13));  // inf, NaN
+  if (exponent != 0) return FloatOf(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  // Zero or subnormal: mantissa * 2^-24, exact in float (a power-of-two scale of a small integer).
+  const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+  return FloatOf(sign | BitsOf(magnitude));
+}
+
+// Rounds to nearest, ties to even; too large a value becomes infinity, a NaN stays a NaN.
+inline uint16_t FloatToHalf(float value) {
+  const uint32_t bits = BitsOf(value);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) {  // NaN: quiet, with the top of its payload
+    return static_cast<uint16_t>(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
+  }
+  // 65520 (0x477ff000) lies halfway between the largest half, 65504, and 2^16; the tie goes to
+  // the even neighbour, which is infinity.
+  if (magnitude >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (magnitude >= 0x38800000u) {  // a normal half: rebias the exponent, round off 13 bits
+    const uint32_t rounded = magnitude + 0xfffu + ((magnitude >> 13) & 1u);
+    return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
+  }
+  // A subnormal half (or zero): the value in units of 2^-24, rounded to an integer. Below 2^-25
+  // (float exponent 102) that is 0; exactly 2^-25 is a tie that goes to the even 0 as well.
+  const uint32_t exponent = magnitude >> 23;
+  if (exponent < 102) return sign;
+  const uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u;
+  const uint32_t shift = 126 - exponent;  // 14 to 24
+  uint32_t units = significand >> shift;
+  const uint32_t remainder = significand & ((1u << shift) - 1);
+  const uint32_t halfway = 1u << (shift - 1);
+  if (remainder > halfway || (remainder == halfway && (units & 1u) != 0)) ++units;
+  return static_cast<uint16_t>(sign | units);  // 0x400 when it rounds up to the smallest normal
+}
+
+// bfloat16 is the upper half of a float.
+inline float Bf16ToFloat(uint16_t bf16) { return FloatOf(static_cast<uint32_t>(bf16) << 16); }
+
+inline uint16_t FloatToBf16(float value) {
+  const uint32_t bits = BitsOf(value);
+  // A NaN is truncated (and made quiet): rounding could carry its payload into infinity.
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x0040u);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+// The storage types of F16 and BF16 elements.
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
+
+// How elements of a storage type are computed with: Load gives the value to compute with, Store
+// the element to write back. Half precision computes in float; signed integers in the unsigned
+// type of their width, so that overflow wraps instead of being undefined.
+template <class T>
+struct Arithmetic {
+  using Value = T;
+  static Value Load(T element) { return element; }
+  static T Store(Value value) { return value; }
+};
+
+template <>
+struct Arithmetic<Half> {
+  using Value = float;
+  static float Load(Half element) { return HalfToFloat(element.bits); }
+  static Half Store(float value) { return Half{FloatToHalf(value)}; }
+};
+
+template <>
+struct Arithmetic<BFloat16> {
+  using Value = float;
+  static float Load(BFloat16 element) { return Bf16ToFloat(element.bits); }
+  static BFloat16 Store(float value) { return BFloat16{FloatToBf16(value)}; }
+};
+
+template <class Signed>
+struct WrappingArithmetic {
+  using Value = std::make_unsigned_t<Signed>;
+  static Value Load(Signed element) { return static_cast<Value>(element); }
+  static Signed Store(Value value) { return static_cast<Signed>(value); }  // modular (GCC, C++20)
+};
+
+template <>
+struct Arithmetic<int32_t> : WrappingArithmetic<int32_t> {};
+template <>
+struct Arithmetic<int64_t> : WrappingArithmetic<int64_t> {};
+
+// --- Plans -------------------------------------------------------------------------------------
+
+// The most buffers an operator takes (RoPE: y, x, pos_ids, sin_table, cos_table).
+constexpr size_t kMaxBuffers = 5;
+using Buffers = std::array<void*, kMaxBuffers>;
+
+// What a descriptor computes, made by Create; never changed once made, and shared with the work
+// queued for it (which may outlive the descriptor).
+class Plan {
+ public:
+  Plan(size_t buffer_count, bool empty, bool uses_run_params)
+      : buffer_count_(buffer_count), empty_(empty), uses_run_params_(uses_run_params) {}
+  virtual ~Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  // Computes one call on the host, for the call's buffers (in the public call's order, each not
+  // null) and run parameters (zeros where the call passed none and the plan uses none).
+  virtual void Compute(const Buffers& buffers, const infiniopBackendRunParams& params) const = 0;
+
+  size_t buffer_count() const { return buffer_count_; }
+  // Nothing to compute (an empty tensor): a call queues nothing.
+  bool empty() const { return empty_; }
+  // Whether a call must pass its infiniopBackendRunParams.
+  bool uses_run_params() const { return uses_run_params_; }
+
+ private:
+  size_t buffer_count_;
+  bool empty_;
+  bool uses_run_params_;
+};
+
+using PlanPtr = std::shared_ptr<const Plan>;
+
+// The plans of the operators in cpu_llm_operators.cc, for tensors that have the operator's count
+// and are readable (shape and strides present). Each answers SUCCESS with *plan set, or the
+// status Create returns (NOT_IMPLEMENTED for a dtype or layout it does not compute, BAD_PARAM for
+// tensors that break the operator's rules, NULL_POINTER for missing create parameters). They may
+// throw std::bad_alloc.
+infiniStatus_t MakeRMSNormPlan(const infiniopBackendTensor* tensors,
+                               const infiniopBackendCreateParams* params, PlanPtr* plan);
+infiniStatus_t MakeCausalSoftmaxPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
+infiniStatus_t MakeRoPEPlan(const infiniopBackendTensor* tensors,
+                            const infiniopBackendCreateParams* params, PlanPtr* plan);
+infiniStatus_t MakeRandomSamplePlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
+
+// A storage type, passed as a value: WithFloatType's callable reads it as decltype(type)::T.
+template <class Storage>
+struct TypeTag {
+  using T = Storage;
+};
+
+// Calls make(TypeTag<T>{}) with the storage type T of a float dtype (F16, BF16, F32, F64);
+// NOT_IMPLEMENTED for any other dtype.
+template <class Make>
+infiniStatus_t WithFloatType(infiniDtype_t dtype, Make make) {
+  switch (dtype) {
+    case INFINI_DTYPE_F16:
+      make(TypeTag<Half>{});
+      return INFINI_STATUS_SUCCESS;
+    case INFINI_DTYPE_BF16:
+      make(TypeTag<BFloat16>{});
+      return INFINI_STATUS_SUCCESS;
+    case INFINI_DTYPE_F32:
+      make(TypeTag<float>{});
+      return INFINI_STATUS_SUCCESS;
+    case INFINI_DTYPE_F64:
+      make(TypeTag<double>{});
+      return INFINI_STATUS_SUCCESS;
+    default:
+      return INFINI_STATUS_NOT_IMPLEMENTED;
+  }
+}
+
+}  // namespace infinirt::infiniop_cpu
+
+#endif  // INFINIOP_CPU_COMMON_H_

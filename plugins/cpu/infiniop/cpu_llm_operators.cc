@@ -1,0 +1,541 @@
+// RMSNorm, CausalSoftmax, RoPE and RandomSample on the host: the plans that cpu_operators.cc's
+// Create makes and its Run queues as host functions.
+//
+// libinfiniop has validated every descriptor against the operator's rules before Create sees it.
+// The checks here are only what computing safely needs: a tensor breaking the
+// shapes an operator relies on is refused with BAD_PARAM, and a dtype or a layout the plans do not
+// compute (a last dimension that is not contiguous, for RMSNorm and RoPE) with NOT_IMPLEMENTED.
+// F16 and BF16 compute in float and F64 in double; each output element is rounded once.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "cpu_common.h"
+#include "infiniop/ops/rope.h"
+#include "infiniop_backend.h"
+
+namespace infinirt::infiniop_cpu {
+
+namespace {
+
+// The value an element of a floating storage type is computed with: float for F16, BF16 and F32,
+// double for F64.
+template <class T>
+using ValueOf = typename Arithmetic<T>::Value;
+
+template <class T>
+ValueOf<T> Load(T element) {
+  return Arithmetic<T>::Load(element);
+}
+
+template <class T>
+T Store(ValueOf<T> value) {
+  return Arithmetic<T>::Store(value);
+}
+
+// The offset, in elements, of `index` steps of `stride`.
+ptrdiff_t Step(size_t index, ptrdiff_t stride) { return static_cast<ptrdiff_t>(index) * stride; }
+
+template <class T>
+T* At(void* buffer, ptrdiff_t offset) {
+  return static_cast<T*>(buffer) + offset;
+}
+
+bool SameShape(const infiniopBackendTensor& a, const infiniopBackendTensor& b) {
+  return a.ndim == b.ndim && std::equal(a.shape, a.shape + a.ndim, b.shape);
+}
+
+// --- RMSNorm -----------------------------------------------------------------------------------
+
+// RMSNorm's rows: y and x as [batch, nhead, dim] (nhead 1, stride 0, for a 2-D tensor), the last
+// dimension contiguous in y, x and w.
+struct NormRows {
+  size_t batch = 0;
+  size_t nhead = 0;
+  size_t dim = 0;
+  ptrdiff_t y_strides[2] = {};  // batch, head
+  ptrdiff_t x_strides[2] = {};
+  float epsilon = 0;
+};
+
+// y_j = x_j * w_j / sqrt(sum(x^2) / dim + epsilon) on each row; in place (y is x) works, as each
+// row is read whole before it is written.
+template <class T, class W>
+class RMSNormPlan final : public Plan {
+ public:
+  explicit RMSNormPlan(const NormRows& rows)
+      : Plan(3, rows.batch == 0 || rows.nhead == 0 || rows.dim == 0, /*uses_run_params=*/false),
+        rows_(rows) {}
+
+  void Compute(const Buffers& buffers, const infiniopBackendRunParams& /*params*/) const override {
+    using V = ValueOf<T>;
+    const size_t dim = rows_.dim;
+    const V epsilon = static_cast<V>(rows_.epsilon);
+    const W* w = static_cast<const W*>(buffers[2]);
+    for (size_t b = 0; b < rows_.batch; ++b) {
+      for (size_t h = 0; h < rows_.nhead; ++h) {
+        T* y = At<T>(buffers[0], Step(b, rows_.y_strides[0]) + Step(h, rows_.y_strides[1]));
+        const T* x = At<T>(buffers[1], Step(b, rows_.x_strides[0]) + Step(h, rows_.x_strides[1]));
+        V sum = 0;
+        for (size_t j = 0; j < dim; ++j) {
+          const V value = Load(x[j]);
+          sum += value * value;
+        }
+        const V rms = V(1) / std::sqrt(sum / static_cast<V>(dim) + epsilon);
+        for (size_t j = 0; j < dim; ++j) {
+          y[j] = Store<T>(Load(x[j]) * static_cast<V>(Load(w[j])) * rms);
+        }
+      }
+    }
+  }
+
+ private:
+  NormRows rows_;
+};
+
+// x in F16 or BF16: w in F16, BF16 or F32.
+template <class T>
+infiniStatus_t MakeHalfRMSNorm(infiniDtype_t w_dtype, const NormRows& rows, PlanPtr* plan) {
+  switch (w_dtype) {
+    case INFINI_DTYPE_F16:
+      *plan = std::make_shared<RMSNormPlan<T, Half>>(rows);
+      return INFINI_STATUS_SUCCESS;
+    case INFINI_DTYPE_BF16:
+      *plan = std::make_shared<RMSNormPlan<T, BFloat16>>(rows);
+      return INFINI_STATUS_SUCCESS;
+    case INFINI_DTYPE_F32:
+      *plan = std::make_shared<RMSNormPlan<T, float>>(rows);
+      return INFINI_STATUS_SUCCESS;
+    default:
+      return INFINI_STATUS_NOT_IMPLEMENTED;
+  }
+}
+
+// --- CausalSoftmax -----------------------------------------------------------------------------
+
+// CausalSoftmax's rows: y and x as [batch, seq_len, total_seq_len] (batch 1, stride 0, for a 2-D
+// tensor), with any strides.
+struct SoftmaxRows {
+  size_t batch = 0;
+  size_t seq_len = 0;
+  size_t total_seq_len = 0;  // at least seq_len
+  ptrdiff_t y_strides[3] = {};
+  ptrdiff_t x_strides[3] = {};
+};
+
+// Row i sees the columns j <= total_seq_len - seq_len + i; the others become 0. exp is computed
+// twice per visible column (for the sum, then for the output) rather than kept in a buffer, so
+// that a call allocates nothing, and in place (y is x) works: each element is read before it is
+// written.
+template <class T>
+class CausalSoftmaxPlan final : public Plan {
+ public:
+  explicit CausalSoftmaxPlan(const SoftmaxRows& rows)
+      : Plan(2, rows.batch == 0 || rows.seq_len == 0 || rows.total_seq_len == 0,
+             /*uses_run_params=*/false),
+        rows_(rows) {}
+
+  void Compute(const Buffers& buffers, const infiniopBackendRunParams& /*params*/) const override {
+    using V = ValueOf<T>;
+    const size_t total = rows_.total_seq_len;
+    const ptrdiff_t y_step = rows_.y_strides[2];
+    const ptrdiff_t x_step = rows_.x_strides[2];
+    for (size_t b = 0; b < rows_.batch; ++b) {
+      for (size_t i = 0; i < rows_.seq_len; ++i) {
+        T* y = At<T>(buffers[0], Step(b, rows_.y_strides[0]) + Step(i, rows_.y_strides[1]));
+        const T* x = At<T>(buffers[1], Step(b, rows_.x_strides[0]) + Step(i, rows_.x_strides[1]));
+        const size_t visible = total - rows_.seq_len + i + 1;  // 1 to total
+        V max = Load(x[0]);
+        for (size_t j = 1; j < visible; ++j) max = std::max(max, Load(x[Step(j, x_step)]));
+        V sum = 0;
+        for (size_t j = 0; j < visible; ++j) sum += std::exp(Load(x[Step(j, x_step)]) - max);
+        for (size_t j = 0; j < visible; ++j) {
+          y[Step(j, y_step)] = Store<T>(std::exp(Load(x[Step(j, x_step)]) - max) / sum);
+        }
+        for (size_t j = visible; j < total; ++j) y[Step(j, y_step)] = Store<T>(V(0));
+      }
+    }
+  }
+
+ private:
+  SoftmaxRows rows_;
+};
+
+// --- RoPE --------------------------------------------------------------------------------------
+
+// Reads pos_ids[offset] and answers whether it names a row of the tables, [0, table_len).
+using PositionFn = bool (*)(const void* pos_ids, ptrdiff_t offset, size_t table_len, size_t* row);
+
+template <class I>
+bool PositionAt(const void* pos_ids, ptrdiff_t offset, size_t table_len, size_t* row) {
+  const I value = static_cast<const I*>(pos_ids)[offset];
+  if constexpr (std::is_signed_v<I>) {
+    if (value < 0) return false;
+  }
+  const uint64_t position = static_cast<uint64_t>(value);
+  if (position >= table_len) return false;
+  *row = static_cast<size_t>(position);
+  return true;
+}
+
+PositionFn PositionFor(infiniDtype_t dtype) {
+  switch (dtype) {
+    case INFINI_DTYPE_I8:
+      return &PositionAt<int8_t>;
+    case INFINI_DTYPE_I16:
+      return &PositionAt<int16_t>;
+    case INFINI_DTYPE_I32:
+      return &PositionAt<int32_t>;
+    case INFINI_DTYPE_I64:
+      return &PositionAt<int64_t>;
+    case INFINI_DTYPE_U8:
+      return &PositionAt<uint8_t>;
+    case INFINI_DTYPE_U16:
+      return &PositionAt<uint16_t>;
+    case INFINI_DTYPE_U32:
+      return &PositionAt<uint32_t>;
+    case INFINI_DTYPE_U64:
+      return &PositionAt<uint64_t>;
+    default:
+      return nullptr;
+  }
+}
+
+// RoPE's tensors: y and x as [batch, seq_len, nhead, dhead] (batch 1, stride 0, for a 3-D tensor)
+// with dhead contiguous; pos_ids as [batch, seq_len] (batch stride 0 for a 1-D pos_ids, shared by
+// every batch); the tables [table_len, half] with their columns contiguous.
+struct RoPEShape {
+  size_t batch = 0;
+  size_t seq_len = 0;
+  size_t nhead = 0;
+  size_t half = 0;  // dhead / 2
+  size_t table_len = 0;
+  ptrdiff_t y_strides[3] = {};  // batch, token, head
+  ptrdiff_t x_strides[3] = {};
+  ptrdiff_t pos_strides[2] = {};  // batch, token
+  ptrdiff_t sin_row_stride = 0;
+  ptrdiff_t cos_row_stride = 0;
+  PositionFn position = nullptr;
+};
+
+// Rotates the pairs (a0, a1) of each head of each token by the sin and cos of its position:
+// GPT-J pairs neighbours (2i, 2i + 1), GPT-NeoX the halves (i, i + dhead / 2). Both of a pair
+// are read before either is written, so in place (y is x) works.
+//
+// A position outside [0, table_len) has no row of the tables to rotate by: that token's rows of y
+// are left unchanged (not written at all, so for y apart from x not a copy of x either) rather
+// than reading out of bounds.
+template <class T, bool kNeox>
+class RoPEPlan final : public Plan {
+ public:
+  explicit RoPEPlan(const RoPEShape& shape)
+      : Plan(5, shape.batch == 0 || shape.seq_len == 0 || shape.nhead == 0 || shape.half == 0,
+             /*uses_run_params=*/false),
+        shape_(shape) {}
+
+  void Compute(const Buffers& buffers, const infiniopBackendRunParams& /*params*/) const override {
+    using V = ValueOf<T>;
+    const RoPEShape& s = shape_;
+    for (size_t b = 0; b < s.batch; ++b) {
+      for (size_t t = 0; t < s.seq_len; ++t) {
+        size_t row;
+        const ptrdiff_t pos_offset = Step(b, s.pos_strides[0]) + Step(t, s.pos_strides[1]);
+        if (!s.position(buffers[2], pos_offset, s.table_len, &row)) continue;  // see above
+        const T* sin_row = At<T>(buffers[3], Step(row, s.sin_row_stride));
+        const T* cos_row = At<T>(buffers[4], Step(row, s.cos_row_stride));
+        for (size_t h = 0; h < s.nhead; ++h) {
+          T* y = At<T>(buffers[0],
+                       Step(b, s.y_strides[0]) + Step(t, s.y_strides[1]) + Step(h, s.y_strides[2]));
+          const T* x = At<T>(buffers[1], Step(b, s.x_strides[0]) + Step(t, s.x_strides[1]) +
+                                             Step(h, s.x_strides[2]));
+          for (size_t i = 0; i < s.half; ++i) {
+            const size_t a0 = kNeox ? i : 2 * i;
+            const size_t a1 = kNeox ? i + s.half : 2 * i + 1;
+            const V x0 = Load(x[a0]);
+            const V x1 = Load(x[a1]);
+            const V sin_i = Load(sin_row[i]);
+            const V cos_i = Load(cos_row[i]);
+            y[a0] = Store<T>(x0 * cos_i - x1 * sin_i);
+            y[a1] = Store<T>(x0 * sin_i + x1 * cos_i);
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  RoPEShape shape_;
+};
+
+template <class T>
+PlanPtr MakeRoPEOf(const RoPEShape& shape, bool neox) {
+  if (neox) return std::make_shared<RoPEPlan<T, true>>(shape);
+  return std::make_shared<RoPEPlan<T, false>>(shape);
+}
+
+// --- RandomSample ------------------------------------------------------------------------------
+
+struct Candidate {
+  double value;  // a score, then the cumulative sum up to it
+  size_t index;
+};
+
+// The order of the sort: larger values first, a NaN after every number (so that the order stays a
+// strict weak ordering whatever the scores).
+bool ComesBefore(const Candidate& a, const Candidate& b) {
+  if (std::isnan(a.value)) return false;
+  if (std::isnan(b.value)) return true;
+  return a.value > b.value;
+}
+
+// InfiniCore's sampling from the candidates in index order (at least one): sorted by value,
+// descending, ties keeping the lower index first; cum[0] = 1, cum[i] = cum[i - 1] + exp((v[i] -
+// max) / temperature); the first of the top k whose cum reaches random_val * min(cum[k - 1],
+// cum[voc - 1] * topp), or the k-th if none does (random_val above 1).
+size_t SampleSorted(std::vector<Candidate>* candidates, const infiniopBackendRunParams& params) {
+  std::vector<Candidate>& sorted = *candidates;
+  std::stable_sort(sorted.begin(), sorted.end(), &ComesBefore);
+  const size_t voc = sorted.size();
+  const double max = sorted[0].value;
+  const double temperature = params.temperature;
+  sorted[0].value = 1;
+  for (size_t i = 1; i < voc; ++i) {
+    sorted[i].value = sorted[i - 1].value + std::exp((sorted[i].value - max) / temperature);
+  }
+  const size_t k = params.topk <= 0 ? voc : std::min(static_cast<size_t>(params.topk), voc);
+  const double top_k = sorted[k - 1].value;
+  const double top_p = sorted[voc - 1].value * static_cast<double>(params.topp);
+  const double limit = static_cast<double>(params.random_val) * std::min(top_k, top_p);
+  for (size_t i = 0; i < k; ++i) {
+    if (limit <= sorted[i].value) return sorted[i].index;
+  }
+  return sorted[k - 1].index;
+}
+
+void StoreIndex(void* result, infiniDtype_t dtype, size_t index) {
+  switch (dtype) {
+    case INFINI_DTYPE_I32:
+      *static_cast<int32_t*>(result) = static_cast<int32_t>(index);
+      break;
+    case INFINI_DTYPE_I64:
+      *static_cast<int64_t*>(result) = static_cast<int64_t>(index);
+      break;
+    case INFINI_DTYPE_U32:
+      *static_cast<uint32_t*>(result) = static_cast<uint32_t>(index);
+      break;
+    case INFINI_DTYPE_U64:
+      *static_cast<uint64_t*>(result) = static_cast<uint64_t>(index);
+      break;
+    default:
+      break;  // refused at Create
+  }
+}
+
+bool IsResultDtype(infiniDtype_t dtype) {
+  return dtype == INFINI_DTYPE_I32 || dtype == INFINI_DTYPE_I64 || dtype == INFINI_DTYPE_U32 ||
+         dtype == INFINI_DTYPE_U64;
+}
+
+// One index drawn from probs [voc] (voc at least 1), written to the 0-D result in its dtype: the
+// first maximum when random_val, topp or temperature is 0 or topk is 1, else SampleSorted's draw.
+// The sort's candidates are allocated here, per call (Create reports no workspace); were that to
+// fail, a host function has no way to report it, and the call writes the first maximum instead.
+template <class T>
+class RandomSamplePlan final : public Plan {
+ public:
+  RandomSamplePlan(size_t voc, ptrdiff_t stride, infiniDtype_t result_dtype)
+      : Plan(2, voc == 0, /*uses_run_params=*/true),
+        voc_(voc),
+        stride_(stride),
+        result_dtype_(result_dtype) {}
+
+  void Compute(const Buffers& buffers, const infiniopBackendRunParams& params) const override {
+    StoreIndex(buffers[0], result_dtype_, Sample(static_cast<const T*>(buffers[1]), params));
+  }
+
+ private:
+  size_t ArgMax(const T* probs) const {
+    size_t best = 0;
+    ValueOf<T> best_value = Load(probs[0]);
+    for (size_t i = 1; i < voc_; ++i) {
+      const ValueOf<T> value = Load(probs[Step(i, stride_)]);
+      if (value > best_value) {
+        best = i;
+        best_value = value;
+      }
+    }
+    return best;
+  }
+
+  size_t Sample(const T* probs, const infiniopBackendRunParams& params) const {
+    if (params.random_val == 0 || params.topp == 0 || params.topk == 1 || params.temperature == 0) {
+      return ArgMax(probs);
+    }
+    std::vector<Candidate> candidates;
+    try {
+      candidates.resize(voc_);
+    } catch (const std::exception&) {
+      return ArgMax(probs);
+    }
+    for (size_t i = 0; i < voc_; ++i) {
+      candidates[i] = Candidate{static_cast<double>(Load(probs[Step(i, stride_)])), i};
+    }
+    return SampleSorted(&candidates, params);
+  }
+
+  size_t voc_;
+  ptrdiff_t stride_;
+  infiniDtype_t result_dtype_;
+};
+
+}  // namespace
+
+// --- The plans' makers -------------------------------------------------------------------------
+
+// Tensors (y, x, w); y and x [batch, dim] or [batch, nhead, dim], w [dim].
+infiniStatus_t MakeRMSNormPlan(const infiniopBackendTensor* tensors,
+                               const infiniopBackendCreateParams* params, PlanPtr* plan) {
+  const infiniopBackendTensor& y = tensors[0];
+  const infiniopBackendTensor& x = tensors[1];
+  const infiniopBackendTensor& w = tensors[2];
+  if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
+  if ((x.ndim != 2 && x.ndim != 3) || !SameShape(x, y) || w.ndim != 1 ||
+      w.shape[0] != x.shape[x.ndim - 1]) {
+    return INFINI_STATUS_BAD_PARAM;
+  }
+  const size_t last = x.ndim - 1;
+  NormRows rows;
+  rows.batch = x.shape[0];
+  rows.nhead = x.ndim == 3 ? x.shape[1] : 1;
+  rows.dim = x.shape[last];
+  rows.y_strides[0] = y.strides[0];
+  rows.x_strides[0] = x.strides[0];
+  rows.y_strides[1] = x.ndim == 3 ? y.strides[1] : 0;
+  rows.x_strides[1] = x.ndim == 3 ? x.strides[1] : 0;
+  rows.epsilon = params->epsilon;
+  if (rows.dim > 1 && (y.strides[last] != 1 || x.strides[last] != 1 || w.strides[0] != 1)) {
+    return INFINI_STATUS_NOT_IMPLEMENTED;
+  }
+  if (y.dtype != x.dtype) return INFINI_STATUS_NOT_IMPLEMENTED;
+  switch (x.dtype) {
+    case INFINI_DTYPE_F16:
+      return MakeHalfRMSNorm<Half>(w.dtype, rows, plan);
+    case INFINI_DTYPE_BF16:
+      return MakeHalfRMSNorm<BFloat16>(w.dtype, rows, plan);
+    case INFINI_DTYPE_F32:
+      if (w.dtype != INFINI_DTYPE_F32) return INFINI_STATUS_NOT_IMPLEMENTED;
+      *plan = std::make_shared<RMSNormPlan<float, float>>(rows);
+      return INFINI_STATUS_SUCCESS;
+    case INFINI_DTYPE_F64:
+      if (w.dtype != INFINI_DTYPE_F64) return INFINI_STATUS_NOT_IMPLEMENTED;
+      *plan = std::make_shared<RMSNormPlan<double, double>>(rows);
+      return INFINI_STATUS_SUCCESS;
+    default:
+      return INFINI_STATUS_NOT_IMPLEMENTED;
+  }
+}
+
+// Tensors (y, x): [seq_len, total_seq_len] or [batch, seq_len, total_seq_len], any strides.
+infiniStatus_t MakeCausalSoftmaxPlan(const infiniopBackendTensor* tensors, PlanPtr* plan) {
+  const infiniopBackendTensor& y = tensors[0];
+  const infiniopBackendTensor& x = tensors[1];
+  if ((x.ndim != 2 && x.ndim != 3) || !SameShape(x, y)) return INFINI_STATUS_BAD_PARAM;
+  const size_t first = x.ndim - 2;  // the seq_len dimension
+  SoftmaxRows rows;
+  rows.batch = x.ndim == 3 ? x.shape[0] : 1;
+  rows.seq_len = x.shape[first];
+  rows.total_seq_len = x.shape[first + 1];
+  if (rows.total_seq_len < rows.seq_len) return INFINI_STATUS_BAD_PARAM;
+  rows.y_strides[0] = x.ndim == 3 ? y.strides[0] : 0;
+  rows.x_strides[0] = x.ndim == 3 ? x.strides[0] : 0;
+  for (size_t d = 0; d < 2; ++d) {
+    rows.y_strides[d + 1] = y.strides[first + d];
+    rows.x_strides[d + 1] = x.strides[first + d];
+  }
+  if (y.dtype != x.dtype) return INFINI_STATUS_NOT_IMPLEMENTED;
+  return WithFloatType(x.dtype, [&](auto type) {
+    *plan = std::make_shared<CausalSoftmaxPlan<typename decltype(type)::T>>(rows);
+  });
+}
+
+// Tensors (y, x, pos_ids, sin_table, cos_table): y and x [seqlen, nhead, dhead] or [batch, seqlen,
+// nhead, dhead]; pos_ids [seqlen] or [batch, seqlen]; the tables [table_len, dhead / 2].
+infiniStatus_t MakeRoPEPlan(const infiniopBackendTensor* tensors,
+                            const infiniopBackendCreateParams* params, PlanPtr* plan) {
+  const infiniopBackendTensor& y = tensors[0];
+  const infiniopBackendTensor& x = tensors[1];
+  const infiniopBackendTensor& pos = tensors[2];
+  const infiniopBackendTensor& sin_table = tensors[3];
+  const infiniopBackendTensor& cos_table = tensors[4];
+  if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
+  if (params->rope_algo != INFINIOP_ROPE_ALGO_GPT_J &&
+      params->rope_algo != INFINIOP_ROPE_ALGO_GPT_NEOX) {
+    return INFINI_STATUS_NOT_IMPLEMENTED;
+  }
+  if ((x.ndim != 3 && x.ndim != 4) || !SameShape(x, y) || sin_table.ndim != 2 ||
+      !SameShape(sin_table, cos_table)) {
+    return INFINI_STATUS_BAD_PARAM;
+  }
+  const size_t first = x.ndim - 3;  // the seqlen dimension
+  RoPEShape shape;
+  shape.batch = x.ndim == 4 ? x.shape[0] : 1;
+  shape.seq_len = x.shape[first];
+  shape.nhead = x.shape[first + 1];
+  const size_t dhead = x.shape[first + 2];
+  shape.half = sin_table.shape[1];
+  shape.table_len = sin_table.shape[0];
+  if (dhead != 2 * shape.half) return INFINI_STATUS_BAD_PARAM;
+  if (pos.ndim == 1 && pos.shape[0] == shape.seq_len) {
+    shape.pos_strides[0] = 0;
+    shape.pos_strides[1] = pos.strides[0];
+  } else if (pos.ndim == 2 && x.ndim == 4 && pos.shape[0] == shape.batch &&
+             pos.shape[1] == shape.seq_len) {
+    shape.pos_strides[0] = pos.strides[0];
+    shape.pos_strides[1] = pos.strides[1];
+  } else {
+    return INFINI_STATUS_BAD_PARAM;
+  }
+  shape.y_strides[0] = x.ndim == 4 ? y.strides[0] : 0;
+  shape.x_strides[0] = x.ndim == 4 ? x.strides[0] : 0;
+  for (size_t d = 0; d < 2; ++d) {
+    shape.y_strides[d + 1] = y.strides[first + d];
+    shape.x_strides[d + 1] = x.strides[first + d];
+  }
+  shape.sin_row_stride = sin_table.strides[0];
+  shape.cos_row_stride = cos_table.strides[0];
+  const size_t last = x.ndim - 1;
+  if (dhead > 1 && (y.strides[last] != 1 || x.strides[last] != 1)) {
+    return INFINI_STATUS_NOT_IMPLEMENTED;
+  }
+  if (shape.half > 1 && (sin_table.strides[1] != 1 || cos_table.strides[1] != 1)) {
+    return INFINI_STATUS_NOT_IMPLEMENTED;
+  }
+  shape.position = PositionFor(pos.dtype);
+  if (shape.position == nullptr) return INFINI_STATUS_NOT_IMPLEMENTED;
+  if (y.dtype != x.dtype || sin_table.dtype != x.dtype || cos_table.dtype != x.dtype) {
+    return INFINI_STATUS_NOT_IMPLEMENTED;
+  }
+  const bool neox = params->rope_algo == INFINIOP_ROPE_ALGO_GPT_NEOX;
+  return WithFloatType(
+      x.dtype, [&](auto type) { *plan = MakeRoPEOf<typename decltype(type)::T>(shape, neox); });
+}
+
+// Tensors (result, probs): result 0-D, probs [voc] (any stride is read as it is).
+infiniStatus_t MakeRandomSamplePlan(const infiniopBackendTensor* tensors, PlanPtr* plan) {
+  const infiniopBackendTensor& result = tensors[0];
+  const infiniopBackendTensor& probs = tensors[1];
+  if (result.ndim != 0 || probs.ndim != 1) return INFINI_STATUS_BAD_PARAM;
+  if (!IsResultDtype(result.dtype)) return INFINI_STATUS_NOT_IMPLEMENTED;
+  const size_t voc = probs.shape[0];
+  const ptrdiff_t stride = probs.strides[0];
+  return WithFloatType(probs.dtype, [&](auto type) {
+    *plan =
+        std::make_shared<RandomSamplePlan<typename decltype(type)::T>>(voc, stride, result.dtype);
+  });
+}
+
+}  // namespace infinirt::infiniop_cpu
