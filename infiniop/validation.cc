@@ -165,6 +165,47 @@ infiniStatus_t ValidateRandomSample(const InfiniopTensorDescriptor* const* t, si
   return INFINI_STATUS_SUCCESS;
 }
 
+// Gemm: c [(batch,) m, n], a [(batch,) m, k], b [(batch,) k, n], one float dtype; a and b may
+// have a batch of 1 (or be 2-D) for every batch of c; in each matrix one of the last two
+// dimensions is packed.
+infiniStatus_t ValidateGemm(const InfiniopTensorDescriptor* const* t, size_t count,
+                            std::string* why) {
+  if (count != 3) return Fail(INFINI_STATUS_BAD_PARAM, "three tensors expected", why);
+  const InfiniopTensorDescriptor &c = *t[0], &a = *t[1], &b = *t[2];
+  if (!IsFloating(c.dtype) || a.dtype != c.dtype || b.dtype != c.dtype) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_DTYPE, "c, a and b: one of F16, BF16, F32, F64", why);
+  }
+  for (const InfiniopTensorDescriptor* m : {&c, &a, &b}) {
+    if (m->ndim() != 2 && m->ndim() != 3) {
+      return Fail(INFINI_STATUS_BAD_TENSOR_SHAPE, "matrices are 2-D or 3-D", why);
+    }
+  }
+  auto rows = [](const InfiniopTensorDescriptor& m) { return m.shape[m.ndim() - 2]; };
+  auto cols = [](const InfiniopTensorDescriptor& m) { return m.shape[m.ndim() - 1]; };
+  auto batch = [](const InfiniopTensorDescriptor& m) { return m.ndim() == 3 ? m.shape[0] : 1; };
+  if (rows(c) != rows(a) || cols(c) != cols(b) || cols(a) != rows(b)) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_SHAPE, "c [m, n], a [m, k], b [k, n]", why);
+  }
+  for (const InfiniopTensorDescriptor* m : {&a, &b}) {
+    if (batch(*m) != batch(c) && batch(*m) != 1) {
+      return Fail(INFINI_STATUS_BAD_TENSOR_SHAPE, "a batch of a or b is c's or 1", why);
+    }
+  }
+  for (const InfiniopTensorDescriptor* m : {&c, &a, &b}) {
+    const size_t last = m->ndim() - 1;
+    const bool rows_packed = m->strides[last - 1] == 1 || m->shape[last - 1] == 1;
+    const bool cols_packed = m->strides[last] == 1 || m->shape[last] == 1;
+    if (!rows_packed && !cols_packed) {
+      return Fail(INFINI_STATUS_BAD_TENSOR_STRIDES, "one of a matrix's last strides must be 1",
+                  why);
+    }
+  }
+  if (c.HasBroadcastDimension()) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_STRIDES, "c has a broadcast dimension", why);
+  }
+  return INFINI_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 infiniStatus_t Validate(infiniopOperator_t op, const InfiniopTensorDescriptor* const* tensors,
@@ -190,6 +231,8 @@ infiniStatus_t Validate(infiniopOperator_t op, const InfiniopTensorDescriptor* c
       return ValidateRoPE(tensors, count, params, why);
     case INFINIOP_OPERATOR_RandomSample:
       return ValidateRandomSample(tensors, count, why);
+    case INFINIOP_OPERATOR_Gemm:
+      return ValidateGemm(tensors, count, why);
     default:
       return Fail(INFINI_STATUS_NOT_IMPLEMENTED, "this operator is not implemented yet", why);
   }

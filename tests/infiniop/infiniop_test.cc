@@ -304,14 +304,5 @@ TEST_F(InfiniopTest, BadHandlesDescriptorsAndPointersGetAStatusNeverACrash) {
             INFINI_STATUS_NULL_POINTER);
 }
 
-// Gemm, whose kernels come next, says so honestly.
-TEST_F(InfiniopTest, GemmAnswersNotImplementedForNow) {
-  Tensor matrix(Layout::Contiguous({4, 4}), INFINI_DTYPE_F32);
-  infiniopGemmDescriptor_t desc = nullptr;
-  EXPECT_EQ(
-      infiniopCreateGemmDescriptor(handle, &desc, matrix.desc(), matrix.desc(), matrix.desc()),
-      INFINI_STATUS_NOT_IMPLEMENTED);
-}
-
 }  // namespace
 }  // namespace infiniop_test

@@ -167,6 +167,8 @@ infiniStatus_t MakeCausalSoftmaxPlan(const infiniopBackendTensor* tensors, PlanP
 infiniStatus_t MakeRoPEPlan(const infiniopBackendTensor* tensors,
                             const infiniopBackendCreateParams* params, PlanPtr* plan);
 infiniStatus_t MakeRandomSamplePlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
+// Gemm (cpu_gemm.cc), through OpenBLAS.
+infiniStatus_t MakeGemmPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
 
 // A storage type, passed as a value: WithFloatType's callable reads it as decltype(type)::T.
 template <class Storage>

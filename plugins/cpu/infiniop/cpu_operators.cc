@@ -329,6 +329,7 @@ size_t TensorCount(infiniopOperator_t op) {
     case INFINIOP_OPERATOR_Mul:
     case INFINIOP_OPERATOR_SwiGLU:
     case INFINIOP_OPERATOR_RMSNorm:
+    case INFINIOP_OPERATOR_Gemm:
       return 3;
     case INFINIOP_OPERATOR_Rearrange:
     case INFINIOP_OPERATOR_CausalSoftmax:
@@ -453,6 +454,8 @@ infiniStatus_t MakePlan(infiniopOperator_t op, const infiniopBackendTensor* tens
       return MakeRoPEPlan(tensors, params, plan);
     case INFINIOP_OPERATOR_RandomSample:
       return MakeRandomSamplePlan(tensors, plan);
+    case INFINIOP_OPERATOR_Gemm:
+      return MakeGemmPlan(tensors, plan);
     default:
       return MakeElementwisePlan(op, tensors, count, plan);
   }

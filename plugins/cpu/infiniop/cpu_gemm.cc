@@ -1,0 +1,204 @@
+// Gemm on the CPU: c = alpha * a @ b + beta * c through OpenBLAS (cblas_sgemm, cblas_dgemm),
+// batch by batch. F32 and F64 go to BLAS as they lie in memory: a matrix whose columns are packed
+// is row-major, one whose rows are packed is column-major (BLAS reads it transposed), and a
+// column-major c is computed as c^T = b^T a^T. F16 and BF16 are converted to packed float
+// matrices, multiplied with cblas_sgemm and converted back (rounded once).
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "cpu_common.h"
+
+namespace infinirt::infiniop_cpu {
+
+namespace {
+
+// One operand: [batch,] rows x cols, with its strides in elements (batch stride 0: the same
+// matrix for every batch).
+struct Matrix {
+  size_t rows = 0, cols = 0;
+  ptrdiff_t batch_stride = 0, row_stride = 0, col_stride = 0;
+};
+
+Matrix MatrixOf(const infiniopBackendTensor& t) {
+  const size_t first = t.ndim - 2;
+  Matrix m;
+  m.rows = t.shape[first];
+  m.cols = t.shape[first + 1];
+  m.row_stride = t.strides[first];
+  m.col_stride = t.strides[first + 1];
+  m.batch_stride = t.ndim == 3 && t.shape[0] > 1 ? t.strides[0] : 0;
+  return m;
+}
+
+// How BLAS reads a matrix in row-major terms.
+struct BlasView {
+  CBLAS_TRANSPOSE trans = CblasNoTrans;
+  blasint ld = 1;
+  bool ok = false;
+};
+
+// A dimension of one element may carry any stride: it never moves.
+BlasView ViewOf(const Matrix& m) {
+  const auto rows = static_cast<ptrdiff_t>(std::max<size_t>(m.rows, 1));
+  const auto cols = static_cast<ptrdiff_t>(std::max<size_t>(m.cols, 1));
+  if (m.col_stride == 1 || m.cols <= 1) {
+    const ptrdiff_t ld = m.rows <= 1 ? cols : m.row_stride;
+    if (ld >= cols) return {CblasNoTrans, static_cast<blasint>(ld), true};
+  }
+  if (m.row_stride == 1 || m.rows <= 1) {
+    const ptrdiff_t ld = m.cols <= 1 ? rows : m.col_stride;
+    if (ld >= rows) return {CblasTrans, static_cast<blasint>(ld), true};
+  }
+  return {};
+}
+
+CBLAS_TRANSPOSE Flip(CBLAS_TRANSPOSE trans) {
+  return trans == CblasNoTrans ? CblasTrans : CblasNoTrans;
+}
+
+void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n, blasint k, float alpha,
+          const float* a, blasint lda, const float* b, blasint ldb, float beta, float* c,
+          blasint ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n, blasint k, float alpha,
+          const double* a, blasint lda, const double* b, blasint ldb, float beta, double* c,
+          blasint ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+struct GemmShape {
+  size_t batch = 1, m = 0, n = 0, k = 0;
+  Matrix a, b, c;
+  BlasView a_view, b_view, c_view;
+};
+
+// F32 and F64: BLAS reads and writes the tensors where they are.
+template <class T>
+class BlasGemmPlan final : public Plan {
+ public:
+  explicit BlasGemmPlan(const GemmShape& shape)
+      : Plan(3, shape.m == 0 || shape.n == 0, true), s_(shape) {}
+
+  void Compute(const Buffers& buffers, const infiniopBackendRunParams& params) const override {
+    const auto m = static_cast<blasint>(s_.m), n = static_cast<blasint>(s_.n);
+    const auto k = static_cast<blasint>(s_.k);
+    for (size_t batch = 0; batch < s_.batch; ++batch) {
+      const auto step = static_cast<ptrdiff_t>(batch);
+      T* c = static_cast<T*>(buffers[0]) + step * s_.c.batch_stride;
+      const T* a = static_cast<const T*>(buffers[1]) + step * s_.a.batch_stride;
+      const T* b = static_cast<const T*>(buffers[2]) + step * s_.b.batch_stride;
+      if (s_.c_view.trans == CblasNoTrans) {
+        Gemm(s_.a_view.trans, s_.b_view.trans, m, n, k, params.alpha, a, s_.a_view.ld, b,
+             s_.b_view.ld, params.beta, c, s_.c_view.ld);
+      } else {  // c is column-major: c^T = b^T a^T, row-major
+        Gemm(Flip(s_.b_view.trans), Flip(s_.a_view.trans), n, m, k, params.alpha, b, s_.b_view.ld,
+             a, s_.a_view.ld, params.beta, c, s_.c_view.ld);
+      }
+    }
+  }
+
+ private:
+  GemmShape s_;
+};
+
+// F16 and BF16: packed float copies, cblas_sgemm, the result rounded back once.
+template <class T>
+class ConvertingGemmPlan final : public Plan {
+ public:
+  explicit ConvertingGemmPlan(const GemmShape& shape)
+      : Plan(3, shape.m == 0 || shape.n == 0, true), s_(shape) {}
+
+  void Compute(const Buffers& buffers, const infiniopBackendRunParams& params) const override {
+    std::vector<float> a(s_.m * s_.k), b(s_.k * s_.n), c(s_.m * s_.n);
+    for (size_t batch = 0; batch < s_.batch; ++batch) {
+      const auto step = static_cast<ptrdiff_t>(batch);
+      T* c_in = static_cast<T*>(buffers[0]) + step * s_.c.batch_stride;
+      const T* a_in = static_cast<const T*>(buffers[1]) + step * s_.a.batch_stride;
+      const T* b_in = static_cast<const T*>(buffers[2]) + step * s_.b.batch_stride;
+      Pack(a_in, s_.a, a.data());
+      Pack(b_in, s_.b, b.data());
+      if (params.beta != 0) Pack(c_in, s_.c, c.data());  // beta 0: c is not read, as in BLAS
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(s_.m),
+                  static_cast<blasint>(s_.n), static_cast<blasint>(s_.k), params.alpha, a.data(),
+                  static_cast<blasint>(std::max<size_t>(s_.k, 1)), b.data(),
+                  static_cast<blasint>(std::max<size_t>(s_.n, 1)), params.beta, c.data(),
+                  static_cast<blasint>(std::max<size_t>(s_.n, 1)));
+      Unpack(c.data(), s_.c, c_in);
+    }
+  }
+
+ private:
+  static void Pack(const T* from, const Matrix& m, float* to) {
+    for (size_t i = 0; i < m.rows; ++i) {
+      for (size_t j = 0; j < m.cols; ++j) {
+        const ptrdiff_t at =
+            static_cast<ptrdiff_t>(i) * m.row_stride + static_cast<ptrdiff_t>(j) * m.col_stride;
+        to[i * m.cols + j] = Arithmetic<T>::Load(from[at]);
+      }
+    }
+  }
+  static void Unpack(const float* from, const Matrix& m, T* to) {
+    for (size_t i = 0; i < m.rows; ++i) {
+      for (size_t j = 0; j < m.cols; ++j) {
+        const ptrdiff_t at =
+            static_cast<ptrdiff_t>(i) * m.row_stride + static_cast<ptrdiff_t>(j) * m.col_stride;
+        to[at] = Arithmetic<T>::Store(from[i * m.cols + j]);
+      }
+    }
+  }
+
+  GemmShape s_;
+};
+
+}  // namespace
+
+// Tensors (c, a, b): [(batch,) m, n], [(batch,) m, k], [(batch,) k, n]; a and b may have a batch
+// of 1 (or be 2-D) for every batch of c.
+infiniStatus_t MakeGemmPlan(const infiniopBackendTensor* tensors, PlanPtr* plan) {
+  const infiniopBackendTensor &c = tensors[0], &a = tensors[1], &b = tensors[2];
+  for (const infiniopBackendTensor* t : {&c, &a, &b}) {
+    if (t->ndim != 2 && t->ndim != 3) return INFINI_STATUS_BAD_PARAM;
+    if (t->dtype != c.dtype) return INFINI_STATUS_NOT_IMPLEMENTED;
+  }
+  GemmShape shape;
+  shape.c = MatrixOf(c);
+  shape.a = MatrixOf(a);
+  shape.b = MatrixOf(b);
+  shape.batch = c.ndim == 3 ? c.shape[0] : 1;
+  shape.m = shape.c.rows;
+  shape.n = shape.c.cols;
+  shape.k = shape.a.cols;
+  if (shape.a.rows != shape.m || shape.b.rows != shape.k || shape.b.cols != shape.n) {
+    return INFINI_STATUS_BAD_PARAM;
+  }
+  shape.a_view = ViewOf(shape.a);
+  shape.b_view = ViewOf(shape.b);
+  shape.c_view = ViewOf(shape.c);
+  const bool blas_layouts = shape.a_view.ok && shape.b_view.ok && shape.c_view.ok;
+  switch (c.dtype) {
+    case INFINI_DTYPE_F32:
+      if (!blas_layouts) return INFINI_STATUS_NOT_IMPLEMENTED;
+      *plan = std::make_shared<BlasGemmPlan<float>>(shape);
+      return INFINI_STATUS_SUCCESS;
+    case INFINI_DTYPE_F64:
+      if (!blas_layouts) return INFINI_STATUS_NOT_IMPLEMENTED;
+      *plan = std::make_shared<BlasGemmPlan<double>>(shape);
+      return INFINI_STATUS_SUCCESS;
+    case INFINI_DTYPE_F16:
+      *plan = std::make_shared<ConvertingGemmPlan<Half>>(shape);
+      return INFINI_STATUS_SUCCESS;
+    case INFINI_DTYPE_BF16:
+      *plan = std::make_shared<ConvertingGemmPlan<BFloat16>>(shape);
+      return INFINI_STATUS_SUCCESS;
+    default:
+      return INFINI_STATUS_NOT_IMPLEMENTED;
+  }
+}
+
+}  // namespace infinirt::infiniop_cpu

@@ -1,0 +1,151 @@
+// Gemm on the CPU backend (OpenBLAS) against a reference computed in double from the stored
+// inputs: every float dtype; row- and column-major operands and result; batches, with a and b
+// broadcast along the batch; beta 0 never reading c (NaN there stays out of the result); k = 0;
+// and the validation of shapes, dtypes and strides. Tolerance: the dtype's (as elsewhere) times
+// the sum of the magnitudes that make up each element, as BLAS accumulates in the input's
+// precision (float for F16 and BF16).
+#include "infiniop_test_support.h"
+
+namespace infiniop_test {
+namespace {
+
+struct GemmCase {
+  const char* name;
+  Layout c, a, b;
+  float alpha, beta;
+};
+
+double GemmTolerance(infiniDtype_t dtype) {
+  return dtype == INFINI_DTYPE_F64   ? 1e-12
+         : dtype == INFINI_DTYPE_F32 ? 2e-6
+                                     : 2 * Tolerance(dtype);
+}
+
+std::vector<GemmCase> GemmCases() {
+  return {
+      {"2-D, row-major", Layout::Contiguous({5, 7}), Layout::Contiguous({5, 3}),
+       Layout::Contiguous({3, 7}), 1.5f, 0.5f},
+      {"a and b column-major", Layout::Contiguous({5, 7}), Layout{{5, 3}, {1, 5}},
+       Layout{{3, 7}, {1, 3}}, 1.0f, 1.0f},
+      {"c column-major, padded", Layout{{5, 7}, {1, 8}}, Layout::Contiguous({5, 3}),
+       Layout{{3, 7}, {1, 4}}, -0.75f, 2.0f},
+      {"batched", Layout::Contiguous({3, 4, 6}), Layout::Contiguous({3, 4, 5}),
+       Layout::Contiguous({3, 5, 6}), 1.0f, 0.25f},
+      {"a 2-D for every batch, b with a batch of 1", Layout::Contiguous({3, 4, 6}),
+       Layout::Contiguous({4, 5}), Layout::Contiguous({1, 5, 6}), 0.5f, 1.0f},
+      {"k = 0: c = beta c", Layout::Contiguous({4, 6}), Layout::Contiguous({4, 0}),
+       Layout::Contiguous({0, 6}), 1.0f, 3.0f},
+      {"one row", Layout::Contiguous({1, 33}), Layout::Contiguous({1, 65}),
+       Layout::Contiguous({65, 33}), 1.0f, 0.0f},
+  };
+}
+
+// Element (batch, i, j) of a tensor whose matrices may be shared by every batch.
+double MatrixAt(const Tensor& t, size_t batch, size_t i, size_t j) {
+  const std::vector<size_t>& shape = t.layout().shape;
+  const size_t rows = shape[shape.size() - 2], cols = shape[shape.size() - 1];
+  const size_t batches = shape.size() == 3 ? shape[0] : 1;
+  const size_t b = batches == 1 ? 0 : batch;
+  return t.At((b * rows + i) * cols + j);
+}
+
+void RunGemm(InfiniopTest* test, infiniDtype_t dtype, const GemmCase& g, bool nan_in_c) {
+  SCOPED_TRACE(std::string(g.name) + ", dtype " + std::to_string(dtype) +
+               (nan_in_c ? ", NaN in c" : ""));
+  std::mt19937 random(31);
+  Tensor c(g.c, dtype), a(g.a, dtype), b(g.b, dtype);
+  a.FillRandom(&random, false);
+  b.FillRandom(&random, false);
+  c.FillRandom(&random, false);
+  if (nan_in_c) {
+    for (size_t i = 0; i < g.c.Elements(); ++i) c.Set(i, NAN);
+  }
+  std::vector<double> c_before(g.c.Elements());
+  for (size_t i = 0; i < c_before.size(); ++i) c_before[i] = c.At(i);
+  for (Tensor* t : {&a, &b, &c}) t->Upload(test->stream);
+  infiniopGemmDescriptor_t desc = nullptr;
+  ASSERT_EQ(infiniopCreateGemmDescriptor(test->handle, &desc, c.desc(), a.desc(), b.desc()),
+            INFINI_STATUS_SUCCESS);
+  size_t workspace_size = 0;
+  ASSERT_EQ(infiniopGetGemmWorkspaceSize(desc, &workspace_size), INFINI_STATUS_SUCCESS);
+  std::vector<unsigned char> workspace(workspace_size + 1);
+  ASSERT_EQ(infiniopGemm(desc, workspace.data(), workspace_size, c.data(), a.data(), b.data(),
+                         g.alpha, g.beta, test->stream),
+            INFINI_STATUS_SUCCESS);
+  c.Download(test->stream);
+  ASSERT_EQ(infinirtStreamSynchronize(test->stream), infinirtSuccess);
+  const std::vector<size_t>& shape = g.c.shape;
+  const size_t m = shape[shape.size() - 2], n = shape[shape.size() - 1];
+  const size_t k = g.a.shape[g.a.shape.size() - 1];
+  const size_t batches = shape.size() == 3 ? shape[0] : 1;
+  for (size_t batch = 0; batch < batches; ++batch) {
+    for (size_t i = 0; i < m; ++i) {
+      for (size_t j = 0; j < n; ++j) {
+        double sum = 0, magnitude = 0;
+        for (size_t p = 0; p < k; ++p) {
+          const double product = MatrixAt(a, batch, i, p) * MatrixAt(b, batch, p, j);
+          sum += product;
+          magnitude += std::fabs(product);
+        }
+        const size_t index = (batch * m + i) * n + j;
+        double expected = g.alpha * sum;
+        magnitude = std::fabs(g.alpha) * magnitude;
+        if (g.beta != 0) {
+          expected += g.beta * c_before[index];
+          magnitude += std::fabs(g.beta * c_before[index]);
+        }
+        const double bound = GemmTolerance(dtype) * std::max(1.0, magnitude);
+        ASSERT_NEAR(c.At(index), expected, bound) << "element " << index;
+      }
+    }
+  }
+  EXPECT_EQ(infiniopDestroyGemmDescriptor(desc), INFINI_STATUS_SUCCESS);
+}
+
+TEST_F(InfiniopTest, GemmMatchesTheReferenceForEveryDtypeAndLayout) {
+  for (infiniDtype_t dtype :
+       {INFINI_DTYPE_F32, INFINI_DTYPE_F64, INFINI_DTYPE_F16, INFINI_DTYPE_BF16}) {
+    for (const GemmCase& g : GemmCases()) RunGemm(this, dtype, g, /*nan_in_c=*/false);
+  }
+}
+
+TEST_F(InfiniopTest, GemmWithBetaZeroNeverReadsC) {
+  const GemmCase g{"beta 0",
+                   Layout::Contiguous({6, 5}),
+                   Layout::Contiguous({6, 4}),
+                   Layout::Contiguous({4, 5}),
+                   2.0f,
+                   0.0f};
+  for (infiniDtype_t dtype : {INFINI_DTYPE_F32, INFINI_DTYPE_F16}) {
+    RunGemm(this, dtype, g, /*nan_in_c=*/true);
+  }
+}
+
+TEST_F(InfiniopTest, GemmValidatesShapesDtypesAndStrides) {
+  Tensor c(Layout::Contiguous({4, 6}), INFINI_DTYPE_F32),
+      a(Layout::Contiguous({4, 5}), INFINI_DTYPE_F32);
+  Tensor b(Layout::Contiguous({5, 6}), INFINI_DTYPE_F32),
+      b_wrong(Layout::Contiguous({4, 6}), INFINI_DTYPE_F32);
+  Tensor b64(Layout::Contiguous({5, 6}), INFINI_DTYPE_F64),
+      vector(Layout::Contiguous({6}), INFINI_DTYPE_F32);
+  Tensor scattered(Layout{{5, 6}, {14, 2}}, INFINI_DTYPE_F32);
+  Tensor c3(Layout::Contiguous({3, 4, 6}), INFINI_DTYPE_F32),
+      a2(Layout::Contiguous({2, 4, 5}), INFINI_DTYPE_F32);
+  Tensor i32(Layout::Contiguous({4, 6}), INFINI_DTYPE_I32);
+  infiniopGemmDescriptor_t desc = nullptr;
+  EXPECT_EQ(infiniopCreateGemmDescriptor(handle, &desc, c.desc(), a.desc(), b_wrong.desc()),
+            INFINI_STATUS_BAD_TENSOR_SHAPE);
+  EXPECT_EQ(infiniopCreateGemmDescriptor(handle, &desc, c.desc(), a.desc(), b64.desc()),
+            INFINI_STATUS_BAD_TENSOR_DTYPE);
+  EXPECT_EQ(infiniopCreateGemmDescriptor(handle, &desc, i32.desc(), i32.desc(), i32.desc()),
+            INFINI_STATUS_BAD_TENSOR_DTYPE);
+  EXPECT_EQ(infiniopCreateGemmDescriptor(handle, &desc, c.desc(), a.desc(), vector.desc()),
+            INFINI_STATUS_BAD_TENSOR_SHAPE);
+  EXPECT_EQ(infiniopCreateGemmDescriptor(handle, &desc, c.desc(), a.desc(), scattered.desc()),
+            INFINI_STATUS_BAD_TENSOR_STRIDES);
+  EXPECT_EQ(infiniopCreateGemmDescriptor(handle, &desc, c3.desc(), a2.desc(), b.desc()),
+            INFINI_STATUS_BAD_TENSOR_SHAPE);
+}
+
+}  // namespace
+}  // namespace infiniop_test
