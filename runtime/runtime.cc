@@ -84,6 +84,7 @@ Runtime::~Runtime() {
       Warn(error.what());
     }
   }
+  if (infiniop_handle_ != nullptr) infiniopDestroyHandle(infiniop_handle_);
   // The stream's work may still use memory of the allocator: it finishes first; then the
   // allocator is let go, and the stream last.
   ReportIfFailed(infinirtStreamSynchronize(stream_), "infinirtStreamSynchronize in ~Runtime");
@@ -109,6 +110,21 @@ void Runtime::syncDevice() {
   detail::ScopedDevice on_device(ordinal_);
   check(infinirtDeviceSynchronize(),
         [&] { return "infinirtDeviceSynchronize on " + device_.toString(); });
+}
+
+infiniopHandle_t Runtime::infiniopHandle() {
+  if (infiniop_handle_ != nullptr) return infiniop_handle_;
+  detail::ScopedDevice on_device(ordinal_);  // the handle is made for the current device
+  infiniopHandle_t handle = nullptr;
+  const infiniStatus_t status = infiniopCreateHandle(&handle);
+  if (status != INFINI_STATUS_SUCCESS) {
+    check(status == INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED ? infinirtErrorNotSupported
+                                                            : infinirtErrorUnknown,
+          "infiniopCreateHandle on " + device_.toString() + ": InfiniOP status " +
+              std::to_string(static_cast<int>(status)));
+  }
+  infiniop_handle_ = handle;
+  return handle;
 }
 
 std::shared_ptr<Memory> Runtime::allocateMemory(size_t size) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "infiniop/handle.h"
 #include "infinirt.h"
 #include "infinirt/allocator.hpp"
 #include "infinirt/context.hpp"
@@ -44,8 +45,10 @@ class INFINIRT_CXX_API Runtime {
   // so runtimes of different threads do not wait for each other), or a blocking one on a
   // backend without non-blocking streams.
   infinirtStream_t stream() const { return stream_; }
-  // The slot for an operator library's handle (none yet): always null.
-  void* infiniopHandle() const { return nullptr; }
+  // The InfiniOP handle of this runtime's device (infiniop.h), made on first use and released
+  // with the runtime. infinirt::Error (NotSupported) when the device type has no operator
+  // backend.
+  infiniopHandle_t infiniopHandle();
 
   // Waits for the runtime's stream; for the whole device.
   void syncStream();
@@ -99,7 +102,8 @@ class INFINIRT_CXX_API Runtime {
   int ordinal_;  // the C API's ordinal of device_
   infinirtStream_t stream_ = nullptr;
   std::shared_ptr<detail::CachingAllocator> allocator_;
-  detail::FrontCache* front_ = nullptr;  // the allocator's front cache for stream_
+  detail::FrontCache* front_ = nullptr;         // the allocator's front cache for stream_
+  infiniopHandle_t infiniop_handle_ = nullptr;  // made by infiniopHandle()
   bool recording_ = false;
   uint64_t pin_owner_ = 0;  // while recording
   std::vector<std::shared_ptr<GraphOperator>> recorded_;

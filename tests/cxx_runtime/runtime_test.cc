@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "error_of.h"
+#include "infiniop.h"
 #include "test_support.h"
 
 namespace infinirt {
@@ -32,9 +33,35 @@ class RuntimeTest : public ::testing::Test {
 TEST_F(RuntimeTest, BelongsToTheCurrentDeviceAndHasItsOwnStream) {
   EXPECT_EQ(runtime->device(), context::getDevice());
   EXPECT_NE(runtime->stream(), nullptr);
-  EXPECT_EQ(runtime->infiniopHandle(), nullptr);
   EXPECT_EQ(context::getRuntime(), runtime);  // the same one, for the same thread and device
   EXPECT_NE(runtime->toString().find(runtime->device().toString()), std::string::npos);
+}
+
+// The InfiniOP handle: made once, for the runtime's device, where the device type has an operator
+// backend (the CPU here; the emulated vendors have none yet: NotSupported).
+TEST_F(RuntimeTest, InfiniopHandleIsMadeOnceForTheRuntimesDevice) {
+  if (runtime->device().type() != INFINI_DEVICE_CPU) {
+    EXPECT_EQ(ErrorOf([&] { runtime->infiniopHandle(); }), infinirtErrorNotSupported);
+    return;
+  }
+  infiniopHandle_t handle = runtime->infiniopHandle();
+  ASSERT_NE(handle, nullptr);
+  EXPECT_EQ(runtime->infiniopHandle(), handle);
+  const size_t shape[] = {4};
+  infiniopTensorDescriptor_t tensor = nullptr;
+  ASSERT_EQ(infiniopCreateTensorDescriptor(&tensor, 1, shape, nullptr, INFINI_DTYPE_F32),
+            INFINI_STATUS_SUCCESS);
+  infiniopAddDescriptor_t add = nullptr;
+  ASSERT_EQ(infiniopCreateAddDescriptor(handle, &add, tensor, tensor, tensor),
+            INFINI_STATUS_SUCCESS);
+  infiniDevice_t type = INFINI_DEVICE_TYPE_COUNT;
+  int index = -1;
+  EXPECT_EQ(infiniopGetDescriptorDeviceType(add, &type), INFINI_STATUS_SUCCESS);
+  EXPECT_EQ(infiniopGetDescriptorDeviceId(add, &index), INFINI_STATUS_SUCCESS);
+  EXPECT_EQ(type, runtime->device().type());
+  EXPECT_EQ(index, runtime->device().index());
+  EXPECT_EQ(infiniopDestroyAddDescriptor(add), INFINI_STATUS_SUCCESS);
+  EXPECT_EQ(infiniopDestroyTensorDescriptor(tensor), INFINI_STATUS_SUCCESS);
 }
 
 TEST_F(RuntimeTest, ActivateMakesItsDeviceCurrentAndReturnsItself) {
