@@ -59,7 +59,6 @@
 #define INFINIRT_API __attribute__((visibility("default")))
 #endif
 
-
 /* C++ default arguments, as CUDA's __dv(v). */
 #ifdef __cplusplus
 #define INFINIRT_DV(v) = v
@@ -669,12 +668,12 @@ typedef struct infinirtBackendProp {
   /* Backend listing: every plugin considered, loaded or not, with the reason. */              \
   X(infinirtError_t, GetBackendCount, (int* count))                                            \
   X(infinirtError_t, GetBackendProperties, (infinirtBackendProp * prop, int index))            \
-  /* Opens a library that extends InfiniRT (an operator backend: "libinfiniop_cpu.so") from     \
+  /* Opens a library that extends InfiniRT (an operator backend: "libinfiniop_cpu.so") from    \
      the plugins' search path, after the plugins' checks (no other user may change it or its   \
-     directory; its ELF headers fit this process), with dlopen(RTLD_NOW | RTLD_LOCAL); the      \
-     caller owns *handle (dlclose). prop says what happened: status infinirtBackendLoaded and   \
-     the path, or why not (NotFound, Insecure, DlopenFailed) with the reason. fileName: a file  \
-     name of the form lib<name>.so, no directory. Returns infinirtErrorFileNotFound when no     \
+     directory; its ELF headers fit this process), with dlopen(RTLD_NOW | RTLD_LOCAL); the     \
+     caller owns *handle (dlclose). prop says what happened: status infinirtBackendLoaded and  \
+     the path, or why not (NotFound, Insecure, DlopenFailed) with the reason. fileName: a file \
+     name of the form lib<name>.so, no directory. Returns infinirtErrorFileNotFound when no    \
      such file is found, infinirtErrorSharedObjectInitFailed when one is refused or fails. */  \
   X(infinirtError_t, OpenExtensionLibrary,                                                     \
     (const char* fileName, void** handle, infinirtBackendProp* prop))

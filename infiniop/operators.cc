@@ -94,35 +94,40 @@ infiniStatus_t WorkspaceSize(infiniopOperator_t op, InfiniopDescriptor* desc, si
   return INFINI_STATUS_SUCCESS;
 }
 
+// The most buffers a call passes (RoPE's five).
+constexpr size_t kMostBuffers = 5;
+
+// On every call's path: no allocation (the message of a refusal is composed only then).
 infiniStatus_t Run(infiniopOperator_t op, InfiniopDescriptor* desc, void* workspace,
                    size_t workspace_size, std::initializer_list<const void*> buffers, void* stream,
                    const infiniopBackendRunParams& params = {}) {
-  const std::string call = std::string("infiniop") + OperatorName(op) + ": ";
-  if (desc == nullptr) return Refuse(INFINI_STATUS_NULL_POINTER, call + "NULL descriptor");
+  auto refuse = [op](infiniStatus_t status, const std::string& why) {
+    return Refuse(status, std::string("infiniop") + OperatorName(op) + ": " + why);
+  };
+  if (desc == nullptr) return refuse(INFINI_STATUS_NULL_POINTER, "NULL descriptor");
   OperatorDescriptor* described = Live(op, desc);
   if (described == nullptr) {
-    return Refuse(INFINI_STATUS_BAD_PARAM, call + "not a live descriptor of this operator");
+    return refuse(INFINI_STATUS_BAD_PARAM, "not a live descriptor of this operator");
   }
   if (workspace_size < described->workspace_size) {
-    return Refuse(INFINI_STATUS_INSUFFICIENT_WORKSPACE,
-                  call + std::to_string(described->workspace_size) + " bytes of workspace needed");
+    return refuse(INFINI_STATUS_INSUFFICIENT_WORKSPACE,
+                  std::to_string(described->workspace_size) + " bytes of workspace needed");
   }
   if (described->workspace_size > 0 && workspace == nullptr) {
-    return Refuse(INFINI_STATUS_NULL_POINTER, call + "NULL workspace");
+    return refuse(INFINI_STATUS_NULL_POINTER, "NULL workspace");
   }
-  std::vector<void*> pointers;
-  size_t index = 0;
+  void* pointers[kMostBuffers] = {};
+  size_t count = 0;
   for (const void* buffer : buffers) {
-    if (buffer == nullptr && described->buffer_elements[index] > 0) {
-      return Refuse(INFINI_STATUS_NULL_POINTER, call + "NULL tensor data");
+    if (buffer == nullptr && described->buffer_elements[count] > 0) {
+      return refuse(INFINI_STATUS_NULL_POINTER, "NULL tensor data");
     }
-    pointers.push_back(const_cast<void*>(buffer));
-    ++index;
+    pointers[count++] = const_cast<void*>(buffer);
   }
-  const infiniStatus_t status = described->backend->table->Run(
-      described->kernel, workspace, workspace_size, pointers.data(), pointers.size(), &params,
-      static_cast<infinirtStream_t>(stream));
-  return status == INFINI_STATUS_SUCCESS ? status : Refuse(status, call + "the backend failed");
+  const infiniStatus_t status =
+      described->backend->table->Run(described->kernel, workspace, workspace_size, pointers, count,
+                                     &params, static_cast<infinirtStream_t>(stream));
+  return status == INFINI_STATUS_SUCCESS ? status : refuse(status, "the backend failed");
 }
 
 infiniStatus_t Destroy(infiniopOperator_t op, InfiniopDescriptor* desc) {
