@@ -138,6 +138,41 @@ infinirtError_t infinirtStreamQuery(infinirtStream_t stream) {
   });
 }
 
+infinirtError_t infinirtStreamGetDevice(infinirtStream_t hStream, int* device) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (device == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: device is NULL", function_name);
+    }
+    StreamTarget target;
+    if (auto error = ResolveStream(Runtime::Get(), hStream, &target, function_name)) return error;
+    *device = target.device;
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtStreamGetNativeHandle(infinirtStream_t stream, void** nativeStream) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (nativeStream == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: nativeStream is NULL", function_name);
+    }
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
+    // Work queued on the vendor's stream would run now instead of being recorded.
+    infinirtError_t captured;
+    if (runtime.captures().RefuseUncapturable(target.ref, "work on the vendor's own stream",
+                                              &captured)) {
+      return Fail(captured,
+                  "{}: the stream is capturing; work on its vendor stream cannot be "
+                  "captured",
+                  function_name);
+    }
+    const infinirtError_t answer =
+        target.backend->table.StreamGetNativeHandle(target.local, target.stream, nativeStream);
+    return BackendAnswer(answer, *target.backend, function_name);
+  });
+}
+
 infinirtError_t infinirtStreamWaitEvent(infinirtStream_t stream, infinirtEvent_t event,
                                         unsigned int flags) {
   return Guard(__func__, [&](const char* function_name) {

@@ -29,24 +29,38 @@
 extern "C" {
 #endif
 
-/* The operators: the one list. X(name, number): the name is the public API's (infiniop<name>),
- * the number the operator's infiniopOperator_t value. */
+/* The operators: the one list. X(name, number, tensors): the name is the public API's
+ * (infiniop<name>), the number the operator's infiniopOperator_t value, tensors how many tensor
+ * descriptors its Create takes (and buffers its call passes). */
 #define INFINIOP_OPERATORS(X) \
-  X(Add, 0)                   \
-  X(Mul, 1)                   \
-  X(Gemm, 2)                  \
-  X(RMSNorm, 3)               \
-  X(RoPE, 4)                  \
-  X(SwiGLU, 5)                \
-  X(CausalSoftmax, 6)         \
-  X(Rearrange, 7)             \
-  X(RandomSample, 8)
+  X(Add, 0, 3)                \
+  X(Mul, 1, 3)                \
+  X(Gemm, 2, 3)               \
+  X(RMSNorm, 3, 3)            \
+  X(RoPE, 4, 5)               \
+  X(SwiGLU, 5, 3)             \
+  X(CausalSoftmax, 6, 2)      \
+  X(Rearrange, 7, 2)          \
+  X(RandomSample, 8, 2)
 
-#define INFINIOP_OPERATOR_ENUMERATOR_(name, number) INFINIOP_OPERATOR_##name = number,
+#define INFINIOP_OPERATOR_ENUMERATOR_(name, number, tensors) INFINIOP_OPERATOR_##name = number,
 typedef enum INFINIRT_ENUM_BASE {
   INFINIOP_OPERATORS(INFINIOP_OPERATOR_ENUMERATOR_) INFINIOP_OPERATOR_COUNT
 } infiniopOperator_t;
 #undef INFINIOP_OPERATOR_ENUMERATOR_
+
+/* The tensors an operator takes, outputs first; 0 for a value that is no operator. */
+static inline size_t infiniopOperatorTensorCount(infiniopOperator_t op) {
+  switch (op) {
+#define INFINIOP_OPERATOR_TENSORS_(name, number, tensors) \
+  case INFINIOP_OPERATOR_##name:                          \
+    return tensors;
+    INFINIOP_OPERATORS(INFINIOP_OPERATOR_TENSORS_)
+#undef INFINIOP_OPERATOR_TENSORS_
+    default:
+      return 0;
+  }
+}
 
 /* A tensor as a backend sees it: valid for the call it is passed to (copy what is kept). Its
  * buffer points at element (0, ..., 0), whatever the signs of the strides, and is aligned to its

@@ -616,6 +616,8 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, StreamDestroy, (infinirtStream_t stream))                                     \
   X(infinirtError_t, StreamSynchronize, (infinirtStream_t stream))                                 \
   X(infinirtError_t, StreamQuery, (infinirtStream_t stream))                                       \
+  /* The device of a stream (the current device for the legacy and per-thread streams). */         \
+  X(infinirtError_t, StreamGetDevice, (infinirtStream_t hStream, int* device))                     \
   X(infinirtError_t, StreamWaitEvent,                                                              \
     (infinirtStream_t stream, infinirtEvent_t event, unsigned int flags INFINIRT_DV(0)))           \
   X(infinirtError_t, LaunchHostFunc,                                                               \
@@ -653,30 +655,37 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, GraphExecDestroy, (infinirtGraphExec_t graphExec))                            \
   X(infinirtError_t, GraphDestroy, (infinirtGraph_t graph))
 
-#define INFINIRT_EXTENSION_FUNCTIONS(X)                                                        \
-  /* Discovers and loads plugins. Optional (every call initialises lazily), idempotent and     \
-     thread-safe. Returns infinirtErrorNoDevice when no backend contributes a device. */       \
-  X(infinirtError_t, Init, (void))                                                             \
-  /* Waits for queued work, releases every object and unloads the plugins. Calls made after it \
-     initialise again. Not to be called while other threads use the runtime. */                \
-  X(infinirtError_t, Finalize, (void))                                                         \
-  /* count_array[t] = devices of device type t, for every t < INFINI_DEVICE_TYPE_COUNT. */     \
-  X(infinirtError_t, GetAllDeviceCount, (int* count_array))                                    \
-  /* Device type of a flat ordinal, and the flat ordinal of the index-th device of a type. */  \
-  X(infinirtError_t, DeviceGetType, (infiniDevice_t * type, int device))                       \
-  X(infinirtError_t, DeviceGetOrdinal, (int* device, infiniDevice_t type, int index))          \
-  /* Backend listing: every plugin considered, loaded or not, with the reason. */              \
-  X(infinirtError_t, GetBackendCount, (int* count))                                            \
-  X(infinirtError_t, GetBackendProperties, (infinirtBackendProp * prop, int index))            \
-  /* Opens a library that extends InfiniRT (an operator backend: "libinfiniop_cpu.so") from    \
-     the plugins' search path, after the plugins' checks (no other user may change it or its   \
-     directory; its ELF headers fit this process), with dlopen(RTLD_NOW | RTLD_LOCAL); the     \
-     caller owns *handle (dlclose). prop says what happened: status infinirtBackendLoaded and  \
-     the path, or why not (NotFound, Insecure, DlopenFailed) with the reason. fileName: a file \
-     name of the form lib<name>.so, no directory. Returns infinirtErrorFileNotFound when no    \
-     such file is found, infinirtErrorSharedObjectInitFailed when one is refused or fails. */  \
-  X(infinirtError_t, OpenExtensionLibrary,                                                     \
-    (const char* fileName, void** handle, infinirtBackendProp* prop))
+#define INFINIRT_EXTENSION_FUNCTIONS(X)                                                            \
+  /* Discovers and loads plugins. Optional (every call initialises lazily), idempotent and         \
+     thread-safe. Returns infinirtErrorNoDevice when no backend contributes a device. */           \
+  X(infinirtError_t, Init, (void))                                                                 \
+  /* Waits for queued work, releases every object and unloads the plugins. Calls made after it     \
+     initialise again. Not to be called while other threads use the runtime. */                    \
+  X(infinirtError_t, Finalize, (void))                                                             \
+  /* count_array[t] = devices of device type t, for every t < INFINI_DEVICE_TYPE_COUNT. */         \
+  X(infinirtError_t, GetAllDeviceCount, (int* count_array))                                        \
+  /* Device type of a flat ordinal, and the flat ordinal of the index-th device of a type. */      \
+  X(infinirtError_t, DeviceGetType, (infiniDevice_t * type, int device))                           \
+  X(infinirtError_t, DeviceGetOrdinal, (int* device, infiniDevice_t type, int index))              \
+  /* Backend listing: every plugin considered, loaded or not, with the reason. */                  \
+  X(infinirtError_t, GetBackendCount, (int* count))                                                \
+  X(infinirtError_t, GetBackendProperties, (infinirtBackendProp * prop, int index))                \
+  /* Opens a library that extends InfiniRT (an operator backend: "libinfiniop_cpu.so") from        \
+     the plugins' search path, after the plugins' checks (no other user may change it or its       \
+     directory; its ELF headers fit this process), with dlopen(RTLD_NOW | RTLD_LOCAL); the         \
+     caller owns *handle (dlclose). prop says what happened: status infinirtBackendLoaded and      \
+     the path, or why not (NotFound, Insecure, DlopenFailed) with the reason. fileName: a file     \
+     name of the form lib<name>.so, no directory. Returns infinirtErrorFileNotFound when no        \
+     such file is found, infinirtErrorSharedObjectInitFailed when one is refused or fails. */      \
+  X(infinirtError_t, OpenExtensionLibrary,                                                         \
+    (const char* fileName, void** handle, infinirtBackendProp* prop))                              \
+  /* The vendor runtime's own stream behind an InfiniRT stream (a cudaStream_t for NVIDIA; the     \
+     legacy stream is the vendor's: cudaStreamLegacy), for a library that queues work on it itself \
+     (cuBLAS, NCCL). Work queued there is ordered with the stream's InfiniRT work but is not       \
+     seen by InfiniRT's stream capture: while the stream captures, the call answers                \
+     infinirtErrorStreamCaptureUnsupported (and invalidates the capture, as any work capture       \
+     cannot record does). The CPU backend has no vendor stream: infinirtErrorNotSupported. */      \
+  X(infinirtError_t, StreamGetNativeHandle, (infinirtStream_t stream, void** nativeStream))
 
 #define INFINIRT_DECLARE_(ret, name, params) INFINIRT_API ret INFINIRTAPI infinirt##name params;
 INFINIRT_CUDA_FUNCTIONS(INFINIRT_DECLARE_)

@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 #define INFINIRT_PLUGIN_ABI_MAJOR 1
-#define INFINIRT_PLUGIN_ABI_MINOR 1
+#define INFINIRT_PLUGIN_ABI_MINOR 2
 
 #define INFINIRT_PLUGIN_ENTRY_SYMBOL "infinirtPluginGetTable"
 
@@ -198,7 +198,8 @@ typedef struct infinirtPluginSupport {
      size_t node_count, unsigned long long flags))                                                \
   X(GraphLaunch, (int device, infinirtPluginGraphExec_t exec, infinirtPluginStream_t stream))     \
   X(GraphExecDestroy, (int device, infinirtPluginGraphExec_t exec))                               \
-  X(GetSupport, (const char* entry, infinirtPluginSupport* support))
+  X(GetSupport, (const char* entry, infinirtPluginSupport* support))                              \
+  X(StreamGetNativeHandle, (int device, infinirtPluginStream_t stream, void** native_stream))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
  * their support declarations by it (GetSupport itself takes the entry's name). */

@@ -55,7 +55,7 @@ infiniStatus_t infiniopCreateHandle(infiniopHandle_t* handle_ptr) {
     return Refuse(INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED,
                   "infiniopCreateHandle: no operator backend for this device type: " + why);
   }
-  auto* handle = new (std::nothrow) InfiniopHandle{type, index, backend};
+  auto* handle = new (std::nothrow) InfiniopHandle{type, index, ordinal, backend};
   if (handle == nullptr) return INFINI_STATUS_INTERNAL_ERROR;
   LiveHandles().Add(handle);
   *handle_ptr = handle;

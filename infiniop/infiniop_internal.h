@@ -47,6 +47,7 @@ LiveSet& LiveDescriptors();
 struct InfiniopHandle {
   infiniDevice_t device;
   int device_id;  // the index of the device within its type
+  int ordinal;    // the device's InfiniRT ordinal
   const infiniop::Backend* backend;
 };
 
@@ -73,6 +74,7 @@ namespace infiniop {
 
 struct OperatorDescriptor : InfiniopDescriptor {
   infiniopOperator_t op;
+  int ordinal;  // the InfiniRT ordinal of its device: a call's stream must be that device's
   const Backend* backend;
   infiniopBackendKernel_t kernel;
   size_t workspace_size;

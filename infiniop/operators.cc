@@ -22,8 +22,8 @@ namespace {
 
 const char* OperatorName(infiniopOperator_t op) {
   switch (op) {
-#define INFINIOP_OPERATOR_NAME_(name, number) \
-  case INFINIOP_OPERATOR_##name:              \
+#define INFINIOP_OPERATOR_NAME_(name, number, tensors) \
+  case INFINIOP_OPERATOR_##name:                       \
     return #name;
     INFINIOP_OPERATORS(INFINIOP_OPERATOR_NAME_)
 #undef INFINIOP_OPERATOR_NAME_
@@ -59,6 +59,7 @@ infiniStatus_t Create(infiniopOperator_t op, infiniopHandle_t handle, InfiniopDe
   if (desc == nullptr) return INFINI_STATUS_INTERNAL_ERROR;
   desc->device_type = handle->device;
   desc->device_id = handle->device_id;
+  desc->ordinal = handle->ordinal;
   desc->op = op;
   desc->backend = handle->backend;
   for (const InfiniopTensorDescriptor* tensor : described) {
@@ -116,6 +117,17 @@ infiniStatus_t Run(infiniopOperator_t op, InfiniopDescriptor* desc, void* worksp
   if (described->workspace_size > 0 && workspace == nullptr) {
     return refuse(INFINI_STATUS_NULL_POINTER, "NULL workspace");
   }
+  int stream_device = -1;
+  if (infinirtStreamGetDevice(static_cast<infinirtStream_t>(stream), &stream_device) !=
+      infinirtSuccess) {
+    infinirtGetLastError();
+    return refuse(INFINI_STATUS_BAD_PARAM, "not a live stream");
+  }
+  if (stream_device != described->ordinal) {
+    return refuse(INFINI_STATUS_BAD_PARAM, "a stream of device " + std::to_string(stream_device) +
+                                               " for a descriptor of device " +
+                                               std::to_string(described->ordinal));
+  }
   void* pointers[kMostBuffers] = {};
   size_t count = 0;
   for (const void* buffer : buffers) {
@@ -167,7 +179,7 @@ infiniStatus_t infiniopGetDescriptorDeviceId(const InfiniopDescriptor* desc_ptr,
 }
 
 // Destroy and workspace size have one shape for every operator (Rearrange has no workspace).
-#define INFINIOP_DEFINE_DESTROY_(name, number)                                          \
+#define INFINIOP_DEFINE_DESTROY_(name, number, tensors)                                 \
   infiniStatus_t infiniopDestroy##name##Descriptor(infiniop##name##Descriptor_t desc) { \
     return Destroy(INFINIOP_OPERATOR_##name, desc);                                     \
   }

@@ -89,6 +89,12 @@ fi
 PLUGIN_FILES="$build/lib/infinirt/libinfinirt_$vendor.so" \
   run plugin_lifecycle 120 "$build/tests/plugin_lifecycle_test" \
   --gtest_filter='EveryPlugin/*'
+# The operators on the vendor's device, where it has an operator backend (graph capture left out:
+# InfiniRT graphs cannot hold a vendor's kernels).
+if [ -e "$build/lib/infinirt/libinfiniop_$vendor.so" ]; then
+  INFINIOP_TEST_DEVICE="$vendor" run infiniop 300 "$build/tests/infiniop_test" \
+    --gtest_filter='-*CapturedInAGraph*'
+fi
 run example_streams_and_events 60 "$build/bin/streams_and_events"
 run example_graph_capture 60 "$build/bin/graph_capture"
 

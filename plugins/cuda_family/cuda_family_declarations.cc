@@ -101,6 +101,11 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
       return Native({"StreamSynchronize"});
     case entry::StreamQuery:
       return Native({"StreamQuery"});
+    case entry::StreamGetNativeHandle:
+      return Native({},
+                    "the runtime's own stream handle, no call: the vendor's legacy stream "
+                    "(cudaStreamLegacy where CUDA's special handles exist, else 0) for the "
+                    "legacy one, the plugin's per-thread stream for the per-thread one");
     case entry::StreamWaitEvent:
       return Native({"StreamWaitEvent"}, "always 3 arguments, flags 0");
     case entry::LaunchHostFunc:

@@ -107,6 +107,7 @@ struct CudaFamilyPlugin : plugin::VendorPluginBase<CudaFamilyPlugin> {
   INFINIRT_PLUGIN_ENTRY(GraphInstantiate);
   INFINIRT_PLUGIN_ENTRY(GraphLaunch);
   INFINIRT_PLUGIN_ENTRY(GraphExecDestroy);
+  INFINIRT_PLUGIN_ENTRY(StreamGetNativeHandle);
   // The memory-pool attributes are left out: no vendor function of the lists serves them.
 
   // Support declarations (cuda_family_declarations.cc).

@@ -136,6 +136,22 @@ infinirtError_t CudaFamilyPlugin::GetDeviceProperties(int device, struct infinir
   attribute(infinirtDevAttrComputeCapabilityMinor, &prop->minor);
   attribute(infinirtDevAttrMultiProcessorCount, &prop->multiProcessorCount);
   attribute(infinirtDevAttrMaxThreadsPerBlock, &prop->maxThreadsPerBlock);
+  for (int axis = 0; axis < 3; ++axis) {
+    attribute(static_cast<enum infinirtDeviceAttr>(infinirtDevAttrMaxBlockDimX + axis),
+              &prop->maxThreadsDim[axis]);
+    attribute(static_cast<enum infinirtDeviceAttr>(infinirtDevAttrMaxGridDimX + axis),
+              &prop->maxGridSize[axis]);
+  }
+  // Sizes in bytes are size_t in the properties, int as attributes.
+  auto byte_attribute = [&](enum infinirtDeviceAttr attr, size_t* field) {
+    int value = 0;
+    attribute(attr, &value);
+    *field = value > 0 ? static_cast<size_t>(value) : 0;
+  };
+  byte_attribute(infinirtDevAttrMaxSharedMemoryPerBlock, &prop->sharedMemPerBlock);
+  byte_attribute(infinirtDevAttrMaxSharedMemoryPerMultiprocessor,
+                 &prop->sharedMemPerMultiprocessor);
+  byte_attribute(infinirtDevAttrTotalConstantMemory, &prop->totalConstMem);
   attribute(infinirtDevAttrMaxThreadsPerMultiProcessor, &prop->maxThreadsPerMultiProcessor);
   attribute(infinirtDevAttrWarpSize, &prop->warpSize);
   attribute(infinirtDevAttrMaxRegistersPerBlock, &prop->regsPerBlock);
@@ -282,6 +298,19 @@ infinirtError_t CudaFamilyPlugin::StreamCreate(int device, infinirtPluginStream_
 infinirtError_t CudaFamilyPlugin::StreamDestroy(int device, infinirtPluginStream_t stream) {
   if (const infinirtError_t e = Bind(device)) return e;
   return CF_CALL(StreamDestroy, stream);
+}
+
+infinirtError_t CudaFamilyPlugin::StreamGetNativeHandle(int device, infinirtPluginStream_t stream,
+                                                        void** native_stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  void* vendor_stream = VendorStream(device, stream);
+  // The per-thread stream is made on first use; a null answer then means it could not be.
+  if (stream == INFINIRT_PLUGIN_STREAM_PER_THREAD && !TheState().spec.cuda_special_streams &&
+      vendor_stream == nullptr) {
+    return infinirtErrorMemoryAllocation;
+  }
+  *native_stream = vendor_stream;
+  return infinirtSuccess;
 }
 
 infinirtError_t CudaFamilyPlugin::StreamSynchronize(int device, infinirtPluginStream_t stream) {

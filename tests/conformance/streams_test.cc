@@ -1,5 +1,5 @@
-// S1-S7: stream order, the legacy default stream, non-blocking and per-thread streams, stream
-// query and synchronisation, stream destruction.
+// S1-S7 and S40: stream order, the legacy default stream, non-blocking and per-thread streams,
+// stream query and synchronisation, stream destruction, a stream's device.
 #include <array>
 #include <vector>
 
@@ -414,6 +414,38 @@ TEST_F(Conformance, S07_DestroyingSpecialStreamsIsInvalidResourceHandle) {
   EXPECT_EQ(infinirtEventRecord(event, infinirtStreamPerThread), infinirtSuccess);
   EXPECT_EQ(infinirtStreamSynchronize(nullptr), infinirtSuccess);
   EXPECT_EQ(infinirtStreamSynchronize(infinirtStreamPerThread), infinirtSuccess);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S40: a stream's device.
+
+TEST_F(Conformance, S40_StreamGetDeviceNamesTheStreamsDeviceOrTheCurrentOne) {
+  int current = -1;
+  ASSERT_EQ(infinirtGetDevice(&current), infinirtSuccess);
+  infinirtStream_t stream = NewStream();
+  int device = -1;
+  EXPECT_EQ(infinirtStreamGetDevice(stream, &device), infinirtSuccess);
+  EXPECT_EQ(device, current);
+  for (infinirtStream_t special :
+       {infinirtStream_t{}, infinirtStreamLegacy, infinirtStreamPerThread}) {
+    device = -1;
+    EXPECT_EQ(infinirtStreamGetDevice(special, &device), infinirtSuccess);
+    EXPECT_EQ(device, current);
+  }
+  EXPECT_EQ(infinirtStreamGetDevice(stream, nullptr), infinirtErrorInvalidValue);
+  infinirtStream_t destroyed = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&destroyed), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamDestroy(destroyed), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamGetDevice(destroyed, &device), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidResourceHandle);
+  if (device_count() < 2) return;  // the rest needs a second device
+  const int other = current == 0 ? 1 : 0;
+  ASSERT_EQ(infinirtSetDevice(other), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamGetDevice(stream, &device), infinirtSuccess);
+  EXPECT_EQ(device, current) << "a stream keeps its device when another is current";
+  EXPECT_EQ(infinirtStreamGetDevice(nullptr, &device), infinirtSuccess);
+  EXPECT_EQ(device, other);
+  ASSERT_EQ(infinirtSetDevice(current), infinirtSuccess);
 }
 
 }  // namespace

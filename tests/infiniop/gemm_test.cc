@@ -68,7 +68,7 @@ void RunGemm(InfiniopTest* test, infiniDtype_t dtype, const GemmCase& g, bool na
             INFINI_STATUS_SUCCESS);
   size_t workspace_size = 0;
   ASSERT_EQ(infiniopGetGemmWorkspaceSize(desc, &workspace_size), INFINI_STATUS_SUCCESS);
-  std::vector<unsigned char> workspace(workspace_size + 1);
+  const DeviceBuffer workspace(workspace_size);
   ASSERT_EQ(infiniopGemm(desc, workspace.data(), workspace_size, c.data(), a.data(), b.data(),
                          g.alpha, g.beta, test->stream),
             INFINI_STATUS_SUCCESS);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <numeric>
@@ -180,12 +181,16 @@ class Tensor {
     EXPECT_EQ(infiniopCreateTensorDescriptor(&desc_, layout.shape.size(), layout.shape.data(),
                                              layout.strides.data(), dtype),
               INFINI_STATUS_SUCCESS);
-    host_.assign(std::max<size_t>(layout.Span(), 1) * SizeOf(dtype), 0);
-    EXPECT_EQ(infinirtMalloc(&device_, host_.size()), infinirtSuccess);
+    bytes_ = std::max<size_t>(layout.Span(), 1) * SizeOf(dtype);
+    // Pinned: an async copy from pageable memory makes the caller wait for the stream on CUDA.
+    EXPECT_EQ(infinirtMallocHost(&host_, bytes_), infinirtSuccess);
+    if (host_ != nullptr) std::memset(host_, 0, bytes_);
+    EXPECT_EQ(infinirtMalloc(&device_, bytes_), infinirtSuccess);
   }
   ~Tensor() {
     infiniopDestroyTensorDescriptor(desc_);
     infinirtFree(device_);
+    infinirtFreeHost(host_);
   }
   Tensor(const Tensor&) = delete;
   Tensor& operator=(const Tensor&) = delete;
@@ -201,13 +206,11 @@ class Tensor {
   }
 
   void Upload(infinirtStream_t stream = nullptr) {
-    ASSERT_EQ(infinirtMemcpyAsync(device_, host_.data(), host_.size(), infinirtMemcpyHostToDevice,
-                                  stream),
+    ASSERT_EQ(infinirtMemcpyAsync(device_, host_, bytes_, infinirtMemcpyHostToDevice, stream),
               infinirtSuccess);
   }
   void Download(infinirtStream_t stream = nullptr) {
-    ASSERT_EQ(infinirtMemcpyAsync(host_.data(), device_, host_.size(), infinirtMemcpyDeviceToHost,
-                                  stream),
+    ASSERT_EQ(infinirtMemcpyAsync(host_, device_, bytes_, infinirtMemcpyDeviceToHost, stream),
               infinirtSuccess);
   }
   void FillRandom(std::mt19937* random, bool integers) {
@@ -222,7 +225,8 @@ class Tensor {
   Layout layout_;
   infiniDtype_t dtype_;
   infiniopTensorDescriptor_t desc_ = nullptr;
-  std::vector<unsigned char> host_;
+  unsigned char* host_ = nullptr;  // pinned
+  size_t bytes_ = 0;
   void* device_ = nullptr;
 };
 
@@ -251,21 +255,58 @@ inline void ExpectClose(infiniDtype_t dtype, double expected, double found, size
   EXPECT_NEAR(found, expected, bound) << "element " << index << ", dtype " << dtype;
 }
 
+// Device memory of the current device: an operator's workspace.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t size) {
+    EXPECT_EQ(infinirtMalloc(&data_, std::max<size_t>(size, 1)), infinirtSuccess);
+  }
+  ~DeviceBuffer() { infinirtFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  void* data_ = nullptr;
+};
+
+// The device type the tests run on: INFINIOP_TEST_DEVICE names its plugin ("nvidia"); the CPU
+// when unset. INFINI_DEVICE_TYPE_COUNT for a name that is no device type's.
+inline infiniDevice_t TestDeviceType() {
+  const char* name = std::getenv("INFINIOP_TEST_DEVICE");
+  if (name == nullptr || *name == '\0') return INFINI_DEVICE_CPU;
+#define TEST_DEVICE_TYPE_(type, value, display, plugin) \
+  if (std::string(name) == #plugin) return INFINI_DEVICE_##type;
+  INFINIRT_DEVICE_TYPES(TEST_DEVICE_TYPE_)
+#undef TEST_DEVICE_TYPE_
+  return INFINI_DEVICE_TYPE_COUNT;
+}
+
+// A handle and a stream on the first device of the tested type; skipped, saying why, where there
+// is none.
 class InfiniopTest : public ::testing::Test {
  public:
   void SetUp() override {
-    int cpu = -1;
-    ASSERT_EQ(infinirtDeviceGetOrdinal(&cpu, INFINI_DEVICE_CPU, 0), infinirtSuccess);
-    ASSERT_EQ(infinirtSetDevice(cpu), infinirtSuccess);
+    device_type = TestDeviceType();
+    ASSERT_NE(device_type, INFINI_DEVICE_TYPE_COUNT)
+        << "INFINIOP_TEST_DEVICE=" << std::getenv("INFINIOP_TEST_DEVICE") << " is no device type";
+    int device = -1;
+    if (infinirtDeviceGetOrdinal(&device, device_type, 0) != infinirtSuccess) {
+      infinirtGetLastError();
+      GTEST_SKIP() << "no device of type " << device_type << " is present";
+    }
+    ASSERT_EQ(infinirtSetDevice(device), infinirtSuccess);
     ASSERT_EQ(infiniopCreateHandle(&handle), INFINI_STATUS_SUCCESS);
     ASSERT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);
   }
   void TearDown() override {
-    infinirtStreamDestroy(stream);
-    EXPECT_EQ(infiniopDestroyHandle(handle), INFINI_STATUS_SUCCESS);
+    if (stream != nullptr) infinirtStreamDestroy(stream);
+    if (handle != nullptr) {
+      EXPECT_EQ(infiniopDestroyHandle(handle), INFINI_STATUS_SUCCESS);
+    }
   }
-
   // Public: the tests' helper functions take the fixture.
+  infiniDevice_t device_type = INFINI_DEVICE_CPU;
   infiniopHandle_t handle = nullptr;
   infinirtStream_t stream = nullptr;
 };

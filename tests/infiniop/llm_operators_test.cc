@@ -314,7 +314,7 @@ TEST_F(InfiniopTest, RandomSampleIsTheArgMaxOrTheReferenceDrawForEachRandomValue
                 INFINI_STATUS_SUCCESS);
       size_t workspace_size = 0;
       ASSERT_EQ(infiniopGetRandomSampleWorkspaceSize(desc, &workspace_size), INFINI_STATUS_SUCCESS);
-      std::vector<unsigned char> workspace(workspace_size + 1);
+      const DeviceBuffer workspace(workspace_size);
       for (const Draw& d : draws) {
         ASSERT_EQ(
             infiniopRandomSample(desc, workspace.data(), workspace_size, result.data(),

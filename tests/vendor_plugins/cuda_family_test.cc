@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -147,6 +149,61 @@ TEST_F(CudaFamily, TheDeviceIsSelectedInEveryThreadOnce) {
   ASSERT_EQ(mallocs.size(), 3u);
   for (const std::string& line : mallocs) EXPECT_TRUE(Contains(line, " dev=1 ")) << line;
   EXPECT_EQ(LogOf("SetDevice").size(), 2u) << "one selection per thread";
+}
+
+// The properties' numbers are the runtime's attributes (the emulated runtime answers the CPU
+// backend's: a grid of INT_MAX x 65535 x 65535 blocks of 1 x 1 x 1 threads, no shared memory).
+TEST_F(CudaFamily, PropertiesAreTheRuntimesAttributes) {
+  infinirtDeviceProp prop;
+  ASSERT_EQ(infinirtGetDeviceProperties(&prop, 0), infinirtSuccess);
+  auto attribute = [](enum infinirtDeviceAttr attr) {
+    int value = -7;
+    EXPECT_EQ(infinirtDeviceGetAttribute(&value, attr, 0), infinirtSuccess);
+    return value;
+  };
+  EXPECT_EQ(prop.maxThreadsPerBlock, attribute(infinirtDevAttrMaxThreadsPerBlock));
+  EXPECT_EQ(prop.multiProcessorCount, attribute(infinirtDevAttrMultiProcessorCount));
+  for (int axis = 0; axis < 3; ++axis) {
+    EXPECT_EQ(prop.maxThreadsDim[axis],
+              attribute(static_cast<enum infinirtDeviceAttr>(infinirtDevAttrMaxBlockDimX + axis)));
+    EXPECT_EQ(prop.maxGridSize[axis],
+              attribute(static_cast<enum infinirtDeviceAttr>(infinirtDevAttrMaxGridDimX + axis)));
+  }
+  EXPECT_EQ(prop.maxGridSize[0], INT_MAX);
+  EXPECT_EQ(prop.maxGridSize[1], 65535);
+  EXPECT_EQ(prop.sharedMemPerBlock,
+            static_cast<size_t>(attribute(infinirtDevAttrMaxSharedMemoryPerBlock)));
+  EXPECT_EQ(prop.totalConstMem, static_cast<size_t>(attribute(infinirtDevAttrTotalConstantMemory)));
+}
+
+// The native handle of a stream is the vendor's stream the plugin queues the stream's work on.
+// (The per-thread stream is another thread's: the plugin makes one per thread, and
+// DefaultStreamsAreTheVendors counts this thread's.)
+TEST_F(CudaFamily, TheNativeHandleIsTheStreamTheWorkGoesTo) {
+  infinirtStream_t stream = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);
+  runtime_->Reset();
+  void* natives[3] = {};
+  ASSERT_EQ(infinirtMemsetAsync(device_, 1, kBytes, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamGetNativeHandle(stream, &natives[0]), infinirtSuccess);
+  ASSERT_EQ(infinirtMemsetAsync(device_, 2, kBytes, nullptr), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamGetNativeHandle(nullptr, &natives[1]), infinirtSuccess);
+  std::thread other([&] {
+    ASSERT_EQ(infinirtSetDevice(0), infinirtSuccess);
+    ASSERT_EQ(infinirtMemsetAsync(device_, 3, kBytes, infinirtStreamPerThread), infinirtSuccess);
+    ASSERT_EQ(infinirtStreamGetNativeHandle(infinirtStreamPerThread, &natives[2]), infinirtSuccess);
+    ASSERT_EQ(infinirtStreamSynchronize(infinirtStreamPerThread), infinirtSuccess);
+  });
+  other.join();
+  const std::vector<std::string> sets = LogOf("MemsetAsync");
+  ASSERT_EQ(sets.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    char named[48];
+    std::snprintf(named, sizeof named, "stream=%p", natives[i]);  // as the runtime's log writes it
+    EXPECT_TRUE(Contains(sets[i], named)) << sets[i] << " vs " << named;
+  }
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
 }
 
 TEST_F(CudaFamily, DefaultStreamsAreTheVendors) {

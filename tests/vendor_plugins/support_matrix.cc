@@ -122,7 +122,8 @@ std::string CellText(const Cell& cell, Notes& notes) {
   std::string text;
   switch (cell.level) {
     case INFINIRT_SUPPORT_NATIVE:
-      text = "`" + cell.functions + "`";
+      // Native with no function: the plugin answers from what it holds, calling nothing.
+      text = cell.functions.empty() ? "native (no call)" : "`" + cell.functions + "`";
       break;
     case INFINIRT_SUPPORT_EMULATED:
       text = "emulated: `" + cell.functions + "`";

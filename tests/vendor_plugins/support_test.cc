@@ -160,6 +160,13 @@ std::map<std::string, Exercise> Exercises() {
     const infinirtError_t e = infinirtStreamQuery(f.stream);
     return e == infinirtErrorNotReady ? infinirtSuccess : e;
   };
+  x["StreamGetNativeHandle"] = [] {
+    Fixture f;
+    void* native = nullptr;
+    const infinirtError_t e = infinirtStreamGetNativeHandle(f.stream, &native);
+    EXPECT_TRUE(e != infinirtSuccess || native != nullptr);
+    return e;
+  };
   x["StreamWaitEvent"] = [] {
     Fixture f;
     infinirtEvent_t event = nullptr;

@@ -17,6 +17,7 @@
 #include "cpu_common.h"
 #include "infiniop/ops/rope.h"
 #include "infiniop_backend.h"
+#include "infiniop_backend_support.h"
 
 namespace infinirt::infiniop_cpu {
 
@@ -45,22 +46,11 @@ T* At(void* buffer, ptrdiff_t offset) {
   return static_cast<T*>(buffer) + offset;
 }
 
-bool SameShape(const infiniopBackendTensor& a, const infiniopBackendTensor& b) {
-  return a.ndim == b.ndim && std::equal(a.shape, a.shape + a.ndim, b.shape);
-}
+using infiniop_backend::SameShape;
 
 // --- RMSNorm -----------------------------------------------------------------------------------
 
-// RMSNorm's rows: y and x as [batch, nhead, dim] (nhead 1, stride 0, for a 2-D tensor), the last
-// dimension contiguous in y, x and w.
-struct NormRows {
-  size_t batch = 0;
-  size_t nhead = 0;
-  size_t dim = 0;
-  ptrdiff_t y_strides[2] = {};  // batch, head
-  ptrdiff_t x_strides[2] = {};
-  float epsilon = 0;
-};
+using infiniop_backend::NormRows;
 
 // y_j = x_j * w_j / sqrt(sum(x^2) / dim + epsilon) on each row; in place (y is x) works, as each
 // row is read whole before it is written.
@@ -117,15 +107,7 @@ infiniStatus_t MakeHalfRMSNorm(infiniDtype_t w_dtype, const NormRows& rows, Plan
 
 // --- CausalSoftmax -----------------------------------------------------------------------------
 
-// CausalSoftmax's rows: y and x as [batch, seq_len, total_seq_len] (batch 1, stride 0, for a 2-D
-// tensor), with any strides.
-struct SoftmaxRows {
-  size_t batch = 0;
-  size_t seq_len = 0;
-  size_t total_seq_len = 0;  // at least seq_len
-  ptrdiff_t y_strides[3] = {};
-  ptrdiff_t x_strides[3] = {};
-};
+using infiniop_backend::SoftmaxRows;
 
 // Row i sees the columns j <= total_seq_len - seq_len + i; the others become 0. exp is computed
 // twice per visible column (for the sum, then for the output) rather than kept in a buffer, so
@@ -205,20 +187,9 @@ PositionFn PositionFor(infiniDtype_t dtype) {
   }
 }
 
-// RoPE's tensors: y and x as [batch, seq_len, nhead, dhead] (batch 1, stride 0, for a 3-D tensor)
-// with dhead contiguous; pos_ids as [batch, seq_len] (batch stride 0 for a 1-D pos_ids, shared by
-// every batch); the tables [table_len, half] with their columns contiguous.
-struct RoPEShape {
-  size_t batch = 0;
-  size_t seq_len = 0;
-  size_t nhead = 0;
-  size_t half = 0;  // dhead / 2
-  size_t table_len = 0;
-  ptrdiff_t y_strides[3] = {};  // batch, token, head
-  ptrdiff_t x_strides[3] = {};
-  ptrdiff_t pos_strides[2] = {};  // batch, token
-  ptrdiff_t sin_row_stride = 0;
-  ptrdiff_t cos_row_stride = 0;
+// RoPE's tensors as every backend reads them (infiniop_backend_support.h), and the reader of the
+// positions' integer type.
+struct RoPEShape : infiniop_backend::RoPELayout {
   PositionFn position = nullptr;
 };
 
@@ -399,39 +370,23 @@ class RandomSamplePlan final : public Plan {
 // Tensors (y, x, w); y and x [batch, dim] or [batch, nhead, dim], w [dim].
 infiniStatus_t MakeRMSNormPlan(const infiniopBackendTensor* tensors,
                                const infiniopBackendCreateParams* params, PlanPtr* plan) {
-  const infiniopBackendTensor& y = tensors[0];
-  const infiniopBackendTensor& x = tensors[1];
-  const infiniopBackendTensor& w = tensors[2];
   if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
-  if ((x.ndim != 2 && x.ndim != 3) || !SameShape(x, y) || w.ndim != 1 ||
-      w.shape[0] != x.shape[x.ndim - 1]) {
-    return INFINI_STATUS_BAD_PARAM;
-  }
-  const size_t last = x.ndim - 1;
   NormRows rows;
-  rows.batch = x.shape[0];
-  rows.nhead = x.ndim == 3 ? x.shape[1] : 1;
-  rows.dim = x.shape[last];
-  rows.y_strides[0] = y.strides[0];
-  rows.x_strides[0] = x.strides[0];
-  rows.y_strides[1] = x.ndim == 3 ? y.strides[1] : 0;
-  rows.x_strides[1] = x.ndim == 3 ? x.strides[1] : 0;
-  rows.epsilon = params->epsilon;
-  if (rows.dim > 1 && (y.strides[last] != 1 || x.strides[last] != 1 || w.strides[0] != 1)) {
-    return INFINI_STATUS_NOT_IMPLEMENTED;
+  if (const infiniStatus_t read = infiniop_backend::ReadNormRows(tensors, params->epsilon, &rows)) {
+    return read;
   }
-  if (y.dtype != x.dtype) return INFINI_STATUS_NOT_IMPLEMENTED;
-  switch (x.dtype) {
+  const infiniDtype_t w_dtype = tensors[2].dtype;
+  switch (tensors[1].dtype) {
     case INFINI_DTYPE_F16:
-      return MakeHalfRMSNorm<Half>(w.dtype, rows, plan);
+      return MakeHalfRMSNorm<Half>(w_dtype, rows, plan);
     case INFINI_DTYPE_BF16:
-      return MakeHalfRMSNorm<BFloat16>(w.dtype, rows, plan);
+      return MakeHalfRMSNorm<BFloat16>(w_dtype, rows, plan);
     case INFINI_DTYPE_F32:
-      if (w.dtype != INFINI_DTYPE_F32) return INFINI_STATUS_NOT_IMPLEMENTED;
+      if (w_dtype != INFINI_DTYPE_F32) return INFINI_STATUS_NOT_IMPLEMENTED;
       *plan = std::make_shared<RMSNormPlan<float, float>>(rows);
       return INFINI_STATUS_SUCCESS;
     case INFINI_DTYPE_F64:
-      if (w.dtype != INFINI_DTYPE_F64) return INFINI_STATUS_NOT_IMPLEMENTED;
+      if (w_dtype != INFINI_DTYPE_F64) return INFINI_STATUS_NOT_IMPLEMENTED;
       *plan = std::make_shared<RMSNormPlan<double, double>>(rows);
       return INFINI_STATUS_SUCCESS;
     default:
@@ -441,23 +396,9 @@ infiniStatus_t MakeRMSNormPlan(const infiniopBackendTensor* tensors,
 
 // Tensors (y, x): [seq_len, total_seq_len] or [batch, seq_len, total_seq_len], any strides.
 infiniStatus_t MakeCausalSoftmaxPlan(const infiniopBackendTensor* tensors, PlanPtr* plan) {
-  const infiniopBackendTensor& y = tensors[0];
-  const infiniopBackendTensor& x = tensors[1];
-  if ((x.ndim != 2 && x.ndim != 3) || !SameShape(x, y)) return INFINI_STATUS_BAD_PARAM;
-  const size_t first = x.ndim - 2;  // the seq_len dimension
   SoftmaxRows rows;
-  rows.batch = x.ndim == 3 ? x.shape[0] : 1;
-  rows.seq_len = x.shape[first];
-  rows.total_seq_len = x.shape[first + 1];
-  if (rows.total_seq_len < rows.seq_len) return INFINI_STATUS_BAD_PARAM;
-  rows.y_strides[0] = x.ndim == 3 ? y.strides[0] : 0;
-  rows.x_strides[0] = x.ndim == 3 ? x.strides[0] : 0;
-  for (size_t d = 0; d < 2; ++d) {
-    rows.y_strides[d + 1] = y.strides[first + d];
-    rows.x_strides[d + 1] = x.strides[first + d];
-  }
-  if (y.dtype != x.dtype) return INFINI_STATUS_NOT_IMPLEMENTED;
-  return WithFloatType(x.dtype, [&](auto type) {
+  if (const infiniStatus_t read = infiniop_backend::ReadSoftmaxRows(tensors, &rows)) return read;
+  return WithFloatType(tensors[1].dtype, [&](auto type) {
     *plan = std::make_shared<CausalSoftmaxPlan<typename decltype(type)::T>>(rows);
   });
 }
@@ -466,62 +407,17 @@ infiniStatus_t MakeCausalSoftmaxPlan(const infiniopBackendTensor* tensors, PlanP
 // nhead, dhead]; pos_ids [seqlen] or [batch, seqlen]; the tables [table_len, dhead / 2].
 infiniStatus_t MakeRoPEPlan(const infiniopBackendTensor* tensors,
                             const infiniopBackendCreateParams* params, PlanPtr* plan) {
-  const infiniopBackendTensor& y = tensors[0];
-  const infiniopBackendTensor& x = tensors[1];
-  const infiniopBackendTensor& pos = tensors[2];
-  const infiniopBackendTensor& sin_table = tensors[3];
-  const infiniopBackendTensor& cos_table = tensors[4];
   if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
-  if (params->rope_algo != INFINIOP_ROPE_ALGO_GPT_J &&
-      params->rope_algo != INFINIOP_ROPE_ALGO_GPT_NEOX) {
-    return INFINI_STATUS_NOT_IMPLEMENTED;
-  }
-  if ((x.ndim != 3 && x.ndim != 4) || !SameShape(x, y) || sin_table.ndim != 2 ||
-      !SameShape(sin_table, cos_table)) {
-    return INFINI_STATUS_BAD_PARAM;
-  }
-  const size_t first = x.ndim - 3;  // the seqlen dimension
   RoPEShape shape;
-  shape.batch = x.ndim == 4 ? x.shape[0] : 1;
-  shape.seq_len = x.shape[first];
-  shape.nhead = x.shape[first + 1];
-  const size_t dhead = x.shape[first + 2];
-  shape.half = sin_table.shape[1];
-  shape.table_len = sin_table.shape[0];
-  if (dhead != 2 * shape.half) return INFINI_STATUS_BAD_PARAM;
-  if (pos.ndim == 1 && pos.shape[0] == shape.seq_len) {
-    shape.pos_strides[0] = 0;
-    shape.pos_strides[1] = pos.strides[0];
-  } else if (pos.ndim == 2 && x.ndim == 4 && pos.shape[0] == shape.batch &&
-             pos.shape[1] == shape.seq_len) {
-    shape.pos_strides[0] = pos.strides[0];
-    shape.pos_strides[1] = pos.strides[1];
-  } else {
-    return INFINI_STATUS_BAD_PARAM;
+  if (const infiniStatus_t read =
+          infiniop_backend::ReadRoPELayout(tensors, params->rope_algo, &shape)) {
+    return read;
   }
-  shape.y_strides[0] = x.ndim == 4 ? y.strides[0] : 0;
-  shape.x_strides[0] = x.ndim == 4 ? x.strides[0] : 0;
-  for (size_t d = 0; d < 2; ++d) {
-    shape.y_strides[d + 1] = y.strides[first + d];
-    shape.x_strides[d + 1] = x.strides[first + d];
-  }
-  shape.sin_row_stride = sin_table.strides[0];
-  shape.cos_row_stride = cos_table.strides[0];
-  const size_t last = x.ndim - 1;
-  if (dhead > 1 && (y.strides[last] != 1 || x.strides[last] != 1)) {
-    return INFINI_STATUS_NOT_IMPLEMENTED;
-  }
-  if (shape.half > 1 && (sin_table.strides[1] != 1 || cos_table.strides[1] != 1)) {
-    return INFINI_STATUS_NOT_IMPLEMENTED;
-  }
-  shape.position = PositionFor(pos.dtype);
+  shape.position = PositionFor(tensors[2].dtype);
   if (shape.position == nullptr) return INFINI_STATUS_NOT_IMPLEMENTED;
-  if (y.dtype != x.dtype || sin_table.dtype != x.dtype || cos_table.dtype != x.dtype) {
-    return INFINI_STATUS_NOT_IMPLEMENTED;
-  }
-  const bool neox = params->rope_algo == INFINIOP_ROPE_ALGO_GPT_NEOX;
-  return WithFloatType(
-      x.dtype, [&](auto type) { *plan = MakeRoPEOf<typename decltype(type)::T>(shape, neox); });
+  return WithFloatType(tensors[1].dtype, [&](auto type) {
+    *plan = MakeRoPEOf<typename decltype(type)::T>(shape, shape.neox);
+  });
 }
 
 // Tensors (result, probs): result 0-D, probs [voc] (any stride is read as it is).

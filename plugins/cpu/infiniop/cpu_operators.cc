@@ -24,6 +24,7 @@
 
 #include "cpu_common.h"
 #include "infiniop_backend.h"
+#include "infiniop_backend_support.h"
 #include "infinirt.h"
 
 namespace infinirt::infiniop_cpu {
@@ -322,26 +323,6 @@ ComputeFn CopyCompute(size_t element_size) {
   }
 }
 
-// The tensors an operator takes; 0 for one this backend does not implement.
-size_t TensorCount(infiniopOperator_t op) {
-  switch (op) {
-    case INFINIOP_OPERATOR_Add:
-    case INFINIOP_OPERATOR_Mul:
-    case INFINIOP_OPERATOR_SwiGLU:
-    case INFINIOP_OPERATOR_RMSNorm:
-    case INFINIOP_OPERATOR_Gemm:
-      return 3;
-    case INFINIOP_OPERATOR_Rearrange:
-    case INFINIOP_OPERATOR_CausalSoftmax:
-    case INFINIOP_OPERATOR_RandomSample:
-      return 2;
-    case INFINIOP_OPERATOR_RoPE:
-      return 5;
-    default:
-      return 0;
-  }
-}
-
 // The function computing `op` on `dtype`; null for a combination not implemented.
 ComputeFn ComputeFor(infiniopOperator_t op, infiniDtype_t dtype) {
   switch (op) {
@@ -379,10 +360,7 @@ class ElementwisePlan final : public Plan {
   ComputeFn compute_;
 };
 
-bool SameShape(const infiniopBackendTensor& a, const infiniopBackendTensor& b) {
-  if (a.ndim != b.ndim) return false;
-  return a.ndim == 0 || std::equal(a.shape, a.shape + a.ndim, b.shape);
-}
+using infiniop_backend::SameShape;
 
 // Add, Mul, SwiGLU and Rearrange: tensors of one shape and one dtype.
 infiniStatus_t MakeElementwisePlan(infiniopOperator_t op, const infiniopBackendTensor* tensors,
@@ -493,7 +471,7 @@ infiniStatus_t Create(infiniopOperator_t op, int /*device_index: the host is the
                       const infiniopBackendCreateParams* params, infiniopBackendKernel_t* kernel,
                       size_t* workspace_size) {
   if (kernel == nullptr || workspace_size == nullptr) return INFINI_STATUS_NULL_POINTER;
-  const size_t expected = TensorCount(op);
+  const size_t expected = infiniopOperatorTensorCount(op);
   if (expected == 0) return INFINI_STATUS_NOT_IMPLEMENTED;
   if (tensor_count != expected) return INFINI_STATUS_BAD_PARAM;
   if (tensors == nullptr || !Readable(tensors, tensor_count)) return INFINI_STATUS_NULL_POINTER;
