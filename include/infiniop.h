@@ -9,6 +9,7 @@
 #ifndef __INFINIOP_API_H__
 #define __INFINIOP_API_H__
 
+#include "infiniop/backend_info.h"
 #include "infiniop/handle.h"
 #include "infiniop/operator_descriptor.h"
 #include "infiniop/ops/add.h"

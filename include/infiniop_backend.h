@@ -98,8 +98,9 @@ typedef struct infiniopBackendTable {
   const char* name;           /* the runtime plugin's name: "cpu", "nvidia" */
   infiniDevice_t device_type; /* the device type it serves */
 
-  /* Called once, after loading. */
-  infiniStatus_t (*Initialize)(void);
+  /* Called once, after loading. On failure, why (a NUL-terminated line, at most why_size bytes
+   * with the NUL) says what is missing: it is shown in the backend listing. */
+  infiniStatus_t (*Initialize)(char* why, size_t why_size);
 
   /* A kernel for `op` on the device_index-th device of the type, for the tensors in the order
    * of the operator's public Create call (outputs first). *workspace_size: the bytes of

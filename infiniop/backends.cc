@@ -7,6 +7,9 @@
 #include <cstring>
 #include <mutex>
 
+#include "infiniop/backend_info.h"
+#include "status_log.h"
+
 namespace infiniop {
 
 namespace {
@@ -41,8 +44,8 @@ std::string TableProblem(const infiniopBackendTable* table, infiniDevice_t type)
   return "";
 }
 
-// Loads the backend of a device type; on failure the listing says why.
-Backend Load(infiniDevice_t type) {
+// Opens the backend of a device type; on failure the listing says why.
+Backend Open(infiniDevice_t type) {
   Backend backend{nullptr, {}};
   const char* plugin = PluginName(type);
   if (plugin == nullptr) {
@@ -75,10 +78,14 @@ Backend Load(infiniDevice_t type) {
     dlclose(library);
     return backend;
   }
-  if (table->Initialize() != INFINI_STATUS_SUCCESS) {
+  char why[1024] = "";
+  const infiniStatus_t initialized = table->Initialize(why, sizeof why);
+  if (initialized != INFINI_STATUS_SUCCESS) {
+    why[sizeof why - 1] = '\0';
     backend.listing.status = infinirtBackendInitFailed;
     std::snprintf(backend.listing.reason, sizeof backend.listing.reason,
-                  "%s: its Initialize failed", file.c_str());
+                  "%s: its Initialize failed (status %d)%s%s", file.c_str(),
+                  static_cast<int>(initialized), why[0] != '\0' ? ": " : "", why);
     dlclose(library);
     return backend;
   }
@@ -87,22 +94,54 @@ Backend Load(infiniDevice_t type) {
   return backend;
 }
 
+// The backend of a device type, its listing naming it whatever happened.
+Backend Load(infiniDevice_t type) {
+  Backend backend = Open(type);
+  const char* plugin = PluginName(type);
+  std::snprintf(backend.listing.name, sizeof backend.listing.name, "%s",
+                plugin != nullptr ? plugin : "?");
+  backend.listing.deviceType = type;
+  return backend;
+}
+
 }  // namespace
 
-const Backend* BackendFor(infiniDevice_t type, std::string* why) {
+const Backend* LoadedBackend(infiniDevice_t type) {
   static std::once_flag loaded[INFINI_DEVICE_TYPE_COUNT];
   static Backend backends[INFINI_DEVICE_TYPE_COUNT];
   const int index = static_cast<int>(type);
-  if (index < 0 || index >= INFINI_DEVICE_TYPE_COUNT) {
-    *why = "unknown device type " + std::to_string(index);
-    return nullptr;
-  }
+  if (index < 0 || index >= INFINI_DEVICE_TYPE_COUNT) return nullptr;
   std::call_once(loaded[index], [&] { backends[index] = Load(type); });
-  if (backends[index].table == nullptr) {
-    *why = backends[index].listing.reason;
-    return nullptr;
-  }
   return &backends[index];
 }
 
+const Backend* BackendFor(infiniDevice_t type, std::string* why) {
+  const Backend* backend = LoadedBackend(type);
+  if (backend == nullptr) {
+    *why = "unknown device type " + std::to_string(static_cast<int>(type));
+    return nullptr;
+  }
+  if (backend->table == nullptr) {
+    *why = backend->listing.reason;
+    return nullptr;
+  }
+  return backend;
+}
+
 }  // namespace infiniop
+
+extern "C" infiniStatus_t infiniopGetBackendInfo(infiniDevice_t device_type,
+                                                 infinirtBackendProp* info) {
+  if (info == nullptr) {
+    return infiniop::Refuse(INFINI_STATUS_NULL_POINTER, "infiniopGetBackendInfo: info is NULL");
+  }
+  const infiniop::Backend* backend = infiniop::LoadedBackend(device_type);
+  if (backend == nullptr) {
+    return infiniop::Refuse(
+        INFINI_STATUS_BAD_PARAM,
+        "infiniopGetBackendInfo: " + std::to_string(static_cast<int>(device_type)) +
+            " is no device type");
+  }
+  *info = backend->listing;
+  return INFINI_STATUS_SUCCESS;
+}

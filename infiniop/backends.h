@@ -15,6 +15,10 @@ struct Backend {
   infinirtBackendProp listing;  // where it was found, or why it is absent or refused
 };
 
+// The backend of a device type, loaded on first use whether it is present or not; null for a
+// value that is no device type.
+const Backend* LoadedBackend(infiniDevice_t type);
+
 // The backend of a device type, or null (then *why says why).
 const Backend* BackendFor(infiniDevice_t type, std::string* why);
 

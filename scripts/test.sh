@@ -14,6 +14,9 @@ case "${1:-}" in
   --sanitize)
     build_dir=build-asan
     cmake_args+=(-DINFINIRT_SANITIZE=address,undefined)
+    # The NVIDIA operator backend's CUDA kernels are device code: nothing for a sanitizer to
+    # instrument, and no GPU here to run them. Built once, in the regular configuration.
+    cmake_args+=(-DINFINIOP_NVIDIA_KERNELS=OFF)
     # Leak checking at exit is on. intercept_tls_get_addr=0 works around a bug of the sanitizer
     # runtime in GCC <= 13 (google/sanitizers#1322): it can misread a malloc'ed dynamic-TLS block
     # of a dlopen'ed library (the plugins' thread_local variables) as an old glibc TLS header,
@@ -28,7 +31,7 @@ case "${1:-}" in
     # that found it. second_deadlock_stack: both stacks of a lock-order inversion.
     # allocator_may_return_null: as for AddressSanitizer above.
     build_dir=build-tsan
-    cmake_args+=(-DINFINIRT_SANITIZE=thread)
+    cmake_args+=(-DINFINIRT_SANITIZE=thread -DINFINIOP_NVIDIA_KERNELS=OFF)  # as above
     export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1}"
     ;;
   *) echo "usage: $0 [--sanitize | --tsan]" >&2; exit 2 ;;

@@ -4,7 +4,8 @@
 // backend is or is not loaded (path, runtime library, reason: every dlopen error) and a page per
 // device with its properties and every device attribute. --json prints the backends and devices
 // as one JSON document (its keys are stable: scripts read them). --help lists every environment
-// variable InfiniRT reads.
+// variable InfiniRT reads. For every loaded backend, the operator backend (InfiniOP) of its
+// device type is listed too: loaded, or why not.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "env_variables.h"
+#include "infiniop.h"
 #include "infinirt.h"
 #include "vendor_environment.h"
 
@@ -98,7 +100,28 @@ struct DeviceReport {
 struct Report {
   std::vector<infinirtBackendProp> backends;
   std::vector<DeviceReport> devices;
+  // The operator backend of each loaded backend's device type, in the backends' order.
+  std::vector<infinirtBackendProp> operator_backends;
 };
+
+// Loads the operator backends of the loaded backends' device types (once per type).
+std::vector<infinirtBackendProp> CollectOperatorBackends(
+    const std::vector<infinirtBackendProp>& backends) {
+  std::vector<infinirtBackendProp> listed;
+  for (const infinirtBackendProp& backend : backends) {
+    if (backend.status != infinirtBackendLoaded || backend.deviceType >= INFINI_DEVICE_TYPE_COUNT) {
+      continue;
+    }
+    const bool seen = std::any_of(listed.begin(), listed.end(), [&](const auto& entry) {
+      return entry.deviceType == backend.deviceType;
+    });
+    infinirtBackendProp info{};
+    if (!seen && infiniopGetBackendInfo(backend.deviceType, &info) == INFINI_STATUS_SUCCESS) {
+      listed.push_back(info);
+    }
+  }
+  return listed;
+}
 
 Report Collect() {
   infinirtInit();  // NoDevice is reported with the devices, not here
@@ -118,6 +141,7 @@ Report Collect() {
     device.have_free = infinirtSetDevice(i) == infinirtSuccess &&
                        infinirtMemGetInfo(&device.free_bytes, &total) == infinirtSuccess;
   }
+  report.operator_backends = CollectOperatorBackends(report.backends);
   return report;
 }
 
@@ -241,6 +265,24 @@ std::string ShortDetails(const infinirtBackendProp& backend) {
   return details;
 }
 
+// The operator backends: one line each, with the path (verbose) or the reason it is not loaded.
+void PrintOperatorBackends(const std::vector<infinirtBackendProp>& operators, const char* indent,
+                           bool verbose) {
+  if (operators.empty()) return;
+  std::printf("%sOperator backends (InfiniOP):\n", indent);
+  Table table({false, false, false});
+  for (const infinirtBackendProp& entry : operators) {
+    // The short form names a failed initialisation's error only (the reasons of the others list
+    // every directory searched: -v's).
+    std::string details;
+    if (verbose) details = entry.status == infinirtBackendLoaded ? entry.path : entry.reason;
+    if (!verbose && entry.status == infinirtBackendInitFailed) details = entry.reason;
+    table.Add({DeviceTypeDisplayName(entry.deviceType), StatusName(entry.status), details});
+  }
+  table.Print(verbose ? "    " : "  ");
+  std::printf("\n");
+}
+
 // One line per backend and one per device.
 void PrintShort(const Report& report) {
   PrintHeading();
@@ -255,6 +297,7 @@ void PrintShort(const Report& report) {
   }
   backends.Print("");
   std::printf("\n");
+  PrintOperatorBackends(report.operator_backends, "", /*verbose=*/false);
   if (report.devices.empty()) {
     PrintNoDevice(report.backends, "");
   } else {
@@ -398,7 +441,9 @@ void PrintVerbose(const Report& report) {
     backends.Add({backend.name, StatusName(backend.status), summary}, details);
   }
   backends.Print("  ");
-  std::printf("\nDevices (%zu):\n", report.devices.size());
+  std::printf("\n");
+  PrintOperatorBackends(report.operator_backends, "  ", /*verbose=*/true);
+  std::printf("Devices (%zu):\n", report.devices.size());
   if (report.devices.empty()) PrintNoDevice(report.backends, "  ");
   for (const DeviceReport& device : report.devices) {
     std::printf("\n");
@@ -453,6 +498,14 @@ void PrintJson(const Report& report) {
   for (const auto& backend : report.backends) json["backends"].push_back(BackendJson(backend));
   json["devices"] = nlohmann::json::array();
   for (const auto& device : report.devices) json["devices"].push_back(DeviceJson(device));
+  json["operator_backends"] = nlohmann::json::array();
+  for (const auto& entry : report.operator_backends) {
+    json["operator_backends"].push_back({{"name", entry.name},
+                                         {"device_type", DeviceTypeName(entry.deviceType)},
+                                         {"status", StatusKey(entry.status)},
+                                         {"path", entry.path},
+                                         {"reason", entry.reason}});
+  }
   std::printf("%s\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 

@@ -464,7 +464,7 @@ infiniStatus_t QueueKept(Kernel& kernel, std::unique_ptr<Closure> closure,
 
 // --- The table's entries -----------------------------------------------------------------------
 
-infiniStatus_t Initialize() { return INFINI_STATUS_SUCCESS; }
+infiniStatus_t Initialize(char* /*why*/, size_t /*why_size*/) { return INFINI_STATUS_SUCCESS; }
 
 infiniStatus_t Create(infiniopOperator_t op, int /*device_index: the host is the one CPU*/,
                       const infiniopBackendTensor* tensors, size_t tensor_count,

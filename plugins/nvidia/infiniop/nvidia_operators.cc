@@ -8,6 +8,7 @@
 // fatbin has no code for, DEVICE_ARCHITECTURE_NOT_SUPPORTED. A stream that is capturing refuses
 // the call (NOT_IMPLEMENTED): InfiniRT's graphs cannot hold CUDA kernels.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -127,10 +128,11 @@ infiniStatus_t LaunchPlan(const Kernel& kernel, void* workspace, size_t workspac
 
 // --- The table's entries -----------------------------------------------------------------------
 
-infiniStatus_t Initialize() {
-  std::string why;
-  if (!LoadRuntime(&why)) {
-    LogDebug(why);
+infiniStatus_t Initialize(char* why, size_t why_size) {
+  std::string reason;
+  if (!LoadRuntime(&reason)) {
+    LogDebug(reason);
+    if (why != nullptr && why_size > 0) std::snprintf(why, why_size, "%s", reason.c_str());
     return INFINI_STATUS_DEVICE_NOT_INITIALIZED;
   }
   return INFINI_STATUS_SUCCESS;
