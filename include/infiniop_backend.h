@@ -20,7 +20,7 @@
 #include "infinirt.h"
 
 #define INFINIOP_BACKEND_ABI_MAJOR 1
-#define INFINIOP_BACKEND_ABI_MINOR 0
+#define INFINIOP_BACKEND_ABI_MINOR 1
 
 /* The symbol every backend exports: infiniopBackendGetTable, an infiniopBackendGetTableFn. */
 #define INFINIOP_BACKEND_ENTRY_SYMBOL "infiniopBackendGetTable"
@@ -121,6 +121,15 @@ typedef struct infiniopBackendTable {
    * descriptor until the graphs that captured it are destroyed, and the backend may release what
    * such work needs here. */
   infiniStatus_t (*Destroy)(infiniopBackendKernel_t kernel);
+
+  /* ABI 1.1. What Create would answer for these tensors on a device where every library the
+   * backend uses is present, without a device: SUCCESS, with how it computes them in how (a
+   * NUL-terminated line of at most how_size bytes: "OpenBLAS cblas_sgemm", "CUDA kernels"), or
+   * the status Create would refuse them with. The operator support table in the documentation is
+   * generated from it. NULL: not described. */
+  infiniStatus_t (*Describe)(infiniopOperator_t op, const infiniopBackendTensor* tensors,
+                             size_t tensor_count, const infiniopBackendCreateParams* params,
+                             char* how, size_t how_size);
 } infiniopBackendTable;
 
 typedef const infiniopBackendTable* (*infiniopBackendGetTableFn)(void);

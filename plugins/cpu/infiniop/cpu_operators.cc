@@ -14,6 +14,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -529,6 +530,30 @@ infiniStatus_t Run(infiniopBackendKernel_t handle, void* /*workspace*/, size_t /
   }
 }
 
+// How the CPU computes an operator: OpenBLAS for Gemm (single or double precision), loops of its
+// own for the others.
+const char* HowComputed(infiniopOperator_t op, infiniDtype_t dtype) {
+  if (op != INFINIOP_OPERATOR_Gemm) return "host loops";
+  return dtype == INFINI_DTYPE_F64 ? "OpenBLAS cblas_dgemm" : "OpenBLAS cblas_sgemm";
+}
+
+infiniStatus_t Destroy(infiniopBackendKernel_t handle);
+
+infiniStatus_t Describe(infiniopOperator_t op, const infiniopBackendTensor* tensors,
+                        size_t tensor_count, const infiniopBackendCreateParams* params, char* how,
+                        size_t how_size) {
+  infiniopBackendKernel_t kernel = nullptr;
+  size_t workspace_size = 0;
+  const infiniStatus_t status =
+      Create(op, 0, tensors, tensor_count, params, &kernel, &workspace_size);
+  if (status != INFINI_STATUS_SUCCESS) return status;
+  Destroy(kernel);
+  if (how != nullptr && how_size > 0) {
+    std::snprintf(how, how_size, "%s", HowComputed(op, tensors[0].dtype));
+  }
+  return INFINI_STATUS_SUCCESS;
+}
+
 // Calls still queued hold the plan themselves; the closures kept for graphs go with the kernel.
 infiniStatus_t Destroy(infiniopBackendKernel_t handle) {
   if (handle == nullptr) return INFINI_STATUS_BAD_PARAM;
@@ -546,6 +571,7 @@ const infiniopBackendTable kTable = {
     &Create,
     &Run,
     &Destroy,
+    &Describe,
 };
 
 }  // namespace

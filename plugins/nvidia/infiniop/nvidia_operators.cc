@@ -186,6 +186,36 @@ infiniStatus_t Run(infiniopBackendKernel_t handle, void* workspace, size_t works
   return LaunchPlan(kernel, workspace, workspace_size, buffers, params, native_stream);
 }
 
+// What Create would answer with cuBLAS and the kernels present, on a device of the usual limits
+// (the plans' geometry does not change which tensors they accept).
+infiniStatus_t Describe(infiniopOperator_t op, const infiniopBackendTensor* tensors,
+                        size_t tensor_count, const infiniopBackendCreateParams* params, char* how,
+                        size_t how_size) {
+  if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
+  const size_t expected = infiniopOperatorTensorCount(op);
+  if (expected == 0) return INFINI_STATUS_NOT_IMPLEMENTED;
+  if (tensor_count != expected) return INFINI_STATUS_BAD_PARAM;
+  if (tensors == nullptr) return INFINI_STATUS_NULL_POINTER;
+  try {
+    const char* way = "CUDA kernels";
+    infiniStatus_t status;
+    if (op == INFINIOP_OPERATOR_Gemm) {
+      GemmPlan gemm;
+      status = MakeGemmPlan(tensors, &gemm);
+      way = "cuBLAS cublasGemmStridedBatchedEx";
+    } else {
+      KernelPlan plan;
+      status = MakeKernelPlan(op, tensors, tensor_count, *params, DeviceLimits{}, &plan);
+    }
+    if (status == INFINI_STATUS_SUCCESS && how != nullptr && how_size > 0) {
+      std::snprintf(how, how_size, "%s", way);
+    }
+    return status;
+  } catch (const std::exception&) {
+    return INFINI_STATUS_INTERNAL_ERROR;
+  }
+}
+
 // Work already queued holds nothing of the kernel: its arguments were copied at launch.
 infiniStatus_t Destroy(infiniopBackendKernel_t handle) {
   if (handle == nullptr) return INFINI_STATUS_BAD_PARAM;
@@ -203,6 +233,7 @@ const infiniopBackendTable kTable = {
     &Create,
     &Run,
     &Destroy,
+    &Describe,
 };
 
 }  // namespace

@@ -1,0 +1,102 @@
+// The operator support table's source against the real thing: on the device the tests run on
+// (the CPU here; an NVIDIA GPU with INFINIOP_TEST_DEVICE=nvidia), the backend's Describe answers
+// what making the descriptor through the public API answers, for every operator and dtype probed.
+#include <dlfcn.h>
+
+#include <vector>
+
+#include "infiniop_test_support.h"
+#include "operator_probes.h"
+
+namespace infiniop_test {
+namespace {
+
+// Makes the probe's descriptor through the public API (and destroys it); its status.
+infiniStatus_t CreateThroughTheApi(infiniopHandle_t handle, const Probe& probe) {
+  std::vector<infiniopTensorDescriptor_t> t;
+  for (const ProbeTensor& tensor : probe.tensors) {
+    infiniopTensorDescriptor_t desc = nullptr;
+    EXPECT_EQ(infiniopCreateTensorDescriptor(&desc, tensor.shape.size(), tensor.shape.data(),
+                                             tensor.strides.data(), tensor.dtype),
+              INFINI_STATUS_SUCCESS);
+    t.push_back(desc);
+  }
+  infiniStatus_t status = INFINI_STATUS_NOT_IMPLEMENTED;
+  // Each operator's descriptor type, made and destroyed.
+#define MAKE_AND_DESTROY_(Op, ...)                                             \
+  {                                                                            \
+    infiniop##Op##Descriptor_t desc = nullptr;                                 \
+    status = infiniopCreate##Op##Descriptor(handle, &desc, __VA_ARGS__);       \
+    if (status == INFINI_STATUS_SUCCESS) {                                     \
+      EXPECT_EQ(infiniopDestroy##Op##Descriptor(desc), INFINI_STATUS_SUCCESS); \
+    }                                                                          \
+  }
+  switch (probe.op) {
+    case INFINIOP_OPERATOR_Add:
+      MAKE_AND_DESTROY_(Add, t[0], t[1], t[2]);
+      break;
+    case INFINIOP_OPERATOR_Mul:
+      MAKE_AND_DESTROY_(Mul, t[0], t[1], t[2]);
+      break;
+    case INFINIOP_OPERATOR_SwiGLU:
+      MAKE_AND_DESTROY_(SwiGLU, t[0], t[1], t[2]);
+      break;
+    case INFINIOP_OPERATOR_Gemm:
+      MAKE_AND_DESTROY_(Gemm, t[0], t[1], t[2]);
+      break;
+    case INFINIOP_OPERATOR_Rearrange:
+      MAKE_AND_DESTROY_(Rearrange, t[0], t[1]);
+      break;
+    case INFINIOP_OPERATOR_CausalSoftmax:
+      MAKE_AND_DESTROY_(CausalSoftmax, t[0], t[1]);
+      break;
+    case INFINIOP_OPERATOR_RMSNorm:
+      MAKE_AND_DESTROY_(RMSNorm, t[0], t[1], t[2], probe.params.epsilon);
+      break;
+    case INFINIOP_OPERATOR_RoPE:
+      MAKE_AND_DESTROY_(RoPE, t[0], t[1], t[2], t[3], t[4],
+                        static_cast<infiniopRoPEAlgo_t>(probe.params.rope_algo));
+      break;
+    case INFINIOP_OPERATOR_RandomSample:
+      MAKE_AND_DESTROY_(RandomSample, t[0], t[1]);
+      break;
+    default:
+      ADD_FAILURE() << "no probe for operator " << probe.op;
+  }
+#undef MAKE_AND_DESTROY_
+  for (infiniopTensorDescriptor_t desc : t) infiniopDestroyTensorDescriptor(desc);
+  return status;
+}
+
+TEST_F(InfiniopTest, DescribeAgreesWithCreateForEveryOperatorAndDtype) {
+  infinirtBackendProp info{};
+  ASSERT_EQ(infiniopGetBackendInfo(device_type, &info), INFINI_STATUS_SUCCESS);
+  ASSERT_EQ(info.status, infinirtBackendLoaded);
+  void* library = dlopen(info.path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  ASSERT_NE(library, nullptr) << info.path;
+  auto get_table =
+      reinterpret_cast<infiniopBackendGetTableFn>(dlsym(library, INFINIOP_BACKEND_ENTRY_SYMBOL));
+  ASSERT_NE(get_table, nullptr);
+  const infiniopBackendTable& table = *get_table();
+  ASSERT_NE(table.Describe, nullptr);
+  int described = 0;
+#define CHECK_OPERATOR_(name, number, tensors)                                                  \
+  for (infiniDtype_t dtype : ProbedDtypes()) {                                                  \
+    const Probe probe = MakeProbe(INFINIOP_OPERATOR_##name, dtype);                             \
+    const std::vector<infiniopBackendTensor> views = Views(probe);                              \
+    char how[256] = "";                                                                         \
+    const bool says = table.Describe(probe.op, views.data(), views.size(), &probe.params, how,  \
+                                     sizeof how) == INFINI_STATUS_SUCCESS;                      \
+    const bool makes = CreateThroughTheApi(handle, probe) == INFINI_STATUS_SUCCESS;             \
+    EXPECT_EQ(says, makes) << #name << " on " << DtypeName(dtype) << ": Describe says " << says \
+                           << " (" << how << ")";                                               \
+    described += says;                                                                          \
+  }
+  INFINIOP_OPERATORS(CHECK_OPERATOR_)
+#undef CHECK_OPERATOR_
+  EXPECT_GT(described, 20) << "the probes find what the backend computes";
+  dlclose(library);
+}
+
+}  // namespace
+}  // namespace infiniop_test
