@@ -108,6 +108,12 @@ std::vector<Case> Cases() {
       {"a scalar", Layout::Contiguous({}), Layout::Contiguous({}), Layout::Contiguous({})},
       {"one long row", Layout::Contiguous({1, 1027}), Layout::Contiguous({1, 1027}),
        Layout::Contiguous({1, 1027})},
+      // Enough elements for the CPU backend to split the work across its threads: one flat
+      // loop, then rows (a broadcast input keeps the dimensions apart).
+      {"large", Layout::Contiguous({301, 1031}), Layout::Contiguous({301, 1031}),
+       Layout::Contiguous({301, 1031})},
+      {"large, broadcast input", Layout::Contiguous({301, 1031}), Layout::Contiguous({301, 1031}),
+       Layout{{301, 1031}, {0, 1}}},
   };
 }
 
@@ -140,12 +146,31 @@ TEST_F(InfiniopTest, ElementwiseOperatorsMatchTheReferenceForEveryDtypeAndLayout
   }
 }
 
+// Copies src into dst for four dtypes of 1, 2, 4 and 8 bytes, and compares every element.
+void RearrangeEveryDtype(InfiniopTest* test, const Layout& dst_layout, const Layout& src_layout);
+
 TEST_F(InfiniopTest, RearrangeCopiesAnyStridesOfAnyDtype) {
+  // Column-major with padding; then a batch of transposes larger than the CPU backend's tiles
+  // (32 x 32), with partial tiles at both edges.
+  const std::pair<Layout, Layout> cases[] = {
+      {Layout{{6, 9}, {1, 7}}, Layout::Contiguous({6, 9})},
+      {Layout{{3, 37, 45}, {37 * 45, 1, 37}}, Layout::Contiguous({3, 37, 45})},
+      {Layout::Contiguous({3, 37, 45}), Layout{{3, 37, 45}, {37 * 45, 1, 37}}},
+      {Layout::Contiguous({600, 700}), Layout{{600, 700}, {1, 600}}},  // split across threads
+  };
+  for (const auto& [dst_layout, src_layout] : cases) {
+    RearrangeEveryDtype(this, dst_layout, src_layout);
+  }
+}
+
+void RearrangeEveryDtype(InfiniopTest* test, const Layout& dst_layout, const Layout& src_layout) {
+  infiniopHandle_t handle = test->handle;
+  infinirtStream_t stream = test->stream;
   for (infiniDtype_t dtype :
        {INFINI_DTYPE_F32, INFINI_DTYPE_I8, INFINI_DTYPE_I64, INFINI_DTYPE_F16}) {
-    SCOPED_TRACE("dtype " + std::to_string(dtype));
-    Layout dst_layout{{6, 9}, {1, 7}};  // column-major with padding
-    Tensor dst(dst_layout, dtype), src(Layout::Contiguous({6, 9}), dtype);
+    SCOPED_TRACE("dtype " + std::to_string(dtype) + ", " + std::to_string(dst_layout.shape.size()) +
+                 "-D");
+    Tensor dst(dst_layout, dtype), src(src_layout, dtype);
     std::mt19937 random(3);
     src.FillRandom(&random, true);
     src.Upload(stream);

@@ -32,6 +32,7 @@ TEST_F(InfiniopTest, RMSNormMatchesTheReference) {
   const RmsCase cases[] = {
       {"[5, 67]", Layout::Contiguous({5, 67})},
       {"[2, 3, 16], rows apart", Layout{{2, 3, 16}, {100, 20, 1}}},
+      {"[40, 4099], split across threads", Layout::Contiguous({40, 4099})},
   };
   std::mt19937 random(21);
   const float epsilon = 1e-5f;
@@ -119,7 +120,8 @@ void ExpectCausalSoftmax(infiniDtype_t dtype, const Tensor& x_before, const Tens
 TEST_F(InfiniopTest, CausalSoftmaxMatchesTheReferenceAlsoInPlace) {
   std::mt19937 random(22);
   const Layout layouts[] = {Layout::Contiguous({5, 9}), Layout::Contiguous({2, 3, 3}),
-                            Layout{{2, 4, 7}, {64, 8, 1}}};
+                            Layout{{2, 4, 7}, {64, 8, 1}},
+                            Layout::Contiguous({2, 20, 4000})};  // split across threads
   for (infiniDtype_t dtype : kFloatDtypes) {
     for (const Layout& layout : layouts) {
       SCOPED_TRACE("dtype " + std::to_string(dtype) + ", " + std::to_string(layout.shape.size()) +
@@ -235,6 +237,11 @@ TEST_F(InfiniopTest, RoPEMatchesTheReferenceForBothPairingsAndPositionLayouts) {
        false,
        INFINIOP_ROPE_ALGO_GPT_NEOX,
        true},
+      {"GPT-NeoX, 1200 tokens, split across threads",
+       {1, 1200, 4, 32},
+       false,
+       INFINIOP_ROPE_ALGO_GPT_NEOX,
+       false},
   };
   for (infiniDtype_t dtype : kFloatDtypes) {
     for (const RopeCase& c : cases) RunRope(this, dtype, INFINI_DTYPE_I32, c);

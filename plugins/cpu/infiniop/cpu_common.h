@@ -122,6 +122,24 @@ struct Arithmetic<int32_t> : WrappingArithmetic<int32_t> {};
 template <>
 struct Arithmetic<int64_t> : WrappingArithmetic<int64_t> {};
 
+// --- Vectorisation -----------------------------------------------------------------------------
+
+// GCC vectorises at -O2 (the build's RelWithDebInfo) only a loop that needs neither a run-time
+// aliasing check nor a scalar remainder: contiguous loops go in blocks of a fixed size, declared
+// free of dependences between iterations. That holds for an output that is one of the inputs
+// element for element (in place); an output overlapping an input otherwise is not supported. A
+// sum keeps one running total per position of the block, so that its additions need no order
+// between blocks either.
+constexpr size_t kBlock = 16;
+// The least work, in elements, worth handing to another thread (ParallelFor's grain): waking a
+// helper costs a few microseconds, which 64 Ki elements take to compute.
+constexpr size_t kParallelGrain = size_t{1} << 16;
+#if defined(__GNUC__) && !defined(__clang__)
+#define INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE _Pragma("GCC ivdep")
+#else
+#define INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+#endif
+
 // --- Plans -------------------------------------------------------------------------------------
 
 // The most buffers an operator takes (RoPE: y, x, pos_ids, sin_table, cos_table).

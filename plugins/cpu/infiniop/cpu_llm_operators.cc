@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cpu_common.h"
+#include "cpu_parallel.h"
 #include "infiniop/ops/rope.h"
 #include "infiniop_backend.h"
 #include "infiniop_backend_support.h"
@@ -54,6 +55,27 @@ using infiniop_backend::NormRows;
 
 // y_j = x_j * w_j / sqrt(sum(x^2) / dim + epsilon) on each row; in place (y is x) works, as each
 // row is read whole before it is written.
+// The sum of the squares of a contiguous row, in kBlock running totals (cpu_common.h).
+template <class T>
+ValueOf<T> SumOfSquares(const T* x, size_t length) {
+  using V = ValueOf<T>;
+  V lanes[kBlock] = {};
+  size_t j = 0;
+  for (; j + kBlock <= length; j += kBlock) {
+    for (size_t k = 0; k < kBlock; ++k) {
+      const V value = Load(x[j + k]);
+      lanes[k] += value * value;
+    }
+  }
+  V sum = 0;
+  for (size_t k = 0; k < kBlock; ++k) sum += lanes[k];
+  for (; j < length; ++j) {
+    const V value = Load(x[j]);
+    sum += value * value;
+  }
+  return sum;
+}
+
 template <class T, class W>
 class RMSNormPlan final : public Plan {
  public:
@@ -66,21 +88,23 @@ class RMSNormPlan final : public Plan {
     const size_t dim = rows_.dim;
     const V epsilon = static_cast<V>(rows_.epsilon);
     const W* w = static_cast<const W*>(buffers[2]);
-    for (size_t b = 0; b < rows_.batch; ++b) {
-      for (size_t h = 0; h < rows_.nhead; ++h) {
+    const size_t row_grain = std::max<size_t>(1, kParallelGrain / dim);
+    ParallelFor(rows_.batch * rows_.nhead, row_grain, [&](size_t begin, size_t end) {
+      for (size_t r = begin; r < end; ++r) {
+        const size_t b = r / rows_.nhead, h = r % rows_.nhead;
         T* y = At<T>(buffers[0], Step(b, rows_.y_strides[0]) + Step(h, rows_.y_strides[1]));
         const T* x = At<T>(buffers[1], Step(b, rows_.x_strides[0]) + Step(h, rows_.x_strides[1]));
-        V sum = 0;
-        for (size_t j = 0; j < dim; ++j) {
-          const V value = Load(x[j]);
-          sum += value * value;
+        const V rms = V(1) / std::sqrt(SumOfSquares(x, dim) / static_cast<V>(dim) + epsilon);
+        size_t j = 0;
+        for (; j + kBlock <= dim; j += kBlock) {
+          INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+          for (size_t k = j; k < j + kBlock; ++k) {
+            y[k] = Store<T>(Load(x[k]) * static_cast<V>(Load(w[k])) * rms);
+          }
         }
-        const V rms = V(1) / std::sqrt(sum / static_cast<V>(dim) + epsilon);
-        for (size_t j = 0; j < dim; ++j) {
-          y[j] = Store<T>(Load(x[j]) * static_cast<V>(Load(w[j])) * rms);
-        }
+        for (; j < dim; ++j) y[j] = Store<T>(Load(x[j]) * static_cast<V>(Load(w[j])) * rms);
       }
-    }
+    });
   }
 
  private:
@@ -126,8 +150,10 @@ class CausalSoftmaxPlan final : public Plan {
     const size_t total = rows_.total_seq_len;
     const ptrdiff_t y_step = rows_.y_strides[2];
     const ptrdiff_t x_step = rows_.x_strides[2];
-    for (size_t b = 0; b < rows_.batch; ++b) {
-      for (size_t i = 0; i < rows_.seq_len; ++i) {
+    const size_t row_grain = std::max<size_t>(1, kParallelGrain / total);
+    ParallelFor(rows_.batch * rows_.seq_len, row_grain, [&](size_t begin, size_t end) {
+      for (size_t r = begin; r < end; ++r) {
+        const size_t b = r / rows_.seq_len, i = r % rows_.seq_len;
         T* y = At<T>(buffers[0], Step(b, rows_.y_strides[0]) + Step(i, rows_.y_strides[1]));
         const T* x = At<T>(buffers[1], Step(b, rows_.x_strides[0]) + Step(i, rows_.x_strides[1]));
         const size_t visible = total - rows_.seq_len + i + 1;  // 1 to total
@@ -140,7 +166,7 @@ class CausalSoftmaxPlan final : public Plan {
         }
         for (size_t j = visible; j < total; ++j) y[Step(j, y_step)] = Store<T>(V(0));
       }
-    }
+    });
   }
 
  private:
@@ -211,8 +237,10 @@ class RoPEPlan final : public Plan {
   void Compute(const Buffers& buffers, const infiniopBackendRunParams& /*params*/) const override {
     using V = ValueOf<T>;
     const RoPEShape& s = shape_;
-    for (size_t b = 0; b < s.batch; ++b) {
-      for (size_t t = 0; t < s.seq_len; ++t) {
+    const size_t token_grain = std::max<size_t>(1, kParallelGrain / (2 * s.nhead * s.half));
+    ParallelFor(s.batch * s.seq_len, token_grain, [&](size_t begin, size_t end) {
+      for (size_t token = begin; token < end; ++token) {
+        const size_t b = token / s.seq_len, t = token % s.seq_len;
         size_t row;
         const ptrdiff_t pos_offset = Step(b, s.pos_strides[0]) + Step(t, s.pos_strides[1]);
         if (!s.position(buffers[2], pos_offset, s.table_len, &row)) continue;  // see above
@@ -235,7 +263,7 @@ class RoPEPlan final : public Plan {
           }
         }
       }
-    }
+    });
   }
 
  private:

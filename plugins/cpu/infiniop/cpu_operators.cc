@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cpu_common.h"
+#include "cpu_parallel.h"
 #include "infiniop_backend.h"
 #include "infiniop_backend_support.h"
 #include "infinirt.h"
@@ -187,17 +188,6 @@ void ForEachRow(const Layout& layout, const std::array<char*, N>& bases, size_t 
 
 // --- Operators ---------------------------------------------------------------------------------
 
-// GCC vectorises at -O2 (the build's RelWithDebInfo) only a loop that needs neither a run-time
-// aliasing check nor a scalar remainder: contiguous loops go in blocks of a fixed size, declared
-// free of dependences between iterations. That holds for an output that is one of the inputs
-// element for element (in place); an output overlapping an input otherwise is not supported.
-constexpr size_t kBlock = 16;
-#if defined(__GNUC__) && !defined(__clang__)
-#define INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE _Pragma("GCC ivdep")
-#else
-#define INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
-#endif
-
 // One inner loop of a binary elementwise operator over tensors (out, x, y).
 template <class T, class Op>
 struct BinaryRow {
@@ -259,12 +249,22 @@ void Elementwise(const Layout& layout, const Buffers& buffers) {
   for (size_t t = 0; t < N; ++t) bases[t] = static_cast<char*>(buffers[t]);
   if (layout.elements == 0) return;
   if (layout.flat) {
-    std::array<ptrdiff_t, N> unit;
-    unit.fill(1);
-    Row::Apply(bases, layout.elements, unit);
+    // Ranges of whole blocks, so that each thread's loop vectorises as one thread's would.
+    const size_t blocks = (layout.elements + kBlock - 1) / kBlock;
+    ParallelFor(blocks, kParallelGrain / kBlock, [&](size_t begin, size_t end) {
+      std::array<char*, N> pointers = bases;
+      const size_t first = begin * kBlock;
+      for (size_t t = 0; t < N; ++t) pointers[t] += first * layout.element_size;
+      std::array<ptrdiff_t, N> unit;
+      unit.fill(1);
+      Row::Apply(pointers, std::min(end * kBlock, layout.elements) - first, unit);
+    });
     return;
   }
-  ForEachRow(layout, bases, 0, layout.rows, &Row::Apply);
+  const size_t row_grain = std::max<size_t>(1, kParallelGrain / layout.dims.back());
+  ParallelFor(layout.rows, row_grain, [&](size_t begin, size_t end) {
+    ForEachRow(layout, bases, begin, end, &Row::Apply);
+  });
 }
 
 template <class Op>
@@ -307,18 +307,83 @@ size_t ElementSize(infiniDtype_t dtype) {
   }
 }
 
+// Whether a copy's innermost loop strides through one of its tensors (a transpose, say): then
+// the last two dimensions are copied in square tiles instead, so that each side touches whole
+// cache lines while they are loaded, rather than one line per element.
+bool StridesInnermost(const Layout& layout) {
+  return !layout.flat && layout.dims.size() >= 2 &&
+         (layout.strides[0].back() != 1 || layout.strides[1].back() != 1);
+}
+
+constexpr size_t kTile = 32;
+
+// One band of a tiled copy: rows i0 to i0 + kTile - 1 of the last two dimensions of plane
+// `plane` (an index over the dimensions before them), tile by tile.
+template <size_t kSize>
+void CopyBand(const Layout& layout, const Buffers& buffers, size_t plane, size_t i0) {
+  const size_t n = layout.dims.size();
+  const size_t rows = layout.dims[n - 2], cols = layout.dims[n - 1];
+  const std::vector<ptrdiff_t>& dst_steps = layout.byte_strides[0];
+  const std::vector<ptrdiff_t>& src_steps = layout.byte_strides[1];
+  char* dst = static_cast<char*>(buffers[0]);
+  const char* src = static_cast<const char*>(buffers[1]);
+  for (size_t d = n - 2; d-- > 0;) {
+    const ptrdiff_t index = static_cast<ptrdiff_t>(plane % layout.dims[d]);
+    plane /= layout.dims[d];
+    dst += index * dst_steps[d];
+    src += index * src_steps[d];
+  }
+  const size_t i_end = std::min(rows, i0 + kTile);
+  for (size_t j0 = 0; j0 < cols; j0 += kTile) {
+    const size_t j_end = std::min(cols, j0 + kTile);
+    for (size_t i = i0; i < i_end; ++i) {
+      char* dst_row = dst + static_cast<ptrdiff_t>(i) * dst_steps[n - 2];
+      const char* src_row = src + static_cast<ptrdiff_t>(i) * src_steps[n - 2];
+      for (size_t j = j0; j < j_end; ++j) {
+        const ptrdiff_t col = static_cast<ptrdiff_t>(j);
+        std::memcpy(dst_row + col * dst_steps[n - 1], src_row + col * src_steps[n - 1], kSize);
+      }
+    }
+  }
+}
+
+// Rearrange with the last two dimensions in tiles of kTile x kTile elements; the threads take
+// bands of kTile rows, of any plane.
+template <size_t kSize>
+void TiledCopy(const Layout& layout, const Buffers& buffers) {
+  const size_t n = layout.dims.size();
+  const size_t rows = layout.dims[n - 2], cols = layout.dims[n - 1];
+  const size_t planes = layout.elements / (rows * cols);
+  const size_t bands_per_plane = (rows + kTile - 1) / kTile;
+  const size_t band_grain = std::max<size_t>(1, kParallelGrain / (kTile * cols));
+  ParallelFor(planes * bands_per_plane, band_grain, [&](size_t begin, size_t end) {
+    for (size_t band = begin; band < end; ++band) {
+      CopyBand<kSize>(layout, buffers, band / bands_per_plane, (band % bands_per_plane) * kTile);
+    }
+  });
+}
+
+template <size_t kSize>
+void Copy(const Layout& layout, const Buffers& buffers) {
+  if (StridesInnermost(layout)) {
+    TiledCopy<kSize>(layout, buffers);
+    return;
+  }
+  Elementwise<CopyRow<kSize>>(layout, buffers);
+}
+
 ComputeFn CopyCompute(size_t element_size) {
   switch (element_size) {
     case 1:
-      return &Elementwise<CopyRow<1>>;
+      return &Copy<1>;
     case 2:
-      return &Elementwise<CopyRow<2>>;
+      return &Copy<2>;
     case 4:
-      return &Elementwise<CopyRow<4>>;
+      return &Copy<4>;
     case 8:
-      return &Elementwise<CopyRow<8>>;
+      return &Copy<8>;
     case 16:
-      return &Elementwise<CopyRow<16>>;
+      return &Copy<16>;
     default:
       return nullptr;
   }
