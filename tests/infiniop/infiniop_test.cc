@@ -146,6 +146,44 @@ TEST_F(InfiniopTest, ElementwiseOperatorsMatchTheReferenceForEveryDtypeAndLayout
   }
 }
 
+// SwiGLU where exp overflows or underflows, and on infinities and NaN: the reference's value (in
+// double, rounded to F32), NaN where it is NaN.
+TEST_F(InfiniopTest, SwiGLUAtTheEdgesOfExp) {
+  const double gates[] = {-1000, -104, -100, -88.5, -87.4, -87.3, -50, -1e-3, 0,        1e-3,
+                          1,     20,   50,   87.3,  88.5,  88.8,  100, 1000,  INFINITY, -INFINITY,
+                          NAN,   -2.5, 3.75, -60,   60,    -10,   10,  -0.5,  0.5,      7};
+  const size_t count = sizeof gates / sizeof gates[0];
+  Tensor c(Layout::Contiguous({count}), INFINI_DTYPE_F32),
+      a(Layout::Contiguous({count}), INFINI_DTYPE_F32),
+      b(Layout::Contiguous({count}), INFINI_DTYPE_F32);
+  for (size_t i = 0; i < count; ++i) {
+    a.Set(i, 1.5);
+    b.Set(i, gates[i]);
+  }
+  a.Upload(stream);
+  b.Upload(stream);
+  infiniopSwiGLUDescriptor_t desc = nullptr;
+  ASSERT_EQ(infiniopCreateSwiGLUDescriptor(handle, &desc, c.desc(), a.desc(), b.desc()),
+            INFINI_STATUS_SUCCESS);
+  ASSERT_EQ(infiniopSwiGLU(desc, nullptr, 0, c.data(), a.data(), b.data(), stream),
+            INFINI_STATUS_SUCCESS);
+  c.Download(stream);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  for (size_t i = 0; i < count; ++i) {
+    const double gate = b.At(i);
+    const double expected = Rounded(INFINI_DTYPE_F32, 1.5 * gate / (1.0 + std::exp(-gate)));
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(c.At(i))) << "gate " << gate << ": " << c.At(i);
+    } else if (std::isinf(expected)) {
+      EXPECT_EQ(c.At(i), expected) << "gate " << gate;
+    } else {
+      // Results below F32's normal range may be flushed to 0.
+      ExpectClose(INFINI_DTYPE_F32, expected, c.At(i), i);
+    }
+  }
+  EXPECT_EQ(infiniopDestroySwiGLUDescriptor(desc), INFINI_STATUS_SUCCESS);
+}
+
 // Copies src into dst for four dtypes of 1, 2, 4 and 8 bytes, and compares every element.
 void RearrangeEveryDtype(InfiniopTest* test, const Layout& dst_layout, const Layout& src_layout);
 

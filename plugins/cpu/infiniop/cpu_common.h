@@ -4,9 +4,11 @@
 #ifndef INFINIOP_CPU_COMMON_H_
 #define INFINIOP_CPU_COMMON_H_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <type_traits>
 
@@ -139,6 +141,45 @@ constexpr size_t kParallelGrain = size_t{1} << 16;
 #else
 #define INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
 #endif
+
+// e^x in float without a call or a branch, so that a loop of it vectorises (a loop calling expf
+// does not): x = n ln 2 + r with |r| <= ln 2 / 2, e^r by Cephes' polynomial for expf (about 1 ulp),
+// 2^n through the exponent bits. Below -87.3 (where 2^n would leave the normal range) it answers
+// 0, above 88.72 infinity, and NaN for NaN, as expf does (but for denormal results, flushed to 0).
+// Its comparisons vectorise only where they may not trap (-fno-trapping-math: CMakeLists.txt).
+inline float VectorisableExp(float x) {
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kLn2High = 0.693359375f, kLn2Low = -2.12194440e-4f;
+  constexpr float kMin = -87.33654475f, kMax = 88.72283905f;
+  constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  constexpr int32_t kShifterBits = 0x4b400000;
+  float clamped = x < kMin ? kMin : x;
+  clamped = clamped > kMax ? kMax : clamped;
+  const float shifted = clamped * kLog2e + kShifter;  // n in the low mantissa bits
+  const float fn = shifted - kShifter;
+  int32_t shifted_bits;
+  std::memcpy(&shifted_bits, &shifted, 4);
+  const int32_t n = shifted_bits - kShifterBits;
+  const float r = (clamped - fn * kLn2High) - fn * kLn2Low;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float e_r = p * (r * r) + r + 1.0f;
+  // 2^n for n in [-126, 128] as 2^(n/2) * 2^(n - n/2), each a normal float.
+  const int32_t half = n >> 1;
+  const int32_t bits_a = (half + 127) << 23;
+  const int32_t bits_b = (n - half + 127) << 23;
+  float two_a, two_b;
+  std::memcpy(&two_a, &bits_a, 4);
+  std::memcpy(&two_b, &bits_b, 4);
+  float y = e_r * two_a * two_b;
+  y = x < kMin ? 0.0f : y;
+  y = x > kMax ? std::numeric_limits<float>::infinity() : y;
+  return x != x ? x : y;
+}
 
 // --- Plans -------------------------------------------------------------------------------------
 

@@ -49,9 +49,13 @@ struct MulOp {
 
 // up * silu(gate), silu(x) = x * sigmoid(x).
 struct SwiGLUOp {
+  // F16, BF16 and F32 compute in float, with an exp that vectorises; F64 with std::exp.
+  static float Exp(float x) { return VectorisableExp(x); }
+  static double Exp(double x) { return std::exp(x); }
+
   template <class V>
   V operator()(V up, V gate) const {
-    const V sigmoid = V(1) / (V(1) + std::exp(-gate));
+    const V sigmoid = V(1) / (V(1) + Exp(-gate));
     return up * (gate * sigmoid);
   }
 };
@@ -315,7 +319,8 @@ bool StridesInnermost(const Layout& layout) {
          (layout.strides[0].back() != 1 || layout.strides[1].back() != 1);
 }
 
-constexpr size_t kTile = 32;
+constexpr size_t kTileRows = 64;
+constexpr size_t kTileCols = 8;
 
 // One band of a tiled copy: rows i0 to i0 + kTile - 1 of the last two dimensions of plane
 // `plane` (an index over the dimensions before them), tile by tile.
@@ -323,25 +328,28 @@ template <size_t kSize>
 void CopyBand(const Layout& layout, const Buffers& buffers, size_t plane, size_t i0) {
   const size_t n = layout.dims.size();
   const size_t rows = layout.dims[n - 2], cols = layout.dims[n - 1];
-  const std::vector<ptrdiff_t>& dst_steps = layout.byte_strides[0];
-  const std::vector<ptrdiff_t>& src_steps = layout.byte_strides[1];
+  // Locals: stores through char* could alias the layout's vectors, which the compiler would then
+  // read again at every element.
+  const ptrdiff_t dst_row_step = layout.byte_strides[0][n - 2];
+  const ptrdiff_t dst_col_step = layout.byte_strides[0][n - 1];
+  const ptrdiff_t src_row_step = layout.byte_strides[1][n - 2];
+  const ptrdiff_t src_col_step = layout.byte_strides[1][n - 1];
   char* dst = static_cast<char*>(buffers[0]);
   const char* src = static_cast<const char*>(buffers[1]);
   for (size_t d = n - 2; d-- > 0;) {
     const ptrdiff_t index = static_cast<ptrdiff_t>(plane % layout.dims[d]);
     plane /= layout.dims[d];
-    dst += index * dst_steps[d];
-    src += index * src_steps[d];
+    dst += index * layout.byte_strides[0][d];
+    src += index * layout.byte_strides[1][d];
   }
-  const size_t i_end = std::min(rows, i0 + kTile);
-  for (size_t j0 = 0; j0 < cols; j0 += kTile) {
-    const size_t j_end = std::min(cols, j0 + kTile);
+  const size_t i_end = std::min(rows, i0 + kTileRows);
+  for (size_t j0 = 0; j0 < cols; j0 += kTileCols) {
+    const ptrdiff_t j_end = static_cast<ptrdiff_t>(std::min(cols, j0 + kTileCols));
     for (size_t i = i0; i < i_end; ++i) {
-      char* dst_row = dst + static_cast<ptrdiff_t>(i) * dst_steps[n - 2];
-      const char* src_row = src + static_cast<ptrdiff_t>(i) * src_steps[n - 2];
-      for (size_t j = j0; j < j_end; ++j) {
-        const ptrdiff_t col = static_cast<ptrdiff_t>(j);
-        std::memcpy(dst_row + col * dst_steps[n - 1], src_row + col * src_steps[n - 1], kSize);
+      char* dst_row = dst + static_cast<ptrdiff_t>(i) * dst_row_step;
+      const char* src_row = src + static_cast<ptrdiff_t>(i) * src_row_step;
+      for (ptrdiff_t j = static_cast<ptrdiff_t>(j0); j < j_end; ++j) {
+        std::memcpy(dst_row + j * dst_col_step, src_row + j * src_col_step, kSize);
       }
     }
   }
@@ -354,11 +362,11 @@ void TiledCopy(const Layout& layout, const Buffers& buffers) {
   const size_t n = layout.dims.size();
   const size_t rows = layout.dims[n - 2], cols = layout.dims[n - 1];
   const size_t planes = layout.elements / (rows * cols);
-  const size_t bands_per_plane = (rows + kTile - 1) / kTile;
-  const size_t band_grain = std::max<size_t>(1, kParallelGrain / (kTile * cols));
+  const size_t bands_per_plane = (rows + kTileRows - 1) / kTileRows;
+  const size_t band_grain = std::max<size_t>(1, kParallelGrain / (kTileRows * cols));
   ParallelFor(planes * bands_per_plane, band_grain, [&](size_t begin, size_t end) {
     for (size_t band = begin; band < end; ++band) {
-      CopyBand<kSize>(layout, buffers, band / bands_per_plane, (band % bands_per_plane) * kTile);
+      CopyBand<kSize>(layout, buffers, band / bands_per_plane, (band % bands_per_plane) * kTileRows);
     }
   });
 }
