@@ -188,8 +188,8 @@ TEST_F(InfiniopTest, SwiGLUAtTheEdgesOfExp) {
 void RearrangeEveryDtype(InfiniopTest* test, const Layout& dst_layout, const Layout& src_layout);
 
 TEST_F(InfiniopTest, RearrangeCopiesAnyStridesOfAnyDtype) {
-  // Column-major with padding; then a batch of transposes larger than the CPU backend's tiles
-  // (32 x 32), with partial tiles at both edges.
+  // Column-major with padding; then batches of transposes that end in partial tiles of the CPU
+  // backend's (64 x 8) along both dimensions.
   const std::pair<Layout, Layout> cases[] = {
       {Layout{{6, 9}, {1, 7}}, Layout::Contiguous({6, 9})},
       {Layout{{3, 37, 45}, {37 * 45, 1, 37}}, Layout::Contiguous({3, 37, 45})},
