@@ -51,7 +51,7 @@ def swiglu():
     def call():
         np.negative(gate, out=scratch)
         np.exp(scratch, out=scratch)
-        scratch += 1
+        np.add(scratch, 1, out=scratch)
         np.divide(gate, scratch, out=scratch)
         np.multiply(up, scratch, out=out)
 
@@ -67,7 +67,7 @@ def rms_norm():
     def call():
         scale = 1 / np.sqrt(np.mean(np.square(x), axis=1, keepdims=True) + 1e-6)
         np.multiply(x, w, out=y)
-        y *= scale
+        np.multiply(y, scale, out=y)
 
     return call
 

@@ -153,8 +153,9 @@ inline float VectorisableExp(float x) {
   constexpr float kMin = -87.33654475f, kMax = 88.72283905f;
   constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   constexpr int32_t kShifterBits = 0x4b400000;
-  float clamped = x < kMin ? kMin : x;
-  clamped = clamped > kMax ? kMax : clamped;
+  // NaN compares false: it becomes kMin here (n stays in range), and NaN again at the end.
+  float clamped = x > kMin ? x : kMin;
+  clamped = clamped < kMax ? clamped : kMax;
   const float shifted = clamped * kLog2e + kShifter;  // n in the low mantissa bits
   const float fn = shifted - kShifter;
   int32_t shifted_bits;
@@ -170,8 +171,8 @@ inline float VectorisableExp(float x) {
   const float e_r = p * (r * r) + r + 1.0f;
   // 2^n for n in [-126, 128] as 2^(n/2) * 2^(n - n/2), each a normal float.
   const int32_t half = n >> 1;
-  const int32_t bits_a = (half + 127) << 23;
-  const int32_t bits_b = (n - half + 127) << 23;
+  const uint32_t bits_a = static_cast<uint32_t>(half + 127) << 23;
+  const uint32_t bits_b = static_cast<uint32_t>(n - half + 127) << 23;
   float two_a, two_b;
   std::memcpy(&two_a, &bits_a, 4);
   std::memcpy(&two_b, &bits_b, 4);
