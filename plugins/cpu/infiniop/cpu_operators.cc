@@ -369,7 +369,8 @@ void TiledCopy(const Layout& layout, const Buffers& buffers) {
   const size_t band_grain = std::max<size_t>(1, kParallelGrain / (kTileRows * cols));
   ParallelFor(planes * bands_per_plane, band_grain, [&](size_t begin, size_t end) {
     for (size_t band = begin; band < end; ++band) {
-      CopyBand<kSize>(layout, buffers, band / bands_per_plane, (band % bands_per_plane) * kTileRows);
+      CopyBand<kSize>(layout, buffers, band / bands_per_plane,
+                      (band % bands_per_plane) * kTileRows);
     }
   });
 }

@@ -70,27 +70,46 @@ infiniStatus_t FindFunctions(Kernel* kernel) {
   return INFINI_STATUS_SUCCESS;
 }
 
-infiniStatus_t MakeKernel(infiniopOperator_t op, int device_index,
-                          const infiniopBackendTensor* tensors, size_t count,
-                          const infiniopBackendCreateParams& params, Kernel* kernel) {
+// The arguments Create and Describe take, checked alike.
+infiniStatus_t CheckArguments(infiniopOperator_t op, const infiniopBackendTensor* tensors,
+                              size_t tensor_count, const infiniopBackendCreateParams* params) {
+  if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
+  const size_t expected = infiniopOperatorTensorCount(op);
+  if (expected == 0) return INFINI_STATUS_NOT_IMPLEMENTED;
+  if (tensor_count != expected) return INFINI_STATUS_BAD_PARAM;
+  if (tensors == nullptr) return INFINI_STATUS_NULL_POINTER;
+  return INFINI_STATUS_SUCCESS;
+}
+
+// The kernel's plan for the device's limits: cuBLAS's call for Gemm, launches for the others.
+// Needs neither cuBLAS nor the kernels (Create checks those; Describe assumes them).
+infiniStatus_t PlanKernel(infiniopOperator_t op, const infiniopBackendTensor* tensors, size_t count,
+                          const infiniopBackendCreateParams& params, const DeviceLimits& limits,
+                          Kernel* kernel) {
   kernel->op = op;
   kernel->buffer_count = count;
   kernel->uses_run_params = op == INFINIOP_OPERATOR_Gemm || op == INFINIOP_OPERATOR_RandomSample;
+  if (op == INFINIOP_OPERATOR_Gemm) return MakeGemmPlan(tensors, &kernel->gemm);
+  return MakeKernelPlan(op, tensors, count, params, limits, &kernel->plan);
+}
+
+infiniStatus_t MakeKernel(infiniopOperator_t op, int device_index,
+                          const infiniopBackendTensor* tensors, size_t count,
+                          const infiniopBackendCreateParams& params, Kernel* kernel) {
+  DeviceLimits limits;
   if (op == INFINIOP_OPERATOR_Gemm) {
     std::string why;
     if (Cublas(&why) == nullptr) {
       LogDebug("Gemm: " + why);
       return INFINI_STATUS_NOT_IMPLEMENTED;
     }
-    return MakeGemmPlan(tensors, &kernel->gemm);
+  } else if (const infiniStatus_t found = LimitsOf(device_index, &limits)) {
+    return found;
   }
-  DeviceLimits limits;
-  if (const infiniStatus_t found = LimitsOf(device_index, &limits)) return found;
-  if (const infiniStatus_t made =
-          MakeKernelPlan(op, tensors, count, params, limits, &kernel->plan)) {
-    return made;
+  if (const infiniStatus_t planned = PlanKernel(op, tensors, count, params, limits, kernel)) {
+    return planned;
   }
-  return FindFunctions(kernel);
+  return op == INFINIOP_OPERATOR_Gemm ? INFINI_STATUS_SUCCESS : FindFunctions(kernel);
 }
 
 // Queues a plan's launches, with the call's buffers, workspace and parameters in each.
@@ -107,12 +126,12 @@ infiniStatus_t LaunchPlan(const Kernel& kernel, void* workspace, size_t workspac
     call.temperature = params->temperature;
     call.topk = params->topk;
   }
-  std::vector<unsigned char> args;
+  alignas(16) unsigned char args[kMaxKernelArgs];  // no allocation on the call's path
   for (size_t i = 0; i < kernel.plan.launches.size(); ++i) {
     const KernelLaunch& launch = kernel.plan.launches[i];
-    args.assign(launch.args.begin(), launch.args.end());
-    std::memcpy(args.data(), &call, sizeof call);
-    void* arguments[] = {args.data()};  // cudaLaunchKernel copies them before it returns
+    std::memcpy(args, launch.args.data(), launch.args.size());
+    std::memcpy(args, &call, sizeof call);
+    void* arguments[] = {args};  // cudaLaunchKernel copies them before it returns
     const NvDim3 grid{launch.grid[0], launch.grid[1], launch.grid[2]};
     const NvDim3 block{launch.block[0], launch.block[1], launch.block[2]};
     const int status = Runtime().LaunchKernel(kernel.functions[i], grid, block, arguments,
@@ -141,13 +160,10 @@ infiniStatus_t Initialize(char* why, size_t why_size) {
 infiniStatus_t Create(infiniopOperator_t op, int device_index, const infiniopBackendTensor* tensors,
                       size_t tensor_count, const infiniopBackendCreateParams* params,
                       infiniopBackendKernel_t* kernel, size_t* workspace_size) {
-  if (kernel == nullptr || workspace_size == nullptr || params == nullptr) {
-    return INFINI_STATUS_NULL_POINTER;
+  if (kernel == nullptr || workspace_size == nullptr) return INFINI_STATUS_NULL_POINTER;
+  if (const infiniStatus_t checked = CheckArguments(op, tensors, tensor_count, params)) {
+    return checked;
   }
-  const size_t expected = infiniopOperatorTensorCount(op);
-  if (expected == 0) return INFINI_STATUS_NOT_IMPLEMENTED;
-  if (tensor_count != expected) return INFINI_STATUS_BAD_PARAM;
-  if (tensors == nullptr) return INFINI_STATUS_NULL_POINTER;
   try {
     auto created = std::make_unique<Kernel>();
     const infiniStatus_t made =
@@ -191,24 +207,17 @@ infiniStatus_t Run(infiniopBackendKernel_t handle, void* workspace, size_t works
 infiniStatus_t Describe(infiniopOperator_t op, const infiniopBackendTensor* tensors,
                         size_t tensor_count, const infiniopBackendCreateParams* params, char* how,
                         size_t how_size) {
-  if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
-  const size_t expected = infiniopOperatorTensorCount(op);
-  if (expected == 0) return INFINI_STATUS_NOT_IMPLEMENTED;
-  if (tensor_count != expected) return INFINI_STATUS_BAD_PARAM;
-  if (tensors == nullptr) return INFINI_STATUS_NULL_POINTER;
+  if (const infiniStatus_t checked = CheckArguments(op, tensors, tensor_count, params)) {
+    return checked;
+  }
   try {
-    const char* way = "CUDA kernels";
-    infiniStatus_t status;
-    if (op == INFINIOP_OPERATOR_Gemm) {
-      GemmPlan gemm;
-      status = MakeGemmPlan(tensors, &gemm);
-      way = "cuBLAS cublasGemmStridedBatchedEx";
-    } else {
-      KernelPlan plan;
-      status = MakeKernelPlan(op, tensors, tensor_count, *params, DeviceLimits{}, &plan);
-    }
+    Kernel planned;
+    const infiniStatus_t status =
+        PlanKernel(op, tensors, tensor_count, *params, DeviceLimits{}, &planned);
     if (status == INFINI_STATUS_SUCCESS && how != nullptr && how_size > 0) {
-      std::snprintf(how, how_size, "%s", way);
+      std::snprintf(
+          how, how_size, "%s",
+          op == INFINIOP_OPERATOR_Gemm ? "cuBLAS cublasGemmStridedBatchedEx" : "CUDA kernels");
     }
     return status;
   } catch (const std::exception&) {

@@ -53,7 +53,7 @@ void AddLaunch(const char* kernel, uint64_t blocks, unsigned threads, size_t sha
                const Args& args, KernelPlan* plan) {
   static_assert(std::is_trivially_copyable_v<Args> && std::is_standard_layout_v<Args>);
   static_assert(offsetof(Args, call) == 0, "the KernelCall comes first");
-  static_assert(sizeof(Args) <= 1024, "kernel arguments stay well under CUDA's 4 KB");
+  static_assert(sizeof(Args) <= kMaxKernelArgs, "kernel arguments stay well under CUDA's 4 KB");
   KernelLaunch launch;
   launch.kernel = kernel;
   launch.grid[0] = static_cast<unsigned>(std::min(std::max<uint64_t>(blocks, 1), kMaxGridX));

@@ -19,6 +19,10 @@ struct DeviceLimits {
   size_t shared_bytes_per_block = 48 * 1024;
 };
 
+// The largest argument struct a kernel takes (well under CUDA's 4 KB): Run copies a launch's
+// arguments into a buffer of this size on its stack.
+constexpr size_t kMaxKernelArgs = 1024;
+
 // One kernel launch: the kernel's name in the fatbin, its geometry, and its argument struct as
 // bytes (sizeof the kernel's struct, a KernelCall first, which Run fills in).
 struct KernelLaunch {
