@@ -24,7 +24,9 @@
 #include <vector>
 
 #include "cpu_common.h"
+#include "cpu_isa.h"
 #include "cpu_parallel.h"
+#include "cpu_transpose.h"
 #include "infiniop_backend.h"
 #include "infiniop_backend_support.h"
 #include "infinirt.h"
@@ -192,6 +194,56 @@ void ForEachRow(const Layout& layout, const std::array<char*, N>& bases, size_t 
 
 // --- Operators ---------------------------------------------------------------------------------
 
+// The contiguous loop of a binary elementwise operator, in blocks the vectoriser takes whole.
+// Always inlined, so that each caller below compiles it for its own instructions.
+template <class T, class Op>
+[[gnu::always_inline]] inline void ContiguousBinaryLoop(T* out, const T* x, const T* y,
+                                                        size_t length) {
+  using A = Arithmetic<T>;
+  const Op op;
+  size_t i = 0;
+  for (; i + kBlock <= length; i += kBlock) {
+    INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+    for (size_t j = i; j < i + kBlock; ++j) out[j] = A::Store(op(A::Load(x[j]), A::Load(y[j])));
+  }
+  for (; i < length; ++i) out[i] = A::Store(op(A::Load(x[i]), A::Load(y[i])));
+}
+
+template <class T, class Op>
+void ContiguousBinaryBaseline(T* out, const T* x, const T* y, size_t length) {
+  ContiguousBinaryLoop<T, Op>(out, x, y, length);
+}
+
+#if INFINIOP_CPU_HAS_X86_KERNELS
+template <class T, class Op>
+INFINIOP_CPU_TARGET_AVX2 void ContiguousBinaryAvx2(T* out, const T* x, const T* y, size_t length) {
+  ContiguousBinaryLoop<T, Op>(out, x, y, length);
+}
+
+template <class T, class Op>
+INFINIOP_CPU_TARGET_AVX512 void ContiguousBinaryAvx512(T* out, const T* x, const T* y,
+                                                       size_t length) {
+  ContiguousBinaryLoop<T, Op>(out, x, y, length);
+}
+#endif
+
+template <class T, class Op>
+void ContiguousBinary(T* out, const T* x, const T* y, size_t length) {
+#if INFINIOP_CPU_HAS_X86_KERNELS
+  switch (SelectedIsa()) {
+    case Isa::kAvx512:
+      ContiguousBinaryAvx512<T, Op>(out, x, y, length);
+      return;
+    case Isa::kAvx2:
+      ContiguousBinaryAvx2<T, Op>(out, x, y, length);
+      return;
+    case Isa::kBaseline:
+      break;
+  }
+#endif
+  ContiguousBinaryBaseline<T, Op>(out, x, y, length);
+}
+
 // One inner loop of a binary elementwise operator over tensors (out, x, y).
 template <class T, class Op>
 struct BinaryRow {
@@ -203,18 +255,11 @@ struct BinaryRow {
     T* out = reinterpret_cast<T*>(pointers[0]);
     const T* x = reinterpret_cast<const T*>(pointers[1]);
     const T* y = reinterpret_cast<const T*>(pointers[2]);
-    const Op op;
     if (strides[0] == 1 && strides[1] == 1 && strides[2] == 1) {
-      size_t i = 0;
-      for (; i + kBlock <= length; i += kBlock) {
-        INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
-        for (size_t j = i; j < i + kBlock; ++j) {
-          out[j] = A::Store(op(A::Load(x[j]), A::Load(y[j])));
-        }
-      }
-      for (; i < length; ++i) out[i] = A::Store(op(A::Load(x[i]), A::Load(y[i])));
+      ContiguousBinary<T, Op>(out, x, y, length);
       return;
     }
+    const Op op;
     const ptrdiff_t n = static_cast<ptrdiff_t>(length);
     for (ptrdiff_t i = 0; i < n; ++i) {
       out[i * strides[0]] = A::Store(op(A::Load(x[i * strides[1]]), A::Load(y[i * strides[2]])));
@@ -325,6 +370,20 @@ bool StridesInnermost(const Layout& layout) {
 constexpr size_t kTileRows = 64;
 constexpr size_t kTileCols = 8;
 
+// Where plane `plane` (an index over the dimensions before the last two) of a copy's dst and src
+// begins.
+void PlaneBases(const Layout& layout, const Buffers& buffers, size_t plane, char** dst,
+                const char** src) {
+  *dst = static_cast<char*>(buffers[0]);
+  *src = static_cast<const char*>(buffers[1]);
+  for (size_t d = layout.dims.size() - 2; d-- > 0;) {
+    const ptrdiff_t index = static_cast<ptrdiff_t>(plane % layout.dims[d]);
+    plane /= layout.dims[d];
+    *dst += index * layout.byte_strides[0][d];
+    *src += index * layout.byte_strides[1][d];
+  }
+}
+
 // One band of a tiled copy: rows i0 to i0 + kTileRows - 1 of the last two dimensions of plane
 // `plane` (an index over the dimensions before them), tile by tile.
 template <size_t kSize>
@@ -337,14 +396,9 @@ void CopyBand(const Layout& layout, const Buffers& buffers, size_t plane, size_t
   const ptrdiff_t dst_col_step = layout.byte_strides[0][n - 1];
   const ptrdiff_t src_row_step = layout.byte_strides[1][n - 2];
   const ptrdiff_t src_col_step = layout.byte_strides[1][n - 1];
-  char* dst = static_cast<char*>(buffers[0]);
-  const char* src = static_cast<const char*>(buffers[1]);
-  for (size_t d = n - 2; d-- > 0;) {
-    const ptrdiff_t index = static_cast<ptrdiff_t>(plane % layout.dims[d]);
-    plane /= layout.dims[d];
-    dst += index * layout.byte_strides[0][d];
-    src += index * layout.byte_strides[1][d];
-  }
+  char* dst = nullptr;
+  const char* src = nullptr;
+  PlaneBases(layout, buffers, plane, &dst, &src);
   const size_t i_end = std::min(rows, i0 + kTileRows);
   for (size_t j0 = 0; j0 < cols; j0 += kTileCols) {
     const ptrdiff_t j_end = static_cast<ptrdiff_t>(std::min(cols, j0 + kTileCols));
@@ -375,8 +429,62 @@ void TiledCopy(const Layout& layout, const Buffers& buffers) {
   });
 }
 
+// Whether a copy of 4-byte elements swaps its last two dimensions (one side runs along the last,
+// the other along the one before it); if so, *t is plane 0's transpose.
+bool SwapsLastTwoDimensions(const Layout& layout, const Buffers& buffers, Transpose32* t) {
+  if (layout.element_size != 4 || !StridesInnermost(layout)) return false;
+  const size_t n = layout.dims.size();
+  const ptrdiff_t dst_row = layout.strides[0][n - 2], dst_col = layout.strides[0][n - 1];
+  const ptrdiff_t src_row = layout.strides[1][n - 2], src_col = layout.strides[1][n - 1];
+  t->a = static_cast<const char*>(buffers[1]);
+  t->b = static_cast<char*>(buffers[0]);
+  if (dst_col == 1 && src_row == 1) {  // dst[i][j] = src[j][i] along src's columns
+    t->a_stride = src_col;
+    t->b_stride = dst_row;
+    t->a_rows = layout.dims[n - 1];
+    t->a_cols = layout.dims[n - 2];
+    return true;
+  }
+  if (dst_row == 1 && src_col == 1) {  // src's rows become dst's columns
+    t->a_stride = src_row;
+    t->b_stride = dst_col;
+    t->a_rows = layout.dims[n - 2];
+    t->a_cols = layout.dims[n - 1];
+    return true;
+  }
+  return false;
+}
+
+bool IsTranspose32(const Layout& layout, const Buffers& buffers, Transpose32* t) {
+  if (!SwapsLastTwoDimensions(layout, buffers, t)) return false;
+  t->streaming_stores = layout.elements * 4 >= kStreamingStoreBytes;
+  return true;
+}
+
+// A transpose of 4-byte elements in registers (cpu_transpose.h); the threads take bands of
+// kTransposeBand rows of a, of any plane.
+void RegisterTranspose(const Layout& layout, const Buffers& buffers, const Transpose32& plane0) {
+  const size_t n = layout.dims.size();
+  const size_t planes = layout.elements / (layout.dims[n - 2] * layout.dims[n - 1]);
+  const size_t bands_per_plane = (plane0.a_rows + kTransposeBand - 1) / kTransposeBand;
+  const size_t band_grain = std::max<size_t>(1, kParallelGrain / (kTransposeBand * plane0.a_cols));
+  ParallelFor(planes * bands_per_plane, band_grain, [&](size_t begin, size_t end) {
+    for (size_t band = begin; band < end; ++band) {
+      Transpose32 t = plane0;
+      PlaneBases(layout, buffers, band / bands_per_plane, &t.b, &t.a);
+      const size_t first = (band % bands_per_plane) * kTransposeBand;
+      TransposeRows32(t, first, std::min(plane0.a_rows, first + kTransposeBand));
+    }
+  });
+}
+
 template <size_t kSize>
 void Copy(const Layout& layout, const Buffers& buffers) {
+  Transpose32 transpose;
+  if (SelectedIsa() >= Isa::kAvx2 && IsTranspose32(layout, buffers, &transpose)) {
+    RegisterTranspose(layout, buffers, transpose);
+    return;
+  }
   if (StridesInnermost(layout)) {
     TiledCopy<kSize>(layout, buffers);
     return;

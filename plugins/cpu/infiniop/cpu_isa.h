@@ -1,0 +1,36 @@
+// Which vector instructions the CPU operator backend's kernels use, chosen once at run time: the
+// build targets the architecture's baseline (x86-64: SSE2), so that one binary runs on every
+// machine, and the hottest loops have a second version compiled for AVX2 with FMA, taken where the
+// processor has them.
+#ifndef INFINIOP_CPU_ISA_H_
+#define INFINIOP_CPU_ISA_H_
+
+namespace infinirt::infiniop_cpu {
+
+// In order: each level's processors have the instructions of those before it.
+enum class Isa {
+  kBaseline,  // what the build targets
+  kAvx2,      // x86-64 with AVX2 and FMA
+  kAvx512,    // and AVX-512 F, VL, BW and DQ, used 512 bits wide
+};
+
+// The instructions this process uses: the best the processor has, or no better than
+// INFINIOP_CPU_ISA asks ("baseline", "avx2" or "avx512"; to test each path, or to compare them).
+Isa SelectedIsa();
+
+}  // namespace infinirt::infiniop_cpu
+
+// Mark functions to be compiled for AVX2 with FMA, or for AVX-512 (512-bit vectors preferred:
+// GCC otherwise keeps to 256); such a function may only run where SelectedIsa() is at least its
+// level, and the functions it inlines are compiled with it. Elsewhere than x86-64 with GCC or
+// Clang these versions are not built (INFINIOP_CPU_HAS_X86_KERNELS is 0).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define INFINIOP_CPU_HAS_X86_KERNELS 1
+#define INFINIOP_CPU_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define INFINIOP_CPU_TARGET_AVX512 \
+  __attribute__((target("avx2,fma,avx512f,avx512vl,avx512bw,avx512dq,prefer-vector-width=512")))
+#else
+#define INFINIOP_CPU_HAS_X86_KERNELS 0
+#endif
+
+#endif  // INFINIOP_CPU_ISA_H_
