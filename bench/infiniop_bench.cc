@@ -1,9 +1,13 @@
-// InfiniOP's operators on the CPU backend against what they are measured by: Gemm against
-// OpenBLAS called directly on the same matrices, the memory-bound operators against std::memcpy
+// InfiniOP's operators on the CPU backend against what they are measured by: Gemm against the
+// library it goes through (oneDNN where the backend is built with it, else OpenBLAS) and OpenBLAS,
+// called directly on the same matrices, the memory-bound operators against std::memcpy
 // of the bytes they move (their bandwidth), BF16/F16 Gemm against F32 Gemm. Each call is queued on
 // an InfiniRT stream and waited for, as a program would. Comparisons in bench_support.cc.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
+#if INFINIRT_BENCH_HAS_ONEDNN
+#include <oneapi/dnnl/dnnl.h>
+#endif
 
 #include <cstdint>
 #include <cstring>
@@ -165,6 +169,27 @@ void OpenBlasSgemm(benchmark::State& state) {
   SetFlops(state, n);
 }
 
+#if INFINIRT_BENCH_HAS_ONEDNN
+// The same product with oneDNN's dnnl_sgemm called directly: the library the CPU backend's F32
+// Gemm goes through when it is built with oneDNN.
+void OneDnnSgemm(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  BenchTensor c(state, INFINI_DTYPE_F32, {n, n}), a(state, INFINI_DTYPE_F32, {n, n}),
+      b(state, INFINI_DTYPE_F32, {n, n});
+  const auto size = static_cast<dnnl_dim_t>(n);
+  for (auto _ : state) {
+    if (dnnl_sgemm('N', 'N', size, size, size, 1.0f, static_cast<const float*>(a.data()), size,
+                   static_cast<const float*>(b.data()), size, 0.0f, static_cast<float*>(c.data()),
+                   size) != dnnl_success) {
+      state.SkipWithError("dnnl_sgemm failed");
+      break;
+    }
+    benchmark::ClobberMemory();
+  }
+  SetFlops(state, n);
+}
+#endif
+
 // --- Memory-bound operators -----------------------------------------------------------------
 
 // Add, Mul or SwiGLU on three F32 tensors of 64 MiB: 192 MiB moved per call.
@@ -269,6 +294,9 @@ const bool registered = [] {
         ->Arg(n)
         ->Unit(benchmark::kMillisecond);
     Register("InfiniOP/OpenBLAS/cblas_sgemm", OpenBlasSgemm)->Arg(n)->Unit(benchmark::kMillisecond);
+#if INFINIRT_BENCH_HAS_ONEDNN
+    Register("InfiniOP/oneDNN/dnnl_sgemm", OneDnnSgemm)->Arg(n)->Unit(benchmark::kMillisecond);
+#endif
   }
   for (const auto& [name, dtype] :
        {std::pair{"F32", INFINI_DTYPE_F32}, std::pair{"BF16", INFINI_DTYPE_BF16},

@@ -32,6 +32,9 @@ case "${1:-}" in
     # allocator_may_return_null: as for AddressSanitizer above.
     build_dir=build-tsan
     cmake_args+=(-DINFINIRT_SANITIZE=thread -DINFINIOP_NVIDIA_KERNELS=OFF)  # as above
+    # oneDNN runs its threads on OpenMP's runtime, which is not built for ThreadSanitizer: every
+    # barrier of it would read as a race. This build's Gemm goes through OpenBLAS alone.
+    cmake_args+=(-DINFINIOP_CPU_ONEDNN=OFF)
     export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1}"
     ;;
   *) echo "usage: $0 [--sanitize | --tsan]" >&2; exit 2 ;;

@@ -49,7 +49,13 @@ double MatrixAt(const Tensor& t, size_t batch, size_t i, size_t j) {
   return t.At((b * rows + i) * cols + j);
 }
 
-void RunGemm(InfiniopTest* test, infiniDtype_t dtype, const GemmCase& g, bool nan_in_c) {
+void CheckGemm(infiniDtype_t dtype, const GemmCase& g, float alpha, float beta, const Tensor& a,
+               const Tensor& b, const Tensor& c, const std::vector<double>& c_before);
+
+// Runs g on one descriptor, with g's alpha and beta and then with each of `more`, c refilled
+// with its first contents before each call.
+void RunGemm(InfiniopTest* test, infiniDtype_t dtype, const GemmCase& g, bool nan_in_c,
+             const std::vector<std::pair<float, float>>& more = {}) {
   SCOPED_TRACE(std::string(g.name) + ", dtype " + std::to_string(dtype) +
                (nan_in_c ? ", NaN in c" : ""));
   std::mt19937 random(31);
@@ -69,11 +75,25 @@ void RunGemm(InfiniopTest* test, infiniDtype_t dtype, const GemmCase& g, bool na
   size_t workspace_size = 0;
   ASSERT_EQ(infiniopGetGemmWorkspaceSize(desc, &workspace_size), INFINI_STATUS_SUCCESS);
   const DeviceBuffer workspace(workspace_size);
-  ASSERT_EQ(infiniopGemm(desc, workspace.data(), workspace_size, c.data(), a.data(), b.data(),
-                         g.alpha, g.beta, test->stream),
-            INFINI_STATUS_SUCCESS);
-  c.Download(test->stream);
-  ASSERT_EQ(infinirtStreamSynchronize(test->stream), infinirtSuccess);
+  std::vector<std::pair<float, float>> calls{{g.alpha, g.beta}};
+  calls.insert(calls.end(), more.begin(), more.end());
+  for (const auto& [alpha, beta] : calls) {
+    SCOPED_TRACE("alpha " + std::to_string(alpha) + ", beta " + std::to_string(beta));
+    for (size_t i = 0; i < c_before.size(); ++i) c.Set(i, c_before[i]);
+    c.Upload(test->stream);
+    ASSERT_EQ(infiniopGemm(desc, workspace.data(), workspace_size, c.data(), a.data(), b.data(),
+                           alpha, beta, test->stream),
+              INFINI_STATUS_SUCCESS);
+    c.Download(test->stream);
+    ASSERT_EQ(infinirtStreamSynchronize(test->stream), infinirtSuccess);
+    CheckGemm(dtype, g, alpha, beta, a, b, c, c_before);
+  }
+  EXPECT_EQ(infiniopDestroyGemmDescriptor(desc), INFINI_STATUS_SUCCESS);
+}
+
+// c against the product computed in double from the stored a, b and c_before.
+void CheckGemm(infiniDtype_t dtype, const GemmCase& g, float alpha, float beta, const Tensor& a,
+               const Tensor& b, const Tensor& c, const std::vector<double>& c_before) {
   const std::vector<size_t>& shape = g.c.shape;
   const size_t m = shape[shape.size() - 2], n = shape[shape.size() - 1];
   const size_t k = g.a.shape[g.a.shape.size() - 1];
@@ -88,24 +108,39 @@ void RunGemm(InfiniopTest* test, infiniDtype_t dtype, const GemmCase& g, bool na
           magnitude += std::fabs(product);
         }
         const size_t index = (batch * m + i) * n + j;
-        double expected = g.alpha * sum;
-        magnitude = std::fabs(g.alpha) * magnitude;
-        if (g.beta != 0) {
-          expected += g.beta * c_before[index];
-          magnitude += std::fabs(g.beta * c_before[index]);
+        double expected = alpha * sum;
+        magnitude = std::fabs(alpha) * magnitude;
+        if (beta != 0) {
+          expected += beta * c_before[index];
+          magnitude += std::fabs(beta * c_before[index]);
         }
         const double bound = GemmTolerance(dtype) * std::max(1.0, magnitude);
         ASSERT_NEAR(c.At(index), expected, bound) << "element " << index;
       }
     }
   }
-  EXPECT_EQ(infiniopDestroyGemmDescriptor(desc), INFINI_STATUS_SUCCESS);
 }
 
 TEST_F(InfiniopTest, GemmMatchesTheReferenceForEveryDtypeAndLayout) {
   for (infiniDtype_t dtype :
        {INFINI_DTYPE_F32, INFINI_DTYPE_F64, INFINI_DTYPE_F16, INFINI_DTYPE_BF16}) {
     for (const GemmCase& g : GemmCases()) RunGemm(this, dtype, g, /*nan_in_c=*/false);
+  }
+}
+
+// One descriptor called with several alphas and betas (the CPU backend's oneDNN path keeps a
+// primitive per beta): each call computes with its own.
+TEST_F(InfiniopTest, OneGemmDescriptorTakesEachCallsAlphaAndBeta) {
+  const GemmCase g{"several calls",
+                   Layout::Contiguous({2, 9, 17}),
+                   Layout::Contiguous({2, 9, 12}),
+                   Layout::Contiguous({2, 12, 17}),
+                   1.0f,
+                   0.0f};
+  const std::vector<std::pair<float, float>> more{{2.0f, 1.0f},   {-0.5f, 0.25f}, {1.0f, 0.0f},
+                                                  {0.75f, -2.0f}, {1.0f, 1.0f},   {3.0f, 0.25f}};
+  for (infiniDtype_t dtype : {INFINI_DTYPE_F32, INFINI_DTYPE_BF16, INFINI_DTYPE_F64}) {
+    RunGemm(this, dtype, g, /*nan_in_c=*/false, more);
   }
 }
 
@@ -116,7 +151,7 @@ TEST_F(InfiniopTest, GemmWithBetaZeroNeverReadsC) {
                    Layout::Contiguous({4, 5}),
                    2.0f,
                    0.0f};
-  for (infiniDtype_t dtype : {INFINI_DTYPE_F32, INFINI_DTYPE_F16}) {
+  for (infiniDtype_t dtype : {INFINI_DTYPE_F32, INFINI_DTYPE_F16, INFINI_DTYPE_BF16}) {
     RunGemm(this, dtype, g, /*nan_in_c=*/true);
   }
 }

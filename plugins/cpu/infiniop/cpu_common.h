@@ -202,6 +202,9 @@ class Plan {
   // null) and run parameters (zeros where the call passed none and the plan uses none).
   virtual void Compute(const Buffers& buffers, const infiniopBackendRunParams& params) const = 0;
 
+  // How the plan computes, for Describe: "host loops" unless a library does it.
+  virtual const char* how() const { return "host loops"; }
+
   size_t buffer_count() const { return buffer_count_; }
   // Nothing to compute (an empty tensor): a call queues nothing.
   bool empty() const { return empty_; }

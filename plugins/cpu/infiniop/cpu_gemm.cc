@@ -1,4 +1,5 @@
-// Gemm on the CPU: c = alpha * a @ b + beta * c through OpenBLAS (cblas_sgemm, cblas_dgemm),
+// Gemm on the CPU: c = alpha * a @ b + beta * c through oneDNN where it is built in and serves
+// (F32 and BF16: cpu_onednn_gemm.cc), otherwise through OpenBLAS (cblas_sgemm, cblas_dgemm),
 // batch by batch. F32 and F64 go to BLAS as they lie in memory: a matrix whose columns are packed
 // is row-major, one whose rows are packed is column-major (BLAS reads it transposed), and a
 // column-major c is computed as c^T = b^T a^T. F16 and BF16 are converted to packed float
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "cpu_common.h"
+#include "cpu_onednn_gemm.h"
 
 namespace infinirt::infiniop_cpu {
 
@@ -85,6 +87,10 @@ class BlasGemmPlan final : public Plan {
   explicit BlasGemmPlan(const GemmShape& shape)
       : Plan(3, shape.m == 0 || shape.n == 0, true), s_(shape) {}
 
+  const char* how() const override {
+    return sizeof(T) == 8 ? "OpenBLAS cblas_dgemm" : "OpenBLAS cblas_sgemm";
+  }
+
   void Compute(const Buffers& buffers, const infiniopBackendRunParams& params) const override {
     const auto m = static_cast<blasint>(s_.m), n = static_cast<blasint>(s_.n);
     const auto k = static_cast<blasint>(s_.k);
@@ -113,6 +119,8 @@ class ConvertingGemmPlan final : public Plan {
  public:
   explicit ConvertingGemmPlan(const GemmShape& shape)
       : Plan(3, shape.m == 0 || shape.n == 0, true), s_(shape) {}
+
+  const char* how() const override { return "OpenBLAS cblas_sgemm on float copies"; }
 
   void Compute(const Buffers& buffers, const infiniopBackendRunParams& params) const override {
     std::vector<float> a(s_.m * s_.k), b(s_.k * s_.n), c(s_.m * s_.n);
@@ -156,6 +164,42 @@ class ConvertingGemmPlan final : public Plan {
   GemmShape s_;
 };
 
+// The operand as oneDNN takes it: its strides as BLAS would read it (a dimension of one element
+// given the stride its view implies).
+MatmulOperand OperandOf(const Matrix& m, const BlasView& view) {
+  MatmulOperand operand;
+  operand.rows = m.rows;
+  operand.cols = m.cols;
+  operand.batch_stride = m.batch_stride;
+  operand.row_stride = view.trans == CblasNoTrans ? view.ld : 1;
+  operand.col_stride = view.trans == CblasNoTrans ? 1 : view.ld;
+  return operand;
+}
+
+// How many matrices a batched operand has: 1 when every batch reads the same.
+size_t BatchOf(const infiniopBackendTensor& t, const Matrix& m) {
+  return t.ndim == 3 && m.batch_stride != 0 ? t.shape[0] : 1;
+}
+
+// F32 and BF16 through oneDNN where it is built in and has fast kernels for the layouts (and the
+// batch strides are not negative, which it does not take).
+bool MakeMatmulPlan(const infiniopBackendTensor* tensors, const GemmShape& shape, PlanPtr* plan) {
+  if (shape.a.batch_stride < 0 || shape.b.batch_stride < 0 || shape.c.batch_stride < 0) {
+    return false;
+  }
+  MatmulShape matmul;
+  matmul.batch = shape.batch;
+  matmul.a_batch = BatchOf(tensors[1], shape.a);
+  matmul.b_batch = BatchOf(tensors[2], shape.b);
+  matmul.m = shape.m;
+  matmul.n = shape.n;
+  matmul.k = shape.k;
+  matmul.a = OperandOf(shape.a, shape.a_view);
+  matmul.b = OperandOf(shape.b, shape.b_view);
+  matmul.c = OperandOf(shape.c, shape.c_view);
+  return MakeOneDnnGemmPlan(matmul, tensors[0].dtype, plan);
+}
+
 }  // namespace
 
 // Tensors (c, a, b): [(batch,) m, n], [(batch,) m, k], [(batch,) k, n]; a and b may have a batch
@@ -181,6 +225,8 @@ infiniStatus_t MakeGemmPlan(const infiniopBackendTensor* tensors, PlanPtr* plan)
   shape.b_view = ViewOf(shape.b);
   shape.c_view = ViewOf(shape.c);
   const bool blas_layouts = shape.a_view.ok && shape.b_view.ok && shape.c_view.ok;
+  const bool empty = shape.m == 0 || shape.n == 0 || shape.k == 0 || shape.batch == 0;
+  if (blas_layouts && !empty && MakeMatmulPlan(tensors, shape, plan)) return INFINI_STATUS_SUCCESS;
   switch (c.dtype) {
     case INFINI_DTYPE_F32:
       if (!blas_layouts) return INFINI_STATUS_NOT_IMPLEMENTED;

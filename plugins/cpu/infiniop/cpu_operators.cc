@@ -715,13 +715,6 @@ infiniStatus_t Run(infiniopBackendKernel_t handle, void* /*workspace*/, size_t /
   }
 }
 
-// How the CPU computes an operator: OpenBLAS for Gemm (single or double precision), loops of its
-// own for the others.
-const char* HowComputed(infiniopOperator_t op, infiniDtype_t dtype) {
-  if (op != INFINIOP_OPERATOR_Gemm) return "host loops";
-  return dtype == INFINI_DTYPE_F64 ? "OpenBLAS cblas_dgemm" : "OpenBLAS cblas_sgemm";
-}
-
 infiniStatus_t Destroy(infiniopBackendKernel_t handle);
 
 infiniStatus_t Describe(infiniopOperator_t op, const infiniopBackendTensor* tensors,
@@ -732,10 +725,9 @@ infiniStatus_t Describe(infiniopOperator_t op, const infiniopBackendTensor* tens
   const infiniStatus_t status =
       Create(op, 0, tensors, tensor_count, params, &kernel, &workspace_size);
   if (status != INFINI_STATUS_SUCCESS) return status;
+  if (how != nullptr && how_size > 0)
+    std::snprintf(how, how_size, "%s", KernelOf(kernel)->plan->how());
   Destroy(kernel);
-  if (how != nullptr && how_size > 0) {
-    std::snprintf(how, how_size, "%s", HowComputed(op, tensors[0].dtype));
-  }
   return INFINI_STATUS_SUCCESS;
 }
 
