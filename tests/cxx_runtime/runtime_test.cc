@@ -38,18 +38,22 @@ TEST_F(RuntimeTest, BelongsToTheCurrentDeviceAndHasItsOwnStream) {
 }
 
 // The InfiniOP handle: made once, for the runtime's device, where the device type has an operator
-// backend (the CPU and NVIDIA; the other emulated vendors have none yet: NotSupported).
+// backend (the CPU and the CUDA family but Hygon; Hygon, Ascend and Cambricon have none yet:
+// NotSupported).
 TEST_F(RuntimeTest, InfiniopHandleIsMadeOnceForTheRuntimesDevice) {
   const infiniDevice_t device_type = runtime->device().type();
-  if (device_type != INFINI_DEVICE_CPU && device_type != INFINI_DEVICE_NVIDIA) {
+  const bool has_backend = device_type == INFINI_DEVICE_CPU ||
+                           device_type == INFINI_DEVICE_NVIDIA ||
+                           device_type == INFINI_DEVICE_ILUVATAR ||
+                           device_type == INFINI_DEVICE_METAX || device_type == INFINI_DEVICE_MOORE;
+  if (!has_backend) {
     EXPECT_EQ(ErrorOf([&] { runtime->infiniopHandle(); }), infinirtErrorNotSupported);
     return;
   }
   infiniopHandle_t handle = runtime->infiniopHandle();
   ASSERT_NE(handle, nullptr);
   EXPECT_EQ(runtime->infiniopHandle(), handle);
-  // The emulated NVIDIA runtime cannot run the backend's kernels: the descriptor's side is the
-  // CPU's here.
+  // The emulated CUDA-family runtimes cannot run kernels: the descriptor's side is the CPU's here.
   if (device_type != INFINI_DEVICE_CPU) return;
   const size_t shape[] = {4};
   infiniopTensorDescriptor_t tensor = nullptr;

@@ -198,6 +198,7 @@ class Tensor {
   infiniopTensorDescriptor_t desc() const { return desc_; }
   void* data() const { return device_; }
   const Layout& layout() const { return layout_; }
+  infiniDtype_t dtype() const { return dtype_; }
 
   // Element i (row-major) of the host copy.
   double At(size_t i) const { return Load(dtype_, &host_[layout_.Offset(i) * SizeOf(dtype_)]); }

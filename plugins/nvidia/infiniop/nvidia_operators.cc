@@ -1,255 +1,31 @@
-// The NVIDIA operator backend (libinfiniop_nvidia.so): Gemm through cuBLAS, every other operator
-// through the backend's own CUDA kernels (kernels/*.cu, built into the backend as a fatbin by nvcc
-// where the CUDA Toolkit is installed). Work is queued on the native CUDA stream behind the
-// InfiniRT stream (infinirtStreamGetNativeHandle), in order with the stream's other work.
-//
-// What is not served answers honestly: without cuBLAS, Gemm is NOT_IMPLEMENTED; without kernels
-// (a build without nvcc, a CUDA Runtime before 12.0), the other operators are; on a device the
-// fatbin has no code for, DEVICE_ARCHITECTURE_NOT_SUPPORTED. A stream that is capturing refuses
-// the call (NOT_IMPLEMENTED): InfiniRT's graphs cannot hold CUDA kernels.
-#include <algorithm>
-#include <cstdio>
-#include <cstring>
-#include <exception>
-#include <memory>
-#include <string>
-#include <vector>
+// NVIDIA's operator backend: cuBLAS (its prototypes and numbers checked against the CUDA
+// Toolkit's headers where they are installed: family_vendor_api_check.cc) and the backend's CUDA
+// kernels, which nvcc builds into it (CMakeLists.txt).
+#include "family_operator_spec.h"
 
-#include "infiniop_backend.h"
-#include "infinirt.h"
-#include "nvidia_backend.h"
-#include "nvidia_kernel_abi.h"
-#include "nvidia_plans.h"
+#ifdef INFINIOP_NVIDIA_KERNELS
+// The fatbin nvcc made of kernels/*.cu, from the generated infiniop_nvidia_fatbin.c.
+extern "C" const unsigned char infiniop_nvidia_fatbin[];
+#define INFINIOP_NVIDIA_FATBIN_ infiniop_nvidia_fatbin
+#else
+#define INFINIOP_NVIDIA_FATBIN_ nullptr
+#endif
 
-namespace infinirt::infiniop_nvidia {
+namespace infinirt::infiniop_cuda_family {
 
-namespace {
-
-// A descriptor's work: cuBLAS's Gemm, or kernel launches (each with its kernel looked up).
-struct Kernel {
-  infiniopOperator_t op = INFINIOP_OPERATOR_COUNT;
-  size_t buffer_count = 0;
-  bool uses_run_params = false;
-  GemmPlan gemm;
-  KernelPlan plan;
-  std::vector<void*> functions;  // per launch of the plan
-};
-
-Kernel* KernelOf(infiniopBackendKernel_t kernel) { return reinterpret_cast<Kernel*>(kernel); }
-
-// The limits of the device_index-th NVIDIA device, for the kernels' geometry.
-infiniStatus_t LimitsOf(int device_index, DeviceLimits* limits) {
-  int ordinal = -1;
-  infinirtDeviceProp prop;
-  if (infinirtDeviceGetOrdinal(&ordinal, INFINI_DEVICE_NVIDIA, device_index) != infinirtSuccess ||
-      infinirtGetDeviceProperties(&prop, ordinal) != infinirtSuccess) {
-    infinirtGetLastError();
-    return INFINI_STATUS_DEVICE_NOT_FOUND;
-  }
-  limits->multiprocessors = std::max(1, prop.multiProcessorCount);
-  limits->max_threads_per_block = std::max(32, prop.maxThreadsPerBlock);
-  // 48 KiB of shared memory per block is what every CUDA GPU offers without opting in.
-  limits->shared_bytes_per_block = prop.sharedMemPerBlock > 0 ? prop.sharedMemPerBlock : 48 * 1024;
-  return INFINI_STATUS_SUCCESS;
+const FamilyOperatorSpec& ThisVendor() {
+  static const FamilyOperatorSpec spec = {
+      "nvidia",
+      INFINI_DEVICE_NVIDIA,
+      "INFINIOP_NVIDIA_CUBLAS",
+      {{nullptr, "cuda", "cublas", true, {"libcublas.so.13", "libcublas.so.12", nullptr}},
+       {nullptr, nullptr, nullptr, false, {nullptr}}},
+      "cuBLAS cublasGemmStridedBatchedEx",
+      true,
+      INFINIOP_NVIDIA_FATBIN_,
+      "",
+  };
+  return spec;
 }
 
-// Looks up the kernel of every launch of the plan.
-infiniStatus_t FindFunctions(Kernel* kernel) {
-  for (const KernelLaunch& launch : kernel->plan.launches) {
-    std::string why;
-    bool architecture = false;
-    void* function = KernelFunction(launch.kernel, &why, &architecture);
-    if (function == nullptr) {
-      LogDebug(why);
-      return architecture ? INFINI_STATUS_DEVICE_ARCHITECTURE_NOT_SUPPORTED
-                          : INFINI_STATUS_NOT_IMPLEMENTED;
-    }
-    if (launch.args.size() < sizeof(KernelCall)) return INFINI_STATUS_INTERNAL_ERROR;
-    kernel->functions.push_back(function);
-  }
-  return INFINI_STATUS_SUCCESS;
-}
-
-// The arguments Create and Describe take, checked alike.
-infiniStatus_t CheckArguments(infiniopOperator_t op, const infiniopBackendTensor* tensors,
-                              size_t tensor_count, const infiniopBackendCreateParams* params) {
-  if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
-  const size_t expected = infiniopOperatorTensorCount(op);
-  if (expected == 0) return INFINI_STATUS_NOT_IMPLEMENTED;
-  if (tensor_count != expected) return INFINI_STATUS_BAD_PARAM;
-  if (tensors == nullptr) return INFINI_STATUS_NULL_POINTER;
-  return INFINI_STATUS_SUCCESS;
-}
-
-// The kernel's plan for the device's limits: cuBLAS's call for Gemm, launches for the others.
-// Needs neither cuBLAS nor the kernels (Create checks those; Describe assumes them).
-infiniStatus_t PlanKernel(infiniopOperator_t op, const infiniopBackendTensor* tensors, size_t count,
-                          const infiniopBackendCreateParams& params, const DeviceLimits& limits,
-                          Kernel* kernel) {
-  kernel->op = op;
-  kernel->buffer_count = count;
-  kernel->uses_run_params = op == INFINIOP_OPERATOR_Gemm || op == INFINIOP_OPERATOR_RandomSample;
-  if (op == INFINIOP_OPERATOR_Gemm) return MakeGemmPlan(tensors, &kernel->gemm);
-  return MakeKernelPlan(op, tensors, count, params, limits, &kernel->plan);
-}
-
-infiniStatus_t MakeKernel(infiniopOperator_t op, int device_index,
-                          const infiniopBackendTensor* tensors, size_t count,
-                          const infiniopBackendCreateParams& params, Kernel* kernel) {
-  DeviceLimits limits;
-  if (op == INFINIOP_OPERATOR_Gemm) {
-    std::string why;
-    if (Cublas(&why) == nullptr) {
-      LogDebug("Gemm: " + why);
-      return INFINI_STATUS_NOT_IMPLEMENTED;
-    }
-  } else if (const infiniStatus_t found = LimitsOf(device_index, &limits)) {
-    return found;
-  }
-  if (const infiniStatus_t planned = PlanKernel(op, tensors, count, params, limits, kernel)) {
-    return planned;
-  }
-  return op == INFINIOP_OPERATOR_Gemm ? INFINI_STATUS_SUCCESS : FindFunctions(kernel);
-}
-
-// Queues a plan's launches, with the call's buffers, workspace and parameters in each.
-infiniStatus_t LaunchPlan(const Kernel& kernel, void* workspace, size_t workspace_size,
-                          void* const* buffers, const infiniopBackendRunParams* params,
-                          void* native_stream) {
-  KernelCall call{};
-  std::copy(buffers, buffers + kernel.buffer_count, call.buffers);
-  call.workspace = workspace;
-  call.workspace_size = workspace_size;
-  if (params != nullptr) {
-    call.random_val = params->random_val;
-    call.topp = params->topp;
-    call.temperature = params->temperature;
-    call.topk = params->topk;
-  }
-  alignas(16) unsigned char args[kMaxKernelArgs];  // no allocation on the call's path
-  for (size_t i = 0; i < kernel.plan.launches.size(); ++i) {
-    const KernelLaunch& launch = kernel.plan.launches[i];
-    std::memcpy(args, launch.args.data(), launch.args.size());
-    std::memcpy(args, &call, sizeof call);
-    void* arguments[] = {args};  // cudaLaunchKernel copies them before it returns
-    const NvDim3 grid{launch.grid[0], launch.grid[1], launch.grid[2]};
-    const NvDim3 block{launch.block[0], launch.block[1], launch.block[2]};
-    const int status = Runtime().LaunchKernel(kernel.functions[i], grid, block, arguments,
-                                              launch.shared_bytes, native_stream);
-    if (status != kCudaSuccess) {
-      LogDebug(std::string("launching ") + launch.kernel + ": CUDA error " +
-               std::to_string(status));
-      return INFINI_STATUS_INTERNAL_ERROR;
-    }
-  }
-  return INFINI_STATUS_SUCCESS;
-}
-
-// --- The table's entries -----------------------------------------------------------------------
-
-infiniStatus_t Initialize(char* why, size_t why_size) {
-  std::string reason;
-  if (!LoadRuntime(&reason)) {
-    LogDebug(reason);
-    if (why != nullptr && why_size > 0) std::snprintf(why, why_size, "%s", reason.c_str());
-    return INFINI_STATUS_DEVICE_NOT_INITIALIZED;
-  }
-  return INFINI_STATUS_SUCCESS;
-}
-
-infiniStatus_t Create(infiniopOperator_t op, int device_index, const infiniopBackendTensor* tensors,
-                      size_t tensor_count, const infiniopBackendCreateParams* params,
-                      infiniopBackendKernel_t* kernel, size_t* workspace_size) {
-  if (kernel == nullptr || workspace_size == nullptr) return INFINI_STATUS_NULL_POINTER;
-  if (const infiniStatus_t checked = CheckArguments(op, tensors, tensor_count, params)) {
-    return checked;
-  }
-  try {
-    auto created = std::make_unique<Kernel>();
-    const infiniStatus_t made =
-        MakeKernel(op, device_index, tensors, tensor_count, *params, created.get());
-    if (made != INFINI_STATUS_SUCCESS) return made;
-    *workspace_size = created->plan.workspace_size;
-    *kernel = reinterpret_cast<infiniopBackendKernel_t>(created.release());
-    return INFINI_STATUS_SUCCESS;
-  } catch (const std::exception&) {
-    return INFINI_STATUS_INTERNAL_ERROR;
-  }
-}
-
-infiniStatus_t Run(infiniopBackendKernel_t handle, void* workspace, size_t workspace_size,
-                   void* const* buffers, size_t buffer_count,
-                   const infiniopBackendRunParams* params, infinirtStream_t stream) {
-  if (handle == nullptr) return INFINI_STATUS_BAD_PARAM;
-  const Kernel& kernel = *KernelOf(handle);
-  if (buffer_count != kernel.buffer_count) return INFINI_STATUS_BAD_PARAM;
-  if (buffers == nullptr) return INFINI_STATUS_NULL_POINTER;
-  if (kernel.uses_run_params && params == nullptr) return INFINI_STATUS_NULL_POINTER;
-  if (kernel.op == INFINIOP_OPERATOR_Gemm ? kernel.gemm.empty : kernel.plan.launches.empty()) {
-    return INFINI_STATUS_SUCCESS;  // nothing to queue
-  }
-  // Also makes the stream's device current on this thread, which cuBLAS and the launches use.
-  void* native_stream = nullptr;
-  if (infinirtStreamGetNativeHandle(stream, &native_stream) != infinirtSuccess) {
-    const infinirtError_t error = infinirtGetLastError();
-    LogDebug(std::string("the stream's native handle: ") + infinirtGetErrorName(error));
-    return error == infinirtErrorStreamCaptureUnsupported ? INFINI_STATUS_NOT_IMPLEMENTED
-                                                          : INFINI_STATUS_BAD_PARAM;
-  }
-  if (kernel.op == INFINIOP_OPERATOR_Gemm) {
-    return RunGemm(kernel.gemm, buffers, *params, native_stream);
-  }
-  return LaunchPlan(kernel, workspace, workspace_size, buffers, params, native_stream);
-}
-
-// What Create would answer with cuBLAS and the kernels present, on a device of the usual limits
-// (the plans' geometry does not change which tensors they accept).
-infiniStatus_t Describe(infiniopOperator_t op, const infiniopBackendTensor* tensors,
-                        size_t tensor_count, const infiniopBackendCreateParams* params, char* how,
-                        size_t how_size) {
-  if (const infiniStatus_t checked = CheckArguments(op, tensors, tensor_count, params)) {
-    return checked;
-  }
-  try {
-    Kernel planned;
-    const infiniStatus_t status =
-        PlanKernel(op, tensors, tensor_count, *params, DeviceLimits{}, &planned);
-    if (status == INFINI_STATUS_SUCCESS && how != nullptr && how_size > 0) {
-      std::snprintf(
-          how, how_size, "%s",
-          op == INFINIOP_OPERATOR_Gemm ? "cuBLAS cublasGemmStridedBatchedEx" : "CUDA kernels");
-    }
-    return status;
-  } catch (const std::exception&) {
-    return INFINI_STATUS_INTERNAL_ERROR;
-  }
-}
-
-// Work already queued holds nothing of the kernel: its arguments were copied at launch.
-infiniStatus_t Destroy(infiniopBackendKernel_t handle) {
-  if (handle == nullptr) return INFINI_STATUS_BAD_PARAM;
-  delete KernelOf(handle);
-  return INFINI_STATUS_SUCCESS;
-}
-
-const infiniopBackendTable kTable = {
-    sizeof(infiniopBackendTable),
-    INFINIOP_BACKEND_ABI_MAJOR,
-    INFINIOP_BACKEND_ABI_MINOR,
-    "nvidia",
-    INFINI_DEVICE_NVIDIA,
-    &Initialize,
-    &Create,
-    &Run,
-    &Destroy,
-    &Describe,
-};
-
-}  // namespace
-
-}  // namespace infinirt::infiniop_nvidia
-
-extern "C" __attribute__((visibility("default"))) const infiniopBackendTable*
-infiniopBackendGetTable(void) {
-  return &infinirt::infiniop_nvidia::kTable;
-}
+}  // namespace infinirt::infiniop_cuda_family

@@ -1,12 +1,16 @@
 // A host-emulated cuBLAS (tests only): libcublas.so.13 with cuBLAS's names, prototypes and numbers
-// for what the NVIDIA operator backend calls (handles, streams, cublasGemmStridedBatchedEx). It
-// proves the backend's translation, not NVIDIA's library: the product is computed on the host,
-// in double, in the column-major convention cuBLAS documents, and queued on the emulated CUDA
-// Runtime's stream (its cudaLaunchHostFunc), so that stream order holds as on a device.
+// for what the CUDA-family operator backends call (handles, streams, cublasGemmStridedBatchedEx).
+// It proves the backends' translation, not a vendor's library: the product is computed on the
+// host, in double, in the column-major convention cuBLAS documents, and queued on the emulated
+// runtime's stream (its <prefix>LaunchHostFunc), so that stream order holds as on a device.
 //
-// The emulated runtime is the one INFINIRT_NVIDIA_RUNTIME names, already loaded by the NVIDIA
-// runtime plugin. For the tests: emuCublasLastGemm() returns the arguments of the last
-// cublasGemmStridedBatchedEx call, emuCublasFailNext(status) makes the next one answer status.
+// Built once per vendor whose backend is tested (CMakeLists.txt): EMU_BLAS_PREFIX names the
+// functions (cublas, mcblas, mublas), EMU_BLAS_V2 keeps cuBLAS's _v2 suffixes, EMU_RUNTIME_PREFIX
+// and EMU_RUNTIME_VARIABLE find the emulated runtime (already loaded by the vendor's runtime
+// plugin). Other vendors' enum values are taken to be CUDA's, as their backends assume.
+//
+// For the tests: emuCublasLastGemm() returns the arguments of the last Gemm call,
+// emuCublasFailNext(status) makes the next one answer status.
 #include "emulated_cublas.h"
 
 #include <dlfcn.h>
@@ -19,6 +23,21 @@
 #include <string>
 
 #define EMU_EXPORT extern "C" __attribute__((visibility("default")))
+
+#ifndef EMU_BLAS_PREFIX
+#define EMU_BLAS_PREFIX cublas
+#define EMU_BLAS_V2
+#define EMU_RUNTIME_PREFIX "cuda"
+#define EMU_RUNTIME_VARIABLE "INFINIRT_NVIDIA_RUNTIME"
+#endif
+#define EMU_CONCAT_(a, b) a##b
+#define EMU_CONCAT(a, b) EMU_CONCAT_(a, b)
+#define EMU_BLAS(name) EMU_CONCAT(EMU_BLAS_PREFIX, name)
+#ifdef EMU_BLAS_V2
+#define EMU_BLAS_V2_NAME(name) EMU_CONCAT(EMU_BLAS(name), _v2)
+#else
+#define EMU_BLAS_V2_NAME(name) EMU_BLAS(name)
+#endif
 
 namespace {
 
@@ -47,11 +66,11 @@ using LaunchHostFunc = int (*)(void*, void (*)(void*), void*);
 // The emulated runtime's cudaLaunchHostFunc (the instance the plugin loaded).
 LaunchHostFunc RuntimeLaunchHostFunc() {
   static LaunchHostFunc launch = [] {
-    const char* path = getenv("INFINIRT_NVIDIA_RUNTIME");
+    const char* path = getenv(EMU_RUNTIME_VARIABLE);
     void* runtime = path != nullptr ? dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : nullptr;
-    return runtime != nullptr
-               ? reinterpret_cast<LaunchHostFunc>(dlsym(runtime, "cudaLaunchHostFunc"))
-               : nullptr;
+    return runtime != nullptr ? reinterpret_cast<LaunchHostFunc>(
+                                    dlsym(runtime, EMU_RUNTIME_PREFIX "LaunchHostFunc"))
+                              : nullptr;
   }();
   return launch;
 }
@@ -145,30 +164,30 @@ bool Valid(const EmuGemmCall& g) {
 
 }  // namespace
 
-EMU_EXPORT int cublasCreate_v2(void** handle) {
+EMU_EXPORT int EMU_BLAS_V2_NAME(Create)(void** handle) {
   if (handle == nullptr) return kInvalidValue;
   *handle = new Handle();
   return kSuccess;
 }
 
-EMU_EXPORT int cublasDestroy_v2(void* handle) {
+EMU_EXPORT int EMU_BLAS_V2_NAME(Destroy)(void* handle) {
   if (handle == nullptr) return kNotInitialized;
   delete static_cast<Handle*>(handle);
   return kSuccess;
 }
 
-EMU_EXPORT int cublasSetStream_v2(void* handle, void* stream) {
+EMU_EXPORT int EMU_BLAS_V2_NAME(SetStream)(void* handle, void* stream) {
   if (handle == nullptr) return kNotInitialized;
   static_cast<Handle*>(handle)->stream = stream;
   return kSuccess;
 }
 
-EMU_EXPORT int cublasGemmStridedBatchedEx(void* handle, int transa, int transb, int m, int n, int k,
-                                          const void* alpha, const void* A, int Atype, int lda,
-                                          long long strideA, const void* B, int Btype, int ldb,
-                                          long long strideB, const void* beta, void* C, int Ctype,
-                                          int ldc, long long strideC, int batchCount,
-                                          int computeType, int algo) {
+EMU_EXPORT int EMU_BLAS(GemmStridedBatchedEx)(void* handle, int transa, int transb, int m, int n,
+                                              int k, const void* alpha, const void* A, int Atype,
+                                              int lda, long long strideA, const void* B, int Btype,
+                                              int ldb, long long strideB, const void* beta, void* C,
+                                              int Ctype, int ldc, long long strideC, int batchCount,
+                                              int computeType, int algo) {
   if (handle == nullptr) return kNotInitialized;
   const bool doubles = computeType == kCompute64F;
   if (alpha == nullptr || beta == nullptr) return kInvalidValue;

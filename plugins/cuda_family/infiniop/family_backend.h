@@ -1,33 +1,34 @@
-// What the NVIDIA operator backend's files share: the vendor libraries it calls (the CUDA Runtime
-// that the NVIDIA runtime plugin loaded, cuBLAS, its own kernels) and Gemm's plan.
-#ifndef INFINIRT_PLUGINS_NVIDIA_INFINIOP_NVIDIA_BACKEND_H_
-#define INFINIRT_PLUGINS_NVIDIA_INFINIOP_NVIDIA_BACKEND_H_
+// What the CUDA-family operator backends' files share: the vendor libraries they call (the runtime
+// the vendor's runtime plugin loaded, its cuBLAS-shaped BLAS, NVIDIA's kernels) and Gemm's plan.
+#ifndef INFINIRT_PLUGINS_CUDA_FAMILY_INFINIOP_FAMILY_BACKEND_H_
+#define INFINIRT_PLUGINS_CUDA_FAMILY_INFINIOP_FAMILY_BACKEND_H_
 
 #include <string>
 
+#include "family_vendor_api.h"
 #include "infiniop_backend.h"
-#include "nvidia_vendor_api.h"
 
-namespace infinirt::infiniop_nvidia {
+namespace infinirt::infiniop_cuda_family {
 
 #define NV_FUNCTION_POINTER_(name, params) int(*name) params = nullptr;
 struct RuntimeFunctions {
-  NVIDIA_OPERATOR_RUNTIME_FUNCTIONS(NV_FUNCTION_POINTER_)
+  FAMILY_OPERATOR_RUNTIME_FUNCTIONS(NV_FUNCTION_POINTER_)
 };
 struct CublasFunctions {
-  NVIDIA_OPERATOR_CUBLAS_FUNCTIONS(NV_FUNCTION_POINTER_)
+  FAMILY_OPERATOR_BLAS_FUNCTIONS(NV_FUNCTION_POINTER_)
 };
 #undef NV_FUNCTION_POINTER_
 
-// Resolves the CUDA Runtime's functions from the library the NVIDIA runtime plugin uses (the same
-// instance: one CUDA context per device for both). False, with the reason, when that plugin is not
-// loaded or its library lacks cudaGetDevice.
+// Resolves the runtime's functions (under the vendor's prefix) from the library the vendor's
+// runtime plugin uses (the same instance: one context per device for both), and picks the flavour
+// of the vendor's libraries that goes with it. False, with the reason, when that plugin is not
+// loaded or its library lacks <prefix>GetDevice.
 bool LoadRuntime(std::string* why);
 const RuntimeFunctions& Runtime();
 
-// cuBLAS, opened on first use: INFINIOP_NVIDIA_CUBLAS (colon-separated paths) or else
-// libcublas.so.13 and .12, by name and beside the CUDA Runtime in use. Null, with the reason,
-// when none opens or one lacks a function.
+// The vendor's cuBLAS-shaped BLAS, opened on first use: the paths of the vendor's variable
+// (INFINIOP_NVIDIA_CUBLAS, INFINIOP_METAX_BLAS...) or else its spec's file names, by name and
+// beside the runtime in use. Null, with the reason, when none opens or one lacks a function.
 const CublasFunctions* Cublas(std::string* why);
 
 // A kernel of the backend's fatbin (loaded on first use), as cudaLaunchKernel takes it; null,
@@ -59,6 +60,6 @@ infiniStatus_t MakeGemmPlan(const infiniopBackendTensor* tensors, GemmPlan* plan
 infiniStatus_t RunGemm(const GemmPlan& plan, void* const* buffers,
                        const infiniopBackendRunParams& params, void* native_stream);
 
-}  // namespace infinirt::infiniop_nvidia
+}  // namespace infinirt::infiniop_cuda_family
 
-#endif  // INFINIRT_PLUGINS_NVIDIA_INFINIOP_NVIDIA_BACKEND_H_
+#endif  // INFINIRT_PLUGINS_CUDA_FAMILY_INFINIOP_FAMILY_BACKEND_H_

@@ -3,12 +3,12 @@
 // host compiler, without CUDA's headers). Every kernel is extern "C" and takes one struct by value,
 // whose first member is a KernelCall; the host makes the rest of the struct when a descriptor is
 // created and fills in the KernelCall at each call.
-#ifndef INFINIRT_PLUGINS_NVIDIA_INFINIOP_NVIDIA_KERNEL_ABI_H_
-#define INFINIRT_PLUGINS_NVIDIA_INFINIOP_NVIDIA_KERNEL_ABI_H_
+#ifndef INFINIRT_PLUGINS_CUDA_FAMILY_INFINIOP_FAMILY_KERNEL_ABI_H_
+#define INFINIRT_PLUGINS_CUDA_FAMILY_INFINIOP_FAMILY_KERNEL_ABI_H_
 
 #include <stdint.h>
 
-namespace infinirt::infiniop_nvidia {
+namespace infinirt::infiniop_cuda_family {
 
 constexpr int kMaxBuffers = 5;
 
@@ -103,6 +103,6 @@ struct RandomSampleArgs {
   uint64_t workspace_needed;
 };
 
-}  // namespace infinirt::infiniop_nvidia
+}  // namespace infinirt::infiniop_cuda_family
 
-#endif  // INFINIRT_PLUGINS_NVIDIA_INFINIOP_NVIDIA_KERNEL_ABI_H_
+#endif  // INFINIRT_PLUGINS_CUDA_FAMILY_INFINIOP_FAMILY_KERNEL_ABI_H_

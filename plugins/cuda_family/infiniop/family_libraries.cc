@@ -1,6 +1,6 @@
-// The NVIDIA operator backend's vendor libraries: the CUDA Runtime (the NVIDIA runtime plugin's),
-// cuBLAS (opened with dlopen on first use) and the backend's own kernels (a fatbin built into the
-// backend, loaded with cudaLibraryLoadData on first use).
+// A CUDA-family operator backend's vendor libraries: the runtime (the one the vendor's runtime
+// plugin opened), the BLAS (opened with dlopen on first use) and, for NVIDIA, the backend's own
+// kernels (a fatbin built into the backend, loaded with cudaLibraryLoadData on first use).
 #include <dlfcn.h>
 #include <stdlib.h>
 
@@ -11,22 +11,20 @@
 #include <unordered_map>
 #include <vector>
 
+#include "family_backend.h"
+#include "family_operator_spec.h"
 #include "infinirt.h"
-#include "nvidia_backend.h"
 
-#ifdef INFINIOP_NVIDIA_KERNELS
-// The fatbin nvcc made of kernels/*.cu, from nvidia_fatbin.c.
-extern "C" const unsigned char infiniop_nvidia_fatbin[];
-#endif
-
-namespace infinirt::infiniop_nvidia {
+namespace infinirt::infiniop_cuda_family {
 
 namespace {
 
 RuntimeFunctions g_runtime;
+// The flavour of the vendor's libraries that matches its runtime (set by LoadRuntime).
+const FamilyLibraries* g_flavour = nullptr;
 
-// The path of the library the loaded NVIDIA runtime plugin uses, or "" with the reason.
-std::string NvidiaRuntimeLibrary(std::string* why) {
+// The path of the library the loaded runtime plugin of this vendor uses, or "" with the reason.
+std::string VendorRuntimeLibrary(std::string* why) {
   int count = 0;
   if (infinirtGetBackendCount(&count) != infinirtSuccess) {
     infinirtGetLastError();
@@ -39,11 +37,37 @@ std::string NvidiaRuntimeLibrary(std::string* why) {
       infinirtGetLastError();
       continue;
     }
-    if (prop.deviceType != INFINI_DEVICE_NVIDIA || prop.status != infinirtBackendLoaded) continue;
+    if (prop.deviceType != ThisVendor().device_type || prop.status != infinirtBackendLoaded) {
+      continue;
+    }
     if (prop.runtimeLibrary[0] != '\0') return prop.runtimeLibrary;
   }
-  *why = "the NVIDIA runtime plugin is not loaded";
+  *why = std::string("the ") + ThisVendor().name + " runtime plugin is not loaded";
   return "";
+}
+
+// The first flavour whose mark is in the runtime library's file name.
+const FamilyLibraries* FlavourOf(const std::string& runtime_path) {
+  const std::string file = runtime_path.substr(runtime_path.rfind('/') + 1);
+  for (const FamilyLibraries& flavour : ThisVendor().flavours) {
+    if (flavour.runtime_prefix == nullptr) break;
+    if (flavour.runtime_library_mark == nullptr ||
+        file.find(flavour.runtime_library_mark) != std::string::npos) {
+      return &flavour;
+    }
+  }
+  return nullptr;
+}
+
+// The vendor's name of a cuBLAS function: cublasCreate_v2 is mcblasCreate for MetaX's MACA.
+std::string BlasSymbol(const FamilyLibraries& flavour, const char* cublas_name) {
+  std::string rest = cublas_name + std::strlen("cublas");
+  const std::string v2 = "_v2";
+  if (!flavour.blas_v2_names && rest.size() > v2.size() &&
+      rest.compare(rest.size() - v2.size(), v2.size(), v2) == 0) {
+    rest.resize(rest.size() - v2.size());
+  }
+  return flavour.blas_prefix + rest;
 }
 
 template <class Pointer>
@@ -63,17 +87,20 @@ std::vector<std::string> SplitPaths(const std::string& list) {
   return paths;
 }
 
-// Where to look for cuBLAS: the variable's list, or the names and the CUDA Runtime's directory.
-std::vector<std::string> CublasCandidates() {
-  if (const char* listed = secure_getenv("INFINIOP_NVIDIA_CUBLAS")) return SplitPaths(listed);
-  std::vector<std::string> candidates = {"libcublas.so.13", "libcublas.so.12"};
+// Where to look for the BLAS: the vendor's variable's list, or the flavour's names and the same
+// names in the runtime library's directory.
+std::vector<std::string> BlasCandidates() {
+  if (const char* listed = secure_getenv(ThisVendor().blas_variable)) return SplitPaths(listed);
+  std::vector<std::string> names;
+  for (const char* name : g_flavour->blas_libraries) {
+    if (name != nullptr) names.push_back(name);
+  }
+  std::vector<std::string> candidates = names;
   std::string ignored;
-  const std::string runtime = NvidiaRuntimeLibrary(&ignored);
+  const std::string runtime = VendorRuntimeLibrary(&ignored);
   const size_t slash = runtime.rfind('/');
   if (slash != std::string::npos) {
-    const std::string directory = runtime.substr(0, slash + 1);
-    candidates.push_back(directory + "libcublas.so.13");
-    candidates.push_back(directory + "libcublas.so.12");
+    for (const std::string& name : names) candidates.push_back(runtime.substr(0, slash + 1) + name);
   }
   return candidates;
 }
@@ -87,7 +114,11 @@ struct CublasLibrary {
 CublasLibrary OpenCublas() {
   CublasLibrary cublas;
   std::string tried;
-  for (const std::string& candidate : CublasCandidates()) {
+  if (g_flavour == nullptr) {
+    cublas.why = "the runtime is not loaded";
+    return cublas;
+  }
+  for (const std::string& candidate : BlasCandidates()) {
     void* library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) {
       const char* error = dlerror();
@@ -95,10 +126,10 @@ CublasLibrary OpenCublas() {
       continue;
     }
     std::string missing;
-#define NV_RESOLVE_CUBLAS_(name, params)           \
-  Resolve(library, #name, &cublas.functions.name); \
-  if (cublas.functions.name == nullptr) missing += " " #name;
-    NVIDIA_OPERATOR_CUBLAS_FUNCTIONS(NV_RESOLVE_CUBLAS_)
+#define NV_RESOLVE_CUBLAS_(name, params)                                           \
+  Resolve(library, BlasSymbol(*g_flavour, #name).c_str(), &cublas.functions.name); \
+  if (cublas.functions.name == nullptr) missing += " " + BlasSymbol(*g_flavour, #name);
+    FAMILY_OPERATOR_BLAS_FUNCTIONS(NV_RESOLVE_CUBLAS_)
 #undef NV_RESOLVE_CUBLAS_
     if (missing.empty()) {
       cublas.loaded = true;  // kept open until the process exits, as the backend is
@@ -107,7 +138,7 @@ CublasLibrary OpenCublas() {
     tried += (tried.empty() ? "" : "; ") + candidate + " lacks" + missing;
     dlclose(library);
   }
-  cublas.why = "no usable cuBLAS (" + tried + ")";
+  cublas.why = std::string("no usable ") + g_flavour->blas_prefix + " library (" + tried + ")";
   return cublas;
 }
 
@@ -129,9 +160,12 @@ KernelLibrary& Kernels() {
 // Loads the fatbin into kernels.library, or says why not (called with the mutex held).
 void LoadKernelLibrary(KernelLibrary& kernels) {
   kernels.tried = true;
-#ifndef INFINIOP_NVIDIA_KERNELS
-  kernels.why = "this backend was built without the CUDA Toolkit's nvcc: it has no kernels";
-#else
+  if (ThisVendor().fatbin == nullptr) {
+    kernels.why = std::string("the ") + ThisVendor().name +
+                  " operator backend has no kernels (nvcc builds them, for NVIDIA GPUs, where the "
+                  "CUDA Toolkit is installed)";
+    return;
+  }
   if (g_runtime.LibraryLoadData == nullptr || g_runtime.LibraryGetKernel == nullptr ||
       g_runtime.LaunchKernel == nullptr) {
     kernels.why =
@@ -139,7 +173,7 @@ void LoadKernelLibrary(KernelLibrary& kernels) {
         "cudaLaunchKernel (CUDA 12.0 and later have them)";
     return;
   }
-  const int status = g_runtime.LibraryLoadData(&kernels.library, infiniop_nvidia_fatbin, nullptr,
+  const int status = g_runtime.LibraryLoadData(&kernels.library, ThisVendor().fatbin, nullptr,
                                                nullptr, 0, nullptr, nullptr, 0);
   if (status != kCudaSuccess) {
     kernels.library = nullptr;
@@ -147,25 +181,31 @@ void LoadKernelLibrary(KernelLibrary& kernels) {
         status == kCudaErrorNoKernelImageForDevice || status == kCudaErrorUnsupportedPtxVersion;
     kernels.why = "cudaLibraryLoadData failed with CUDA error " + std::to_string(status);
   }
-#endif
 }
 
 }  // namespace
 
 bool LoadRuntime(std::string* why) {
-  const std::string path = NvidiaRuntimeLibrary(why);
+  const std::string path = VendorRuntimeLibrary(why);
   if (path.empty()) return false;
+  g_flavour = FlavourOf(path);
+  if (g_flavour == nullptr) {
+    *why = path + " is of no flavour this backend knows";
+    return false;
+  }
   // The instance the plugin opened (RTLD_NOLOAD: never a second copy of the runtime).
   void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   if (library == nullptr) {
     *why = path + " is not loaded";
     return false;
   }
-#define NV_RESOLVE_RUNTIME_(name, params) Resolve(library, "cuda" #name, &g_runtime.name);
-  NVIDIA_OPERATOR_RUNTIME_FUNCTIONS(NV_RESOLVE_RUNTIME_)
+  const std::string prefix = g_flavour->runtime_prefix;
+#define NV_RESOLVE_RUNTIME_(name, params) \
+  Resolve(library, (prefix + #name).c_str(), &g_runtime.name);
+  FAMILY_OPERATOR_RUNTIME_FUNCTIONS(NV_RESOLVE_RUNTIME_)
 #undef NV_RESOLVE_RUNTIME_
   if (g_runtime.GetDevice == nullptr) {
-    *why = path + " lacks cudaGetDevice";
+    *why = path + " lacks " + prefix + "GetDevice";
     return false;
   }
   return true;
@@ -210,7 +250,7 @@ void LogDebug(const std::string& message) {
     return level != nullptr &&
            (std::strcmp(level, "debug") == 0 || std::strcmp(level, "trace") == 0);
   }();
-  if (shown) std::fprintf(stderr, "[infiniop nvidia] %s\n", message.c_str());
+  if (shown) std::fprintf(stderr, "[infiniop %s] %s\n", ThisVendor().name, message.c_str());
 }
 
-}  // namespace infinirt::infiniop_nvidia
+}  // namespace infinirt::infiniop_cuda_family

@@ -1,17 +1,18 @@
-// Gemm on NVIDIA devices: cuBLAS's cublasGemmStridedBatchedEx on the InfiniRT stream's native
-// stream. cuBLAS is column-major; a descriptor's matrices are row- or column-major each (one of
-// their last two dimensions packed). A column-major c is computed as c = op(a) op(b); a row-major
-// c as its transpose, c^T = op(b^T) op(a^T), which cuBLAS sees as a column-major n x m matrix.
+// Gemm on CUDA-family devices: the vendor's cublasGemmStridedBatchedEx (under its names) on the
+// InfiniRT stream's native stream. cuBLAS is column-major; a descriptor's matrices are row- or
+// column-major each (one of their last two dimensions packed). A column-major c is computed as
+// c = op(a) op(b); a row-major c as its transpose, c^T = op(b^T) op(a^T), which cuBLAS sees as a
+// column-major n x m matrix.
 #include <climits>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "family_backend.h"
 #include "infinirt.h"
-#include "nvidia_backend.h"
 
-namespace infinirt::infiniop_nvidia {
+namespace infinirt::infiniop_cuda_family {
 
 namespace {
 
@@ -196,4 +197,4 @@ infiniStatus_t RunGemm(const GemmPlan& plan, void* const* buffers,
   return StatusOfCublas(status);
 }
 
-}  // namespace infinirt::infiniop_nvidia
+}  // namespace infinirt::infiniop_cuda_family

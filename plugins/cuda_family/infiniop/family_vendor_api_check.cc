@@ -1,5 +1,5 @@
-// Compile-time proof that the NVIDIA operator backend's function lists and numbers
-// (nvidia_vendor_api.h) are CUDA's and cuBLAS's: with the lists' type macros set to the real
+// Compile-time proof that the CUDA-family operator backends's function lists and numbers
+// (family_vendor_api.h) are CUDA's and cuBLAS's: with the lists' type macros set to the real
 // types, every entry must have the type of the function of that name in the real headers.
 // Compiled only where the CUDA Toolkit is installed; nothing of it is linked.
 #include <cublas_api.h>
@@ -18,19 +18,19 @@
 #define NV_DATA_TYPE cudaDataType
 #define NV_COMPUTE_TYPE cublasComputeType_t
 #define NV_GEMM_ALGO cublasGemmAlgo_t
-#include "nvidia_vendor_api.h"
+#include "family_vendor_api.h"
 
 #define NV_CHECK_RUNTIME_(name, params)                                       \
   static_assert(std::is_same_v<decltype(&cuda##name), cudaError_t(*) params>, \
                 "cuda" #name ": the backend's list disagrees with CUDA");
-NVIDIA_OPERATOR_RUNTIME_FUNCTIONS(NV_CHECK_RUNTIME_)
+FAMILY_OPERATOR_RUNTIME_FUNCTIONS(NV_CHECK_RUNTIME_)
 #undef NV_CHECK_RUNTIME_
 
 // A cast, not decltype: cuBLAS overloads some names for C++; the cast compiles only when one of
 // them has the list's prototype.
 #define NV_CHECK_CUBLAS_(name, params) \
   [[maybe_unused]] static const auto kCheck_##name = static_cast<cublasStatus_t(*) params>(&name);
-NVIDIA_OPERATOR_CUBLAS_FUNCTIONS(NV_CHECK_CUBLAS_)
+FAMILY_OPERATOR_BLAS_FUNCTIONS(NV_CHECK_CUBLAS_)
 #undef NV_CHECK_CUBLAS_
 
 // The backend calls through pointers with plain C types: the substitutions must keep the
@@ -43,7 +43,7 @@ static_assert(sizeof(dim3) == sizeof(NvDim3) && std::is_trivially_copyable_v<dim
 static_assert(std::is_pointer_v<cudaLibrary_t> && std::is_pointer_v<cudaKernel_t> &&
               std::is_pointer_v<cublasHandle_t>);
 
-namespace nvop = infinirt::infiniop_nvidia;
+namespace nvop = infinirt::infiniop_cuda_family;
 static_assert(nvop::kCudaSuccess == cudaSuccess && nvop::kCublasSuccess == CUBLAS_STATUS_SUCCESS);
 static_assert(nvop::kCudaErrorNoKernelImageForDevice == cudaErrorNoKernelImageForDevice &&
               nvop::kCudaErrorUnsupportedPtxVersion == cudaErrorUnsupportedPtxVersion);

@@ -1,12 +1,13 @@
-// The vendor functions the NVIDIA operator backend calls, as lists: X(name, parameters). Every
-// function returns an int status (cudaError_t, cublasStatus_t).
+// The vendor functions the CUDA-family operator backends call, as lists: X(name, parameters), under
+// CUDA's and cuBLAS's names (another vendor's are derived from them: family_operator_spec.h).
+// Every function returns an int status (cudaError_t, cublasStatus_t).
 //
 // Like the runtime plugin's list, the parameter types are macros: the backend sees plain C types
 // (handles are pointers, enums ints, dim3 a struct of three unsigned), and
-// nvidia_vendor_api_check.cc, compiled where the CUDA Toolkit is installed, redefines them as
+// family_vendor_api_check.cc, compiled where the CUDA Toolkit is installed, redefines them as
 // CUDA's types and proves every entry equal to the prototype in the real headers.
-#ifndef INFINIRT_PLUGINS_NVIDIA_INFINIOP_NVIDIA_VENDOR_API_H_
-#define INFINIRT_PLUGINS_NVIDIA_INFINIOP_NVIDIA_VENDOR_API_H_
+#ifndef INFINIRT_PLUGINS_CUDA_FAMILY_INFINIOP_FAMILY_VENDOR_API_H_
+#define INFINIRT_PLUGINS_CUDA_FAMILY_INFINIOP_FAMILY_VENDOR_API_H_
 
 #include <stddef.h>
 
@@ -31,7 +32,7 @@ struct NvDim3 {
 
 // The CUDA Runtime's, from the library the NVIDIA runtime plugin loaded. The library functions
 // (CUDA 12.0 and later) load the backend's kernels: without them, only Gemm is served.
-#define NVIDIA_OPERATOR_RUNTIME_FUNCTIONS(X)                                                     \
+#define FAMILY_OPERATOR_RUNTIME_FUNCTIONS(X)                                                     \
   X(GetDevice, (int* device))                                                                    \
   X(LibraryLoadData,                                                                             \
     (NV_LIBRARY * library, const void* code, NV_JIT_OPTION* jitOptions, void** jitOptionsValues, \
@@ -42,7 +43,7 @@ struct NvDim3 {
                    size_t sharedMem, NV_STREAM stream))
 
 // cuBLAS's (libcublas.so.13 or .12): Gemm.
-#define NVIDIA_OPERATOR_CUBLAS_FUNCTIONS(X)                                                        \
+#define FAMILY_OPERATOR_BLAS_FUNCTIONS(X)                                                          \
   X(cublasCreate_v2, (NV_CUBLAS * handle))                                                         \
   X(cublasDestroy_v2, (NV_CUBLAS handle))                                                          \
   X(cublasSetStream_v2, (NV_CUBLAS handle, NV_STREAM streamId))                                    \
@@ -53,7 +54,7 @@ struct NvDim3 {
      NV_DATA_TYPE Ctype, int ldc, long long int strideC, int batchCount,                           \
      NV_COMPUTE_TYPE computeType, NV_GEMM_ALGO algo))
 
-namespace infinirt::infiniop_nvidia {
+namespace infinirt::infiniop_cuda_family {
 
 // CUDA's and cuBLAS's numbers that the backend passes (checked against the real headers).
 constexpr int kCudaSuccess = 0;
@@ -70,6 +71,6 @@ constexpr int kCublasCompute32F = 68;
 constexpr int kCublasCompute64F = 70;
 constexpr int kCublasGemmDefault = -1;
 
-}  // namespace infinirt::infiniop_nvidia
+}  // namespace infinirt::infiniop_cuda_family
 
-#endif  // INFINIRT_PLUGINS_NVIDIA_INFINIOP_NVIDIA_VENDOR_API_H_
+#endif  // INFINIRT_PLUGINS_CUDA_FAMILY_INFINIOP_FAMILY_VENDOR_API_H_

@@ -1,10 +1,11 @@
-// The plans of the NVIDIA operator backend's own kernels (kernels/infiniop_kernels.cu): for each
-// operator but Gemm, which kernel a call launches, its geometry and its argument struct, checked
-// and simplified the way the CPU backend does (plugins/cpu/infiniop/), whose semantics the kernels
-// share: the same refusals (BAD_PARAM for tensors breaking an operator's shapes, NOT_IMPLEMENTED
-// for a dtype combination or layout not computed), elementwise layouts with dimensions of one
-// element dropped and neighbours laid out as one run merged, a 0-sized tensor computing nothing.
-#include "nvidia_plans.h"
+// The plans of the CUDA-family operator backends' own kernels (kernels/infiniop_kernels.cu): for
+// each operator but Gemm, which kernel a call launches, its geometry and its argument struct,
+// checked and simplified the way the CPU backend does (plugins/cpu/infiniop/), whose semantics the
+// kernels share: the same refusals (BAD_PARAM for tensors breaking an operator's shapes,
+// NOT_IMPLEMENTED for a dtype combination or layout not computed), elementwise layouts with
+// dimensions of one element dropped and neighbours laid out as one run merged, a 0-sized tensor
+// computing nothing.
+#include "family_plans.h"
 
 #include <stdint.h>
 
@@ -15,10 +16,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "family_kernel_abi.h"
 #include "infiniop_backend_support.h"
-#include "nvidia_kernel_abi.h"
 
-namespace infinirt::infiniop_nvidia {
+namespace infinirt::infiniop_cuda_family {
 
 namespace {
 
@@ -466,4 +467,4 @@ infiniStatus_t MakeKernelPlan(infiniopOperator_t op, const infiniopBackendTensor
   return status;
 }
 
-}  // namespace infinirt::infiniop_nvidia
+}  // namespace infinirt::infiniop_cuda_family

@@ -1,8 +1,8 @@
-// The NVIDIA operator backend's plans for the operators computed by its own CUDA kernels (every
-// operator but Gemm, which is cuBLAS's): which kernels a call launches, with what geometry and
-// arguments. nvidia_plans.cc makes them at Create; nvidia_operators.cc launches them at Run.
-#ifndef INFINIRT_PLUGINS_NVIDIA_INFINIOP_NVIDIA_PLANS_H_
-#define INFINIRT_PLUGINS_NVIDIA_INFINIOP_NVIDIA_PLANS_H_
+// The CUDA-family operator backends' plans for the operators computed by its own CUDA kernels
+// (every operator but Gemm, which is cuBLAS's): which kernels a call launches, with what geometry
+// and arguments. family_plans.cc makes them at Create; family_operators.cc launches them at Run.
+#ifndef INFINIRT_PLUGINS_CUDA_FAMILY_INFINIOP_FAMILY_PLANS_H_
+#define INFINIRT_PLUGINS_CUDA_FAMILY_INFINIOP_FAMILY_PLANS_H_
 
 #include <stddef.h>
 
@@ -10,7 +10,7 @@
 
 #include "infiniop_backend.h"
 
-namespace infinirt::infiniop_nvidia {
+namespace infinirt::infiniop_cuda_family {
 
 // What a plan may assume of the device.
 struct DeviceLimits {
@@ -47,6 +47,6 @@ infiniStatus_t MakeKernelPlan(infiniopOperator_t op, const infiniopBackendTensor
                               size_t count, const infiniopBackendCreateParams& params,
                               const DeviceLimits& limits, KernelPlan* plan);
 
-}  // namespace infinirt::infiniop_nvidia
+}  // namespace infinirt::infiniop_cuda_family
 
-#endif  // INFINIRT_PLUGINS_NVIDIA_INFINIOP_NVIDIA_PLANS_H_
+#endif  // INFINIRT_PLUGINS_CUDA_FAMILY_INFINIOP_FAMILY_PLANS_H_

@@ -1,7 +1,7 @@
 // The NVIDIA operator backend's CUDA kernels, all in this one source (nvcc compiles one source into
 // the fatbin): Add, Mul, SwiGLU and Rearrange (elementwise), RMSNorm, CausalSoftmax, RoPE and
-// RandomSample. Each kernel is extern "C" and takes one argument struct of nvidia_kernel_abi.h by
-// value, its KernelCall first; nvidia_plans.cc makes the plans that launch them (and says which
+// RandomSample. Each kernel is extern "C" and takes one argument struct of family_kernel_abi.h by
+// value, its KernelCall first; family_plans.cc makes the plans that launch them (and says which
 // kernel each dtype combination uses).
 //
 // The semantics are the CPU backend's (plugins/cpu/infiniop/): F16 and BF16 compute in float, F32
@@ -12,9 +12,9 @@
 #include <stdint.h>
 
 #include "infinicore.h"
-#include "nvidia_kernel_abi.h"
+#include "family_kernel_abi.h"
 
-namespace infinirt::infiniop_nvidia::kernels {
+namespace infinirt::infiniop_cuda_family::kernels {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarpSize = 32;
@@ -867,16 +867,16 @@ __device__ void RandomSampleLarge(const RandomSampleArgs& args) {
   if (threadIdx.x == 0) StoreIndex(args, index);
 }
 
-}  // namespace infinirt::infiniop_nvidia::kernels
+}  // namespace infinirt::infiniop_cuda_family::kernels
 
 // --- The kernels -------------------------------------------------------------------------------
 
-namespace ik = infinirt::infiniop_nvidia::kernels;
-using infinirt::infiniop_nvidia::CausalSoftmaxArgs;
-using infinirt::infiniop_nvidia::ElementwiseArgs;
-using infinirt::infiniop_nvidia::RandomSampleArgs;
-using infinirt::infiniop_nvidia::RMSNormArgs;
-using infinirt::infiniop_nvidia::RoPEArgs;
+namespace ik = infinirt::infiniop_cuda_family::kernels;
+using infinirt::infiniop_cuda_family::CausalSoftmaxArgs;
+using infinirt::infiniop_cuda_family::ElementwiseArgs;
+using infinirt::infiniop_cuda_family::RandomSampleArgs;
+using infinirt::infiniop_cuda_family::RMSNormArgs;
+using infinirt::infiniop_cuda_family::RoPEArgs;
 
 #define INFINIOP_BINARY_KERNEL_(name, Type, Op)                                   \
   extern "C" __global__ void __launch_bounds__(1024) name(ElementwiseArgs args) { \
@@ -938,7 +938,7 @@ INFINIOP_RMS_NORM_KERNEL_(infiniop_rms_norm_f64_w_f64, F64, F64)
   extern "C" __global__ void __launch_bounds__(1024) name(Args args) { call(args); }
 
 // Template arguments with a comma do not pass through a macro: RoPE's pairings get aliases.
-namespace infinirt::infiniop_nvidia::kernels {
+namespace infinirt::infiniop_cuda_family::kernels {
 template <class Type>
 __device__ void RoPEGptJ(const RoPEArgs& args) {
   RoPE<Type, false>(args);
@@ -947,7 +947,7 @@ template <class Type>
 __device__ void RoPEGptNeox(const RoPEArgs& args) {
   RoPE<Type, true>(args);
 }
-}  // namespace infinirt::infiniop_nvidia::kernels
+}  // namespace infinirt::infiniop_cuda_family::kernels
 
 INFINIOP_FLOAT_KERNELS_(INFINIOP_KERNEL_, infiniop_causal_softmax, CausalSoftmaxArgs,
                         ik::CausalSoftmax)
