@@ -27,8 +27,13 @@ Isa SelectedIsa();
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define INFINIOP_CPU_HAS_X86_KERNELS 1
 #define INFINIOP_CPU_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#if defined(__clang__)  // Clang's target attribute takes no vector width
+#define INFINIOP_CPU_TARGET_AVX512 \
+  __attribute__((target("avx2,fma,avx512f,avx512vl,avx512bw,avx512dq")))
+#else
 #define INFINIOP_CPU_TARGET_AVX512 \
   __attribute__((target("avx2,fma,avx512f,avx512vl,avx512bw,avx512dq,prefer-vector-width=512")))
+#endif
 #else
 #define INFINIOP_CPU_HAS_X86_KERNELS 0
 #endif

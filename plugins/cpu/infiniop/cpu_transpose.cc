@@ -80,7 +80,9 @@ INFINIOP_CPU_TARGET_AVX2 void Tile16x16(const char* a, ptrdiff_t a_step, char* b
 // its own -Wuninitialized then reports in every function that inlines them (GCC bug 105593).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 template <bool kStream>
 INFINIOP_CPU_TARGET_AVX512 inline void StoreLine(char* line, __m512 value) {
