@@ -156,6 +156,29 @@ TEST_F(InfiniopTest, GemmWithBetaZeroNeverReadsC) {
   }
 }
 
+// a @ I in F16 returns a exactly: the conversions to float and back (in vectors on the CPU, at each
+// ISA level CTest runs) keep subnormals, the largest half and signs. 40 columns: whole vectors
+// and a tail.
+TEST_F(InfiniopTest, F16GemmByTheIdentityKeepsEveryValue) {
+  constexpr size_t kN = 40;
+  const double values[] = {0x1p-24, -0x1p-24, 0x1.ff8p-15, 65504, -65504, -0.5, 0x1p-14, 3.0};
+  Tensor c(Layout::Contiguous({3, kN}), INFINI_DTYPE_F16),
+      a(Layout::Contiguous({3, kN}), INFINI_DTYPE_F16),
+      identity(Layout::Contiguous({kN, kN}), INFINI_DTYPE_F16);
+  for (size_t i = 0; i < 3 * kN; ++i) a.Set(i, values[i % (sizeof values / sizeof values[0])]);
+  for (size_t i = 0; i < kN; ++i) identity.Set(i * kN + i, 1.0);
+  for (Tensor* t : {&a, &identity}) t->Upload(stream);
+  infiniopGemmDescriptor_t desc = nullptr;
+  ASSERT_EQ(infiniopCreateGemmDescriptor(handle, &desc, c.desc(), a.desc(), identity.desc()),
+            INFINI_STATUS_SUCCESS);
+  ASSERT_EQ(infiniopGemm(desc, nullptr, 0, c.data(), a.data(), identity.data(), 1.0f, 0.0f, stream),
+            INFINI_STATUS_SUCCESS);
+  c.Download(stream);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  for (size_t i = 0; i < 3 * kN; ++i) EXPECT_EQ(c.At(i), a.At(i)) << "element " << i;
+  EXPECT_EQ(infiniopDestroyGemmDescriptor(desc), INFINI_STATUS_SUCCESS);
+}
+
 TEST_F(InfiniopTest, GemmValidatesShapesDtypesAndStrides) {
   Tensor c(Layout::Contiguous({4, 6}), INFINI_DTYPE_F32),
       a(Layout::Contiguous({4, 5}), INFINI_DTYPE_F32);

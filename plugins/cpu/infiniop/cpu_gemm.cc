@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "cpu_common.h"
+#include "cpu_convert.h"
 #include "cpu_onednn_gemm.h"
+#include "cpu_parallel.h"
 
 namespace infinirt::infiniop_cpu {
 
@@ -142,23 +144,39 @@ class ConvertingGemmPlan final : public Plan {
   }
 
  private:
+  // Rows whose elements lie next to each other convert in vectors (cpu_convert.h); the threads
+  // take ranges of rows.
   static void Pack(const T* from, const Matrix& m, float* to) {
-    for (size_t i = 0; i < m.rows; ++i) {
-      for (size_t j = 0; j < m.cols; ++j) {
-        const ptrdiff_t at =
-            static_cast<ptrdiff_t>(i) * m.row_stride + static_cast<ptrdiff_t>(j) * m.col_stride;
-        to[i * m.cols + j] = Arithmetic<T>::Load(from[at]);
+    ParallelFor(m.rows, RowGrain(m), [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        const T* row = from + static_cast<ptrdiff_t>(i) * m.row_stride;
+        if (m.col_stride == 1) {
+          ToFloat(row, to + i * m.cols, m.cols);
+          continue;
+        }
+        for (size_t j = 0; j < m.cols; ++j) {
+          to[i * m.cols + j] = Arithmetic<T>::Load(row[static_cast<ptrdiff_t>(j) * m.col_stride]);
+        }
       }
-    }
+    });
   }
   static void Unpack(const float* from, const Matrix& m, T* to) {
-    for (size_t i = 0; i < m.rows; ++i) {
-      for (size_t j = 0; j < m.cols; ++j) {
-        const ptrdiff_t at =
-            static_cast<ptrdiff_t>(i) * m.row_stride + static_cast<ptrdiff_t>(j) * m.col_stride;
-        to[at] = Arithmetic<T>::Store(from[i * m.cols + j]);
+    ParallelFor(m.rows, RowGrain(m), [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        T* row = to + static_cast<ptrdiff_t>(i) * m.row_stride;
+        if (m.col_stride == 1) {
+          FromFloat(from + i * m.cols, row, m.cols);
+          continue;
+        }
+        for (size_t j = 0; j < m.cols; ++j) {
+          row[static_cast<ptrdiff_t>(j) * m.col_stride] =
+              Arithmetic<T>::Store(from[i * m.cols + j]);
+        }
       }
-    }
+    });
+  }
+  static size_t RowGrain(const Matrix& m) {
+    return std::max<size_t>(1, kParallelGrain / std::max<size_t>(m.cols, 1));
   }
 
   GemmShape s_;

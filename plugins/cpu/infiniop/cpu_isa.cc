@@ -6,14 +6,29 @@
 
 #include <algorithm>
 
+#if INFINIOP_CPU_HAS_X86_KERNELS
+#include <cpuid.h>
+#endif
+
 namespace infinirt::infiniop_cpu {
 
 namespace {
 
+#if INFINIOP_CPU_HAS_X86_KERNELS
+// CPUID leaf 1, ECX bit 29 (__builtin_cpu_supports has no "f16c" in Clang, and GCC 12's answers
+// 0 for it).
+bool HasF16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
+}
+#endif
+
 Isa BestOfProcessor() {
 #if INFINIOP_CPU_HAS_X86_KERNELS
   __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return Isa::kBaseline;
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !HasF16c()) {
+    return Isa::kBaseline;
+  }
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
                       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
   return avx512 ? Isa::kAvx512 : Isa::kAvx2;

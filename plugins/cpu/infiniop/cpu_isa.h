@@ -10,7 +10,7 @@ namespace infinirt::infiniop_cpu {
 // In order: each level's processors have the instructions of those before it.
 enum class Isa {
   kBaseline,  // what the build targets
-  kAvx2,      // x86-64 with AVX2 and FMA
+  kAvx2,      // x86-64 with AVX2, FMA and F16C
   kAvx512,    // and AVX-512 F, VL, BW and DQ, used 512 bits wide
 };
 
@@ -20,22 +20,36 @@ Isa SelectedIsa();
 
 }  // namespace infinirt::infiniop_cpu
 
-// Mark functions to be compiled for AVX2 with FMA, or for AVX-512 (512-bit vectors preferred:
-// GCC otherwise keeps to 256); such a function may only run where SelectedIsa() is at least its
-// level, and the functions it inlines are compiled with it. Elsewhere than x86-64 with GCC or
-// Clang these versions are not built (INFINIOP_CPU_HAS_X86_KERNELS is 0).
+// Mark functions to be compiled for AVX2 with FMA and F16C, or for AVX-512 (512-bit vectors
+// preferred: GCC otherwise keeps to 256); such a function may only run where SelectedIsa() is at
+// least its level, and the functions it inlines are compiled with it. Elsewhere than x86-64 with
+// GCC or Clang these versions are not built (INFINIOP_CPU_HAS_X86_KERNELS is 0).
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define INFINIOP_CPU_HAS_X86_KERNELS 1
-#define INFINIOP_CPU_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define INFINIOP_CPU_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
 #if defined(__clang__)  // Clang's target attribute takes no vector width
 #define INFINIOP_CPU_TARGET_AVX512 \
-  __attribute__((target("avx2,fma,avx512f,avx512vl,avx512bw,avx512dq")))
+  __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512dq")))
 #else
 #define INFINIOP_CPU_TARGET_AVX512 \
-  __attribute__((target("avx2,fma,avx512f,avx512vl,avx512bw,avx512dq,prefer-vector-width=512")))
+  __attribute__((                  \
+      target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512dq,prefer-vector-width=512")))
 #endif
 #else
 #define INFINIOP_CPU_HAS_X86_KERNELS 0
+#endif
+
+// Around code using AVX-512 intrinsics: GCC 12's start their results from a variable initialised
+// with itself, which its own -Wuninitialized then reports in every function that inlines them
+// (GCC bug 105593).
+#if defined(__clang__)
+#define INFINIOP_CPU_BEGIN_AVX512_INTRINSICS
+#define INFINIOP_CPU_END_AVX512_INTRINSICS
+#else
+#define INFINIOP_CPU_BEGIN_AVX512_INTRINSICS                                           \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"") \
+      _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define INFINIOP_CPU_END_AVX512_INTRINSICS _Pragma("GCC diagnostic pop")
 #endif
 
 #endif  // INFINIOP_CPU_ISA_H_

@@ -76,13 +76,7 @@ INFINIOP_CPU_TARGET_AVX2 void Tile16x16(const char* a, ptrdiff_t a_step, char* b
 // one 64-byte load or store, so no line is read twice, whatever cache set the rows share. After two
 // rounds of interleaving, u[4k + m] holds in 128-bit lane l the elements of a's rows 4k to 4k + 3
 // in column 4l + m; two rounds of lane shuffles gather each column.
-// GCC 12's AVX-512 intrinsics start their results from a variable initialised with itself, which
-// its own -Wuninitialized then reports in every function that inlines them (GCC bug 105593).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+INFINIOP_CPU_BEGIN_AVX512_INTRINSICS
 
 template <bool kStream>
 INFINIOP_CPU_TARGET_AVX512 inline void StoreLine(char* line, __m512 value) {
@@ -130,7 +124,7 @@ INFINIOP_CPU_TARGET_AVX512 void Tile16x16Avx512(const char* a, ptrdiff_t a_step,
   }
 }
 
-#pragma GCC diagnostic pop
+INFINIOP_CPU_END_AVX512_INTRINSICS
 
 using TileFn = void (*)(const char* a, ptrdiff_t a_step, char* b, ptrdiff_t b_step);
 
