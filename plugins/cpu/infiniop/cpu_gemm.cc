@@ -115,6 +115,18 @@ class BlasGemmPlan final : public Plan {
   GemmShape s_;
 };
 
+// Float memory for the copies, kept by each thread that computes them, from one call to the next
+// (until the thread ends): allocating and zeroing fresh copies cost more than converting into them.
+float* Scratch(size_t floats) {
+  thread_local std::unique_ptr<float[]> buffer;
+  thread_local size_t capacity = 0;
+  if (capacity < floats) {
+    buffer.reset(new float[floats]);  // not zeroed: every element read is written first
+    capacity = floats;
+  }
+  return buffer.get();
+}
+
 // F16 and BF16: packed float copies, cblas_sgemm, the result rounded back once.
 template <class T>
 class ConvertingGemmPlan final : public Plan {
@@ -125,21 +137,23 @@ class ConvertingGemmPlan final : public Plan {
   const char* how() const override { return "OpenBLAS cblas_sgemm on float copies"; }
 
   void Compute(const Buffers& buffers, const infiniopBackendRunParams& params) const override {
-    std::vector<float> a(s_.m * s_.k), b(s_.k * s_.n), c(s_.m * s_.n);
+    float* const a = Scratch(s_.m * s_.k + s_.k * s_.n + s_.m * s_.n);
+    float* const b = a + s_.m * s_.k;
+    float* const c = b + s_.k * s_.n;
     for (size_t batch = 0; batch < s_.batch; ++batch) {
       const auto step = static_cast<ptrdiff_t>(batch);
       T* c_in = static_cast<T*>(buffers[0]) + step * s_.c.batch_stride;
       const T* a_in = static_cast<const T*>(buffers[1]) + step * s_.a.batch_stride;
       const T* b_in = static_cast<const T*>(buffers[2]) + step * s_.b.batch_stride;
-      Pack(a_in, s_.a, a.data());
-      Pack(b_in, s_.b, b.data());
-      if (params.beta != 0) Pack(c_in, s_.c, c.data());  // beta 0: c is not read, as in BLAS
+      Pack(a_in, s_.a, a);
+      Pack(b_in, s_.b, b);
+      if (params.beta != 0) Pack(c_in, s_.c, c);  // beta 0: c is not read, as in BLAS
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(s_.m),
-                  static_cast<blasint>(s_.n), static_cast<blasint>(s_.k), params.alpha, a.data(),
-                  static_cast<blasint>(std::max<size_t>(s_.k, 1)), b.data(),
-                  static_cast<blasint>(std::max<size_t>(s_.n, 1)), params.beta, c.data(),
+                  static_cast<blasint>(s_.n), static_cast<blasint>(s_.k), params.alpha, a,
+                  static_cast<blasint>(std::max<size_t>(s_.k, 1)), b,
+                  static_cast<blasint>(std::max<size_t>(s_.n, 1)), params.beta, c,
                   static_cast<blasint>(std::max<size_t>(s_.n, 1)));
-      Unpack(c.data(), s_.c, c_in);
+      Unpack(c, s_.c, c_in);
     }
   }
 
