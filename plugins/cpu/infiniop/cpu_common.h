@@ -202,9 +202,6 @@ class Plan {
   // null) and run parameters (zeros where the call passed none and the plan uses none).
   virtual void Compute(const Buffers& buffers, const infiniopBackendRunParams& params) const = 0;
 
-  // How the plan computes, for Describe: "host loops" unless a library does it.
-  virtual const char* how() const { return "host loops"; }
-
   size_t buffer_count() const { return buffer_count_; }
   // Nothing to compute (an empty tensor): a call queues nothing.
   bool empty() const { return empty_; }
@@ -230,8 +227,11 @@ infiniStatus_t MakeCausalSoftmaxPlan(const infiniopBackendTensor* tensors, PlanP
 infiniStatus_t MakeRoPEPlan(const infiniopBackendTensor* tensors,
                             const infiniopBackendCreateParams* params, PlanPtr* plan);
 infiniStatus_t MakeRandomSamplePlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
-// Gemm (cpu_gemm.cc), through OpenBLAS.
+// Gemm (cpu_gemm.cc), through oneDNN or OpenBLAS.
 infiniStatus_t MakeGemmPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
+// How Gemm computes a dtype, for Describe: the libraries it may go to, whichever the processor
+// and the layouts pick (so that the support table is the same on every machine).
+const char* GemmLibraries(infiniDtype_t dtype);
 
 // A storage type, passed as a value: WithFloatType's callable reads it as decltype(type)::T.
 template <class Storage>

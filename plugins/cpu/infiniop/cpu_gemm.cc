@@ -89,10 +89,6 @@ class BlasGemmPlan final : public Plan {
   explicit BlasGemmPlan(const GemmShape& shape)
       : Plan(3, shape.m == 0 || shape.n == 0, true), s_(shape) {}
 
-  const char* how() const override {
-    return sizeof(T) == 8 ? "OpenBLAS cblas_dgemm" : "OpenBLAS cblas_sgemm";
-  }
-
   void Compute(const Buffers& buffers, const infiniopBackendRunParams& params) const override {
     const auto m = static_cast<blasint>(s_.m), n = static_cast<blasint>(s_.n);
     const auto k = static_cast<blasint>(s_.k);
@@ -133,8 +129,6 @@ class ConvertingGemmPlan final : public Plan {
  public:
   explicit ConvertingGemmPlan(const GemmShape& shape)
       : Plan(3, shape.m == 0 || shape.n == 0, true), s_(shape) {}
-
-  const char* how() const override { return "OpenBLAS cblas_sgemm on float copies"; }
 
   void Compute(const Buffers& buffers, const infiniopBackendRunParams& params) const override {
     float* const a = Scratch(s_.m * s_.k + s_.k * s_.n + s_.m * s_.n);
@@ -233,6 +227,21 @@ bool MakeMatmulPlan(const infiniopBackendTensor* tensors, const GemmShape& shape
 }
 
 }  // namespace
+
+const char* GemmLibraries(infiniDtype_t dtype) {
+  const bool onednn = INFINIOP_CPU_HAS_ONEDNN;
+  switch (dtype) {
+    case INFINI_DTYPE_F32:
+      return onednn ? "oneDNN matmul, else OpenBLAS cblas_sgemm" : "OpenBLAS cblas_sgemm";
+    case INFINI_DTYPE_BF16:
+      return onednn ? "oneDNN matmul, else OpenBLAS cblas_sgemm on float copies"
+                    : "OpenBLAS cblas_sgemm on float copies";
+    case INFINI_DTYPE_F64:
+      return "OpenBLAS cblas_dgemm";
+    default:
+      return "OpenBLAS cblas_sgemm on float copies";
+  }
+}
 
 // Tensors (c, a, b): [(batch,) m, n], [(batch,) m, k], [(batch,) k, n]; a and b may have a batch
 // of 1 (or be 2-D) for every batch of c.

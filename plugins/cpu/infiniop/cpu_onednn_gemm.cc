@@ -52,8 +52,6 @@ class OneDnnGemmPlan final : public Plan {
     return true;
   }
 
-  const char* how() const override { return "oneDNN matmul"; }
-
   void Compute(const Buffers& buffers, const infiniopBackendRunParams& params) const override {
     dnnl::engine& engine = Engine();
     dnnl::stream stream(engine);

@@ -725,9 +725,11 @@ infiniStatus_t Describe(infiniopOperator_t op, const infiniopBackendTensor* tens
   const infiniStatus_t status =
       Create(op, 0, tensors, tensor_count, params, &kernel, &workspace_size);
   if (status != INFINI_STATUS_SUCCESS) return status;
-  if (how != nullptr && how_size > 0)
-    std::snprintf(how, how_size, "%s", KernelOf(kernel)->plan->how());
   Destroy(kernel);
+  if (how != nullptr && how_size > 0) {
+    std::snprintf(how, how_size, "%s",
+                  op == INFINIOP_OPERATOR_Gemm ? GemmLibraries(tensors[0].dtype) : "host loops");
+  }
   return INFINI_STATUS_SUCCESS;
 }
 
