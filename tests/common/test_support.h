@@ -15,6 +15,14 @@
 
 #include "infinirt.h"
 
+// 1 in a build with AddressSanitizer or ThreadSanitizer, whose allocators reserve address space in
+// bulk and end the process where a failed operator new would throw.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define INFINIRT_TEST_UNDER_SANITIZER 1
+#else
+#define INFINIRT_TEST_UNDER_SANITIZER 0
+#endif
+
 namespace infinirt::testing {
 
 // "infinirtErrorInvalidValue (1)": how the tests print an error, so a failure names it.
@@ -130,6 +138,14 @@ inline int ThreadsBeforeInfiniRT() {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return ProcessThreadCount();
+}
+
+// The process's virtual memory (the address space RLIMIT_AS bounds), from /proc/self/statm.
+inline size_t VirtualMemoryBytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0;
+  statm >> pages;
+  return pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
 }  // namespace infinirt::testing

@@ -15,12 +15,6 @@
 #include "infinirt/runtime.hpp"
 #include "test_support.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define INFINIRT_TEST_UNDER_SANITIZER 1
-#else
-#define INFINIRT_TEST_UNDER_SANITIZER 0
-#endif
-
 namespace infinirt {
 namespace {
 

@@ -1,9 +1,13 @@
-// Gemm on the CPU backend (OpenBLAS) against a reference computed in double from the stored
+// Gemm on the CPU backend (oneDNN, OpenBLAS) against a reference computed in double from the stored
 // inputs: every float dtype; row- and column-major operands and result; batches, with a and b
 // broadcast along the batch; beta 0 never reading c (NaN there stays out of the result); k = 0;
 // and the validation of shapes, dtypes and strides. Tolerance: the dtype's (as elsewhere) times
 // the sum of the magnitudes that make up each element, as BLAS accumulates in the input's
 // precision (float for F16 and BF16).
+#include <sys/resource.h>
+
+#include <cstdlib>
+
 #include "infiniop_test_support.h"
 
 namespace infiniop_test {
@@ -177,6 +181,51 @@ TEST_F(InfiniopTest, F16GemmByTheIdentityKeepsEveryValue) {
   ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
   for (size_t i = 0; i < 3 * kN; ++i) EXPECT_EQ(c.At(i), a.At(i)) << "element " << i;
   EXPECT_EQ(infiniopDestroyGemmDescriptor(desc), INFINI_STATUS_SUCCESS);
+}
+
+// Run in a child process: its address space is limited so that an F16 Gemm's float copies
+// (192 MiB for 4096 x 4096) cannot be allocated. The call must leave c as it was, and the
+// stream must go on. Exit code 0 when all holds.
+void GemmWhoseCopiesCannotBeAllocated(InfiniopTest* test) {
+  constexpr size_t kSide = 4096;
+  Tensor c(Layout::Contiguous({kSide, kSide}), INFINI_DTYPE_F16),
+      a(Layout::Contiguous({kSide, kSide}), INFINI_DTYPE_F16),
+      b(Layout::Contiguous({kSide, kSide}), INFINI_DTYPE_F16);
+  for (size_t i = 0; i < kSide * kSide; i += 4097) c.Set(i, 2.0);
+  for (Tensor* t : {&a, &b, &c}) t->Upload(test->stream);
+  infiniopGemmDescriptor_t desc = nullptr;
+  if (infiniopCreateGemmDescriptor(test->handle, &desc, c.desc(), a.desc(), b.desc()) !=
+          INFINI_STATUS_SUCCESS ||
+      infinirtStreamSynchronize(test->stream) != infinirtSuccess) {
+    std::exit(2);
+  }
+  // Room for what the runtime and the threads already hold, and a little more; not for the copies.
+  rlimit limit{};
+  getrlimit(RLIMIT_AS, &limit);
+  limit.rlim_cur = infinirt::testing::VirtualMemoryBytes() + (size_t{64} << 20);
+  if (setrlimit(RLIMIT_AS, &limit) != 0) std::exit(3);
+  if (infiniopGemm(desc, nullptr, 0, c.data(), a.data(), b.data(), 1.0f, 0.0f, test->stream) !=
+      INFINI_STATUS_SUCCESS) {
+    std::exit(4);
+  }
+  c.Download(test->stream);
+  if (infinirtStreamSynchronize(test->stream) != infinirtSuccess) std::exit(5);
+  for (size_t i = 0; i < kSide * kSide; i += 4097) {
+    if (c.At(i) != 2.0) std::exit(6);
+  }
+  std::exit(0);
+}
+
+// A call whose computation fails on the CPU backend's stream does not end the process.
+TEST_F(InfiniopTest, AGemmWhoseCopiesCannotBeAllocatedLeavesCAsItWas) {
+  if (device_type != INFINI_DEVICE_CPU) GTEST_SKIP() << "the CPU backend's float copies";
+  if (INFINIRT_TEST_UNDER_SANITIZER) {
+    GTEST_SKIP() << "the sanitizers reserve address space in bulk and end the process on a "
+                    "failed operator new";
+  }
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the child starts afresh, with its own threads
+  EXPECT_EXIT(GemmWhoseCopiesCannotBeAllocated(this), ::testing::ExitedWithCode(0),
+              "an operator call failed");
 }
 
 TEST_F(InfiniopTest, GemmValidatesShapesDtypesAndStrides) {

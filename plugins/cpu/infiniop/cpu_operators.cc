@@ -585,7 +585,18 @@ struct Kernel {
 
 Kernel* KernelOf(infiniopBackendKernel_t kernel) { return reinterpret_cast<Kernel*>(kernel); }
 
-void Execute(const Closure& closure) { closure.plan->Compute(closure.buffers, closure.params); }
+// A host function cannot fail: a call whose computation throws (memory for Gemm's float copies, a
+// oneDNN error) leaves its outputs as they were and says so on stderr, rather than ending the
+// process.
+void Execute(const Closure& closure) {
+  try {
+    closure.plan->Compute(closure.buffers, closure.params);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr,
+                 "[infiniop cpu] error: an operator call failed (%s): its output is not written\n",
+                 error.what());
+  }
+}
 
 // A call queued on a stream runs once and frees its closure.
 void INFINIRT_CB RunAndRelease(void* user_data) {
