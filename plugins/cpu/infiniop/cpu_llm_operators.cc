@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cpu_common.h"
+#include "cpu_isa.h"
 #include "cpu_parallel.h"
 #include "infiniop/ops/rope.h"
 #include "infiniop_backend.h"
@@ -57,7 +58,7 @@ using infiniop_backend::NormRows;
 // row is read whole before it is written.
 // The sum of the squares of a contiguous row, in kBlock running totals (cpu_common.h).
 template <class T>
-ValueOf<T> SumOfSquares(const T* x, size_t length) {
+[[gnu::always_inline]] inline ValueOf<T> SumOfSquares(const T* x, size_t length) {
   using V = ValueOf<T>;
   V lanes[kBlock] = {};
   size_t j = 0;
@@ -74,6 +75,60 @@ ValueOf<T> SumOfSquares(const T* x, size_t length) {
     sum += value * value;
   }
   return sum;
+}
+
+// One row of RMSNorm. Always inlined, so that each version below compiles it for its own
+// instructions.
+template <class T, class W>
+[[gnu::always_inline]] inline void NormRowLoop(T* y, const T* x, const W* w, size_t dim,
+                                               ValueOf<T> epsilon) {
+  using V = ValueOf<T>;
+  const V rms = V(1) / std::sqrt(SumOfSquares(x, dim) / static_cast<V>(dim) + epsilon);
+  size_t j = 0;
+  for (; j + kBlock <= dim; j += kBlock) {
+    INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+    for (size_t k = j; k < j + kBlock; ++k) {
+      y[k] = Store<T>(Load(x[k]) * static_cast<V>(Load(w[k])) * rms);
+    }
+  }
+  for (; j < dim; ++j) y[j] = Store<T>(Load(x[j]) * static_cast<V>(Load(w[j])) * rms);
+}
+
+template <class T, class W>
+void NormRowBaseline(T* y, const T* x, const W* w, size_t dim, ValueOf<T> epsilon) {
+  NormRowLoop(y, x, w, dim, epsilon);
+}
+
+#if INFINIOP_CPU_HAS_X86_KERNELS
+template <class T, class W>
+INFINIOP_CPU_TARGET_AVX2 void NormRowAvx2(T* y, const T* x, const W* w, size_t dim,
+                                          ValueOf<T> epsilon) {
+  NormRowLoop(y, x, w, dim, epsilon);
+}
+
+template <class T, class W>
+INFINIOP_CPU_TARGET_AVX512 void NormRowAvx512(T* y, const T* x, const W* w, size_t dim,
+                                              ValueOf<T> epsilon) {
+  NormRowLoop(y, x, w, dim, epsilon);
+}
+#endif
+
+// The row's version for the selected instructions (cpu_isa.h).
+template <class T, class W>
+void NormRow(T* y, const T* x, const W* w, size_t dim, ValueOf<T> epsilon) {
+#if INFINIOP_CPU_HAS_X86_KERNELS
+  switch (SelectedIsa()) {
+    case Isa::kAvx512:
+      NormRowAvx512(y, x, w, dim, epsilon);
+      return;
+    case Isa::kAvx2:
+      NormRowAvx2(y, x, w, dim, epsilon);
+      return;
+    case Isa::kBaseline:
+      break;
+  }
+#endif
+  NormRowBaseline(y, x, w, dim, epsilon);
 }
 
 template <class T, class W>
@@ -94,15 +149,7 @@ class RMSNormPlan final : public Plan {
         const size_t b = r / rows_.nhead, h = r % rows_.nhead;
         T* y = At<T>(buffers[0], Step(b, rows_.y_strides[0]) + Step(h, rows_.y_strides[1]));
         const T* x = At<T>(buffers[1], Step(b, rows_.x_strides[0]) + Step(h, rows_.x_strides[1]));
-        const V rms = V(1) / std::sqrt(SumOfSquares(x, dim) / static_cast<V>(dim) + epsilon);
-        size_t j = 0;
-        for (; j + kBlock <= dim; j += kBlock) {
-          INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
-          for (size_t k = j; k < j + kBlock; ++k) {
-            y[k] = Store<T>(Load(x[k]) * static_cast<V>(Load(w[k])) * rms);
-          }
-        }
-        for (; j < dim; ++j) y[j] = Store<T>(Load(x[j]) * static_cast<V>(Load(w[j])) * rms);
+        NormRow(y, x, w, dim, epsilon);
       }
     });
   }
