@@ -83,19 +83,6 @@ INFINIOP_CPU_TARGET_AVX2 void FloatToBf16Avx2(const float* from, BFloat16* to, s
 
 #endif
 
-template <class From, class To>
-using ConvertFn = void (*)(const From*, To*, size_t);
-
-// Runs the version for the selected instructions (the x86 versions are null elsewhere).
-template <class From, class To>
-void Dispatch(ConvertFn<From, To> avx512, ConvertFn<From, To> avx2, ConvertFn<From, To> baseline,
-              const From* from, To* to, size_t count) {
-  const Isa isa = SelectedIsa();
-  if (isa == Isa::kAvx512 && avx512 != nullptr) return avx512(from, to, count);
-  if (isa >= Isa::kAvx2 && avx2 != nullptr) return avx2(from, to, count);
-  baseline(from, to, count);
-}
-
 template <class T>
 void LoadBaseline(const T* from, float* to, size_t count) {
   LoadLoop(from, to, 0, count);
@@ -106,36 +93,26 @@ void StoreBaseline(const float* from, T* to, size_t count) {
   StoreLoop(from, to, 0, count);
 }
 
-#if INFINIOP_CPU_HAS_X86_KERNELS
-#define INFINIOP_CPU_X86_ONLY(function) (function)
-#else
-#define INFINIOP_CPU_X86_ONLY(function) nullptr
-#endif
-
 }  // namespace
 
 void ToFloat(const Half* from, float* to, size_t count) {
-  Dispatch<Half, float>(INFINIOP_CPU_X86_ONLY(&HalfToFloatAvx512),
-                        INFINIOP_CPU_X86_ONLY(&HalfToFloatAvx2), &LoadBaseline<Half>, from, to,
-                        count);
+  RunForIsa(INFINIOP_CPU_X86_ONLY(&HalfToFloatAvx512), INFINIOP_CPU_X86_ONLY(&HalfToFloatAvx2),
+            &LoadBaseline<Half>, from, to, count);
 }
 
 void FromFloat(const float* from, Half* to, size_t count) {
-  Dispatch<float, Half>(INFINIOP_CPU_X86_ONLY(&FloatToHalfAvx512),
-                        INFINIOP_CPU_X86_ONLY(&FloatToHalfAvx2), &StoreBaseline<Half>, from, to,
-                        count);
+  RunForIsa(INFINIOP_CPU_X86_ONLY(&FloatToHalfAvx512), INFINIOP_CPU_X86_ONLY(&FloatToHalfAvx2),
+            &StoreBaseline<Half>, from, to, count);
 }
 
 void ToFloat(const BFloat16* from, float* to, size_t count) {
-  Dispatch<BFloat16, float>(INFINIOP_CPU_X86_ONLY(&Bf16ToFloatAvx512),
-                            INFINIOP_CPU_X86_ONLY(&Bf16ToFloatAvx2), &LoadBaseline<BFloat16>, from,
-                            to, count);
+  RunForIsa(INFINIOP_CPU_X86_ONLY(&Bf16ToFloatAvx512), INFINIOP_CPU_X86_ONLY(&Bf16ToFloatAvx2),
+            &LoadBaseline<BFloat16>, from, to, count);
 }
 
 void FromFloat(const float* from, BFloat16* to, size_t count) {
-  Dispatch<float, BFloat16>(INFINIOP_CPU_X86_ONLY(&FloatToBf16Avx512),
-                            INFINIOP_CPU_X86_ONLY(&FloatToBf16Avx2), &StoreBaseline<BFloat16>, from,
-                            to, count);
+  RunForIsa(INFINIOP_CPU_X86_ONLY(&FloatToBf16Avx512), INFINIOP_CPU_X86_ONLY(&FloatToBf16Avx2),
+            &StoreBaseline<BFloat16>, from, to, count);
 }
 
 }  // namespace infinirt::infiniop_cpu

@@ -18,6 +18,23 @@ enum class Isa {
 // INFINIOP_CPU_ISA asks ("baseline", "avx2" or "avx512"; to test each path, or to compare them).
 Isa SelectedIsa();
 
+template <class T>
+struct NotDeduced {
+  using Type = T;
+};
+
+// Calls the version of a kernel for the selected instructions: avx512 or avx2 where SelectedIsa()
+// reaches its level and the version exists (INFINIOP_CPU_X86_ONLY), else baseline.
+template <class... Params, class... Args>
+void RunForIsa(typename NotDeduced<void (*)(Params...)>::Type avx512,
+               typename NotDeduced<void (*)(Params...)>::Type avx2, void (*baseline)(Params...),
+               Args... args) {
+  const Isa isa = SelectedIsa();
+  if (isa == Isa::kAvx512 && avx512 != nullptr) return avx512(args...);
+  if (isa >= Isa::kAvx2 && avx2 != nullptr) return avx2(args...);
+  baseline(args...);
+}
+
 }  // namespace infinirt::infiniop_cpu
 
 // Mark functions to be compiled for AVX2 with FMA and F16C, or for AVX-512 (512-bit vectors
@@ -37,6 +54,13 @@ Isa SelectedIsa();
 #endif
 #else
 #define INFINIOP_CPU_HAS_X86_KERNELS 0
+#endif
+
+// Names a kernel's AVX2 or AVX-512 version where those are built; nullptr elsewhere.
+#if INFINIOP_CPU_HAS_X86_KERNELS
+#define INFINIOP_CPU_X86_ONLY(...) (__VA_ARGS__)
+#else
+#define INFINIOP_CPU_X86_ONLY(...) nullptr
 #endif
 
 // Around code using AVX-512 intrinsics: GCC 12's start their results from a variable initialised

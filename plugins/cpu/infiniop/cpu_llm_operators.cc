@@ -116,19 +116,8 @@ INFINIOP_CPU_TARGET_AVX512 void NormRowAvx512(T* y, const T* x, const W* w, size
 // The row's version for the selected instructions (cpu_isa.h).
 template <class T, class W>
 void NormRow(T* y, const T* x, const W* w, size_t dim, ValueOf<T> epsilon) {
-#if INFINIOP_CPU_HAS_X86_KERNELS
-  switch (SelectedIsa()) {
-    case Isa::kAvx512:
-      NormRowAvx512(y, x, w, dim, epsilon);
-      return;
-    case Isa::kAvx2:
-      NormRowAvx2(y, x, w, dim, epsilon);
-      return;
-    case Isa::kBaseline:
-      break;
-  }
-#endif
-  NormRowBaseline(y, x, w, dim, epsilon);
+  RunForIsa(INFINIOP_CPU_X86_ONLY(&NormRowAvx512<T, W>), INFINIOP_CPU_X86_ONLY(&NormRowAvx2<T, W>),
+            &NormRowBaseline<T, W>, y, x, w, dim, epsilon);
 }
 
 template <class T, class W>

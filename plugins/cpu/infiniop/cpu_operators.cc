@@ -229,19 +229,9 @@ INFINIOP_CPU_TARGET_AVX512 void ContiguousBinaryAvx512(T* out, const T* x, const
 
 template <class T, class Op>
 void ContiguousBinary(T* out, const T* x, const T* y, size_t length) {
-#if INFINIOP_CPU_HAS_X86_KERNELS
-  switch (SelectedIsa()) {
-    case Isa::kAvx512:
-      ContiguousBinaryAvx512<T, Op>(out, x, y, length);
-      return;
-    case Isa::kAvx2:
-      ContiguousBinaryAvx2<T, Op>(out, x, y, length);
-      return;
-    case Isa::kBaseline:
-      break;
-  }
-#endif
-  ContiguousBinaryBaseline<T, Op>(out, x, y, length);
+  RunForIsa(INFINIOP_CPU_X86_ONLY(&ContiguousBinaryAvx512<T, Op>),
+            INFINIOP_CPU_X86_ONLY(&ContiguousBinaryAvx2<T, Op>), &ContiguousBinaryBaseline<T, Op>,
+            out, x, y, length);
 }
 
 // One inner loop of a binary elementwise operator over tensors (out, x, y).

@@ -28,6 +28,10 @@ void ScalarRange(const Transpose32& t, size_t y0, size_t y1, size_t x0, size_t x
   }
 }
 
+void TransposeRowsScalar(const Transpose32& t, size_t first_row, size_t end_row) {
+  ScalarRange(t, first_row, end_row, 0, t.a_cols);
+}
+
 }  // namespace
 
 #if INFINIOP_CPU_HAS_X86_KERNELS
@@ -174,26 +178,11 @@ INFINIOP_CPU_TARGET_AVX512 void TransposeRowsAvx512(const Transpose32& t, size_t
 
 }  // namespace
 
-void TransposeRows32(const Transpose32& t, size_t first_row, size_t end_row) {
-  switch (SelectedIsa()) {
-    case Isa::kAvx512:
-      TransposeRowsAvx512(t, first_row, end_row);
-      return;
-    case Isa::kAvx2:
-      TransposeRowsAvx2(t, first_row, end_row);
-      return;
-    case Isa::kBaseline:
-      break;
-  }
-  ScalarRange(t, first_row, end_row, 0, t.a_cols);
-}
-
-#else
-
-void TransposeRows32(const Transpose32& t, size_t first_row, size_t end_row) {
-  ScalarRange(t, first_row, end_row, 0, t.a_cols);
-}
-
 #endif
+
+void TransposeRows32(const Transpose32& t, size_t first_row, size_t end_row) {
+  RunForIsa(INFINIOP_CPU_X86_ONLY(&TransposeRowsAvx512), INFINIOP_CPU_X86_ONLY(&TransposeRowsAvx2),
+            &TransposeRowsScalar, t, first_row, end_row);
+}
 
 }  // namespace infinirt::infiniop_cpu
