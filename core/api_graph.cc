@@ -67,6 +67,21 @@ infinirtError_t ReplayHostCopy(const infinirtPluginTable& table, int local, void
   return error;
 }
 
+// A native-function node, replayed: its function queues the work on the launch stream's vendor
+// stream.
+infinirtError_t ReplayNativeFunc(const infinirtPluginTable& table, int local, void* stream,
+                                 const infinirtPluginGraphNode& node) {
+  void* native = nullptr;
+  if (auto error = table.StreamGetNativeHandle(local, stream, &native)) return error;
+  return node.params.native.fn(native, node.params.native.user_data);
+}
+
+// Native-function nodes came with plugin ABI minor 3: the GraphInstantiate of an older plugin
+// would not know them, so the core replays graphs that have them.
+bool PluginKnowsEveryNode(const Backend& backend, const GraphData& graph) {
+  return backend.table.abi_minor >= 3 || !graph.HasNativeFuncNodes();
+}
+
 // Runs a graph's nodes, in order, through the plugin's ordinary asynchronous entries: how a
 // backend without native graphs launches one. The exec's order event keeps launches of the same
 // exec in order even when they go to different streams.
@@ -93,6 +108,9 @@ infinirtError_t Replay(Backend& backend, int local, ExecData& exec, void* stream
         break;
       case INFINIRT_GRAPH_NODE_EVENT_WAIT:
         error = table.StreamWaitEvent(local, stream, p.wait.event, 0);
+        break;
+      case INFINIRT_GRAPH_NODE_NATIVE:
+        error = ReplayNativeFunc(table, local, stream, node.desc);
         break;
       default:  // empty, allocation and free nodes only order the others
         break;
@@ -252,8 +270,10 @@ infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infini
     Backend& backend = data->backend();
     const int local = data->local_device();
     const std::vector<infinirtPluginGraphNode> nodes = data->PluginNodes();
-    infinirtError_t error = backend.table.GraphInstantiate(local, &exec->plugin_exec, nodes.data(),
-                                                           nodes.size(), flags);
+    infinirtError_t error = PluginKnowsEveryNode(backend, *data)
+                                ? backend.table.GraphInstantiate(local, &exec->plugin_exec,
+                                                                 nodes.data(), nodes.size(), flags)
+                                : infinirtErrorNotSupported;
     if (error == infinirtErrorNotSupported) {
       // No native graphs: launches replay the nodes, ordered by an event of the exec's own.
       exec->plugin_exec = nullptr;

@@ -76,6 +76,20 @@ auto HostNode(infinirtHostFn_t fn, void* user_data) {
   };
 }
 
+// A node maker for native functions recorded during stream capture. *data receives the node's
+// data, for the caller to arm once the node is in the graph.
+auto NativeFuncNode(infinirtNativeFn_t fn, void* user_data, infinirtNativeReleaseFn_t release,
+                    std::shared_ptr<NativeFuncData>* data) {
+  return [=](GraphData&, GraphNode* node) {
+    node->desc.kind = INFINIRT_GRAPH_NODE_NATIVE;
+    node->desc.params.native.fn = fn;
+    node->desc.params.native.user_data = user_data;
+    node->native = std::make_shared<NativeFuncData>(user_data, release);
+    *data = node->native;
+    return infinirtSuccess;
+  };
+}
+
 }  // namespace
 
 extern "C" {
@@ -224,6 +238,34 @@ infinirtError_t infinirtLaunchHostFunc(infinirtStream_t stream, infinirtHostFn_t
     return BackendAnswer(
         target.backend->table.LaunchHostFunc(target.local, target.stream, fn, userData),
         *target.backend, function_name);
+  });
+}
+
+infinirtError_t infinirtLaunchNativeFunc(infinirtStream_t stream, infinirtNativeFn_t fn,
+                                         void* userData, infinirtNativeReleaseFn_t release) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
+    if (fn == nullptr) return Fail(infinirtErrorInvalidValue, "{}: fn is NULL", function_name);
+    // Asked whether capturing or not, so that a backend without vendor streams refuses alike.
+    void* native = nullptr;
+    const infinirtError_t found =
+        target.backend->table.StreamGetNativeHandle(target.local, target.stream, &native);
+    if (found != infinirtSuccess) return BackendAnswer(found, *target.backend, function_name);
+    std::shared_ptr<NativeFuncData> recorded;
+    infinirtError_t captured;
+    if (runtime.captures().Record(target.ref, NativeFuncNode(fn, userData, release, &recorded),
+                                  &captured)) {
+      if (captured == infinirtSuccess) recorded->Arm();
+      return captured;
+    }
+    if (const infinirtError_t failed = fn(native, userData)) {
+      return Fail(failed, "{}: the function failed: {}", function_name,
+                  infinirtGetErrorName(failed));
+    }
+    if (release != nullptr) release(userData);
+    return infinirtSuccess;
   });
 }
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
-#include "backend.h"
 #include "allocation_registry.h"
+#include "backend.h"
 
 namespace infinirt::core {
 
@@ -62,6 +62,12 @@ bool GraphData::HasMemoryNodes() const {
   return std::any_of(nodes_.begin(), nodes_.end(), [](const GraphNode& node) {
     return node.kind() == INFINIRT_GRAPH_NODE_MEM_ALLOC ||
            node.kind() == INFINIRT_GRAPH_NODE_MEM_FREE;
+  });
+}
+
+bool GraphData::HasNativeFuncNodes() const {
+  return std::any_of(nodes_.begin(), nodes_.end(), [](const GraphNode& node) {
+    return node.kind() == INFINIRT_GRAPH_NODE_NATIVE;
   });
 }
 

@@ -5,6 +5,7 @@
 #ifndef INFINIRT_CORE_GRAPH_H_
 #define INFINIRT_CORE_GRAPH_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -18,9 +19,31 @@ namespace infinirt::core {
 struct Backend;
 class AllocationRegistry;
 
+// The data of a native-function node (infinirtLaunchNativeFunc), shared by the graphs holding the
+// node (a child graph launched into a capture is copied into it). It is released, by the caller's
+// function, with the last of them, once armed: the recording call arms it only on success, so that
+// on failure the caller still owns the data.
+class NativeFuncData {
+ public:
+  NativeFuncData(void* user_data, infinirtNativeReleaseFn_t release)
+      : user_data_(user_data), release_(release) {}
+  ~NativeFuncData() {
+    if (armed_.load(std::memory_order_acquire) && release_ != nullptr) release_(user_data_);
+  }
+  NativeFuncData(const NativeFuncData&) = delete;
+  NativeFuncData& operator=(const NativeFuncData&) = delete;
+  void Arm() { armed_.store(true, std::memory_order_release); }
+
+ private:
+  void* const user_data_;
+  const infinirtNativeReleaseFn_t release_;
+  std::atomic<bool> armed_{false};
+};
+
 struct GraphNode {
   infinirtPluginGraphNode desc{};      // kind and parameters (its dependency fields unused here)
   std::vector<uint32_t> dependencies;  // indices of earlier nodes
+  std::shared_ptr<NativeFuncData> native;  // native-function nodes only
 
   infinirtPluginGraphNodeKind_t kind() const { return desc.kind; }
 };
@@ -50,6 +73,7 @@ class GraphData {
 
   const std::vector<GraphNode>& nodes() const { return nodes_; }
   bool HasMemoryNodes() const;
+  bool HasNativeFuncNodes() const;
   // Memory allocated by the graph and not released by one of its own free nodes: live after
   // a launch until the program frees it (relaunching then is an error: docs/cuda-semantics.md S38).
   std::vector<void*> AllocationsLeftLive() const;

@@ -462,6 +462,11 @@ typedef struct infinirtGraphEdgeData_st {
 
 typedef void(INFINIRT_CB* infinirtHostFn_t)(void* userData);
 
+/* infinirtLaunchNativeFunc: a function that queues work on a vendor's own stream (nativeStream),
+ * and the function that releases its userData once InfiniRT will not call it again. */
+typedef infinirtError_t(INFINIRT_CB* infinirtNativeFn_t)(void* nativeStream, void* userData);
+typedef void(INFINIRT_CB* infinirtNativeReleaseFn_t)(void* userData);
+
 struct infinirtPointerAttributes {
   enum infinirtMemoryType type;
   int device;
@@ -684,8 +689,24 @@ typedef struct infinirtBackendProp {
      (cuBLAS, NCCL). Work queued there is ordered with the stream's InfiniRT work but is not       \
      seen by InfiniRT's stream capture: while the stream captures, the call answers                \
      infinirtErrorStreamCaptureUnsupported (and invalidates the capture, as any work capture       \
-     cannot record does). The CPU backend has no vendor stream: infinirtErrorNotSupported. */      \
-  X(infinirtError_t, StreamGetNativeHandle, (infinirtStream_t stream, void** nativeStream))
+     cannot record does); infinirtLaunchNativeFunc is the capturable way. The CPU backend has no   \
+     vendor stream: infinirtErrorNotSupported. */                                                  \
+  X(infinirtError_t, StreamGetNativeHandle, (infinirtStream_t stream, void** nativeStream))        \
+  /* The same work made capturable: fn(nativeStream, userData) queues it on the vendor's stream.   \
+     Outside capture fn is called at once, on the calling thread with the stream's device          \
+     current, and a failure it answers is returned. While the stream captures, the call is         \
+     recorded as a node instead, and fn is called whenever the graph's work must be issued: at     \
+     GraphInstantiate into the vendor's own capture (a backend with native graphs), or at each     \
+     GraphLaunch on the launch stream's vendor stream (a replayed graph); a failure then is        \
+     GraphInstantiate's or GraphLaunch's answer. fn must not call InfiniRT, and the work it        \
+     queues must not read userData after fn returns (kernel arguments are copied at launch).       \
+     On success InfiniRT owns userData and calls release(userData) (when not NULL) once fn will    \
+     not be called again: at once outside capture, else when the graph and every exec made from   \
+     it are destroyed. On an error nothing is queued or recorded and the caller keeps userData.   \
+     The CPU backend has no vendor stream: infinirtErrorNotSupported. */                           \
+  X(infinirtError_t, LaunchNativeFunc,                                                             \
+    (infinirtStream_t stream, infinirtNativeFn_t fn, void* userData,                               \
+     infinirtNativeReleaseFn_t release))
 
 #define INFINIRT_DECLARE_(ret, name, params) INFINIRT_API ret INFINIRTAPI infinirt##name params;
 INFINIRT_CUDA_FUNCTIONS(INFINIRT_DECLARE_)

@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 #define INFINIRT_PLUGIN_ABI_MAJOR 1
-#define INFINIRT_PLUGIN_ABI_MINOR 2
+#define INFINIRT_PLUGIN_ABI_MINOR 3
 
 #define INFINIRT_PLUGIN_ENTRY_SYMBOL "infinirtPluginGetTable"
 
@@ -96,13 +96,17 @@ typedef struct infinirtPluginInfo {
 /* A node of a graph the core captured, handed to GraphInstantiate. The nodes come in an order
  * where every dependency precedes its dependent; dependencies index earlier nodes. */
 typedef enum INFINIRT_ENUM_BASE {
-  INFINIRT_GRAPH_NODE_EMPTY = 0,     /* ordering only */
-  INFINIRT_GRAPH_NODE_MEMCPY = 1,    /* params.copy */
-  INFINIRT_GRAPH_NODE_MEMSET = 2,    /* params.set */
-  INFINIRT_GRAPH_NODE_HOST = 3,      /* params.host */
-  INFINIRT_GRAPH_NODE_MEM_ALLOC = 4, /* params.memory: memory owned by the graph becomes live */
-  INFINIRT_GRAPH_NODE_MEM_FREE = 5,  /* params.memory: ... and is released again */
-  INFINIRT_GRAPH_NODE_EVENT_WAIT = 6 /* params.wait: waits for the event's latest record */
+  INFINIRT_GRAPH_NODE_EMPTY = 0,      /* ordering only */
+  INFINIRT_GRAPH_NODE_MEMCPY = 1,     /* params.copy */
+  INFINIRT_GRAPH_NODE_MEMSET = 2,     /* params.set */
+  INFINIRT_GRAPH_NODE_HOST = 3,       /* params.host */
+  INFINIRT_GRAPH_NODE_MEM_ALLOC = 4,  /* params.memory: memory owned by the graph becomes live */
+  INFINIRT_GRAPH_NODE_MEM_FREE = 5,   /* params.memory: ... and is released again */
+  INFINIRT_GRAPH_NODE_EVENT_WAIT = 6, /* params.wait: waits for the event's latest record */
+  /* params.native (infinirtLaunchNativeFunc): fn queues work on the vendor stream behind a plugin
+   * stream (StreamGetNativeHandle). Since ABI minor 3: the core hands graphs with such nodes
+   * only to plugins of minor 3 or later, and replays them for older ones. */
+  INFINIRT_GRAPH_NODE_NATIVE = 7
 } infinirtPluginGraphNodeKind_t;
 
 typedef struct infinirtPluginGraphNode {
@@ -132,6 +136,10 @@ typedef struct infinirtPluginGraphNode {
     struct {
       infinirtPluginEvent_t event;
     } wait;
+    struct {
+      infinirtNativeFn_t fn;
+      void* user_data;
+    } native;
   } params;
 } infinirtPluginGraphNode;
 

@@ -19,6 +19,12 @@ infinirtError_t IssueNode(const infinirtPluginTable& self, int device,
       return self.MemsetAsync(device, p.set.ptr, p.set.value, p.set.count, stream);
     case INFINIRT_GRAPH_NODE_HOST:
       return self.LaunchHostFunc(device, stream, p.host.fn, p.host.user_data);
+    case INFINIRT_GRAPH_NODE_NATIVE: {
+      // The function queues its work on the vendor stream under capture: the vendor records it.
+      void* native = nullptr;
+      if (auto error = self.StreamGetNativeHandle(device, stream, &native)) return error;
+      return p.native.fn(native, p.native.user_data);
+    }
     default:  // empty and memory nodes only order the others: list order already does
       return infinirtSuccess;
   }

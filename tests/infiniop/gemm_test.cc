@@ -150,6 +150,53 @@ TEST_F(InfiniopTest, OneGemmDescriptorTakesEachCallsAlphaAndBeta) {
   }
 }
 
+// A Gemm captured into a graph with the copies around it, replayed 100 times with new inputs in
+// host memory each time: every replay computes with the values of its own launch. (On a
+// CUDA-family device the vendor's own capture takes in the BLAS call when the graph is
+// instantiated.)
+TEST_F(InfiniopTest, AGemmCapturedInAGraphGivesTheSameResultsOverAHundredReplays) {
+  const GemmCase g{"captured",
+                   Layout::Contiguous({2, 6, 5}),
+                   Layout::Contiguous({2, 6, 4}),
+                   Layout::Contiguous({2, 4, 5}),
+                   1.5f,
+                   0.5f};
+  for (infiniDtype_t dtype : {INFINI_DTYPE_F32, INFINI_DTYPE_BF16}) {
+    SCOPED_TRACE("dtype " + std::to_string(dtype));
+    std::mt19937 random(17);
+    Tensor c(g.c, dtype), a(g.a, dtype), b(g.b, dtype);
+    c.FillRandom(&random, false);
+    std::vector<double> c_before(g.c.Elements());
+    for (size_t i = 0; i < c_before.size(); ++i) c_before[i] = c.At(i);
+    infiniopGemmDescriptor_t desc = nullptr;
+    ASSERT_EQ(infiniopCreateGemmDescriptor(handle, &desc, c.desc(), a.desc(), b.desc()),
+              INFINI_STATUS_SUCCESS);
+    ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeThreadLocal),
+              infinirtSuccess);
+    for (Tensor* t : {&a, &b, &c}) t->Upload(stream);
+    ASSERT_EQ(infiniopGemm(desc, nullptr, 0, c.data(), a.data(), b.data(), g.alpha, g.beta, stream),
+              INFINI_STATUS_SUCCESS);
+    c.Download(stream);
+    infinirtGraph_t graph = nullptr;
+    ASSERT_EQ(infinirtStreamEndCapture(stream, &graph), infinirtSuccess);
+    infinirtGraphExec_t exec = nullptr;
+    ASSERT_EQ(infinirtGraphInstantiate(&exec, graph, 0), infinirtSuccess);
+    for (int replay = 0; replay < 100; ++replay) {
+      SCOPED_TRACE("replay " + std::to_string(replay));
+      a.FillRandom(&random, false);
+      b.FillRandom(&random, false);
+      for (size_t i = 0; i < c_before.size(); ++i) c.Set(i, c_before[i]);
+      ASSERT_EQ(infinirtGraphLaunch(exec, stream), infinirtSuccess);
+      ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+      CheckGemm(dtype, g, g.alpha, g.beta, a, b, c, c_before);
+      if (HasFatalFailure()) break;
+    }
+    EXPECT_EQ(infinirtGraphExecDestroy(exec), infinirtSuccess);
+    EXPECT_EQ(infinirtGraphDestroy(graph), infinirtSuccess);
+    EXPECT_EQ(infiniopDestroyGemmDescriptor(desc), INFINI_STATUS_SUCCESS);
+  }
+}
+
 TEST_F(InfiniopTest, GemmWithBetaZeroNeverReadsC) {
   const GemmCase g{"beta 0",
                    Layout::Contiguous({6, 5}),

@@ -1,9 +1,9 @@
 // The NVIDIA operator backend over the host-emulated CUDA Runtime and cuBLAS
 // (tests/emulated_runtimes): the cuBLAS call Gemm makes (operands, transposes, leading dimensions,
 // batch strides, types), on the InfiniRT stream's native stream; cuBLAS's statuses mapped to
-// InfiniCore's; what the emulation cannot serve (the CUDA kernels) refused honestly; a capturing
-// stream refused; a stream of another device refused. The numbers themselves are checked by
-// gemm_test.cc, which CTest also runs over this emulation.
+// InfiniCore's; what the emulation cannot serve (the CUDA kernels) refused honestly; a Gemm
+// captured into a graph, issued into the vendor's capture; a stream of another device refused. The
+// numbers themselves are checked by gemm_test.cc, which CTest also runs over this emulation.
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -190,19 +190,72 @@ TEST_F(NvidiaBackendTest, KernelOperatorsAreNotImplementedWhereTheRuntimeCannotL
             INFINI_STATUS_NOT_IMPLEMENTED);
 }
 
-TEST_F(NvidiaBackendTest, ACapturingStreamRefusesTheCallAndTheCaptureIsInvalidated) {
+// Captured, a Gemm is a node of InfiniRT's graph: instantiation issues the cuBLAS call once, on
+// the stream the runtime plugin captures with the vendor's capture, so that the vendor's graph
+// holds it and every launch runs it. The descriptor may be destroyed before the graph is.
+TEST_F(NvidiaBackendTest, ACapturedGemmIsIssuedIntoTheVendorsCaptureWhenInstantiated) {
   if (CublasIsAbsent()) GTEST_SKIP() << "this run has no cuBLAS";
+  ASSERT_NE(cublas.last, nullptr);
+  Tensor c(RowMajor({2, 2}), INFINI_DTYPE_F32), a(RowMajor({2, 2}), INFINI_DTYPE_F32),
+      b(RowMajor({2, 2}), INFINI_DTYPE_F32);
+  const float b_values[] = {2, 1, 0, 3};  // b = [[2, 1], [0, 3]]
+  for (size_t i = 0; i < 4; ++i) b.Set(i, b_values[i]);
+  b.Upload(stream);
+  infiniopGemmDescriptor_t desc = nullptr;
+  ASSERT_EQ(infiniopCreateGemmDescriptor(handle, &desc, c.desc(), a.desc(), b.desc()),
+            INFINI_STATUS_SUCCESS);
+  void* native = nullptr;
+  ASSERT_EQ(infinirtStreamGetNativeHandle(stream, &native), infinirtSuccess);
+  const int calls = cublas.last().calls;
+  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeRelaxed), infinirtSuccess);
+  ASSERT_EQ(infiniopGemm(desc, nullptr, 0, c.data(), a.data(), b.data(), 1, 0, stream),
+            INFINI_STATUS_SUCCESS);
+  infinirtGraph_t graph = nullptr;
+  ASSERT_EQ(infinirtStreamEndCapture(stream, &graph), infinirtSuccess);
+  EXPECT_EQ(cublas.last().calls, calls) << "recorded, not issued";
+  EXPECT_EQ(infiniopDestroyGemmDescriptor(desc), INFINI_STATUS_SUCCESS);
+
+  infinirtGraphExec_t exec = nullptr;
+  ASSERT_EQ(infinirtGraphInstantiate(&exec, graph, 0), infinirtSuccess);
+  EXPECT_EQ(cublas.last().calls, calls + 1);
+  EXPECT_NE(cublas.last().stream, native) << "issued on the plugin's capture stream";
+  for (int launch = 1; launch <= 3; ++launch) {
+    SCOPED_TRACE("launch " + std::to_string(launch));
+    for (size_t i = 0; i < 4; ++i) a.Set(i, static_cast<float>(launch * (i + 1)));
+    a.Upload(stream);
+    ASSERT_EQ(infinirtGraphLaunch(exec, stream), infinirtSuccess);
+    c.Download(stream);
+    ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+    // a = launch * [[1, 2], [3, 4]]: a b = launch * [[2, 7], [6, 15]].
+    const float expected[] = {2, 7, 6, 15};
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(c.At(i), launch * expected[i]) << "element " << i;
+  }
+  EXPECT_EQ(cublas.last().calls, calls + 1) << "the vendor's graph runs the call again";
+  EXPECT_EQ(infinirtGraphExecDestroy(exec), infinirtSuccess);
+  EXPECT_EQ(infinirtGraphDestroy(graph), infinirtSuccess);
+}
+
+// cuBLAS refusing the call while the vendor captures it fails the instantiation.
+TEST_F(NvidiaBackendTest, ACublasFailureWhileInstantiatingFailsTheInstantiation) {
+  if (CublasIsAbsent()) GTEST_SKIP() << "this run has no cuBLAS";
+  ASSERT_NE(cublas.fail_next, nullptr);
   Tensor c(RowMajor({2, 2}), INFINI_DTYPE_F32), a(RowMajor({2, 2}), INFINI_DTYPE_F32),
       b(RowMajor({2, 2}), INFINI_DTYPE_F32);
   infiniopGemmDescriptor_t desc = nullptr;
   ASSERT_EQ(infiniopCreateGemmDescriptor(handle, &desc, c.desc(), a.desc(), b.desc()),
             INFINI_STATUS_SUCCESS);
   ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeRelaxed), infinirtSuccess);
-  EXPECT_EQ(infiniopGemm(desc, nullptr, 0, c.data(), a.data(), b.data(), 1, 0, stream),
-            INFINI_STATUS_NOT_IMPLEMENTED);
+  ASSERT_EQ(infiniopGemm(desc, nullptr, 0, c.data(), a.data(), b.data(), 1, 0, stream),
+            INFINI_STATUS_SUCCESS);
   infinirtGraph_t graph = nullptr;
-  EXPECT_EQ(infinirtStreamEndCapture(stream, &graph), infinirtErrorStreamCaptureInvalidated);
-  infinirtGetLastError();
+  ASSERT_EQ(infinirtStreamEndCapture(stream, &graph), infinirtSuccess);
+  cublas.fail_next(13);  // EXECUTION_FAILED
+  infinirtGraphExec_t exec = nullptr;
+  EXPECT_EQ(infinirtGraphInstantiate(&exec, graph, 0), infinirtErrorLaunchFailure);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorLaunchFailure);
+  // The failure was the capture's only: the descriptor and the stream work on.
+  EXPECT_EQ(RunGemm(c, a, b), INFINI_STATUS_SUCCESS);
+  EXPECT_EQ(infinirtGraphDestroy(graph), infinirtSuccess);
   EXPECT_EQ(infiniopDestroyGemmDescriptor(desc), INFINI_STATUS_SUCCESS);
 }
 

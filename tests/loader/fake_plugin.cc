@@ -12,11 +12,14 @@
 //   FAKE_INIT_FAILS     Initialize returns infinirtErrorInitializationError
 //   FAKE_RUNTIME_MISSING GetInfo says the vendor runtime could not be loaded; no devices
 //   FAKE_NO_ENTRY_POINT the library does not export infinirtPluginGetTable at all
+//   FAKE_ABI_MINOR      the ABI minor version written into the table
 //   FAKE_ASYNC          streams and events of their own, and the asynchronous entries
 //                       (MemcpyAsync, MemsetAsync, LaunchHostFunc, EventRecord,
 //                       StreamWaitEvent, ...) on host memory, run at once when enqueued (a valid
-//                       in-order stream); no graph entries, so the core replays graphs through
-//                       these. fakeAsyncCalls(entry) counts the calls of each entry.
+//                       in-order stream); a GraphInstantiate that declines every graph, so the
+//                       core replays graphs through these; StreamGetNativeHandle answering the
+//                       fake's stream object. fakeAsyncCalls(entry) counts the calls of each
+//                       entry.
 #include <atomic>
 #include <cstddef>
 #include <cstdio>
@@ -40,6 +43,9 @@
 #endif
 #ifndef FAKE_ABI_MAJOR
 #define FAKE_ABI_MAJOR INFINIRT_PLUGIN_ABI_MAJOR
+#endif
+#ifndef FAKE_ABI_MINOR
+#define FAKE_ABI_MINOR INFINIRT_PLUGIN_ABI_MINOR
 #endif
 
 namespace {
@@ -183,13 +189,15 @@ enum Counter {
   kLaunchHostFunc,
   kEventRecord,
   kStreamWaitEvent,
+  kGraphInstantiate,
+  kStreamGetNativeHandle,
   kLiveStreams,
   kLiveEvents,
   kCounterCount
 };
 const char* const kCounterNames[kCounterCount] = {
-    "MemcpyAsync",     "MemsetAsync",  "LaunchHostFunc", "EventRecord",
-    "StreamWaitEvent", "live_streams", "live_events"};
+    "MemcpyAsync",      "MemsetAsync",           "LaunchHostFunc", "EventRecord", "StreamWaitEvent",
+    "GraphInstantiate", "StreamGetNativeHandle", "live_streams",   "live_events"};
 std::atomic<int> g_counters[kCounterCount];
 
 void Count(Counter counter, int delta = 1) { g_counters[counter].fetch_add(delta); }
@@ -276,7 +284,25 @@ struct FakeAsyncPlugin : FakePlugin {
   static infinirtError_t EventSynchronize(int device, infinirtPluginEvent_t event) {
     return EventQuery(device, event);
   }
-  // No native graphs: the core replays graphs through the entries above.
+  // No native graphs: the core replays graphs through the entries above. Counted, to show which
+  // graphs the core offers it.
+  static infinirtError_t GraphInstantiate(int device, infinirtPluginGraphExec_t*,
+                                          const infinirtPluginGraphNode*, size_t,
+                                          unsigned long long) {
+    if (!ValidDevice(device)) return infinirtErrorInvalidDevice;
+    Count(kGraphInstantiate);
+    return infinirtErrorNotSupported;
+  }
+
+  // The "vendor stream" is the fake's own stream object (the special handles stand for
+  // themselves).
+  static infinirtError_t StreamGetNativeHandle(int device, infinirtPluginStream_t stream,
+                                               void** native_stream) {
+    if (!ValidDevice(device)) return infinirtErrorInvalidDevice;
+    Count(kStreamGetNativeHandle);
+    *native_stream = stream;
+    return infinirtSuccess;
+  }
 };
 using Plugin = FakeAsyncPlugin;
 #else
@@ -286,6 +312,7 @@ using Plugin = FakePlugin;
 infinirtPluginTable MakeTable() {
   infinirtPluginTable table = infinirt::plugin::MakePluginTable<Plugin>(kName, FAKE_DEVICE_TYPE);
   table.abi_major = FAKE_ABI_MAJOR;
+  table.abi_minor = FAKE_ABI_MINOR;
 #ifdef FAKE_TABLE_END
   // Entries past struct_size stay set: if the core read past it, it would find working
   // entries there, and the short-table test would see success instead of NotSupported.

@@ -1,9 +1,10 @@
 // A backend without native graphs (tests/loader/fake_plugin.cc built with FAKE_ASYNC: streams,
-// events and the asynchronous entries, GraphInstantiate left NULL). Capture is the core's, so
-// it works there as anywhere; launching replays the captured nodes through the plugin's
+// events and the asynchronous entries, a GraphInstantiate that declines). Capture is the core's,
+// so it works there as anywhere; launching replays the captured nodes through the plugin's
 // ordinary entries (core/api_graph.cc, Replay). The fake runs work when it is enqueued, so the
 // results are there when the launch returns; its call counts (fakeAsyncCalls, found with
-// dlsym) show which entries a launch went through.
+// dlsym) show which entries a launch went through. Run twice: with the fake of this ABI, and with
+// one built as if for ABI minor 2, which the core must not offer native-function nodes.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -21,10 +22,22 @@ namespace {
 constexpr int kFakeDevice = 0;  // accelerators come before the CPU
 constexpr size_t kBytes = 512;
 
+// The fake's listing (device 0's backend).
+infinirtBackendProp FakeListing() {
+  infinirtBackendProp prop{};
+  int count = 0;
+  EXPECT_EQ(infinirtGetBackendCount(&count), infinirtSuccess);
+  for (int i = 0; i < count; ++i) {
+    EXPECT_EQ(infinirtGetBackendProperties(&prop, i), infinirtSuccess);
+    if (std::string(prop.name).rfind("fake_async", 0) == 0) return prop;
+  }
+  ADD_FAILURE() << "no fake_async backend is listed";
+  return infinirtBackendProp{};
+}
+
 // Calls of a fake entry since the runtime initialised it (or its live streams / events).
 int FakeCalls(const char* entry) {
-  void* library =
-      dlopen(PluginFile("async", "fake_async").c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  void* library = dlopen(FakeListing().path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   EXPECT_NE(library, nullptr) << "the fake plugin is not loaded";
   if (library == nullptr) return -1;
   using CallsFn = int (*)(const char*);
@@ -65,7 +78,7 @@ class GraphReplay : public RuntimeTest {
     ASSERT_EQ(infinirtSetDevice(kFakeDevice), infinirtSuccess);
     infinirtDeviceProp prop{};
     ASSERT_EQ(infinirtGetDeviceProperties(&prop, kFakeDevice), infinirtSuccess);
-    ASSERT_STREQ(prop.backendName, "fake_async");
+    ASSERT_EQ(std::string(prop.backendName).rfind("fake_async", 0), 0u) << prop.backendName;
     ASSERT_EQ(infinirtStreamCreate(&stream_), infinirtSuccess);
     ASSERT_EQ(infinirtMalloc(&device_, kBytes), infinirtSuccess);
   }
@@ -215,6 +228,175 @@ TEST_F(GraphReplay, GraphMemoryNodesReplayOnABackendWithoutMallocAsync) {
   EXPECT_EQ(infinirtFree(memory), infinirtSuccess);
   EXPECT_EQ(infinirtGraphExecDestroy(exec), infinirtSuccess);
   EXPECT_EQ(infinirtGraphDestroy(graph), infinirtSuccess);
+}
+
+// --- Native functions (infinirtLaunchNativeFunc) ----------------------------------------------
+
+// What a native function saw at each call, and how often its data was released.
+struct NativeLog {
+  const unsigned char* device = nullptr;  // read at each call: the copy before it has run
+  std::vector<void*> streams;
+  std::vector<int> first_bytes;
+  int releases = 0;
+  infinirtError_t answer = infinirtSuccess;
+};
+infinirtError_t RecordNativeCall(void* native_stream, void* data) {
+  auto* log = static_cast<NativeLog*>(data);
+  log->streams.push_back(native_stream);
+  log->first_bytes.push_back(log->device[0]);
+  return log->answer;
+}
+void ReleaseNativeLog(void* data) { ++static_cast<NativeLog*>(data)->releases; }
+
+void* NativeOf(infinirtStream_t stream) {
+  void* native = nullptr;
+  EXPECT_EQ(infinirtStreamGetNativeHandle(stream, &native), infinirtSuccess);
+  return native;
+}
+
+// GraphInstantiate calls the fake has had.
+int Instantiations() { return FakeCalls("GraphInstantiate"); }
+
+TEST_F(GraphReplay, ANativeFunctionRunsAtOnceOutsideCaptureAndIsReleasedThen) {
+  NativeLog log;
+  log.device = static_cast<const unsigned char*>(device_);
+  ASSERT_EQ(infinirtMemset(device_, 0x21, kBytes), infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchNativeFunc(stream_, &RecordNativeCall, &log, &ReleaseNativeLog),
+            infinirtSuccess);
+  ASSERT_EQ(log.streams.size(), 1u);
+  EXPECT_EQ(log.streams[0], NativeOf(stream_));
+  EXPECT_EQ(log.first_bytes[0], 0x21);
+  EXPECT_EQ(log.releases, 1);
+  EXPECT_EQ(infinirtLaunchNativeFunc(nullptr, &RecordNativeCall, &log, nullptr), infinirtSuccess);
+  EXPECT_EQ(log.streams.back(), NativeOf(nullptr)) << "the legacy stream's";
+  EXPECT_EQ(log.releases, 1) << "no release function, nothing released";
+
+  // A failure is the call's answer, and the caller keeps its data.
+  log.answer = infinirtErrorLaunchFailure;
+  EXPECT_EQ(infinirtLaunchNativeFunc(stream_, &RecordNativeCall, &log, &ReleaseNativeLog),
+            infinirtErrorLaunchFailure);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorLaunchFailure);
+  EXPECT_EQ(log.releases, 1);
+}
+
+TEST_F(GraphReplay, ANativeFunctionIsRefusedWithoutAFunctionOrAVendorStream) {
+  NativeLog log;
+  log.device = static_cast<const unsigned char*>(device_);
+  EXPECT_EQ(infinirtLaunchNativeFunc(stream_, nullptr, &log, &ReleaseNativeLog),
+            infinirtErrorInvalidValue);
+  infinirtStream_t destroyed = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&destroyed), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamDestroy(destroyed), infinirtSuccess);
+  EXPECT_EQ(infinirtLaunchNativeFunc(destroyed, &RecordNativeCall, &log, &ReleaseNativeLog),
+            infinirtErrorInvalidResourceHandle);
+  // The CPU backend (device 1) has no vendor stream, capturing or not.
+  ASSERT_EQ(infinirtSetDevice(1), infinirtSuccess);
+  infinirtStream_t cpu_stream = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&cpu_stream), infinirtSuccess);
+  EXPECT_EQ(infinirtLaunchNativeFunc(cpu_stream, &RecordNativeCall, &log, &ReleaseNativeLog),
+            infinirtErrorNotSupported);
+  ASSERT_EQ(infinirtStreamBeginCapture(cpu_stream, infinirtStreamCaptureModeGlobal),
+            infinirtSuccess);
+  EXPECT_EQ(infinirtLaunchNativeFunc(cpu_stream, &RecordNativeCall, &log, &ReleaseNativeLog),
+            infinirtErrorNotSupported);
+  infinirtGraph_t graph = nullptr;
+  ASSERT_EQ(infinirtStreamEndCapture(cpu_stream, &graph), infinirtSuccess);
+  EXPECT_EQ(infinirtGraphDestroy(graph), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamDestroy(cpu_stream), infinirtSuccess);
+  infinirtGetLastError();
+  EXPECT_TRUE(log.streams.empty());
+  EXPECT_EQ(log.releases, 0) << "refused: the caller keeps its data";
+}
+
+// Captured, the function is a node: the fake declines native graphs, so the core calls the
+// function at every launch, with the launch stream's vendor stream, in order with the copies around
+// it. Its data lives as long as the graph and its execs.
+TEST_F(GraphReplay, ACapturedNativeFunctionIsCalledAtEveryLaunchAndReleasedWithTheLastHolder) {
+  std::vector<unsigned char> in = Bytes(7);
+  std::vector<unsigned char> out(kBytes, 0);
+  NativeLog log;
+  log.device = static_cast<const unsigned char*>(device_);
+  BeginCapture();
+  ASSERT_EQ(infinirtMemcpyAsync(device_, in.data(), kBytes, infinirtMemcpyHostToDevice, stream_),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchNativeFunc(stream_, &RecordNativeCall, &log, &ReleaseNativeLog),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtMemcpyAsync(out.data(), device_, kBytes, infinirtMemcpyDeviceToHost, stream_),
+            infinirtSuccess);
+  infinirtGraph_t graph = EndCapture();
+  EXPECT_TRUE(log.streams.empty()) << "recorded, not called";
+
+  const int offered = Instantiations();
+  infinirtGraphExec_t exec = nullptr;
+  ASSERT_EQ(infinirtGraphInstantiate(&exec, graph, 0), infinirtSuccess);
+  const bool knows_native_nodes = FakeListing().abiMinor >= 3;
+  EXPECT_EQ(Instantiations() - offered, knows_native_nodes ? 1 : 0)
+      << "a plugin of ABI minor " << FakeListing().abiMinor;
+  EXPECT_TRUE(log.streams.empty());
+  for (int launch = 1; launch <= 3; ++launch) {
+    SCOPED_TRACE("launch " + std::to_string(launch));
+    Refill(&in, static_cast<unsigned char>(40 * launch));
+    infinirtStream_t stream = launch % 2 ? stream_ : nullptr;
+    ASSERT_EQ(infinirtGraphLaunch(exec, stream), infinirtSuccess);
+    ASSERT_EQ(log.streams.size(), static_cast<size_t>(launch));
+    EXPECT_EQ(log.streams.back(), NativeOf(stream));
+    EXPECT_EQ(log.first_bytes.back(), in[0]) << "called before the copy ahead of it";
+    EXPECT_EQ(out, in);
+  }
+  // A failing function fails the launch.
+  log.answer = infinirtErrorLaunchFailure;
+  EXPECT_EQ(infinirtGraphLaunch(exec, stream_), infinirtErrorLaunchFailure);
+  infinirtGetLastError();
+  log.answer = infinirtSuccess;
+
+  EXPECT_EQ(infinirtGraphDestroy(graph), infinirtSuccess);
+  EXPECT_EQ(log.releases, 0) << "the exec still launches it";
+  ASSERT_EQ(infinirtGraphLaunch(exec, stream_), infinirtSuccess);
+  EXPECT_EQ(infinirtGraphExecDestroy(exec), infinirtSuccess);
+  EXPECT_EQ(log.releases, 1);
+}
+
+// A graph launched into a capture is copied into the new graph: the function's data is shared,
+// and released once, with the last graph that holds it.
+TEST_F(GraphReplay, ANativeFunctionInAChildGraphIsReleasedOnceWithTheLastGraph) {
+  NativeLog log;
+  log.device = static_cast<const unsigned char*>(device_);
+  BeginCapture();
+  ASSERT_EQ(infinirtLaunchNativeFunc(stream_, &RecordNativeCall, &log, &ReleaseNativeLog),
+            infinirtSuccess);
+  infinirtGraph_t child = EndCapture();
+  infinirtGraphExec_t child_exec = nullptr;
+  ASSERT_EQ(infinirtGraphInstantiate(&child_exec, child, 0), infinirtSuccess);
+  BeginCapture();
+  ASSERT_EQ(infinirtGraphLaunch(child_exec, stream_), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphLaunch(child_exec, stream_), infinirtSuccess);
+  infinirtGraph_t parent = EndCapture();
+  EXPECT_EQ(infinirtGraphExecDestroy(child_exec), infinirtSuccess);
+  EXPECT_EQ(infinirtGraphDestroy(child), infinirtSuccess);
+  EXPECT_EQ(log.releases, 0) << "the parent graph holds the node twice";
+
+  infinirtGraphExec_t exec = nullptr;
+  ASSERT_EQ(infinirtGraphInstantiate(&exec, parent, 0), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphLaunch(exec, stream_), infinirtSuccess);
+  EXPECT_EQ(log.streams.size(), 2u);
+  EXPECT_EQ(infinirtGraphExecDestroy(exec), infinirtSuccess);
+  EXPECT_EQ(infinirtGraphDestroy(parent), infinirtSuccess);
+  EXPECT_EQ(log.releases, 1);
+}
+
+// An invalidated capture records nothing: the caller keeps its data.
+TEST_F(GraphReplay, ANativeFunctionOnAnInvalidatedCaptureIsRefusedAndNotReleased) {
+  NativeLog log;
+  log.device = static_cast<const unsigned char*>(device_);
+  BeginCapture();
+  EXPECT_EQ(infinirtStreamSynchronize(stream_), infinirtErrorStreamCaptureUnsupported);
+  EXPECT_EQ(infinirtLaunchNativeFunc(stream_, &RecordNativeCall, &log, &ReleaseNativeLog),
+            infinirtErrorStreamCaptureInvalidated);
+  infinirtGraph_t graph = nullptr;
+  EXPECT_EQ(infinirtStreamEndCapture(stream_, &graph), infinirtErrorStreamCaptureInvalidated);
+  infinirtGetLastError();
+  EXPECT_TRUE(log.streams.empty());
+  EXPECT_EQ(log.releases, 0);
 }
 
 }  // namespace

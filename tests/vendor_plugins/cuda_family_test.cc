@@ -268,6 +268,97 @@ TEST_F(CudaFamily, GraphsAreCapturedAndInstantiatedByTheRuntime) {
   EXPECT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
 }
 
+// Vendor work queued by a native function (infinirtLaunchNativeFunc): here a host function
+// launched with the vendor's own LaunchHostFunc, which the vendor's capture records.
+struct VendorWork {
+  using LaunchHostFn = int (*)(void* stream, void (*fn)(void*), void* data);
+  LaunchHostFn launch_host_func = nullptr;
+  std::vector<void*> streams;  // what the native function was called with
+  std::atomic<int> runs{0};    // of the host function it queued
+  int releases = 0;
+};
+void CountVendorRun(void* data) { ++static_cast<VendorWork*>(data)->runs; }
+infinirtError_t QueueVendorWork(void* native_stream, void* data) {
+  auto* work = static_cast<VendorWork*>(data);
+  work->streams.push_back(native_stream);
+  return work->launch_host_func(native_stream, &CountVendorRun, work) == 0
+             ? infinirtSuccess
+             : infinirtErrorLaunchFailure;
+}
+void ReleaseVendorWork(void* data) { ++static_cast<VendorWork*>(data)->releases; }
+
+// Captured, the function is called once, at instantiation, on the stream the plugin captures
+// with the vendor's capture: its work is then in the vendor's graph, and every launch runs it.
+TEST_F(CudaFamily, NativeFunctionsAreCapturedIntoTheVendorsGraph) {
+  VendorWork work;
+  work.launch_host_func =
+      reinterpret_cast<VendorWork::LaunchHostFn>(runtime_->Symbol(F("LaunchHostFunc")));
+  ASSERT_NE(work.launch_host_func, nullptr);
+  infinirtStream_t stream = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);
+  void* native = nullptr;
+  ASSERT_EQ(infinirtStreamGetNativeHandle(stream, &native), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchNativeFunc(stream, &QueueVendorWork, &work, &ReleaseVendorWork),
+            infinirtSuccess);
+  infinirtGraph_t graph = nullptr;
+  ASSERT_EQ(infinirtStreamEndCapture(stream, &graph), infinirtSuccess);
+  EXPECT_TRUE(work.streams.empty()) << "recorded, not called";
+  runtime_->Reset();
+  infinirtGraphExec_t exec = nullptr;
+  ASSERT_EQ(infinirtGraphInstantiate(&exec, graph, 0), infinirtSuccess);
+  ASSERT_EQ(work.streams.size(), 1u);
+  EXPECT_NE(work.streams[0], native) << "the plugin's private capture stream";
+  char named[48];
+  std::snprintf(named, sizeof named, "%p", work.streams[0]);  // as the runtime's log writes it
+  ASSERT_EQ(LogOf("StreamBeginCapture").size(), 1u);
+  EXPECT_TRUE(Contains(LogOf("StreamBeginCapture")[0], named)) << LogOf("StreamBeginCapture")[0];
+  EXPECT_EQ(work.runs.load(), 0);
+  for (int launch = 0; launch < 3; ++launch) {
+    ASSERT_EQ(infinirtGraphLaunch(exec, stream), infinirtSuccess);
+  }
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(work.runs.load(), 3);
+  EXPECT_EQ(work.streams.size(), 1u) << "the vendor's graph replays the work, not the function";
+  EXPECT_EQ(LogOf("GraphLaunch").size(), 3u);
+  EXPECT_EQ(infinirtGraphExecDestroy(exec), infinirtSuccess);
+  EXPECT_EQ(work.releases, 0) << "the graph can still be instantiated";
+  EXPECT_EQ(infinirtGraphDestroy(graph), infinirtSuccess);
+  EXPECT_EQ(work.releases, 1);
+
+  // Outside capture: called at once with the stream's own vendor stream.
+  ASSERT_EQ(infinirtLaunchNativeFunc(stream, &QueueVendorWork, &work, &ReleaseVendorWork),
+            infinirtSuccess);
+  ASSERT_EQ(work.streams.size(), 2u);
+  EXPECT_EQ(work.streams[1], native);
+  EXPECT_EQ(work.releases, 2);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(work.runs.load(), 4);
+  EXPECT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
+}
+
+// A function that fails while the plugin captures it fails the instantiation, and leaves no
+// vendor capture behind.
+TEST_F(CudaFamily, ANativeFunctionFailingAtInstantiationFailsIt) {
+  VendorWork work;  // its releases only: the function below fails before queueing anything
+  infinirtStream_t stream = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  auto fails = [](void*, void*) { return infinirtErrorLaunchFailure; };
+  ASSERT_EQ(infinirtLaunchNativeFunc(stream, fails, &work, &ReleaseVendorWork), infinirtSuccess);
+  infinirtGraph_t graph = nullptr;
+  ASSERT_EQ(infinirtStreamEndCapture(stream, &graph), infinirtSuccess);
+  runtime_->Reset();
+  infinirtGraphExec_t exec = nullptr;
+  EXPECT_EQ(infinirtGraphInstantiate(&exec, graph, 0), infinirtErrorLaunchFailure);
+  infinirtGetLastError();
+  EXPECT_EQ(LogOf("StreamEndCapture").size(), 1u) << "the vendor capture was ended";
+  EXPECT_EQ(LogOf(ThisVariant().instantiate).size(), 0u);
+  EXPECT_EQ(infinirtGraphDestroy(graph), infinirtSuccess);
+  EXPECT_EQ(work.releases, 1);
+  EXPECT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
+}
+
 TEST_F(CudaFamily, NotReadyIsRecognised) {
   infinirtStream_t stream = nullptr;
   infinirtEvent_t event = nullptr;

@@ -2,13 +2,13 @@
 // the vendor's FamilyOperatorSpec): Gemm through the vendor's cuBLAS-shaped BLAS, every other
 // operator through the CUDA kernels of kernels/ (NVIDIA only: nvcc builds them into the backend
 // as a fatbin where the CUDA Toolkit is installed). Work is queued on the vendor's native stream
-// behind the InfiniRT stream (infinirtStreamGetNativeHandle), in order with the stream's other
-// work.
+// behind the InfiniRT stream, in order with the stream's other work, through
+// infinirtLaunchNativeFunc: so a capturing stream records the call, and the vendor's own capture
+// takes in its kernels and cuBLAS call when InfiniRT instantiates the graph.
 //
 // What is not served answers honestly: without the BLAS, Gemm is NOT_IMPLEMENTED; without kernels
 // (another vendor, a build without nvcc, a CUDA Runtime before 12.0), the other operators are; on
-// a device the fatbin has no code for, DEVICE_ARCHITECTURE_NOT_SUPPORTED. A stream that is
-// capturing refuses the call (NOT_IMPLEMENTED): InfiniRT's graphs cannot hold vendor kernels.
+// a device the fatbin has no code for, DEVICE_ARCHITECTURE_NOT_SUPPORTED.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -38,7 +38,15 @@ struct Kernel {
   std::vector<void*> functions;  // per launch of the plan
 };
 
-Kernel* KernelOf(infiniopBackendKernel_t kernel) { return reinterpret_cast<Kernel*>(kernel); }
+// A descriptor's handle: its kernel is shared with the calls a graph holds, so that destroying
+// the descriptor does not pull the plan from under them.
+struct Descriptor {
+  std::shared_ptr<const Kernel> kernel;
+};
+
+Descriptor* DescriptorOf(infiniopBackendKernel_t handle) {
+  return reinterpret_cast<Descriptor*>(handle);
+}
 
 // The limits of the vendor's device_index-th device, for the kernels' geometry.
 infiniStatus_t LimitsOf(int device_index, DeviceLimits* limits) {
@@ -149,6 +157,44 @@ infiniStatus_t LaunchPlan(const Kernel& kernel, void* workspace, size_t workspac
   return INFINI_STATUS_SUCCESS;
 }
 
+// One call, as infinirtLaunchNativeFunc holds it: issued at once, or each time a graph that
+// recorded it is instantiated (or replayed).
+struct QueuedCall {
+  std::shared_ptr<const Kernel> kernel;
+  void* buffers[kMaxBuffers] = {};
+  void* workspace = nullptr;
+  size_t workspace_size = 0;
+  infiniopBackendRunParams params{};
+};
+
+// What the last issue on this thread answered: infinirtLaunchNativeFunc carries only an
+// infinirtError_t back, and an issue made at once runs on the calling thread.
+thread_local infiniStatus_t t_issued = INFINI_STATUS_SUCCESS;
+
+infiniStatus_t Issue(const QueuedCall& call, void* native_stream) {
+  const Kernel& kernel = *call.kernel;
+  if (kernel.op == INFINIOP_OPERATOR_Gemm) {
+    return RunGemm(kernel.gemm, call.buffers, call.params, native_stream);
+  }
+  return LaunchPlan(kernel, call.workspace, call.workspace_size, call.buffers, &call.params,
+                    native_stream);
+}
+
+infinirtError_t INFINIRT_CB IssueQueuedCall(void* native_stream, void* data) {
+  t_issued = Issue(*static_cast<const QueuedCall*>(data), native_stream);
+  return t_issued == INFINI_STATUS_SUCCESS ? infinirtSuccess : infinirtErrorLaunchFailure;
+}
+
+void INFINIRT_CB ReleaseQueuedCall(void* data) { delete static_cast<QueuedCall*>(data); }
+
+// Why infinirtLaunchNativeFunc refused, as InfiniCore says it: the call's own failure, or a
+// stream that is not usable (another device's, destroyed, in an invalidated capture).
+infiniStatus_t RefusalStatus(infinirtError_t error) {
+  if (t_issued != INFINI_STATUS_SUCCESS) return t_issued;
+  LogDebug(std::string("queueing on the stream: ") + infinirtGetErrorName(error));
+  return INFINI_STATUS_BAD_PARAM;
+}
+
 // --- The table's entries -----------------------------------------------------------------------
 
 infiniStatus_t Initialize(char* why, size_t why_size) {
@@ -172,11 +218,12 @@ infiniStatus_t Create(infiniopOperator_t op, int device_index, const infiniopBac
     return checked;
   }
   try {
-    auto created = std::make_unique<Kernel>();
+    auto made_kernel = std::make_shared<Kernel>();
     const infiniStatus_t made =
-        MakeKernel(op, device_index, tensors, tensor_count, *params, created.get());
+        MakeKernel(op, device_index, tensors, tensor_count, *params, made_kernel.get());
     if (made != INFINI_STATUS_SUCCESS) return made;
-    *workspace_size = created->plan.workspace_size;
+    *workspace_size = made_kernel->plan.workspace_size;
+    auto created = std::make_unique<Descriptor>(Descriptor{std::move(made_kernel)});
     *kernel = reinterpret_cast<infiniopBackendKernel_t>(created.release());
     return INFINI_STATUS_SUCCESS;
   } catch (const std::exception&) {
@@ -188,25 +235,37 @@ infiniStatus_t Run(infiniopBackendKernel_t handle, void* workspace, size_t works
                    void* const* buffers, size_t buffer_count,
                    const infiniopBackendRunParams* params, infinirtStream_t stream) {
   if (handle == nullptr) return INFINI_STATUS_BAD_PARAM;
-  const Kernel& kernel = *KernelOf(handle);
-  if (buffer_count != kernel.buffer_count) return INFINI_STATUS_BAD_PARAM;
+  const std::shared_ptr<const Kernel>& kernel = DescriptorOf(handle)->kernel;
+  if (buffer_count != kernel->buffer_count || buffer_count > kMaxBuffers) {
+    return INFINI_STATUS_BAD_PARAM;
+  }
   if (buffers == nullptr) return INFINI_STATUS_NULL_POINTER;
-  if (kernel.uses_run_params && params == nullptr) return INFINI_STATUS_NULL_POINTER;
-  if (kernel.op == INFINIOP_OPERATOR_Gemm ? kernel.gemm.empty : kernel.plan.launches.empty()) {
+  if (kernel->uses_run_params && params == nullptr) return INFINI_STATUS_NULL_POINTER;
+  if (kernel->op == INFINIOP_OPERATOR_Gemm ? kernel->gemm.empty : kernel->plan.launches.empty()) {
     return INFINI_STATUS_SUCCESS;  // nothing to queue
   }
-  // Also makes the stream's device current on this thread, which cuBLAS and the launches use.
-  void* native_stream = nullptr;
-  if (infinirtStreamGetNativeHandle(stream, &native_stream) != infinirtSuccess) {
-    const infinirtError_t error = infinirtGetLastError();
-    LogDebug(std::string("the stream's native handle: ") + infinirtGetErrorName(error));
-    return error == infinirtErrorStreamCaptureUnsupported ? INFINI_STATUS_NOT_IMPLEMENTED
-                                                          : INFINI_STATUS_BAD_PARAM;
+  std::unique_ptr<QueuedCall> call;
+  try {
+    call = std::make_unique<QueuedCall>();
+  } catch (const std::exception&) {
+    return INFINI_STATUS_INTERNAL_ERROR;
   }
-  if (kernel.op == INFINIOP_OPERATOR_Gemm) {
-    return RunGemm(kernel.gemm, buffers, *params, native_stream);
+  call->kernel = kernel;
+  std::copy(buffers, buffers + buffer_count, call->buffers);
+  call->workspace = workspace;
+  call->workspace_size = workspace_size;
+  if (params != nullptr) call->params = *params;  // the caller's struct is not kept
+  // The runtime calls IssueQueuedCall with the stream's device current, which cuBLAS and the
+  // launches use; on success it owns the call and releases it once nothing can issue it again.
+  t_issued = INFINI_STATUS_SUCCESS;
+  const infinirtError_t queued =
+      infinirtLaunchNativeFunc(stream, &IssueQueuedCall, call.get(), &ReleaseQueuedCall);
+  if (queued != infinirtSuccess) {
+    infinirtGetLastError();
+    return RefusalStatus(queued);
   }
-  return LaunchPlan(kernel, workspace, workspace_size, buffers, params, native_stream);
+  call.release();
+  return INFINI_STATUS_SUCCESS;
 }
 
 // What Create would answer with the BLAS present, and the kernels where the vendor has them, on a
@@ -232,10 +291,11 @@ infiniStatus_t Describe(infiniopOperator_t op, const infiniopBackendTensor* tens
   }
 }
 
-// Work already queued holds nothing of the kernel: its arguments were copied at launch.
+// Work already queued holds nothing of the kernel (its arguments were copied at launch); calls a
+// graph recorded share it.
 infiniStatus_t Destroy(infiniopBackendKernel_t handle) {
   if (handle == nullptr) return INFINI_STATUS_BAD_PARAM;
-  delete KernelOf(handle);
+  delete DescriptorOf(handle);
   return INFINI_STATUS_SUCCESS;
 }
 

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #define EMU_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -62,18 +63,33 @@ EmuGemmCall g_last{};
 int g_fail_next = kSuccess;
 
 using LaunchHostFunc = int (*)(void*, void (*)(void*), void*);
+using StreamIsCapturing = int (*)(void*, int*);
 
-// The emulated runtime's cudaLaunchHostFunc (the instance the plugin loaded).
-LaunchHostFunc RuntimeLaunchHostFunc() {
-  static LaunchHostFunc launch = [] {
+// A function of the emulated runtime (the instance the plugin loaded), e.g. "LaunchHostFunc".
+void* RuntimeFunction(const char* name) {
+  static void* runtime = [] {
     const char* path = getenv(EMU_RUNTIME_VARIABLE);
-    void* runtime = path != nullptr ? dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : nullptr;
-    return runtime != nullptr ? reinterpret_cast<LaunchHostFunc>(
-                                    dlsym(runtime, EMU_RUNTIME_PREFIX "LaunchHostFunc"))
-                              : nullptr;
+    return path != nullptr ? dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : nullptr;
   }();
+  return runtime != nullptr ? dlsym(runtime, (std::string(EMU_RUNTIME_PREFIX) + name).c_str())
+                            : nullptr;
+}
+
+LaunchHostFunc RuntimeLaunchHostFunc() {
+  static LaunchHostFunc launch =
+      reinterpret_cast<LaunchHostFunc>(RuntimeFunction("LaunchHostFunc"));
   return launch;
 }
+
+// Whether the stream is being captured: a captured call runs at every launch of the graph, so its
+// arguments are kept (until the library is unloaded) as a device kernel's are kept in the graph.
+bool Capturing(void* stream) {
+  static StreamIsCapturing is_capturing =
+      reinterpret_cast<StreamIsCapturing>(RuntimeFunction("StreamIsCapturing"));
+  int status = 0;
+  return is_capturing != nullptr && is_capturing(stream, &status) == 0 && status != 0;
+}
+std::vector<std::unique_ptr<EmuGemmCall>> g_captured;  // under g_mutex
 
 double LoadValue(int type, const void* base, long long index) {
   switch (type) {
@@ -146,6 +162,8 @@ void ComputeQueued(void* user_data) {
   std::unique_ptr<EmuGemmCall> call(static_cast<EmuGemmCall*>(user_data));
   Compute(*call);
 }
+
+void ComputeCaptured(void* user_data) { Compute(*static_cast<const EmuGemmCall*>(user_data)); }
 
 bool KnownType(int type) {
   return type == kR32F || type == kR64F || type == kR16F || type == kR16BF;
@@ -233,6 +251,12 @@ EMU_EXPORT int EMU_BLAS(GemmStridedBatchedEx)(void* handle, int transa, int tran
   const LaunchHostFunc launch = RuntimeLaunchHostFunc();
   if (launch == nullptr) return kNotInitialized;
   auto queued = std::make_unique<EmuGemmCall>(call);
+  if (Capturing(call.stream)) {
+    if (launch(call.stream, &ComputeCaptured, queued.get()) != 0) return kNotInitialized;
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_captured.push_back(std::move(queued));
+    return kSuccess;
+  }
   if (launch(call.stream, &ComputeQueued, queued.get()) != 0) return kNotInitialized;
   queued.release();  // the host function frees it
   return kSuccess;

@@ -486,6 +486,18 @@ EMU_EXPORT int EMU_FN(StreamBeginCapture)(void* stream, int mode) {
   return kSuccess;
 }
 
+// 0 (none) or 1 (active), as cudaStreamCaptureStatus numbers them. Not used by the runtime plugin;
+// the emulated BLAS libraries ask it, to keep what a captured call needs.
+EMU_EXPORT int EMU_FN(StreamIsCapturing)(void* stream, int* status) {
+  ENTER("StreamIsCapturing", P(stream));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (status == nullptr) return kInvalidValue;
+  *status = s != nullptr && s->capturing ? 1 : 0;
+  return kSuccess;
+}
+
 EMU_EXPORT int EMU_FN(StreamEndCapture)(void* stream, void** graph) {
   ENTER("StreamEndCapture", P(stream));
   infinirtPluginStream_t cpu;
