@@ -116,6 +116,34 @@ infinirtError_t infinirtStreamCreate(infinirtStream_t* pStream) {
   return infinirtStreamCreateWithFlags(pStream, infinirtStreamDefault);
 }
 
+infinirtError_t infinirtStreamCreateFromNativeHandle(infinirtStream_t* pStream, int device,
+                                                     void* nativeStream) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (pStream == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: pStream is NULL", function_name);
+    }
+    const void* special[] = {nullptr, infinirtStreamLegacy, infinirtStreamPerThread};
+    for (const void* value : special) {
+      if (nativeStream == value) {
+        return Fail(infinirtErrorInvalidValue, "{}: {} is a default stream, not a stream to adopt",
+                    function_name, nativeStream);
+      }
+    }
+    Runtime& runtime = Runtime::Get();
+    Target target;
+    if (auto error = DeviceTarget(runtime, device, &target, function_name)) return error;
+    infinirtPluginStream_t adopted = nullptr;
+    unsigned int flags = 0;
+    const infinirtPluginTable& table = target.backend->table;
+    if (auto error = table.StreamAdopt(target.local, nativeStream, &adopted, &flags)) {
+      return BackendAnswer(error, *target.backend, function_name);
+    }
+    flags = (flags & infinirtStreamNonBlocking) | kStreamAdopted;
+    return Publish(runtime.streams(), target, adopted, flags, pStream, table.StreamRelease,
+                   function_name);
+  });
+}
+
 infinirtError_t infinirtStreamDestroy(infinirtStream_t stream) {
   return Guard(__func__, [&](const char* function_name) {
     Runtime& runtime = Runtime::Get();
@@ -123,8 +151,9 @@ infinirtError_t infinirtStreamDestroy(infinirtStream_t stream) {
     if (!runtime.streams().Remove(HandleValue(stream), &record)) {
       return InvalidHandle(stream, "stream", function_name);
     }
-    if (auto e = runtime.backend(record.backend)
-                     .table.StreamDestroy(record.local_device, record.plugin_handle)) {
+    const infinirtPluginTable& table = runtime.backend(record.backend).table;
+    const auto end = (record.flags & kStreamAdopted) ? table.StreamRelease : table.StreamDestroy;
+    if (auto e = end(record.local_device, record.plugin_handle)) {
       return RestoreRefused(runtime.streams(), HandleValue(stream), record, e, function_name);
     }
     StreamRef ref;
@@ -164,7 +193,7 @@ infinirtError_t infinirtStreamGetDevice(infinirtStream_t hStream, int* device) {
   });
 }
 
-infinirtError_t infinirtStreamGetNativeHandle(infinirtStream_t stream, void** nativeStream) {
+infinirtError_t infinirtStreamGetNativeHandle(void** nativeStream, infinirtStream_t stream) {
   return Guard(__func__, [&](const char* function_name) {
     if (nativeStream == nullptr) {
       return Fail(infinirtErrorInvalidValue, "{}: nativeStream is NULL", function_name);
@@ -272,6 +301,23 @@ infinirtError_t infinirtLaunchNativeFunc(infinirtStream_t stream, infinirtNative
 // ------------------------------------------------------------------------------------------
 // Events
 // ------------------------------------------------------------------------------------------
+
+infinirtError_t infinirtEventGetNativeHandle(void** nativeEvent, infinirtEvent_t event) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (nativeEvent == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: nativeEvent is NULL", function_name);
+    }
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord record;
+    if (auto error = ResolveObject(runtime.events(), event, "event", &record, function_name)) {
+      return error;
+    }
+    Backend& owner = runtime.backend(record.backend);
+    return BackendAnswer(
+        owner.table.EventGetNativeHandle(record.local_device, record.plugin_handle, nativeEvent),
+        owner, function_name);
+  });
+}
 
 infinirtError_t infinirtEventCreateWithFlags(infinirtEvent_t* event, unsigned int flags) {
   return Guard(__func__, [&](const char* function_name) {

@@ -31,6 +31,11 @@ struct ObjectRecord {
   unsigned int flags = 0;
 };
 
+// A stream record's flags: the public ones (infinirtStreamNonBlocking) and, in the top bit, the
+// core's mark of a stream adopted from a vendor handle (StreamCreateFromNativeHandle), which is
+// ended with the plugin's StreamRelease instead of StreamDestroy.
+constexpr unsigned int kStreamAdopted = 0x80000000u;
+
 // Layout of a handle value (64 bits):
 //   [63:60] 0xA marker, so no handle is 0, 1 or 2 (the special stream values)
 //   [59:56] kind   [55:24] generation (32 bits)   [23:0] slot index

@@ -315,7 +315,11 @@ infinirtError_t Runtime::ReleaseDeviceObjects(int device) {
   release_all(graph_execs_, [this](const ObjectRecord& record) { DestroyExec(record); });
   release_all(graphs_, [this](const ObjectRecord& record) { DestroyGraph(record); });
   release_all(events_, plugin_entry(&infinirtPluginTable::EventDestroy));
-  release_all(streams_, plugin_entry(&infinirtPluginTable::StreamDestroy));
+  release_all(streams_, [&owner](const ObjectRecord& record) {
+    const auto end =
+        (record.flags & kStreamAdopted) ? owner.table.StreamRelease : owner.table.StreamDestroy;
+    end(record.local_device, record.plugin_handle);
+  });
   // Stream-ordered allocations survive a device reset (CUDA); graph memory goes with its graph.
   const auto allocations = allocations_.Snapshot([&](const Allocation& a) {
     return a.device == device &&

@@ -691,7 +691,19 @@ typedef struct infinirtBackendProp {
      infinirtErrorStreamCaptureUnsupported (and invalidates the capture, as any work capture       \
      cannot record does); infinirtLaunchNativeFunc is the capturable way. The CPU backend has no   \
      vendor stream: infinirtErrorNotSupported. */                                                  \
-  X(infinirtError_t, StreamGetNativeHandle, (infinirtStream_t stream, void** nativeStream))        \
+  X(infinirtError_t, StreamGetNativeHandle, (void** nativeStream, infinirtStream_t stream))        \
+  /* The vendor runtime's own event behind an InfiniRT event (a cudaEvent_t for NVIDIA). An event  \
+     recorded in a capture stands for a point of the capture and was not recorded on the vendor's  \
+     side. The CPU backend has no vendor events: infinirtErrorNotSupported. */                     \
+  X(infinirtError_t, EventGetNativeHandle, (void** nativeEvent, infinirtEvent_t event))            \
+  /* An InfiniRT stream for a vendor stream another library made (PyTorch's, CuPy's), on the flat  \
+     ordinal `device`, which must be the vendor stream's device. Work issued to it goes to that    \
+     stream; its flags are the vendor stream's (infinirtStreamNonBlocking where it does not        \
+     synchronise with the legacy stream). infinirtStreamDestroy releases the InfiniRT handle only: \
+     the vendor stream stays its maker's. NULL and the special default-stream values are           \
+     infinirtErrorInvalidValue; the CPU backend has no vendor streams: infinirtErrorNotSupported. */ \
+  X(infinirtError_t, StreamCreateFromNativeHandle,                                                 \
+    (infinirtStream_t * pStream, int device, void* nativeStream))                                  \
   /* The same work made capturable: fn(nativeStream, userData) queues it on the vendor's stream.   \
      Outside capture fn is called at once, on the calling thread with the stream's device          \
      current, and a failure it answers is returned. While the stream captures, the call is         \

@@ -207,7 +207,16 @@ typedef struct infinirtPluginSupport {
   X(GraphLaunch, (int device, infinirtPluginGraphExec_t exec, infinirtPluginStream_t stream))     \
   X(GraphExecDestroy, (int device, infinirtPluginGraphExec_t exec))                               \
   X(GetSupport, (const char* entry, infinirtPluginSupport* support))                              \
-  X(StreamGetNativeHandle, (int device, infinirtPluginStream_t stream, void** native_stream))
+  X(StreamGetNativeHandle, (int device, infinirtPluginStream_t stream, void** native_stream))     \
+  /* Since minor 3: EventGetNativeHandle, StreamAdopt, StreamRelease. */                          \
+  X(EventGetNativeHandle, (int device, infinirtPluginEvent_t event, void** native_event))         \
+  /* StreamAdopt: a plugin stream for a vendor stream another library made                        \
+   * (StreamCreateFromNativeHandle); *flags gets infinirtStreamNonBlocking where it does not      \
+   * synchronise with the legacy stream. The core ends it with StreamRelease, never with          \
+   * StreamDestroy: the vendor stream stays its maker's. */                                       \
+  X(StreamAdopt,                                                                                  \
+    (int device, void* native_stream, infinirtPluginStream_t* stream, unsigned int* flags))       \
+  X(StreamRelease, (int device, infinirtPluginStream_t stream))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
  * their support declarations by it (GetSupport itself takes the entry's name). */

@@ -59,6 +59,8 @@ typedef void (*CfHostFn)(void*);
   X(MallocAsync, (void** ptr, size_t size, CF_STREAM stream))                              \
   X(FreeAsync, (void* ptr, CF_STREAM stream))                                              \
   X(LaunchHostFunc, (CF_STREAM stream, CF_HOST_FN fn, void* user_data))                    \
+  X(StreamGetFlags, (CF_STREAM stream, unsigned int* flags))                               \
+  X(StreamGetDevice, (CF_STREAM stream, int* device))                                      \
   X(StreamBeginCapture, (CF_STREAM stream, CF_CAPTURE_MODE mode))                          \
   X(StreamEndCapture, (CF_STREAM stream, CF_GRAPH * graph))                                \
   X(GraphInstantiateWithFlags, (CF_EXEC * exec, CF_GRAPH graph, unsigned long long flags)) \

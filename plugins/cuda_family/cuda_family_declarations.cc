@@ -2,6 +2,7 @@
 // They describe the runtime that is loaded; with none loaded, a runtime that has every
 // function of the lists. Function names are written without the vendor's prefix.
 #include <string>
+#include <vector>
 
 #include "cuda_family_plugin.h"
 
@@ -26,6 +27,17 @@ bool Has(Pointer function) {
 Declaration NativeIfPresent(bool present, const char* function) {
   if (present) return Native({function});
   return None(std::string("the runtime lacks ") + function);
+}
+
+// Adopting another library's stream: its flags and device read where the runtime can tell them.
+Declaration StreamAdoptDeclaration(const Functions& fn) {
+  std::vector<std::string> calls;
+  if (Has(fn.StreamGetFlags)) calls.push_back("StreamGetFlags");
+  if (Has(fn.StreamGetDevice)) calls.push_back("StreamGetDevice");
+  return Native(calls,
+                "the vendor stream is used as it is; where the runtime lacks StreamGetFlags it is "
+                "taken to be blocking, and where it lacks StreamGetDevice its device is not "
+                "checked");
 }
 
 // MallocAsync and FreeAsync: the vendor's stream-ordered function, or the emulation.
@@ -106,6 +118,12 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
                     "the runtime's own stream handle, no call: the vendor's legacy stream "
                     "(cudaStreamLegacy where CUDA's special handles exist, else 0) for the "
                     "legacy one, the plugin's per-thread stream for the per-thread one");
+    case entry::StreamAdopt:
+      return StreamAdoptDeclaration(fn);
+    case entry::StreamRelease:
+      return Native({}, "no call: the adopted stream is the vendor's handle, left to its maker");
+    case entry::EventGetNativeHandle:
+      return Native({}, "the runtime's own event handle, no call");
     case entry::StreamWaitEvent:
       return Native({"StreamWaitEvent"}, "always 3 arguments, flags 0");
     case entry::LaunchHostFunc:

@@ -108,6 +108,9 @@ struct CudaFamilyPlugin : plugin::VendorPluginBase<CudaFamilyPlugin> {
   INFINIRT_PLUGIN_ENTRY(GraphLaunch);
   INFINIRT_PLUGIN_ENTRY(GraphExecDestroy);
   INFINIRT_PLUGIN_ENTRY(StreamGetNativeHandle);
+  INFINIRT_PLUGIN_ENTRY(EventGetNativeHandle);
+  INFINIRT_PLUGIN_ENTRY(StreamAdopt);
+  INFINIRT_PLUGIN_ENTRY(StreamRelease);
   // The memory-pool attributes are left out: no vendor function of the lists serves them.
 
   // Support declarations (cuda_family_declarations.cc).

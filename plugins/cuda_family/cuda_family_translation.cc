@@ -300,6 +300,44 @@ infinirtError_t CudaFamilyPlugin::StreamDestroy(int device, infinirtPluginStream
   return CF_CALL(StreamDestroy, stream);
 }
 
+infinirtError_t CudaFamilyPlugin::EventGetNativeHandle(int, infinirtPluginEvent_t event,
+                                                       void** native_event) {
+  *native_event = event;  // the plugin's event is the vendor's
+  return infinirtSuccess;
+}
+
+// Another library's stream becomes a plugin stream as it is (the plugin's streams are the
+// vendor's handles). Its flags and device are read where the runtime offers the functions; a
+// handle the runtime does not know is refused by them with the vendor's error.
+infinirtError_t CudaFamilyPlugin::StreamAdopt(int device, void* native_stream,
+                                              infinirtPluginStream_t* stream, unsigned int* flags) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  const Functions& fn = TheState().fn;
+  unsigned int vendor_flags = 0;  // blocking, where the runtime cannot tell
+  if (fn.StreamGetFlags != nullptr) {
+    if (const infinirtError_t e = CF_CALL(StreamGetFlags, native_stream, &vendor_flags)) return e;
+  }
+  if (fn.StreamGetDevice != nullptr) {
+    int owner = -1;
+    if (const infinirtError_t e = CF_CALL(StreamGetDevice, native_stream, &owner)) return e;
+    if (owner != device) {
+      TheState().log(INFINIRT_LOG_DEBUG, "StreamAdopt: the stream belongs to device " +
+                                             std::to_string(owner) + ", not " +
+                                             std::to_string(device));
+      return infinirtErrorInvalidValue;
+    }
+  }
+  *flags =
+      (vendor_flags & TheState().spec.enums.stream_non_blocking) ? infinirtStreamNonBlocking : 0;
+  *stream = native_stream;
+  return infinirtSuccess;
+}
+
+// Nothing of the plugin's to free, and the vendor stream is its maker's.
+infinirtError_t CudaFamilyPlugin::StreamRelease(int, infinirtPluginStream_t) {
+  return infinirtSuccess;
+}
+
 infinirtError_t CudaFamilyPlugin::StreamGetNativeHandle(int device, infinirtPluginStream_t stream,
                                                         void** native_stream) {
   if (const infinirtError_t e = Bind(device)) return e;

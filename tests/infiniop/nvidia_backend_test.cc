@@ -70,21 +70,21 @@ Layout ColumnMajor(size_t rows, size_t cols) {
 
 TEST_F(NvidiaBackendTest, TheNativeStreamIsTheVendorsAndTheCpuHasNone) {
   void* native = nullptr;
-  EXPECT_EQ(infinirtStreamGetNativeHandle(stream, &native), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamGetNativeHandle(&native, stream), infinirtSuccess);
   EXPECT_NE(native, nullptr);
   EXPECT_NE(native, static_cast<void*>(stream)) << "the vendor's handle, not InfiniRT's";
-  EXPECT_EQ(infinirtStreamGetNativeHandle(nullptr, &native), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamGetNativeHandle(&native, nullptr), infinirtSuccess);
   EXPECT_EQ(native, reinterpret_cast<void*>(0x1)) << "CUDA's cudaStreamLegacy";
-  EXPECT_EQ(infinirtStreamGetNativeHandle(stream, nullptr), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtStreamGetNativeHandle(nullptr, stream), infinirtErrorInvalidValue);
 
   int cpu = -1;
   ASSERT_EQ(infinirtDeviceGetOrdinal(&cpu, INFINI_DEVICE_CPU, 0), infinirtSuccess);
   ASSERT_EQ(infinirtSetDevice(cpu), infinirtSuccess);
   infinirtStream_t cpu_stream = nullptr;
   ASSERT_EQ(infinirtStreamCreate(&cpu_stream), infinirtSuccess);
-  EXPECT_EQ(infinirtStreamGetNativeHandle(cpu_stream, &native), infinirtErrorNotSupported);
+  EXPECT_EQ(infinirtStreamGetNativeHandle(&native, cpu_stream), infinirtErrorNotSupported);
   EXPECT_EQ(infinirtStreamDestroy(cpu_stream), infinirtSuccess);
-  EXPECT_EQ(infinirtStreamGetNativeHandle(cpu_stream, &native), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtStreamGetNativeHandle(&native, cpu_stream), infinirtErrorInvalidResourceHandle);
   infinirtGetLastError();
 }
 
@@ -95,7 +95,7 @@ TEST_F(NvidiaBackendTest, RowMajorGemmIsComputedTransposedOnTheNativeStream) {
       b(RowMajor({4, 3}), INFINI_DTYPE_F32);
   ASSERT_EQ(RunGemm(c, a, b, 2.0f, 0.5f), INFINI_STATUS_SUCCESS);
   void* native = nullptr;
-  ASSERT_EQ(infinirtStreamGetNativeHandle(stream, &native), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamGetNativeHandle(&native, stream), infinirtSuccess);
   const EmuGemmCall call = cublas.last();
   EXPECT_EQ(call.stream, native);
   // c^T (3 x 2, ld 3) = b^T (3 x 4, ld 3) a^T (4 x 2, ld 4): b first, neither transposed.
@@ -205,7 +205,7 @@ TEST_F(NvidiaBackendTest, ACapturedGemmIsIssuedIntoTheVendorsCaptureWhenInstanti
   ASSERT_EQ(infiniopCreateGemmDescriptor(handle, &desc, c.desc(), a.desc(), b.desc()),
             INFINI_STATUS_SUCCESS);
   void* native = nullptr;
-  ASSERT_EQ(infinirtStreamGetNativeHandle(stream, &native), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamGetNativeHandle(&native, stream), infinirtSuccess);
   const int calls = cublas.last().calls;
   ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeRelaxed), infinirtSuccess);
   ASSERT_EQ(infiniopGemm(desc, nullptr, 0, c.data(), a.data(), b.data(), 1, 0, stream),

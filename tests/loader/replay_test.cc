@@ -250,7 +250,7 @@ void ReleaseNativeLog(void* data) { ++static_cast<NativeLog*>(data)->releases; }
 
 void* NativeOf(infinirtStream_t stream) {
   void* native = nullptr;
-  EXPECT_EQ(infinirtStreamGetNativeHandle(stream, &native), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamGetNativeHandle(&native, stream), infinirtSuccess);
   return native;
 }
 

@@ -185,13 +185,13 @@ TEST_F(CudaFamily, TheNativeHandleIsTheStreamTheWorkGoesTo) {
   runtime_->Reset();
   void* natives[3] = {};
   ASSERT_EQ(infinirtMemsetAsync(device_, 1, kBytes, stream), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamGetNativeHandle(stream, &natives[0]), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamGetNativeHandle(&natives[0], stream), infinirtSuccess);
   ASSERT_EQ(infinirtMemsetAsync(device_, 2, kBytes, nullptr), infinirtSuccess);
-  ASSERT_EQ(infinirtStreamGetNativeHandle(nullptr, &natives[1]), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamGetNativeHandle(&natives[1], nullptr), infinirtSuccess);
   std::thread other([&] {
     ASSERT_EQ(infinirtSetDevice(0), infinirtSuccess);
     ASSERT_EQ(infinirtMemsetAsync(device_, 3, kBytes, infinirtStreamPerThread), infinirtSuccess);
-    ASSERT_EQ(infinirtStreamGetNativeHandle(infinirtStreamPerThread, &natives[2]), infinirtSuccess);
+    ASSERT_EQ(infinirtStreamGetNativeHandle(&natives[2], infinirtStreamPerThread), infinirtSuccess);
     ASSERT_EQ(infinirtStreamSynchronize(infinirtStreamPerThread), infinirtSuccess);
   });
   other.join();
@@ -297,7 +297,7 @@ TEST_F(CudaFamily, NativeFunctionsAreCapturedIntoTheVendorsGraph) {
   infinirtStream_t stream = nullptr;
   ASSERT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);
   void* native = nullptr;
-  ASSERT_EQ(infinirtStreamGetNativeHandle(stream, &native), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamGetNativeHandle(&native, stream), infinirtSuccess);
   ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
   ASSERT_EQ(infinirtLaunchNativeFunc(stream, &QueueVendorWork, &work, &ReleaseVendorWork),
             infinirtSuccess);

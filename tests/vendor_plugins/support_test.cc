@@ -52,6 +52,15 @@ struct Fixture {
   }
 };
 
+// An InfiniRT stream over the vendor stream behind the fixture's, on the current device.
+infinirtError_t AdoptFixtureStream(Fixture& f, infinirtStream_t* adopted) {
+  void* native = nullptr;
+  EXPECT_EQ(infinirtStreamGetNativeHandle(&native, f.stream), infinirtSuccess);
+  int device = -1;
+  EXPECT_EQ(infinirtGetDevice(&device), infinirtSuccess);
+  return infinirtStreamCreateFromNativeHandle(adopted, device, native);
+}
+
 // The captured graph of one MemsetAsync, instantiated.
 infinirtError_t InstantiateOneMemset(Fixture& f, infinirtGraph_t* graph,
                                      infinirtGraphExec_t* exec) {
@@ -163,7 +172,7 @@ std::map<std::string, Exercise> Exercises() {
   x["StreamGetNativeHandle"] = [] {
     Fixture f;
     void* native = nullptr;
-    const infinirtError_t e = infinirtStreamGetNativeHandle(f.stream, &native);
+    const infinirtError_t e = infinirtStreamGetNativeHandle(&native, f.stream);
     EXPECT_TRUE(e != infinirtSuccess || native != nullptr);
     return e;
   };
@@ -174,6 +183,36 @@ std::map<std::string, Exercise> Exercises() {
     EXPECT_EQ(infinirtEventRecord(event, f.stream), infinirtSuccess);
     const infinirtError_t e = infinirtStreamWaitEvent(infinirtStreamLegacy, event, 0);
     infinirtEventDestroy(event);
+    return e;
+  };
+  x["EventGetNativeHandle"] = [] {
+    infinirtEvent_t event = nullptr;
+    EXPECT_EQ(infinirtEventCreate(&event), infinirtSuccess);
+    void* native = nullptr;
+    const infinirtError_t e = infinirtEventGetNativeHandle(&native, event);
+    EXPECT_TRUE(e != infinirtSuccess || native != nullptr);
+    infinirtEventDestroy(event);
+    return e;
+  };
+  // A second InfiniRT stream over the vendor stream of the fixture's: work goes through it, and
+  // ending it leaves the fixture's stream working.
+  x["StreamAdopt"] = [] {
+    Fixture f;
+    infinirtStream_t adopted = nullptr;
+    const infinirtError_t e = AdoptFixtureStream(f, &adopted);
+    if (e != infinirtSuccess) return e;
+    EXPECT_EQ(infinirtMemsetAsync(f.device, 3, kBytes, adopted), infinirtSuccess);
+    EXPECT_EQ(infinirtStreamSynchronize(adopted), infinirtSuccess);
+    EXPECT_EQ(infinirtStreamDestroy(adopted), infinirtSuccess);
+    return e;
+  };
+  x["StreamRelease"] = [] {
+    Fixture f;
+    infinirtStream_t adopted = nullptr;
+    EXPECT_EQ(AdoptFixtureStream(f, &adopted), infinirtSuccess);
+    const infinirtError_t e = infinirtStreamDestroy(adopted);
+    EXPECT_EQ(infinirtMemsetAsync(f.device, 4, kBytes, f.stream), infinirtSuccess);
+    EXPECT_EQ(infinirtStreamSynchronize(f.stream), infinirtSuccess);
     return e;
   };
   x["LaunchHostFunc"] = [] {

@@ -65,6 +65,7 @@ struct Node {
 struct Stream {
   infinirtPluginStream_t cpu = nullptr;
   int device = 0;
+  unsigned int flags = 0;  // as created (the vendor's non-blocking flag)
   bool capturing = false;
   std::vector<Node> captured;
 };

@@ -9,6 +9,7 @@
 //   EMU_ASYNC_ALLOC           exports <prefix>MallocAsync / FreeAsync
 //   EMU_PROPERTIES_V2         names <prefix>GetDeviceProperties as ..._v2 (CUDA >= 12)
 //   EMU_OMIT_MEMSET_ASYNC     leaves <prefix>MemsetAsync out (a runtime missing a symbol)
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -357,6 +358,7 @@ EMU_EXPORT int EMU_FN(StreamCreateWithFlags)(void** stream, unsigned int flags) 
   if (stream == nullptr || (flags & ~0x1u) != 0) return kInvalidValue;
   auto made = std::make_unique<emu::Stream>();
   made->device = emu::CurrentDevice();
+  made->flags = flags;
   if (const infinirtError_t e = emu::Cpu().StreamCreate(0, &made->cpu, flags)) return Status(e);
   *stream = made.release();
   emu::Register(*stream);
@@ -368,6 +370,27 @@ EMU_EXPORT int EMU_FN(StreamDestroy)(void* stream) {
   if (!emu::Unregister(stream)) return kInvalidResourceHandle;
   std::unique_ptr<emu::Stream> owned(static_cast<emu::Stream*>(stream));
   return Status(emu::Cpu().StreamDestroy(0, owned->cpu));
+}
+
+// The default streams are blocking and the current device's.
+EMU_EXPORT int EMU_FN(StreamGetFlags)(void* stream, unsigned int* flags) {
+  ENTER("StreamGetFlags", P(stream));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (flags == nullptr) return kInvalidValue;
+  *flags = s != nullptr ? s->flags : 0;
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(StreamGetDevice)(void* stream, int* device) {
+  ENTER("StreamGetDevice", P(stream));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (device == nullptr) return kInvalidValue;
+  *device = s != nullptr ? s->device : std::max(emu::CurrentDevice(), 0);
+  return kSuccess;
 }
 
 EMU_EXPORT int EMU_FN(StreamSynchronize)(void* stream) {
