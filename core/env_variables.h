@@ -17,6 +17,8 @@
   X(INFINIRT_CONFIG, "FILE",                                                                  \
     "the JSON configuration file, instead of share/infinirt/infinirt.json beside lib/")       \
   X(INFINIRT_ALLOW_INSECURE_PLUGINS, "1",                                                     \
-    "load plugins that another user could change (refused otherwise)")
+    "load plugins that another user could change (refused otherwise)")                        \
+  X(INFINIRT_CPU_DEVICES, "N",                                                                \
+    "the CPU backend exposes N devices (1 to 64, default 1); overrides plugins.cpu.devices")
 
 #endif  // INFINIRT_CORE_ENV_VARIABLES_H_

@@ -419,12 +419,26 @@ infinirtError_t CallInitialize(Backend* backend, LoaderSearch* search) {
   return result;
 }
 
+// The plugin's config section, with the variables that override one of its keys applied:
+// INFINIRT_CPU_DEVICES sets the CPU backend's "devices". A number goes in as a number; any other
+// text as it is, for the plugin to refuse with its own message.
+std::string PluginConfig(const std::string& name, const Config& config) {
+  nlohmann::json section =
+      config.plugins.contains(name) ? config.plugins[name] : nlohmann::json::object();
+  if (name != "cpu") return section.dump();
+  if (auto devices = GetEnv(EnvVar::INFINIRT_CPU_DEVICES)) {
+    const bool number =
+        !devices->empty() && devices->size() <= 9 &&
+        std::all_of(devices->begin(), devices->end(), [](char c) { return c >= '0' && c <= '9'; });
+    section["devices"] = number ? nlohmann::json(std::stoll(*devices)) : nlohmann::json(*devices);
+  }
+  return section.dump();
+}
+
 // Calls the plugin's Initialize, GetInfo and GetDeviceCount. False when it cannot be used.
 bool InitializePlugin(Backend* backend, const Config& config, LoaderSearch* search,
                       infinirtBackendProp* listing) {
-  if (config.plugins.contains(backend->name)) {
-    backend->config_json = config.plugins[backend->name].dump();
-  }
+  backend->config_json = PluginConfig(backend->name, config);
   backend->host.struct_size = sizeof(infinirtPluginHost);
   backend->host.abi_major = INFINIRT_PLUGIN_ABI_MAJOR;
   backend->host.abi_minor = INFINIRT_PLUGIN_ABI_MINOR;

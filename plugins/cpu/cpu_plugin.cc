@@ -1,5 +1,8 @@
 // The CPU backend: a complete InfiniRT plugin whose "device" memory is host memory and whose
-// streams run on a bounded pool of worker threads (engine.h).
+// streams run on a bounded pool of worker threads (engine.h). It is one device, or N
+// (plugins.cpu.devices, INFINIRT_CPU_DEVICES), for multi-device programs on one host: each has its
+// own streams, legacy stream, stream-ordered pool and memory accounting, and all share the pool
+// of workers.
 #include <stdlib.h>
 
 #include <algorithm>
@@ -26,6 +29,7 @@ namespace {
 
 constexpr char kName[] = "cpu";
 constexpr int kMaxWorkerThreads = 256;
+constexpr int kMaxDevices = 64;
 // Asynchronous copies and sets up to this size run in the calling thread when their stream is
 // idle (Device::TryRunInline): below it, handing the work to a worker costs the caller more than
 // doing it (bench/: "InlineThreshold").
@@ -90,18 +94,29 @@ class SpareStreams {
   std::vector<StreamHandle*> by_blocking_[2];  // [non_blocking]
 };
 
+// One CPU device.
+struct CpuDevice {
+  std::shared_ptr<Device> engine;           // its streams and legacy-stream rules
+  std::unique_ptr<MemoryPool> memory_pool;  // for MallocAsync
+  std::unique_ptr<SpareStreams> spare_streams;
+  std::atomic<size_t> allocated{0};  // bytes Malloc handed out and Free has not taken back
+};
+
 struct PluginState {
   uint64_t epoch = 0;
   int worker_threads = 0;
   size_t inline_bytes = 0;
-  std::unique_ptr<WorkerPool> pool;
-  std::shared_ptr<Device> device;           // the CPU is one device
-  std::unique_ptr<MemoryPool> memory_pool;  // for MallocAsync
-  std::unique_ptr<SpareStreams> spare_streams;
+  int device_count = 1;
+  std::unique_ptr<WorkerPool> pool;  // shared by every device
+  std::vector<std::unique_ptr<CpuDevice>> devices;
 };
 
 PluginState* g_state = nullptr;
 uint64_t g_epoch = 0;
+
+// The core calls the entries with valid device indices only.
+CpuDevice& Dev(int device) { return *g_state->devices[device]; }
+Device& EngineOf(int device) { return *g_state->devices[device]->engine; }
 
 plugin::PluginLog g_log(kName);
 
@@ -114,38 +129,41 @@ infinirtError_t RefuseOnWorker(const char* what) {
   return infinirtErrorNotPermitted;
 }
 
-// The calling thread's per-thread default stream, created on first use.
-Stream& PerThreadStream() {
+// The calling thread's per-thread default stream of a device, created on first use.
+Stream& PerThreadStream(int device) {
   struct PerThread {
     uint64_t epoch = 0;
-    std::shared_ptr<Stream> stream;
+    std::vector<std::shared_ptr<Stream>> streams;  // by device
   };
   thread_local PerThread per_thread;
-  if (per_thread.epoch != g_state->epoch || !per_thread.stream) {
-    per_thread.stream = g_state->device->CreateStream(Stream::Kind::kPerThread, false);
+  if (per_thread.epoch != g_state->epoch) {
+    per_thread.streams.assign(g_state->devices.size(), nullptr);
     per_thread.epoch = g_state->epoch;
   }
-  return *per_thread.stream;
+  std::shared_ptr<Stream>& stream = per_thread.streams[device];
+  if (!stream) stream = EngineOf(device).CreateStream(Stream::Kind::kPerThread, false);
+  return *stream;
 }
 
-Stream& StreamOf(infinirtPluginStream_t handle) {
-  if (handle == INFINIRT_PLUGIN_STREAM_LEGACY) return *g_state->device->legacy();
-  if (handle == INFINIRT_PLUGIN_STREAM_PER_THREAD) return PerThreadStream();
+// A stream of a device: the legacy and per-thread streams are the device's own.
+Stream& StreamOf(int device, infinirtPluginStream_t handle) {
+  if (handle == INFINIRT_PLUGIN_STREAM_LEGACY) return *EngineOf(device).legacy();
+  if (handle == INFINIRT_PLUGIN_STREAM_PER_THREAD) return PerThreadStream(device);
   return *static_cast<StreamHandle*>(handle)->stream;
 }
 
 Event& EventOf(infinirtPluginEvent_t handle) { return *static_cast<Event*>(handle); }
 
-// The integer `key` of the plugin's config, in [0, max]; `fallback` when absent, or (with an
+// The integer `key` of the plugin's config, in [min, max]; `fallback` when absent, or (with an
 // error logged) when it is not such an integer.
-int64_t IntegerFromConfig(const nlohmann::json& config, const char* key, int64_t max,
+int64_t IntegerFromConfig(const nlohmann::json& config, const char* key, int64_t min, int64_t max,
                           int64_t fallback, const char* meaning) {
   if (!config.is_object() || !config.contains(key)) return fallback;
   const auto& value = config[key];
-  if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > max) {
-    Log(INFINIRT_LOG_ERROR, std::string("config: plugins.cpu.") + key +
-                                " must be an integer in [0, " + std::to_string(max) + "] (" +
-                                meaning + "); using " + std::to_string(fallback));
+  if (!value.is_number_integer() || value.get<int64_t>() < min || value.get<int64_t>() > max) {
+    Log(INFINIRT_LOG_ERROR, std::string("config: plugins.cpu.") + key + " must be an integer in [" +
+                                std::to_string(min) + ", " + std::to_string(max) + "] (" + meaning +
+                                "); using " + std::to_string(fallback));
     return fallback;
   }
   return value.get<int64_t>();
@@ -157,10 +175,12 @@ void ReadConfig(const char* config_json, PluginState* state) {
                           : nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
   const int automatic = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 4, 64);
   const int64_t threads =
-      IntegerFromConfig(config, "worker_threads", kMaxWorkerThreads, 0, "0 = automatic");
+      IntegerFromConfig(config, "worker_threads", 0, kMaxWorkerThreads, 0, "0 = automatic");
   state->worker_threads = threads == 0 ? automatic : static_cast<int>(threads);
   state->inline_bytes = static_cast<size_t>(IntegerFromConfig(
-      config, "inline_bytes", kMaxInlineBytes, kDefaultInlineBytes, "0 = never inline"));
+      config, "inline_bytes", 0, kMaxInlineBytes, kDefaultInlineBytes, "0 = never inline"));
+  state->device_count =
+      static_cast<int>(IntegerFromConfig(config, "devices", 1, kMaxDevices, 1, "the CPU devices"));
 }
 
 infinirtError_t AllocateAligned(void** ptr, size_t size) {
@@ -172,11 +192,30 @@ infinirtError_t AllocateAligned(void** ptr, size_t size) {
 
 // Frees after the device's queued work is done, since that work may still use the memory
 // (as cudaFree synchronises).
-infinirtError_t FreeAfterSync(void* ptr, const char* what) {
+infinirtError_t FreeAfterSync(int device, void* ptr, const char* what) {
   if (OnWorkerThread()) return RefuseOnWorker(what);
-  g_state->device->Synchronize();
+  EngineOf(device).Synchronize();
   FreeDeviceMemory(ptr);
   return infinirtSuccess;
+}
+
+// A device's share of the host's memory: with N devices, each reports 1/N of it, less what it
+// holds (Malloc and its stream-ordered pool), and never more than the host has available. One
+// device reports the host's figures as they are.
+void DeviceMemoryInfo(int device, size_t* free_bytes, size_t* total_bytes) {
+  const MemoryInfo host = ReadMemoryInfo();
+  if (g_state->device_count == 1) {
+    *free_bytes = host.available;
+    *total_bytes = host.total;
+    return;
+  }
+  CpuDevice& d = Dev(device);
+  uint64_t pooled = 0;
+  d.memory_pool->GetAttribute(infinirtMemPoolAttrReservedMemCurrent, &pooled);
+  const size_t share = host.total / static_cast<size_t>(g_state->device_count);
+  const size_t held = d.allocated.load(std::memory_order_relaxed) + static_cast<size_t>(pooled);
+  *total_bytes = share;
+  *free_bytes = std::min(host.available, share > held ? share - held : 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -191,10 +230,14 @@ struct CpuPlugin {
     state->epoch = ++g_epoch;
     ReadConfig(host ? host->config_json : nullptr, state.get());
     state->pool = std::make_unique<WorkerPool>(state->worker_threads);
-    state->device = std::make_shared<Device>(state->pool.get());
-    state->device->CreateLegacyStream();
-    state->memory_pool = std::make_unique<MemoryPool>();
-    state->spare_streams = std::make_unique<SpareStreams>();
+    for (int i = 0; i < state->device_count; ++i) {
+      auto device = std::make_unique<CpuDevice>();
+      device->engine = std::make_shared<Device>(state->pool.get());
+      device->engine->CreateLegacyStream();
+      device->memory_pool = std::make_unique<MemoryPool>();
+      device->spare_streams = std::make_unique<SpareStreams>();
+      state->devices.push_back(std::move(device));
+    }
     g_state = state.release();
     return infinirtSuccess;
   }
@@ -202,9 +245,11 @@ struct CpuPlugin {
   static infinirtError_t Finalize() {
     if (g_state == nullptr) return infinirtSuccess;
     std::unique_ptr<PluginState> state(g_state);
-    state->spare_streams.reset();
-    state->device->Shutdown();
-    state->memory_pool.reset();
+    for (auto& device : state->devices) {
+      device->spare_streams.reset();
+      device->engine->Shutdown();
+      device->memory_pool.reset();
+    }
     state->pool.reset();  // joins the workers
     g_state = nullptr;
     g_log.Detach();
@@ -219,12 +264,12 @@ struct CpuPlugin {
   }
 
   static infinirtError_t GetDeviceCount(int* count) {
-    *count = 1;
+    *count = g_state->device_count;
     return infinirtSuccess;
   }
 
-  static infinirtError_t GetDeviceProperties(int, struct infinirtDeviceProp* prop) {
-    FillDeviceProperties(g_state->worker_threads, prop);
+  static infinirtError_t GetDeviceProperties(int device, struct infinirtDeviceProp* prop) {
+    FillDeviceProperties(g_state->worker_threads, device, g_state->device_count, prop);
     return infinirtSuccess;
   }
 
@@ -238,129 +283,144 @@ struct CpuPlugin {
     return infinirtSuccess;
   }
 
-  static infinirtError_t DeviceSynchronize(int) {
+  static infinirtError_t DeviceSynchronize(int device) {
     if (OnWorkerThread()) return RefuseOnWorker("DeviceSynchronize");
-    g_state->device->Synchronize();
-    g_state->memory_pool->ReleaseAboveThreshold();
+    EngineOf(device).Synchronize();
+    Dev(device).memory_pool->ReleaseAboveThreshold();
     return infinirtSuccess;
   }
 
-  static infinirtError_t DeviceReset(int) {
+  static infinirtError_t DeviceReset(int device) {
     // The core has already released the device's streams, events and allocations.
-    return DeviceSynchronize(0);
+    return DeviceSynchronize(device);
   }
 
-  static infinirtError_t MemGetInfo(int, size_t* free_bytes, size_t* total_bytes) {
-    const MemoryInfo info = ReadMemoryInfo();
-    *free_bytes = info.available;
-    *total_bytes = info.total;
+  static infinirtError_t MemGetInfo(int device, size_t* free_bytes, size_t* total_bytes) {
+    DeviceMemoryInfo(device, free_bytes, total_bytes);
     return infinirtSuccess;
   }
 
-  static infinirtError_t Malloc(int, void** ptr, size_t size) { return AllocateAligned(ptr, size); }
+  static infinirtError_t Malloc(int device, void** ptr, size_t size) {
+    if (const infinirtError_t error = AllocateAligned(ptr, size)) return error;
+    Dev(device).allocated.fetch_add(DeviceMemorySize(*ptr), std::memory_order_relaxed);
+    return infinirtSuccess;
+  }
 
-  static infinirtError_t Free(int, void* ptr) { return FreeAfterSync(ptr, "Free"); }
+  static infinirtError_t Free(int device, void* ptr) {
+    const size_t size = DeviceMemorySize(ptr);
+    if (const infinirtError_t error = FreeAfterSync(device, ptr, "Free")) return error;
+    Dev(device).allocated.fetch_sub(size, std::memory_order_relaxed);
+    return infinirtSuccess;
+  }
 
   // Host memory is what the CPU device computes on: every host allocation is "pinned".
   static infinirtError_t HostAlloc(int, void** ptr, size_t size, unsigned int) {
     return AllocateAligned(ptr, size);
   }
 
-  static infinirtError_t FreeHost(int, void* ptr) { return FreeAfterSync(ptr, "FreeHost"); }
+  static infinirtError_t FreeHost(int device, void* ptr) {
+    return FreeAfterSync(device, ptr, "FreeHost");
+  }
 
-  static infinirtError_t Memcpy(int, void* dst, const void* src, size_t count,
+  static infinirtError_t Memcpy(int device, void* dst, const void* src, size_t count,
                                 enum infinirtMemcpyKind) {
     if (OnWorkerThread()) return RefuseOnWorker("Memcpy");
-    g_state->device->RunOnLegacyAndWait([=] { std::memmove(dst, src, count); },
+    EngineOf(device).RunOnLegacyAndWait([=] { std::memmove(dst, src, count); },
                                         count <= g_state->inline_bytes);
     return infinirtSuccess;
   }
 
-  static infinirtError_t MemcpyAsync(int, void* dst, const void* src, size_t count,
+  static infinirtError_t MemcpyAsync(int device, void* dst, const void* src, size_t count,
                                      enum infinirtMemcpyKind kind, infinirtPluginStream_t stream) {
     const bool synchronous = kind == infinirtMemcpyHostToHost;  // as CUDA
     if (synchronous && OnWorkerThread()) return RefuseOnWorker("host-to-host MemcpyAsync");
-    Stream& target = StreamOf(stream);
+    Device& engine = EngineOf(device);
+    Stream& target = StreamOf(device, stream);
     auto copy = [=] { std::memmove(dst, src, count); };
     uint64_t seq;
     // A synchronous copy makes the caller wait anyway: doing it is never slower.
     if ((synchronous || count <= g_state->inline_bytes) &&
-        g_state->device->TryRunInline(target, copy, &seq)) {
+        engine.TryRunInline(target, copy, &seq)) {
       return infinirtSuccess;
     }
-    seq = g_state->device->Submit(target, {}, copy);
+    seq = engine.Submit(target, {}, copy);
     if (synchronous) target.WaitFor(seq);
     return infinirtSuccess;
   }
 
-  static infinirtError_t Memset(int, void* ptr, int value, size_t count) {
+  static infinirtError_t Memset(int device, void* ptr, int value, size_t count) {
     if (OnWorkerThread()) return RefuseOnWorker("Memset");
-    g_state->device->RunOnLegacyAndWait([=] { std::memset(ptr, value, count); },
+    EngineOf(device).RunOnLegacyAndWait([=] { std::memset(ptr, value, count); },
                                         count <= g_state->inline_bytes);
     return infinirtSuccess;
   }
 
-  static infinirtError_t MemsetAsync(int, void* ptr, int value, size_t count,
+  static infinirtError_t MemsetAsync(int device, void* ptr, int value, size_t count,
                                      infinirtPluginStream_t stream) {
-    Stream& target = StreamOf(stream);
+    Device& engine = EngineOf(device);
+    Stream& target = StreamOf(device, stream);
     auto set = [=] { std::memset(ptr, value, count); };
     uint64_t seq;
-    if (count <= g_state->inline_bytes && g_state->device->TryRunInline(target, set, &seq)) {
+    if (count <= g_state->inline_bytes && engine.TryRunInline(target, set, &seq)) {
       return infinirtSuccess;
     }
-    g_state->device->Submit(target, {}, set);
+    engine.Submit(target, {}, set);
     return infinirtSuccess;
   }
 
-  static infinirtError_t StreamCreate(int, infinirtPluginStream_t* stream, unsigned int flags) {
+  static infinirtError_t StreamCreate(int device, infinirtPluginStream_t* stream,
+                                      unsigned int flags) {
     const bool non_blocking = (flags & infinirtStreamNonBlocking) != 0;
-    if (StreamHandle* spare = g_state->spare_streams->Take(non_blocking)) {
+    if (StreamHandle* spare = Dev(device).spare_streams->Take(non_blocking)) {
       *stream = spare;
       return infinirtSuccess;
     }
     auto handle = std::make_unique<StreamHandle>();
-    handle->stream = g_state->device->CreateStream(Stream::Kind::kCreated, non_blocking);
+    handle->stream = EngineOf(device).CreateStream(Stream::Kind::kCreated, non_blocking);
     *stream = handle.release();
     return infinirtSuccess;
   }
 
   // Queued work still runs: the engine holds the stream until it is done.
-  static infinirtError_t StreamDestroy(int, infinirtPluginStream_t stream) {
+  static infinirtError_t StreamDestroy(int device, infinirtPluginStream_t stream) {
     auto* handle = static_cast<StreamHandle*>(stream);
-    if (!g_state->spare_streams->Keep(handle)) delete handle;
+    if (!Dev(device).spare_streams->Keep(handle)) delete handle;
     return infinirtSuccess;
   }
 
-  static infinirtError_t StreamSynchronize(int, infinirtPluginStream_t stream) {
+  static infinirtError_t StreamSynchronize(int device, infinirtPluginStream_t stream) {
     if (OnWorkerThread()) return RefuseOnWorker("StreamSynchronize");
-    g_state->device->SynchronizeStream(StreamOf(stream));
-    g_state->memory_pool->ReleaseAboveThreshold();
+    EngineOf(device).SynchronizeStream(StreamOf(device, stream));
+    Dev(device).memory_pool->ReleaseAboveThreshold();
     return infinirtSuccess;
   }
 
-  static infinirtError_t StreamQuery(int, infinirtPluginStream_t stream) {
-    return g_state->device->StreamIdle(StreamOf(stream)) ? infinirtSuccess : infinirtErrorNotReady;
+  static infinirtError_t StreamQuery(int device, infinirtPluginStream_t stream) {
+    return EngineOf(device).StreamIdle(StreamOf(device, stream)) ? infinirtSuccess
+                                                                 : infinirtErrorNotReady;
   }
 
-  static infinirtError_t StreamWaitEvent(int, infinirtPluginStream_t stream,
+  // The event may be another device's: a stream waits on any stream's point.
+  static infinirtError_t StreamWaitEvent(int device, infinirtPluginStream_t stream,
                                          infinirtPluginEvent_t event, unsigned int) {
     // The wait uses the event's state now; recording it again later does not change it.
     auto record = EventOf(event).last();
     if (!record) return infinirtSuccess;  // never recorded: nothing to wait for
-    Stream& waiting = StreamOf(stream);
+    Device& engine = EngineOf(device);
+    Stream& waiting = StreamOf(device, stream);
     // A wait for a point already reached, on an idle stream, is done at once.
     uint64_t seq;
-    if (!record->point.Reached() || !g_state->device->TryRunInline(
+    if (!record->point.Reached() || !engine.TryRunInline(
                                         waiting, [] {}, &seq)) {
-      g_state->device->Submit(waiting, {record->point}, Task());
+      engine.Submit(waiting, {record->point}, Task());
     }
     waiting.NoteWaitedFor(record->point);
     return infinirtSuccess;
   }
 
-  static infinirtError_t LaunchHostFunc(int, infinirtPluginStream_t stream, infinirtHostFn_t fn,
-                                        void* user_data) {
-    g_state->device->Submit(StreamOf(stream), {}, [fn, user_data] { fn(user_data); });
+  static infinirtError_t LaunchHostFunc(int device, infinirtPluginStream_t stream,
+                                        infinirtHostFn_t fn, void* user_data) {
+    EngineOf(device).Submit(StreamOf(device, stream), {}, [fn, user_data] { fn(user_data); });
     return infinirtSuccess;
   }
 
@@ -375,9 +435,9 @@ struct CpuPlugin {
     return infinirtSuccess;
   }
 
-  static infinirtError_t EventRecord(int, infinirtPluginEvent_t event,
+  static infinirtError_t EventRecord(int device, infinirtPluginEvent_t event,
                                      infinirtPluginStream_t stream) {
-    EventOf(event).Record(*g_state->device, StreamOf(stream));
+    EventOf(event).Record(EngineOf(device), StreamOf(device, stream));
     return infinirtSuccess;
   }
 
@@ -386,14 +446,14 @@ struct CpuPlugin {
     return !record || record->point.Reached() ? infinirtSuccess : infinirtErrorNotReady;
   }
 
-  static infinirtError_t EventSynchronize(int, infinirtPluginEvent_t event) {
+  static infinirtError_t EventSynchronize(int device, infinirtPluginEvent_t event) {
     auto record = EventOf(event).last();
     if (record && !record->point.Reached()) {
       if (OnWorkerThread()) return RefuseOnWorker("EventSynchronize");
       record->point.stream->WaitFor(record->point.seq);
     }
     // Like every synchronisation, it lets the pool release memory above its threshold.
-    g_state->memory_pool->ReleaseAboveThreshold();
+    Dev(device).memory_pool->ReleaseAboveThreshold();
     return infinirtSuccess;
   }
 
@@ -415,27 +475,30 @@ struct CpuPlugin {
     return infinirtSuccess;
   }
 
-  static infinirtError_t MallocAsync(int, void** ptr, size_t size, infinirtPluginStream_t stream) {
-    return g_state->memory_pool->Allocate(size, StreamOf(stream), ptr);
+  static infinirtError_t MallocAsync(int device, void** ptr, size_t size,
+                                     infinirtPluginStream_t stream) {
+    return Dev(device).memory_pool->Allocate(size, StreamOf(device, stream), ptr);
   }
 
   // The block is free once the stream has done everything enqueued on it so far.
-  static infinirtError_t FreeAsync(int, void* ptr, infinirtPluginStream_t stream) {
-    Stream& freeing = StreamOf(stream);
-    return g_state->memory_pool->Free(
+  static infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t stream) {
+    Stream& freeing = StreamOf(device, stream);
+    return Dev(device).memory_pool->Free(
         ptr, StreamPoint{freeing.shared_from_this(), freeing.last_enqueued()});
   }
 
-  static infinirtError_t MemPoolGetAttribute(int, enum infinirtMemPoolAttr attr, void* value) {
-    return g_state->memory_pool->GetAttribute(attr, value);
+  static infinirtError_t MemPoolGetAttribute(int device, enum infinirtMemPoolAttr attr,
+                                             void* value) {
+    return Dev(device).memory_pool->GetAttribute(attr, value);
   }
 
-  static infinirtError_t MemPoolSetAttribute(int, enum infinirtMemPoolAttr attr, void* value) {
-    return g_state->memory_pool->SetAttribute(attr, value);
+  static infinirtError_t MemPoolSetAttribute(int device, enum infinirtMemPoolAttr attr,
+                                             void* value) {
+    return Dev(device).memory_pool->SetAttribute(attr, value);
   }
 
-  static infinirtError_t MemPoolTrimTo(int, size_t min_bytes_to_keep) {
-    g_state->memory_pool->TrimTo(min_bytes_to_keep);
+  static infinirtError_t MemPoolTrimTo(int device, size_t min_bytes_to_keep) {
+    Dev(device).memory_pool->TrimTo(min_bytes_to_keep);
     return infinirtSuccess;
   }
 
@@ -446,9 +509,9 @@ struct CpuPlugin {
     return infinirtSuccess;
   }
 
-  static infinirtError_t GraphLaunch(int, infinirtPluginGraphExec_t exec,
+  static infinirtError_t GraphLaunch(int device, infinirtPluginGraphExec_t exec,
                                      infinirtPluginStream_t stream) {
-    static_cast<GraphExecHandle*>(exec)->exec->Launch(*g_state->device, StreamOf(stream),
+    static_cast<GraphExecHandle*>(exec)->exec->Launch(EngineOf(device), StreamOf(device, stream),
                                                       g_state->inline_bytes);
     return infinirtSuccess;
   }

@@ -72,11 +72,13 @@ MemoryInfo ReadMemoryInfo() {
   return info;
 }
 
-void FillDeviceProperties(int worker_threads, struct infinirtDeviceProp* prop) {
+void FillDeviceProperties(int worker_threads, int index, int count,
+                          struct infinirtDeviceProp* prop) {
   const std::string model = CpuModelName();
-  std::snprintf(prop->name, sizeof(prop->name), "CPU%s%s", model.empty() ? "" : " (",
-                model.empty() ? "" : (model + ")").c_str());
-  prop->totalGlobalMem = ReadMemoryInfo().total;
+  const std::string which = count > 1 ? " " + std::to_string(index) : "";
+  std::snprintf(prop->name, sizeof(prop->name), "CPU%s%s%s", which.c_str(),
+                model.empty() ? "" : " (", model.empty() ? "" : (model + ")").c_str());
+  prop->totalGlobalMem = ReadMemoryInfo().total / static_cast<size_t>(count > 0 ? count : 1);
   prop->sharedMemPerBlock = 0;
   prop->regsPerBlock = 0;
   prop->warpSize = 1;

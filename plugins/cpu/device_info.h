@@ -15,7 +15,10 @@ struct MemoryInfo {
 
 MemoryInfo ReadMemoryInfo();
 
-void FillDeviceProperties(int worker_threads, struct infinirtDeviceProp* prop);
+// Device `index` of `count` CPU devices: with several, the name says which, and each has its
+// share of the host's memory.
+void FillDeviceProperties(int worker_threads, int index, int count,
+                          struct infinirtDeviceProp* prop);
 
 // The value of a device attribute for the CPU device. Attributes with no meaning on a CPU
 // (textures, surfaces, PCI, clusters, ...) are 0: the capability is absent.

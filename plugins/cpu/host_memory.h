@@ -3,8 +3,9 @@
 // Not posix_memalign: glibc's memalign carves the aligned block out of a larger chunk and frees
 // the pieces before and after it, and those small free pieces make every later free of a large
 // block consolidate the heap (malloc_consolidate was a quarter of an infinirtMalloc + Free pair
-// of 1 MiB). Instead the block is allocated with malloc, 264 bytes larger, and the address
-// malloc returned is kept in the 8 bytes before the aligned start.
+// of 1 MiB). Instead the block is allocated with malloc, 272 bytes larger, and the 16 bytes before
+// the aligned start keep the address malloc returned and the size asked for (a device's memory
+// accounting reads it back).
 #ifndef INFINIRT_PLUGINS_CPU_HOST_MEMORY_H_
 #define INFINIRT_PLUGINS_CPU_HOST_MEMORY_H_
 
@@ -17,24 +18,43 @@ namespace infinirt::cpu {
 
 constexpr size_t kDeviceAlignment = 256;  // what CUDA guarantees for cudaMalloc
 
+namespace detail {
+struct BlockHeader {
+  void* raw;    // what malloc returned
+  size_t size;  // what was asked for
+};
+inline BlockHeader* HeaderOf(void* pointer) {
+  return reinterpret_cast<BlockHeader*>(static_cast<char*>(pointer) - sizeof(BlockHeader));
+}
+}  // namespace detail
+
 // Null when the memory cannot be had (or size is absurd).
 inline void* AllocateDeviceMemory(size_t size) {
-  constexpr size_t kExtra = kDeviceAlignment + sizeof(void*);
+  constexpr size_t kExtra = kDeviceAlignment + sizeof(detail::BlockHeader);
   if (size > SIZE_MAX - kExtra) return nullptr;
   void* raw = std::malloc(size + kExtra);
   if (raw == nullptr) return nullptr;
-  const uintptr_t start = reinterpret_cast<uintptr_t>(raw) + sizeof(void*);
+  const uintptr_t start = reinterpret_cast<uintptr_t>(raw) + sizeof(detail::BlockHeader);
   const uintptr_t aligned = (start + kDeviceAlignment - 1) & ~uintptr_t{kDeviceAlignment - 1};
-  std::memcpy(reinterpret_cast<void*>(aligned - sizeof(void*)), &raw, sizeof raw);
+  const detail::BlockHeader header{raw, size};
+  std::memcpy(reinterpret_cast<void*>(aligned - sizeof header), &header, sizeof header);
   return reinterpret_cast<void*>(aligned);
+}
+
+// The size AllocateDeviceMemory was asked for (0 for null).
+inline size_t DeviceMemorySize(void* pointer) {
+  if (pointer == nullptr) return 0;
+  detail::BlockHeader header;
+  std::memcpy(&header, detail::HeaderOf(pointer), sizeof header);
+  return header.size;
 }
 
 // Frees what AllocateDeviceMemory returned.
 inline void FreeDeviceMemory(void* pointer) {
   if (pointer == nullptr) return;
-  void* raw;
-  std::memcpy(&raw, static_cast<char*>(pointer) - sizeof raw, sizeof raw);
-  std::free(raw);
+  detail::BlockHeader header;
+  std::memcpy(&header, detail::HeaderOf(pointer), sizeof header);
+  std::free(header.raw);
 }
 
 }  // namespace infinirt::cpu

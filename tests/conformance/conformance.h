@@ -39,14 +39,15 @@
 //        what holds everywhere: Memcpy orders after blocking-stream work and returns with the
 //        copy done (D2H) or the source read (H2D).
 //   S11  A mismatched explicit kind is undefined behaviour in CUDA: not tested.
-//   S15  Events of different devices: tested only with two devices (skipped otherwise). NULL
-//        event handles crash CUDA: not tested.
+//   S15  Events of different devices: tested only with two devices (skipped otherwise; CTest's
+//        conformance_cpu_two_devices runs them on two CPU devices). NULL event handles crash
+//        CUDA: not tested.
 //   S21  cudaHostRegister does not exist in InfiniRT.
 //   S22  cudaFree of a MallocAsync pointer: left to tests/stream_ordered.
 //   S23  "Memory not cleared" is not a testable promise.
 //   S27  Device flags: InfiniRT has no SetDeviceFlags. Managed/pitched memory: not offered.
 //   S28  Which device owns an object is only observable with two devices (that part is
-//        skipped with one).
+//        skipped with one; conformance_cpu_two_devices runs it).
 #ifndef INFINIRT_TESTS_CONFORMANCE_CONFORMANCE_H_
 #define INFINIRT_TESTS_CONFORMANCE_CONFORMANCE_H_
 

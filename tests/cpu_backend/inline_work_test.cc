@@ -27,6 +27,9 @@ class InlineWorkTest : public ::testing::Test {
     threads_before_ = ThreadsBeforeInfiniRT();
     ASSERT_OK(infinirtInit());
     ASSERT_OK(infinirtMalloc(&device_, 2 * kSmall));
+    // Cleared directly (the CPU device's memory is the host's), not through a call that could
+    // start a worker: a reused block could hold an earlier test's 7s.
+    std::memset(device_, 0, 2 * kSmall);
     std::memset(host_.data(), 7, kSmall);
   }
   void TearDown() override {

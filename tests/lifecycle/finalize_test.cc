@@ -3,9 +3,11 @@
 // old handles are dead; and a hundred init/finalize cycles leave no thread and no file
 // descriptor behind (leaks of memory are LeakSanitizer's to find: scripts/test.sh --sanitize).
 #include <dirent.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <vector>
 
 #include "infinirt.h"
@@ -101,6 +103,27 @@ TEST(Finalize, CallsAfterFinalizeInitialiseANewRuntimeWhereOldHandlesAreDead) {
   EXPECT_EQ(infinirtFree(fresh), infinirtSuccess);
   EXPECT_EQ(infinirtFinalize(), infinirtSuccess);
   EXPECT_EQ(infinirtFinalize(), infinirtSuccess) << "finalising twice is harmless";
+}
+
+// The CPU backend's initial-exec thread-locals take static TLS space, which dlclose does not give
+// back: unloaded at every Finalize and loaded again at the next initialisation, it ran out of that
+// space after a few cycles in a process that also loaded other plugins, and then failed to load.
+// It is linked to stay mapped once loaded.
+TEST(Finalize, TheCpuBackendStaysMappedAfterFinalize) {
+  ASSERT_EQ(infinirtInit(), infinirtSuccess);
+  std::string path;
+  int count = 0;
+  ASSERT_EQ(infinirtGetBackendCount(&count), infinirtSuccess);
+  for (int i = 0; i < count; ++i) {
+    infinirtBackendProp prop{};
+    ASSERT_EQ(infinirtGetBackendProperties(&prop, i), infinirtSuccess);
+    if (std::string(prop.name) == "cpu") path = prop.path;
+  }
+  ASSERT_FALSE(path.empty()) << "the CPU backend is not listed";
+  ASSERT_EQ(infinirtFinalize(), infinirtSuccess);
+  void* still_mapped = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  EXPECT_NE(still_mapped, nullptr) << path << " was unloaded by Finalize";
+  if (still_mapped != nullptr) dlclose(still_mapped);
 }
 
 TEST(Finalize, AHundredInitFinalizeCyclesLeaveNoThreadOrDescriptorBehind) {
