@@ -24,3 +24,5 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/infinirt-runtime.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 configure_file(cmake/infiniop.pc.in ${CMAKE_CURRENT_BINARY_DIR}/infiniop.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/infiniop.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(cmake/infiniccl.pc.in ${CMAKE_CURRENT_BINARY_DIR}/infiniccl.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/infiniccl.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "env_variables.h"
+#include "infiniccl.h"
 #include "infiniop.h"
 #include "infinirt.h"
 #include "vendor_environment.h"
@@ -100,13 +101,17 @@ struct DeviceReport {
 struct Report {
   std::vector<infinirtBackendProp> backends;
   std::vector<DeviceReport> devices;
-  // The operator backend of each loaded backend's device type, in the backends' order.
+  // The operator backend and the collective engine of each loaded backend's device type, in the
+  // backends' order.
   std::vector<infinirtBackendProp> operator_backends;
+  std::vector<infinirtBackendProp> collective_engines;
 };
 
-// Loads the operator backends of the loaded backends' device types (once per type).
-std::vector<infinirtBackendProp> CollectOperatorBackends(
-    const std::vector<infinirtBackendProp>& backends) {
+// Describes, once per device type, the library of a loaded backend's type that `describe`
+// (infiniopGetBackendInfo, infinicclGetEngineInfo) loads and lists.
+std::vector<infinirtBackendProp> CollectPerDeviceType(
+    const std::vector<infinirtBackendProp>& backends,
+    infiniStatus_t (*describe)(infiniDevice_t, infinirtBackendProp*)) {
   std::vector<infinirtBackendProp> listed;
   for (const infinirtBackendProp& backend : backends) {
     if (backend.status != infinirtBackendLoaded || backend.deviceType >= INFINI_DEVICE_TYPE_COUNT) {
@@ -116,7 +121,7 @@ std::vector<infinirtBackendProp> CollectOperatorBackends(
       return entry.deviceType == backend.deviceType;
     });
     infinirtBackendProp info{};
-    if (!seen && infiniopGetBackendInfo(backend.deviceType, &info) == INFINI_STATUS_SUCCESS) {
+    if (!seen && describe(backend.deviceType, &info) == INFINI_STATUS_SUCCESS) {
       listed.push_back(info);
     }
   }
@@ -141,7 +146,8 @@ Report Collect() {
     device.have_free = infinirtSetDevice(i) == infinirtSuccess &&
                        infinirtMemGetInfo(&device.free_bytes, &total) == infinirtSuccess;
   }
-  report.operator_backends = CollectOperatorBackends(report.backends);
+  report.operator_backends = CollectPerDeviceType(report.backends, &infiniopGetBackendInfo);
+  report.collective_engines = CollectPerDeviceType(report.backends, &infinicclGetEngineInfo);
   return report;
 }
 
@@ -265,11 +271,12 @@ std::string ShortDetails(const infinirtBackendProp& backend) {
   return details;
 }
 
-// The operator backends: one line each, with the path (verbose) or the reason it is not loaded.
-void PrintOperatorBackends(const std::vector<infinirtBackendProp>& operators, const char* indent,
-                           bool verbose) {
+// The operator backends or collective engines: one line each, with the path (verbose) or the
+// reason it is not loaded.
+void PrintLibraries(const char* title, const std::vector<infinirtBackendProp>& operators,
+                    const char* indent, bool verbose) {
   if (operators.empty()) return;
-  std::printf("%sOperator backends (InfiniOP):\n", indent);
+  std::printf("%s%s:\n", indent, title);
   Table table({false, false, false});
   for (const infinirtBackendProp& entry : operators) {
     // The short form names a failed initialisation's error only (the reasons of the others list
@@ -297,7 +304,10 @@ void PrintShort(const Report& report) {
   }
   backends.Print("");
   std::printf("\n");
-  PrintOperatorBackends(report.operator_backends, "", /*verbose=*/false);
+  PrintLibraries("Operator backends (InfiniOP)", report.operator_backends, "",
+                 /*verbose=*/false);
+  PrintLibraries("Collective engines (InfiniCCL)", report.collective_engines, "",
+                 /*verbose=*/false);
   if (report.devices.empty()) {
     PrintNoDevice(report.backends, "");
   } else {
@@ -442,7 +452,10 @@ void PrintVerbose(const Report& report) {
   }
   backends.Print("  ");
   std::printf("\n");
-  PrintOperatorBackends(report.operator_backends, "  ", /*verbose=*/true);
+  PrintLibraries("Operator backends (InfiniOP)", report.operator_backends, "  ",
+                 /*verbose=*/true);
+  PrintLibraries("Collective engines (InfiniCCL)", report.collective_engines, "  ",
+                 /*verbose=*/true);
   std::printf("Devices (%zu):\n", report.devices.size());
   if (report.devices.empty()) PrintNoDevice(report.backends, "  ");
   for (const DeviceReport& device : report.devices) {
@@ -498,13 +511,17 @@ void PrintJson(const Report& report) {
   for (const auto& backend : report.backends) json["backends"].push_back(BackendJson(backend));
   json["devices"] = nlohmann::json::array();
   for (const auto& device : report.devices) json["devices"].push_back(DeviceJson(device));
-  json["operator_backends"] = nlohmann::json::array();
-  for (const auto& entry : report.operator_backends) {
-    json["operator_backends"].push_back({{"name", entry.name},
-                                         {"device_type", DeviceTypeName(entry.deviceType)},
-                                         {"status", StatusKey(entry.status)},
-                                         {"path", entry.path},
-                                         {"reason", entry.reason}});
+  for (const auto& [key, entries] :
+       {std::make_pair("operator_backends", &report.operator_backends),
+        std::make_pair("collective_engines", &report.collective_engines)}) {
+    json[key] = nlohmann::json::array();
+    for (const auto& entry : *entries) {
+      json[key].push_back({{"name", entry.name},
+                           {"device_type", DeviceTypeName(entry.deviceType)},
+                           {"status", StatusKey(entry.status)},
+                           {"path", entry.path},
+                           {"reason", entry.reason}});
+    }
   }
   std::printf("%s\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }

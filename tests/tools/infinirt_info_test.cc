@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "env_variables.h"
+#include "infiniccl.h"
 #include "infiniop.h"
 #include "infinirt.h"
 #include "loader_support.h"
@@ -187,13 +188,15 @@ TEST_F(InfinirtInfo, DefaultIsOneLinePerBackendAndOnePerDevice) {
   for (const char* detail : {"path:", "reason:", "ELF", "cannot open shared object file"}) {
     EXPECT_FALSE(Contains(run.output, detail)) << detail << "\n" << run.output;
   }
-  // Two headings, a blank line before each table and before the closing hint; then the operator
-  // backends' heading, one line per device type of a loaded backend and a blank line.
+  // Two headings, a blank line before each table and before the closing hint; then, for the
+  // operator backends and for the collective engines, a heading, one line per device type of a
+  // loaded backend and a blank line.
   std::set<infiniDevice_t> loaded_types;
   for (const infinirtBackendProp& entry : listing) {
     if (entry.status == infinirtBackendLoaded) loaded_types.insert(entry.deviceType);
   }
-  EXPECT_EQ(Lines(run.output).size(), listing.size() + devices.size() + 7 + loaded_types.size() + 2)
+  EXPECT_EQ(Lines(run.output).size(),
+            listing.size() + devices.size() + 7 + 2 * (loaded_types.size() + 2))
       << run.output;
   EXPECT_TRUE(Contains(run.output, "infinirt-info -v")) << run.output;
 }
@@ -373,6 +376,46 @@ TEST_F(InfinirtInfo, ListsTheOperatorBackendOfEachLoadedDeviceType) {
   infinirtBackendProp info{};
   EXPECT_EQ(infiniopGetBackendInfo(INFINI_DEVICE_TYPE_COUNT, &info), INFINI_STATUS_BAD_PARAM);
   EXPECT_EQ(infiniopGetBackendInfo(INFINI_DEVICE_CPU, nullptr), INFINI_STATUS_NULL_POINTER);
+}
+
+// The same for the collective engines (infinicclGetEngineInfo): the CPU's is found beside the
+// plugins; the fake NVIDIA devices' engine (NCCL's) is not built, and says so.
+TEST_F(InfinirtInfo, ListsTheCollectiveEngineOfEachLoadedDeviceType) {
+  const ToolRun run = RunInfo("--json");
+  ASSERT_EQ(run.exit_status, 0) << run.output;
+  const nlohmann::json report = nlohmann::json::parse(run.output, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.output;
+  ASSERT_TRUE(report["collective_engines"].is_array());
+  std::set<std::string> loaded_types;
+  for (const infinirtBackendProp& entry : Listing()) {
+    if (entry.status == infinirtBackendLoaded) loaded_types.insert(TypeName(entry.deviceType));
+  }
+  std::set<std::string> listed_types;
+  for (const nlohmann::json& entry : report["collective_engines"]) {
+    SCOPED_TRACE(entry.dump());
+    const std::string type = entry["device_type"].get<std::string>();
+    listed_types.insert(type);
+    infiniDevice_t device_type = INFINI_DEVICE_TYPE_COUNT;
+    for (int t = 0; t < INFINI_DEVICE_TYPE_COUNT; ++t) {
+      if (type == TypeName(static_cast<infiniDevice_t>(t))) {
+        device_type = static_cast<infiniDevice_t>(t);
+      }
+    }
+    infinirtBackendProp info{};
+    ASSERT_EQ(infinicclGetEngineInfo(device_type, &info), INFINI_STATUS_SUCCESS);
+    EXPECT_EQ(entry["status"] == "loaded", info.status == infinirtBackendLoaded);
+    EXPECT_EQ(entry["reason"], info.reason);
+    if (type == "nvidia") {
+      EXPECT_EQ(entry["status"], "not_found");
+      EXPECT_NE(entry["reason"].get<std::string>().find("libinfiniccl_nccl.so"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(listed_types, loaded_types);
+  const ToolRun text = RunInfo("");
+  EXPECT_NE(text.output.find("Collective engines (InfiniCCL):"), std::string::npos) << text.output;
+  infinirtBackendProp info{};
+  EXPECT_EQ(infinicclGetEngineInfo(INFINI_DEVICE_TYPE_COUNT, &info), INFINI_STATUS_BAD_PARAM);
+  EXPECT_EQ(infinicclGetEngineInfo(INFINI_DEVICE_CPU, nullptr), INFINI_STATUS_NULL_POINTER);
 }
 
 TEST_F(InfinirtInfo, JsonHasTheSameDevicesAsTheApi) {

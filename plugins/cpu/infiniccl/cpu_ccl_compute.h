@@ -1,0 +1,37 @@
+// The data movement of the CPU collective engine, on host memory: what one matched operation does
+// once every rank has reached it. Every rank's buffers are host memory (CPU devices).
+#ifndef INFINIRT_PLUGINS_CPU_INFINICCL_CPU_CCL_COMPUTE_H_
+#define INFINIRT_PLUGINS_CPU_INFINICCL_CPU_CCL_COMPUTE_H_
+
+#include <cstddef>
+#include <vector>
+
+#include "infiniccl_backend.h"
+
+namespace infiniccl_cpu {
+
+// One rank's part of an operation.
+struct Part {
+  int rank = 0;
+  const void* sendbuf = nullptr;
+  void* recvbuf = nullptr;
+};
+
+// What the operation does; parts are in rank order (for Send/Recv: the sender, then the
+// receiver).
+struct Work {
+  infinicclCallKind_t kind = INFINICCL_CALL_AllReduce;
+  size_t count = 0;
+  infiniDtype_t dtype = INFINI_DTYPE_F32;
+  infinicclReduceOp_t op = INFINICCL_SUM;
+  int root = 0;
+  std::vector<Part> parts;
+};
+
+// Moves (and reduces) the data of a whole operation. Safe in place: each block of elements is
+// read from every source before any destination of it is written.
+void Compute(const Work& work);
+
+}  // namespace infiniccl_cpu
+
+#endif  // INFINIRT_PLUGINS_CPU_INFINICCL_CPU_CCL_COMPUTE_H_
