@@ -133,6 +133,16 @@ const std::vector<Comparison>& Comparisons() {
      C::kThroughputRatio, 0.6},
     {"InfiniOP/Rearrange/F32/64MiB/transpose", "InfiniOP/std::memcpy/67108864", ">= 0.6x bandwidth",
      C::kThroughputRatio, 0.6},
+    // InfiniCCL's AllReduce on CPU devices of one process (bench/infiniccl_bench.cc): busbw against
+    // memcpy's bandwidth, through memcpy of busbw's bytes.
+    {"InfiniCCL/AllReduce/F32/2ranks/16MiB", "InfiniCCL/std::memcpy/16777216", ">= 0.5x bandwidth",
+     C::kThroughputRatio, 0.5},
+    {"InfiniCCL/AllReduce/F32/2ranks/64MiB", "InfiniCCL/std::memcpy/67108864", ">= 0.5x bandwidth",
+     C::kThroughputRatio, 0.5},
+    {"InfiniCCL/AllReduce/F32/4ranks/16MiB", "InfiniCCL/std::memcpy/25165824", ">= 0.5x bandwidth",
+     C::kThroughputRatio, 0.5},
+    {"InfiniCCL/AllReduce/F32/4ranks/64MiB", "InfiniCCL/std::memcpy/100663296", ">= 0.5x bandwidth",
+     C::kThroughputRatio, 0.5},
     // On an NVIDIA GPU only (bench/cudart_bench.cc): InfiniRT against libcudart called directly.
     {"CUDA/StreamQuery/api", "CUDA/StreamQuery/libcudart", "<= 100 ns added", C::kAddedNanoseconds,
      100},

@@ -702,5 +702,17 @@ TEST(LargeAllReduce, SixtyFourMiBOfF32SumOverEightRanksInPlace) {
                       true, 0});
 }
 
+// F32 and F64 results of 4 MiB and more are written with streaming stores (cpu_ccl_compute.cc):
+// 16 MiB of F64 and of F32 over three ranks, each split into slices of 4 MiB or more, with an
+// odd count so that the stores' tails are exercised too.
+TEST(LargeAllReduce, StreamedF64AndF32ResultsAreExact) {
+  CommunicatorSet comms;
+  ASSERT_NO_FATAL_FAILURE(comms.Init(3));
+  constexpr size_t kElements = (size_t{16} << 20) / sizeof(double) + 3;
+  RunAndCheck(comms, {Collective::kAllReduce, INFINI_DTYPE_F64, INFINICCL_MAX, kElements, false, 0});
+  RunAndCheck(comms,
+              {Collective::kAllReduce, INFINI_DTYPE_F32, INFINICCL_AVG, 2 * kElements, true, 0});
+}
+
 }  // namespace
 }  // namespace infiniccl_test

@@ -1,4 +1,9 @@
-#include "cpu_ccl_compute.h"
+// The SSE intrinsics first: infinicore.h (through cpu_ccl_compute.h) defines a macro named __C,
+// which GCC's intrinsics headers use as a parameter name.
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <xmmintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -6,23 +11,13 @@
 #include <cstring>
 #include <type_traits>
 
+#include "cpu_ccl_compute.h"
+
 namespace infiniccl_cpu {
 
 namespace {
 
 constexpr size_t kBlock = 2048;  // elements reduced at a time (the accumulators stay in L1)
-
-size_t ElementSize(infiniDtype_t dtype) {
-  switch (dtype) {
-#define INFINICCL_CPU_SIZE_(name, value, size) \
-  case INFINI_DTYPE_##name:                    \
-    return size;
-    INFINIRT_DTYPE_LIST(INFINICCL_CPU_SIZE_)
-#undef INFINICCL_CPU_SIZE_
-    default:
-      return 0;
-  }
-}
 
 // --- 16-bit floats, converted through float (round to nearest even) ----------------------------
 
@@ -115,54 +110,103 @@ struct Codec<BFloat> {
   }
 };
 
-template <class Acc>
-Acc Combine(infinicclReduceOp_t op, Acc a, Acc b) {
-  switch (op) {
-    case INFINICCL_PROD:
-      if constexpr (std::is_integral_v<Acc>) {  // wraps, as unsigned arithmetic does
-        return static_cast<Acc>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-      } else {
-        return a * b;
-      }
-    case INFINICCL_MAX:
-      return b > a ? b : a;
-    case INFINICCL_MIN:
-      return b < a ? b : a;
-    default:  // SUM and AVG
-      if constexpr (std::is_integral_v<Acc>) {
-        return static_cast<Acc>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-      } else {
-        return a + b;
-      }
+// One step of a reduction; the op is a template argument, so that each inner loop is a plain
+// vectorisable loop.
+template <infinicclReduceOp_t kOp, class Acc>
+Acc Combine(Acc a, Acc b) {
+  if constexpr (kOp == INFINICCL_PROD) {
+    if constexpr (std::is_integral_v<Acc>) {  // wraps, as unsigned arithmetic does
+      return static_cast<Acc>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    } else {
+      return a * b;
+    }
+  } else if constexpr (kOp == INFINICCL_MAX) {
+    return b > a ? b : a;
+  } else if constexpr (kOp == INFINICCL_MIN) {
+    return b < a ? b : a;
+  } else if constexpr (std::is_integral_v<Acc>) {  // SUM and AVG
+    return static_cast<Acc>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  } else {
+    return a + b;
   }
 }
 
-// AVG: the sum over the ranks divided by their number (integers truncate toward zero).
-template <class Acc>
-Acc Finish(infinicclReduceOp_t op, Acc value, size_t ranks) {
-  if (op != INFINICCL_AVG) return value;
-  return value / static_cast<Acc>(ranks);
+// Destinations at least this large (per call, in bytes) are written with streaming stores where
+// the type allows: they bypass the cache, so that writing them does not first read them (the
+// written data is not read again soon, and would not fit anyway).
+constexpr size_t kStreamingBytes = size_t{4} << 20;
+
+// Writes n accumulated elements to destination at offset; streams them when asked and possible.
+template <class T>
+void StoreBlock(void* destination, size_t offset, const typename Codec<T>::Acc* acc, size_t n,
+                bool streaming) {
+#if defined(__SSE2__)
+  if constexpr (std::is_same_v<T, float>) {
+    float* out = static_cast<float*>(destination) + offset;
+    if (streaming && reinterpret_cast<uintptr_t>(out) % 16 == 0) {
+      size_t i = 0;
+      for (; i + 4 <= n; i += 4) _mm_stream_ps(out + i, _mm_loadu_ps(acc + i));
+      for (; i < n; ++i) out[i] = acc[i];
+      return;
+    }
+  } else if constexpr (std::is_same_v<T, double>) {
+    double* out = static_cast<double*>(destination) + offset;
+    if (streaming && reinterpret_cast<uintptr_t>(out) % 16 == 0) {
+      size_t i = 0;
+      for (; i + 2 <= n; i += 2) _mm_stream_pd(out + i, _mm_loadu_pd(acc + i));
+      for (; i < n; ++i) out[i] = acc[i];
+      return;
+    }
+  }
+#endif
+  (void)streaming;
+  for (size_t i = 0; i < n; ++i) Codec<T>::Store(destination, offset + i, acc[i]);
 }
 
 // destinations[d] (at element offset dst_offset) = op over sources (at src_offset), for count
 // elements, a block at a time.
-template <class T>
-void ReduceRange(infinicclReduceOp_t op, const std::vector<const void*>& sources, size_t src_offset,
+template <class T, infinicclReduceOp_t kOp>
+void ReduceRange(const std::vector<const void*>& sources, size_t src_offset,
                  const std::vector<void*>& destinations, size_t dst_offset, size_t count) {
   using C = Codec<T>;
-  typename C::Acc acc[kBlock];
+  using Acc = typename C::Acc;
+  alignas(64) Acc acc[kBlock];
+  const bool streaming = count * sizeof(T) >= kStreamingBytes;
   for (size_t start = 0; start < count; start += kBlock) {
     const size_t n = std::min(kBlock, count - start);
     for (size_t i = 0; i < n; ++i) acc[i] = C::Load(sources[0], src_offset + start + i);
     for (size_t s = 1; s < sources.size(); ++s) {
       for (size_t i = 0; i < n; ++i) {
-        acc[i] = Combine(op, acc[i], C::Load(sources[s], src_offset + start + i));
+        acc[i] = Combine<kOp>(acc[i], C::Load(sources[s], src_offset + start + i));
       }
     }
-    for (size_t i = 0; i < n; ++i) acc[i] = Finish(op, acc[i], sources.size());
-    for (void* destination : destinations) {
-      for (size_t i = 0; i < n; ++i) C::Store(destination, dst_offset + start + i, acc[i]);
+    if constexpr (kOp == INFINICCL_AVG) {  // the sum over the ranks, divided by their number
+      const Acc ranks = static_cast<Acc>(sources.size());
+      for (size_t i = 0; i < n; ++i) acc[i] = acc[i] / ranks;  // integers truncate toward zero
     }
+    for (void* destination : destinations) {
+      StoreBlock<T>(destination, dst_offset + start, acc, n, streaming);
+    }
+  }
+#if defined(__SSE2__)
+  if (streaming) _mm_sfence();  // the stores are visible before the operation counts as done
+#endif
+}
+
+template <class T>
+void ReduceRange(infinicclReduceOp_t op, const std::vector<const void*>& sources, size_t src_offset,
+                 const std::vector<void*>& destinations, size_t dst_offset, size_t count) {
+  switch (op) {
+    case INFINICCL_PROD:
+      return ReduceRange<T, INFINICCL_PROD>(sources, src_offset, destinations, dst_offset, count);
+    case INFINICCL_MAX:
+      return ReduceRange<T, INFINICCL_MAX>(sources, src_offset, destinations, dst_offset, count);
+    case INFINICCL_MIN:
+      return ReduceRange<T, INFINICCL_MIN>(sources, src_offset, destinations, dst_offset, count);
+    case INFINICCL_AVG:
+      return ReduceRange<T, INFINICCL_AVG>(sources, src_offset, destinations, dst_offset, count);
+    default:
+      return ReduceRange<T, INFINICCL_SUM>(sources, src_offset, destinations, dst_offset, count);
   }
 }
 
@@ -203,41 +247,62 @@ std::vector<const void*> Sources(const Work& work) {
 
 }  // namespace
 
-void Compute(const Work& work) {
+size_t ElementSize(infiniDtype_t dtype) {
+  switch (dtype) {
+#define INFINICCL_CPU_SIZE_(name, value, size) \
+  case INFINI_DTYPE_##name:                    \
+    return size;
+    INFINIRT_DTYPE_LIST(INFINICCL_CPU_SIZE_)
+#undef INFINICCL_CPU_SIZE_
+    default:
+      return 0;
+  }
+}
+
+void Compute(const Work& work, size_t begin, size_t end) {
+  if (end <= begin) return;
   const size_t size = ElementSize(work.dtype);
-  const size_t bytes = work.count * size;
+  const size_t n = end - begin;
   const size_t ranks = work.parts.size();
+  auto at = [&](const void* base, size_t element) {
+    return static_cast<const char*>(base) + element * size;
+  };
+  auto at_mutable = [&](void* base, size_t element) {
+    return static_cast<char*>(base) + element * size;
+  };
   switch (work.kind) {
     case INFINICCL_CALL_AllReduce: {
       std::vector<void*> destinations;
       for (const Part& part : work.parts) destinations.push_back(part.recvbuf);
-      Reduce(work.dtype, work.op, Sources(work), 0, destinations, 0, work.count);
+      Reduce(work.dtype, work.op, Sources(work), begin, destinations, begin, n);
       return;
     }
     case INFINICCL_CALL_Reduce:
-      Reduce(work.dtype, work.op, Sources(work), 0, {work.parts[work.root].recvbuf}, 0, work.count);
+      Reduce(work.dtype, work.op, Sources(work), begin, {work.parts[work.root].recvbuf}, begin, n);
       return;
     case INFINICCL_CALL_ReduceScatter:
       for (size_t r = 0; r < ranks; ++r) {
-        Reduce(work.dtype, work.op, Sources(work), r * work.count, {work.parts[r].recvbuf}, 0,
-               work.count);
+        Reduce(work.dtype, work.op, Sources(work), r * work.count + begin, {work.parts[r].recvbuf},
+               begin, n);
       }
       return;
     case INFINICCL_CALL_Broadcast:
       for (const Part& part : work.parts) {
-        CopyBytes(part.recvbuf, work.parts[work.root].sendbuf, bytes);
+        CopyBytes(at_mutable(part.recvbuf, begin), at(work.parts[work.root].sendbuf, begin),
+                  n * size);
       }
       return;
     case INFINICCL_CALL_AllGather:
       for (const Part& destination : work.parts) {
         for (size_t j = 0; j < ranks; ++j) {
-          CopyBytes(static_cast<char*>(destination.recvbuf) + j * bytes, work.parts[j].sendbuf,
-                    bytes);
+          CopyBytes(at_mutable(destination.recvbuf, j * work.count + begin),
+                    at(work.parts[j].sendbuf, begin), n * size);
         }
       }
       return;
     case INFINICCL_CALL_Send:  // parts: the sender, then the receiver
-      CopyBytes(work.parts[1].recvbuf, work.parts[0].sendbuf, bytes);
+      CopyBytes(at_mutable(work.parts[1].recvbuf, begin), at(work.parts[0].sendbuf, begin),
+                n * size);
       return;
     default:
       return;

@@ -28,9 +28,13 @@ struct Work {
   std::vector<Part> parts;
 };
 
-// Moves (and reduces) the data of a whole operation. Safe in place: each block of elements is
-// read from every source before any destination of it is written.
-void Compute(const Work& work);
+size_t ElementSize(infiniDtype_t dtype);
+
+// Moves (and reduces) elements [begin, end) of an operation's per-rank count: of every buffer for
+// AllReduce, Reduce, Broadcast and Send; of every rank's chunk for AllGather and ReduceScatter.
+// Disjoint ranges may run at the same time. Safe in place: each block of elements is read from
+// every source before any destination of it is written.
+void Compute(const Work& work, size_t begin, size_t end);
 
 }  // namespace infiniccl_cpu
 

@@ -6,13 +6,15 @@
 //     one operation; a Send and the peer's Recv, in their order between the pair, are another.
 //   - When a rank's call is issued (at once, or at the end of its group), an event is recorded on
 //     its stream: the point where its data is ready. The call that brings the last rank issues
-//     the operation on the clique's own stream: a wait on every rank's event, a host function that
-//     moves the data (cpu_ccl_compute.h), and a `done` event.
+//     the operation on the clique's own streams ("lanes"): a wait on every rank's event, host
+//     functions that move the data (cpu_ccl_compute.h; a large operation split across the lanes,
+//     so that it moves on several cores), and a `done` event once they are all done.
 //   - Each rank's call then makes its stream wait on `done`, so later work there comes after the
 //     collective. A call waits (on the host, at most the timeout) for the operation to be issued
 //     before it returns: hence one thread issuing several ranks must group them, as with NCCL.
-// Streams waiting on events hold no worker of the CPU backend, and the data moves in one host
-// function once everything is there: 8 ranks complete on a pool of any size.
+// Streams waiting on events hold no worker of the CPU backend, and the data moves in host
+// functions that run once everything is there: 8 ranks complete on a pool of any size.
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -20,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -58,7 +61,9 @@ struct Clique {
   uint64_t next_key = 0;
   std::map<uint64_t, std::shared_ptr<Operation>> collectives;  // by collective sequence number
   std::map<std::tuple<int, int, uint64_t>, std::shared_ptr<Operation>> transfers;
-  infinirtStream_t stream = nullptr;  // where the data moves (on ordinals[0])
+  // Where the data moves: non-blocking streams of ordinals[0], one per hardware thread up to 4;
+  // a large operation is split across them.
+  std::vector<infinirtStream_t> lanes;
   int live_ranks = 0;
 
   // Operations left behind by a failure (some rank never came) still hold events.
@@ -104,29 +109,79 @@ class OnDevice {
 
 // --- Issuing -------------------------------------------------------------------------------
 
-void RunWork(void* data) {
-  std::unique_ptr<std::shared_ptr<Operation>> operation(
-      static_cast<std::shared_ptr<Operation>*>(data));
-  Compute((*operation)->work);
+// One lane's share of an operation's elements.
+struct Slice {
+  std::shared_ptr<Operation> operation;
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+void RunSlice(void* data) {
+  std::unique_ptr<Slice> slice(static_cast<Slice*>(data));
+  Compute(slice->operation->work, slice->begin, slice->end);
 }
 
-// Queues the operation on the clique's stream (every rank has arrived). Under clique.mutex.
-bool IssueLocked(Clique& clique, const std::shared_ptr<Operation>& operation, std::string* why) {
-  OnDevice device(clique.ordinals[0]);
+// How many lanes an operation's elements are split across: a large one uses them all, so that
+// its data moves on as many workers (and cores) as there are lanes.
+size_t SlicesFor(const Clique& clique, const Work& work) {
+  constexpr size_t kSplitBytes = size_t{1} << 20;  // of one rank's buffer
+  constexpr size_t kAlignment = 4096;              // elements a slice is a multiple of
+  if (work.count * ElementSize(work.dtype) < kSplitBytes) return 1;
+  return std::min(clique.lanes.size(), (work.count + kAlignment - 1) / kAlignment);
+}
+
+std::string LastRuntimeError(const char* doing) {
+  return std::string(doing) + ": " + infinirtGetErrorString(infinirtGetLastError());
+}
+
+// Queues elements [begin, end) of the operation on a lane, after every rank's ready point.
+bool QueueSlice(infinirtStream_t lane, const std::shared_ptr<Operation>& operation, size_t begin,
+                size_t end, std::string* why) {
   for (infinirtEvent_t ready : operation->ready) {
-    if (infinirtStreamWaitEvent(clique.stream, ready, 0) != infinirtSuccess) {
-      *why = std::string("waiting for a rank on the clique's stream: ") +
-             infinirtGetErrorString(infinirtGetLastError());
+    if (infinirtStreamWaitEvent(lane, ready, 0) != infinirtSuccess) {
+      *why = LastRuntimeError("waiting for a rank on a lane of the communicator");
       return false;
     }
   }
-  auto* held = new std::shared_ptr<Operation>(operation);
-  if (infinirtLaunchHostFunc(clique.stream, &RunWork, held) != infinirtSuccess ||
-      infinirtEventCreateWithFlags(&operation->done, infinirtEventDisableTiming) !=
+  auto slice = std::make_unique<Slice>(Slice{operation, begin, end});
+  if (infinirtLaunchHostFunc(lane, &RunSlice, slice.get()) != infinirtSuccess) {
+    *why = LastRuntimeError("queueing the data movement");
+    return false;
+  }
+  slice.release();  // RunSlice frees it
+  return true;
+}
+
+// Makes the first lane wait for another's work so far.
+bool JoinLane(infinirtStream_t first, infinirtStream_t lane, std::string* why) {
+  infinirtEvent_t joined = nullptr;
+  const bool ok =
+      infinirtEventCreateWithFlags(&joined, infinirtEventDisableTiming) == infinirtSuccess &&
+      infinirtEventRecord(joined, lane) == infinirtSuccess &&
+      infinirtStreamWaitEvent(first, joined, 0) == infinirtSuccess;
+  if (!ok) *why = LastRuntimeError("joining the lanes");
+  if (joined != nullptr) infinirtEventDestroy(joined);  // the wait holds what it needs
+  return ok;
+}
+
+// Queues the operation (every rank has arrived) on the communicator's lanes, split into slices
+// when it is large, and records `done` on the first lane once every slice is done. Under
+// clique.mutex.
+bool IssueLocked(Clique& clique, const std::shared_ptr<Operation>& operation, std::string* why) {
+  OnDevice device(clique.ordinals[0]);
+  const size_t slices = SlicesFor(clique, operation->work);
+  const size_t count = operation->work.count;
+  const size_t per_slice = (count + slices - 1) / slices;
+  for (size_t l = 0; l < slices; ++l) {
+    const size_t begin = std::min(count, l * per_slice);
+    const size_t end = std::min(count, begin + per_slice);
+    if (!QueueSlice(clique.lanes[l], operation, begin, end, why)) return false;
+    if (l > 0 && !JoinLane(clique.lanes[0], clique.lanes[l], why)) return false;
+  }
+  if (infinirtEventCreateWithFlags(&operation->done, infinirtEventDisableTiming) !=
           infinirtSuccess ||
-      infinirtEventRecord(operation->done, clique.stream) != infinirtSuccess) {
-    *why = std::string("queueing the data movement: ") +
-           infinirtGetErrorString(infinirtGetLastError());
+      infinirtEventRecord(operation->done, clique.lanes[0]) != infinirtSuccess) {
+    *why = LastRuntimeError("recording the operation's end");
     return false;
   }
   for (infinirtEvent_t ready : operation->ready) infinirtEventDestroy(ready);
@@ -335,7 +390,7 @@ infiniStatus_t Release(Rank* rank, bool wait) {
   Clique& clique = *owned->clique;
   if (wait) {
     OnDevice device(clique.ordinals[0]);
-    infinirtStreamSynchronize(clique.stream);
+    for (infinirtStream_t lane : clique.lanes) infinirtStreamSynchronize(lane);
   }
   bool last = false;
   {
@@ -346,8 +401,10 @@ infiniStatus_t Release(Rank* rank, bool wait) {
   }
   if (last) {
     OnDevice device(clique.ordinals[0]);
-    infinirtStreamSynchronize(clique.stream);
-    infinirtStreamDestroy(clique.stream);
+    for (infinirtStream_t lane : clique.lanes) {
+      infinirtStreamSynchronize(lane);
+      infinirtStreamDestroy(lane);
+    }
   }
   infinirtGetLastError();
   return INFINI_STATUS_SUCCESS;
@@ -356,6 +413,23 @@ infiniStatus_t Release(Rank* rank, bool wait) {
 // --- The table's entries -------------------------------------------------------------------
 
 infiniStatus_t Initialize(char*, size_t) { return INFINI_STATUS_SUCCESS; }
+
+// The communicator's lanes: one per hardware thread, 1 to 4.
+bool MakeLanes(Clique* clique, char* why, size_t why_size) {
+  OnDevice device(clique->ordinals[0]);
+  const unsigned lanes = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+  for (unsigned l = 0; l < lanes; ++l) {
+    infinirtStream_t lane = nullptr;
+    if (infinirtStreamCreateWithFlags(&lane, infinirtStreamNonBlocking) != infinirtSuccess) {
+      Say(why, why_size, LastRuntimeError("creating the communicator's streams"));
+      for (infinirtStream_t made : clique->lanes) infinirtStreamDestroy(made);
+      clique->lanes.clear();
+      return false;
+    }
+    clique->lanes.push_back(lane);
+  }
+  return true;
+}
 
 infiniStatus_t CommInitAll(int nranks, const int* ordinals, long timeout_ms,
                            infinicclBackendComm_t* comms, char* why, size_t why_size) {
@@ -372,16 +446,7 @@ infiniStatus_t CommInitAll(int nranks, const int* ordinals, long timeout_ms,
       return INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED;
     }
   }
-  {
-    OnDevice device(ordinals[0]);
-    if (infinirtStreamCreateWithFlags(&clique->stream, infinirtStreamNonBlocking) !=
-        infinirtSuccess) {
-      Say(why, why_size,
-          std::string("creating the clique's stream: ") +
-              infinirtGetErrorString(infinirtGetLastError()));
-      return INFINI_STATUS_INTERNAL_ERROR;
-    }
-  }
+  if (!MakeLanes(clique.get(), why, why_size)) return INFINI_STATUS_INTERNAL_ERROR;
   for (int r = 0; r < nranks; ++r) {
     auto rank = std::make_unique<Rank>();
     rank->clique = clique;
