@@ -108,14 +108,19 @@ std::map<std::string, Engine>& Engines() {  // by name, under g_mutex; never era
 const Engine* LoadedEngine(infiniDevice_t type) {
   const int index = static_cast<int>(type);
   if (index < 0 || index >= INFINI_DEVICE_TYPE_COUNT) return nullptr;
-  static Engine none[INFINI_DEVICE_TYPE_COUNT];  // the listings of types without an engine
+  // The listings of types without an engine, written once (callers read them without the lock).
+  static Engine none[INFINI_DEVICE_TYPE_COUNT];
+  static bool none_filled[INFINI_DEVICE_TYPE_COUNT] = {};
   const char* name = EngineName(type);
   std::lock_guard<std::mutex> lock(g_mutex);
   if (name == nullptr) {
     Engine& absent = none[index];
-    absent.listing.status = infinirtBackendNotFound;
-    std::snprintf(absent.listing.reason, sizeof absent.listing.reason,
-                  "no collective engine for this device type");
+    if (!none_filled[index]) {
+      absent.listing.status = infinirtBackendNotFound;
+      std::snprintf(absent.listing.reason, sizeof absent.listing.reason,
+                    "no collective engine for this device type");
+      none_filled[index] = true;
+    }
     return &absent;
   }
   auto found = Engines().find(name);

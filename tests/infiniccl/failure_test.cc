@@ -388,6 +388,28 @@ TEST_F(BadArguments, LastErrorDescribesTheCallingThreadsFailedCall) {
   EXPECT_EQ(other, "") << "the last error of another thread";
 }
 
+// The engines' listings are written once and read without a lock: threads asking at once get the
+// same answers (and, under ThreadSanitizer, race on nothing).
+TEST(EngineInfo, ManyThreadsMayAskAtOnce) {
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        for (infiniDevice_t type : {INFINI_DEVICE_CPU, INFINI_DEVICE_KUNLUN}) {
+          infinirtBackendProp info{};
+          if (infinicclGetEngineInfo(type, &info) != INFINI_STATUS_SUCCESS ||
+              (info.status == infinirtBackendLoaded) != (type == INFINI_DEVICE_CPU)) {
+            ++wrong;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
 TEST(ErrorStrings, DescribeEveryStatus) {
 #define EXPECT_DESCRIBED_(name, value, text)                          \
   {                                                                   \
