@@ -59,7 +59,6 @@ struct Clique {
   std::mutex mutex;
   std::condition_variable issued_cv;
   std::string failure;  // set once the clique failed (a timeout, an abort): every call fails
-  uint64_t next_key = 0;
   std::map<uint64_t, std::shared_ptr<Operation>> collectives;  // by collective sequence number
   std::map<std::tuple<int, int, uint64_t>, std::shared_ptr<Operation>> transfers;
   // Where the data moves: non-blocking streams of ordinals[0], one per hardware thread up to 4;
@@ -356,8 +355,8 @@ infiniStatus_t Follow(Rank& rank, const std::shared_ptr<Operation>& operation,
                       infinirtStream_t stream, std::string* why) {
   Clique& clique = *rank.clique;
   std::unique_lock<std::mutex> lock(clique.mutex);
-  const bool issued = clique.issued_cv.wait_for(
-      lock, clique.timeout, [&] { return operation->issued || !clique.failure.empty(); });
+  clique.issued_cv.wait_for(lock, clique.timeout,
+                            [&] { return operation->issued || !clique.failure.empty(); });
   if (!operation->issued) {
     if (clique.failure.empty()) {
       clique.failure =
@@ -365,7 +364,6 @@ infiniStatus_t Follow(Rank& rank, const std::shared_ptr<Operation>& operation,
           " ms (INFINICCL_TIMEOUT_MS) for ranks that never called it (" + Missing(*operation) + ")";
       clique.issued_cv.notify_all();
     }
-    (void)issued;
     *why = clique.failure;
     ForgetLocked(clique, operation);
     return INFINI_STATUS_INTERNAL_ERROR;
