@@ -51,11 +51,11 @@ extern "C" {
 
 /* InfiniCore's three functions: X(return type, name after the prefix, parameter list). */
 #define INFINICCL_INFINICORE_FUNCTIONS(X)                                                        \
-  /* One communicator per device, ranks 0..ndevice-1 in the order of device_ids, which are      \
-     indices among the devices of device_type (as infinirtDeviceGetOrdinal takes them). */      \
+  /* One communicator per device, ranks 0..ndevice-1 in the order of device_ids, which are       \
+     indices among the devices of device_type (as infinirtDeviceGetOrdinal takes them). */       \
   X(infiniStatus_t, CommInitAll,                                                                 \
     (infiniDevice_t device_type, infinicclComm_t * comms, int ndevice, const int* device_ids))   \
-  /* Waits for the communicator's queued work and releases it. NULL is a no-op. */              \
+  /* Waits for the communicator's queued work and releases it. NULL is a no-op. */               \
   X(infiniStatus_t, CommDestroy, (infinicclComm_t comm))                                         \
   /* recvbuf of every rank = op over the ranks' sendbuf, element by element. */                  \
   X(infiniStatus_t, AllReduce,                                                                   \
@@ -90,13 +90,13 @@ typedef struct {
 
 /* The functions InfiniCore does not have, in NCCL's shapes. */
 #define INFINICCL_EXTENSION_FUNCTIONS(X)                                                         \
-  /* Multi-process jobs (NCCL's model): rank 0 makes the id and hands it to the others, which   \
-     all call CommInitRank on the calling thread's current InfiniRT device. */                  \
+  /* Multi-process jobs (NCCL's model): rank 0 makes the id and hands it to the others, which    \
+     all call CommInitRank on the calling thread's current InfiniRT device. */                   \
   X(infiniStatus_t, GetUniqueId, (infinicclUniqueId * id))                                       \
   X(infiniStatus_t, CommInitRank,                                                                \
     (infinicclComm_t * comm, int nranks, infinicclUniqueId id, int rank))                        \
-  /* CommInitRank from the variables launchers set: RANK, WORLD_SIZE, MASTER_ADDR and           \
-     MASTER_PORT (torchrun), or OpenMPI's OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE. */     \
+  /* CommInitRank from the variables launchers set: RANK, WORLD_SIZE, MASTER_ADDR and            \
+     MASTER_PORT (torchrun), or OpenMPI's OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE. */      \
   X(infiniStatus_t, CommInitFromEnv, (infinicclComm_t * comm))                                   \
   /* recvbuf of every rank = root's sendbuf. */                                                  \
   X(infiniStatus_t, Broadcast,                                                                   \
@@ -110,7 +110,7 @@ typedef struct {
   X(infiniStatus_t, AllGather,                                                                   \
     (const void* sendbuf, void* recvbuf, size_t sendcount, infiniDtype_t datatype,               \
      infinicclComm_t comm, infinirtStream_t stream))                                             \
-  /* recvbuf (recvcount elements) of rank r = op over the ranks' sendbuf (nranks * recvcount    \
+  /* recvbuf (recvcount elements) of rank r = op over the ranks' sendbuf (nranks * recvcount     \
      elements) at r * recvcount. */                                                              \
   X(infiniStatus_t, ReduceScatter,                                                               \
     (const void* sendbuf, void* recvbuf, size_t recvcount, infiniDtype_t datatype,               \
@@ -127,12 +127,12 @@ typedef struct {
   X(infiniStatus_t, GroupEnd, (void))                                                            \
   X(infiniStatus_t, CommCount, (infinicclComm_t comm, int* count))                               \
   X(infiniStatus_t, CommUserRank, (infinicclComm_t comm, int* rank))                             \
-  /* The rank's device, as an InfiniRT ordinal. */                                              \
+  /* The rank's device, as an InfiniRT ordinal. */                                               \
   X(infiniStatus_t, CommDevice, (infinicclComm_t comm, int* device))                             \
-  /* The engine the communicator's collectives run on ("cpu", "nccl", ...). */                  \
+  /* The engine the communicator's collectives run on ("cpu", "nccl", ...). */                   \
   X(infiniStatus_t, CommGetEngine, (infinicclComm_t comm, const char** engine))                  \
-  /* Makes every call of the communicator that waits, and every later one, fail; then           \
-     releases it as CommDestroy does, without waiting for the other ranks. */                   \
+  /* Makes every call of the communicator that waits, and every later one, fail; then            \
+     releases it as CommDestroy does, without waiting for the other ranks. */                    \
   X(infiniStatus_t, CommAbort, (infinicclComm_t comm))                                           \
   /* Loads the engine of a device type if that was not tried yet and describes it in *info:      \
      status infinirtBackendLoaded with its path, or why there is none (NotFound: no engine for   \
@@ -141,7 +141,7 @@ typedef struct {
   X(infiniStatus_t, GetEngineInfo, (infiniDevice_t device_type, infinirtBackendProp * info))     \
   /* A line describing a status ("bad parameter"). */                                            \
   X(const char*, GetErrorString, (infiniStatus_t status))                                        \
-  /* What the calling thread's last failed call said, or "" (comm is unused, as in NCCL). */    \
+  /* What the calling thread's last failed call said, or "" (comm is unused, as in NCCL). */     \
   X(const char*, GetLastError, (infinicclComm_t comm))
 
 #define INFINICCL_DECLARE_(ret, name, params) INFINICCL_API ret infiniccl##name params;

@@ -68,8 +68,8 @@ typedef struct infinicclBackendTable {
   size_t struct_size; /* sizeof(infinicclBackendTable) as the engine was built */
   int abi_major;      /* INFINICCL_BACKEND_ABI_MAJOR */
   int abi_minor;
-  const char* name;           /* "cpu", "nccl", ... (the file's libinfiniccl_<name>.so) */
-  unsigned int device_types;  /* a bit (1u << type) per infiniDevice_t it serves */
+  const char* name;          /* "cpu", "nccl", ... (the file's libinfiniccl_<name>.so) */
+  unsigned int device_types; /* a bit (1u << type) per infiniDevice_t it serves */
 
   /* Called once, after loading. On failure, why says what is missing (it is listed). */
   infiniStatus_t (*Initialize)(char* why, size_t why_size);
@@ -102,7 +102,7 @@ typedef const infinicclBackendTable* (*infinicclBackendGetTableFn)(void);
 static inline int infinicclCallReduces(infinicclCallKind_t kind) {
   switch (kind) {
 #define INFINICCL_CALL_REDUCES_(name, reduces) \
-  case INFINICCL_CALL_##name:                   \
+  case INFINICCL_CALL_##name:                  \
     return reduces;
     INFINICCL_CALLS(INFINICCL_CALL_REDUCES_)
 #undef INFINICCL_CALL_REDUCES_

@@ -701,7 +701,7 @@ typedef struct infinirtBackendProp {
      stream; its flags are the vendor stream's (infinirtStreamNonBlocking where it does not        \
      synchronise with the legacy stream). infinirtStreamDestroy releases the InfiniRT handle only: \
      the vendor stream stays its maker's. NULL and the special default-stream values are           \
-     infinirtErrorInvalidValue; the CPU backend has no vendor streams: infinirtErrorNotSupported. */ \
+     infinirtErrorInvalidValue; the CPU backend (no vendor streams): infinirtErrorNotSupported. */ \
   X(infinirtError_t, StreamCreateFromNativeHandle,                                                 \
     (infinirtStream_t * pStream, int device, void* nativeStream))                                  \
   /* The same work made capturable: fn(nativeStream, userData) queues it on the vendor's stream.   \
@@ -713,8 +713,8 @@ typedef struct infinirtBackendProp {
      GraphInstantiate's or GraphLaunch's answer. fn must not call InfiniRT, and the work it        \
      queues must not read userData after fn returns (kernel arguments are copied at launch).       \
      On success InfiniRT owns userData and calls release(userData) (when not NULL) once fn will    \
-     not be called again: at once outside capture, else when the graph and every exec made from   \
-     it are destroyed. On an error nothing is queued or recorded and the caller keeps userData.   \
+     not be called again: at once outside capture, else when the graph and every exec made from    \
+     it are destroyed. On an error nothing is queued or recorded and the caller keeps userData.    \
      The CPU backend has no vendor stream: infinirtErrorNotSupported. */                           \
   X(infinirtError_t, LaunchNativeFunc,                                                             \
     (infinirtStream_t stream, infinirtNativeFn_t fn, void* userData,                               \

@@ -17,7 +17,7 @@ int InfinicclFirstRanks(infinicclComm_t comm) {
 
 /* InfiniCore's prototype and InfiniRT's function are the same. */
 infiniStatus_t (*InfinicclFirstAllReduce(void))(void*, void*, size_t, infiniDtype_t,
-                                               infinicclReduceOp_t, infinicclComm_t,
-                                               infinirtStream_t) {
+                                                infinicclReduceOp_t, infinicclComm_t,
+                                                infinirtStream_t) {
   return &infinicclAllReduce;
 }

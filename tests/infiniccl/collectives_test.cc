@@ -709,7 +709,8 @@ TEST(LargeAllReduce, StreamedF64AndF32ResultsAreExact) {
   CommunicatorSet comms;
   ASSERT_NO_FATAL_FAILURE(comms.Init(3));
   constexpr size_t kElements = (size_t{16} << 20) / sizeof(double) + 3;
-  RunAndCheck(comms, {Collective::kAllReduce, INFINI_DTYPE_F64, INFINICCL_MAX, kElements, false, 0});
+  RunAndCheck(comms,
+              {Collective::kAllReduce, INFINI_DTYPE_F64, INFINICCL_MAX, kElements, false, 0});
   RunAndCheck(comms,
               {Collective::kAllReduce, INFINI_DTYPE_F32, INFINICCL_AVG, 2 * kElements, true, 0});
 }
