@@ -138,4 +138,17 @@ typedef enum INFINIRT_ENUM_BASE {
 
 #endif /* __INFINICORE_API_H__ */
 
+/* The bytes of one element of a dtype; 0 for INVALID and for a value that is no dtype. */
+static inline size_t infinirtDtypeSize(infiniDtype_t dtype) {
+  switch (dtype) {
+#define INFINIRT_DTYPE_SIZE_(name, value, size) \
+  case INFINI_DTYPE_##name:                     \
+    return size;
+    INFINIRT_DTYPE_LIST(INFINIRT_DTYPE_SIZE_)
+#undef INFINIRT_DTYPE_SIZE_
+    default:
+      return 0;
+  }
+}
+
 #endif /* INFINIRT_INFINICORE_H_ */

@@ -14,18 +14,6 @@ namespace {
 thread_local int t_group_depth = 0;
 thread_local std::vector<const Engine*> t_group_engines;  // told GroupStart in this group
 
-size_t DtypeSize(infiniDtype_t dtype) {
-  switch (dtype) {
-#define INFINICCL_DTYPE_SIZE_(name, value, size) \
-  case INFINI_DTYPE_##name:                      \
-    return size;
-    INFINIRT_DTYPE_LIST(INFINICCL_DTYPE_SIZE_)
-#undef INFINICCL_DTYPE_SIZE_
-    default:
-      return 0;
-  }
-}
-
 // The dtypes a reduction computes on: integers and floating point, not bytes, booleans, F8 or
 // complex numbers.
 bool Reducible(infiniDtype_t dtype) {
@@ -74,7 +62,7 @@ void BufferElements(const infinicclBackendCall& call, int nranks, size_t* send, 
 infiniStatus_t CheckCall(infinicclComm_t comm, const infinicclBackendCall& call,
                          infinirtStream_t stream, const std::string& name) {
   if (auto status = CheckComm(comm, name.c_str())) return status;
-  if (DtypeSize(call.dtype) == 0) {
+  if (infinirtDtypeSize(call.dtype) == 0) {
     return Fail(INFINI_STATUS_BAD_PARAM,
                 name + ": dtype " + std::to_string(static_cast<int>(call.dtype)) + " has no size");
   }

@@ -247,17 +247,7 @@ std::vector<const void*> Sources(const Work& work) {
 
 }  // namespace
 
-size_t ElementSize(infiniDtype_t dtype) {
-  switch (dtype) {
-#define INFINICCL_CPU_SIZE_(name, value, size) \
-  case INFINI_DTYPE_##name:                    \
-    return size;
-    INFINIRT_DTYPE_LIST(INFINICCL_CPU_SIZE_)
-#undef INFINICCL_CPU_SIZE_
-    default:
-      return 0;
-  }
-}
+size_t ElementSize(infiniDtype_t dtype) { return infinirtDtypeSize(dtype); }
 
 void Compute(const Work& work, size_t begin, size_t end) {
   if (end <= begin) return;

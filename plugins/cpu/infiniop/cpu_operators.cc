@@ -334,17 +334,7 @@ ComputeFn IntegerCompute(infiniDtype_t dtype) {
   }
 }
 
-size_t ElementSize(infiniDtype_t dtype) {
-  switch (dtype) {
-#define INFINIOP_CPU_DTYPE_SIZE_(name, value, size) \
-  case INFINI_DTYPE_##name:                         \
-    return size;
-    INFINIRT_DTYPE_LIST(INFINIOP_CPU_DTYPE_SIZE_)
-#undef INFINIOP_CPU_DTYPE_SIZE_
-    default:
-      return 0;
-  }
-}
+size_t ElementSize(infiniDtype_t dtype) { return infinirtDtypeSize(dtype); }
 
 // Whether a copy's innermost loop strides through one of its tensors (a transpose, say): then
 // the last two dimensions are copied in square tiles instead, so that each side touches whole

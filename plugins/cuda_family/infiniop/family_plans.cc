@@ -67,17 +67,7 @@ void AddLaunch(const char* kernel, uint64_t blocks, unsigned threads, size_t sha
 
 // --- Tensors -----------------------------------------------------------------------------------
 
-size_t ElementSize(infiniDtype_t dtype) {
-  switch (dtype) {
-#define INFINIOP_NVIDIA_DTYPE_SIZE_(name, value, size) \
-  case INFINI_DTYPE_##name:                            \
-    return size;
-    INFINIRT_DTYPE_LIST(INFINIOP_NVIDIA_DTYPE_SIZE_)
-#undef INFINIOP_NVIDIA_DTYPE_SIZE_
-    default:
-      return 0;
-  }
-}
+size_t ElementSize(infiniDtype_t dtype) { return infinirtDtypeSize(dtype); }
 
 using infiniop_backend::SameShape;
 
