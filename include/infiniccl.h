@@ -129,11 +129,17 @@ typedef struct {
   X(infiniStatus_t, CommUserRank, (infinicclComm_t comm, int* rank))                             \
   /* The rank's device, as an InfiniRT ordinal. */                                               \
   X(infiniStatus_t, CommDevice, (infinicclComm_t comm, int* device))                             \
-  /* The engine the communicator's collectives run on ("cpu", "nccl", ...). */                   \
+  /* The engine the communicator's collectives run on ("cpu", "nccl", ...; "cpu-staged" when the \
+     CPU engine runs them through host memory for ranks of several device types or of a type     \
+     whose engine is not here). */                                                               \
   X(infiniStatus_t, CommGetEngine, (infinicclComm_t comm, const char** engine))                  \
   /* Makes every call of the communicator that waits, and every later one, fail; then            \
      releases it as CommDestroy does, without waiting for the other ranks. */                    \
   X(infiniStatus_t, CommAbort, (infinicclComm_t comm))                                           \
+  /* Whether the communicator's queued work failed after its call returned (NCCL's               \
+     ncclCommGetAsyncError): *asyncError is SUCCESS, or the failure (INTERNAL_ERROR: a rank died \
+     or the timeout passed), which every later call answers too; GetLastError says why. */       \
+  X(infiniStatus_t, CommGetAsyncError, (infinicclComm_t comm, infiniStatus_t * asyncError))      \
   /* Loads the engine of a device type if that was not tried yet and describes it in *info:      \
      status infinirtBackendLoaded with its path, or why there is none (NotFound: no engine for   \
      the type, or its library is absent; Insecure, DlopenFailed, NoEntryPoint, BadTable,         \

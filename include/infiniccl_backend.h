@@ -19,7 +19,7 @@
 #include "infinirt.h"
 
 #define INFINICCL_BACKEND_ABI_MAJOR 1
-#define INFINICCL_BACKEND_ABI_MINOR 0
+#define INFINICCL_BACKEND_ABI_MINOR 1
 
 /* The symbol every engine exports: infinicclBackendGetTable, an infinicclBackendGetTableFn. */
 #define INFINICCL_BACKEND_ENTRY_SYMBOL "infinicclBackendGetTable"
@@ -64,6 +64,23 @@ typedef struct infinicclBackendComm* infinicclBackendComm_t;
 /* The bytes of an engine's answer to why a call failed (a NUL-terminated line). */
 #define INFINICCL_BACKEND_WHY_BYTES 512
 
+/* The rendezvous of a communicator whose ranks are in several processes: a key-value store that
+ * every rank of the job reaches, lent by libinfiniccl for the length of CommInitRank. The keys are
+ * the engine's own; libinfiniccl keeps them apart from other communicators'. Set and Get answer 0
+ * on success; otherwise why says what failed (the store is unreachable, the timeout passed). */
+typedef struct infinicclBackendStore {
+  void* context;
+  /* This host's address on the network the store was reached over, for the engine's own
+   * listening sockets ("127.0.0.1" when the job is on one host). */
+  const char* local_address;
+  int (*Set)(void* context, const char* key, const void* value, size_t size, char* why,
+             size_t why_size);
+  /* Waits, up to the communicator's timeout, until key has a value; copies at most capacity
+   * bytes of it to value and its whole size to *size. */
+  int (*Get)(void* context, const char* key, void* value, size_t capacity, size_t* size, char* why,
+             size_t why_size);
+} infinicclBackendStore;
+
 typedef struct infinicclBackendTable {
   size_t struct_size; /* sizeof(infinicclBackendTable) as the engine was built */
   int abi_major;      /* INFINICCL_BACKEND_ABI_MAJOR */
@@ -94,6 +111,22 @@ typedef struct infinicclBackendTable {
   /* The calling thread's group (nested: only the outermost GroupEnd issues). */
   infiniStatus_t (*GroupStart)(void);
   infiniStatus_t (*GroupEnd)(char* why, size_t why_size);
+
+  /* Since ABI 1.1 (NULL: the engine has no communicators across processes). One rank of nranks,
+   * on InfiniRT device `ordinal`, meeting the others through `store`; returns once every rank has
+   * joined, or fails after timeout_ms. The CPU engine also takes ranks on devices of other types
+   * (their buffers staged through host memory): libinfiniccl sends it the ranks of a job whose
+   * devices are of several types or whose type has no engine here. */
+  infiniStatus_t (*CommInitRank)(int nranks, int rank, int ordinal, long timeout_ms,
+                                 const infinicclBackendStore* store, infinicclBackendComm_t* comm,
+                                 char* why, size_t why_size);
+
+  /* Since ABI 1.1 (NULL: the engine reports failures at the calls only). Whether work already
+   * queued for the rank failed after its call returned (a rank of another process died, the
+   * timeout passed): *status is SUCCESS, or the failure, which every later call of the rank
+   * answers too; why says what happened. */
+  infiniStatus_t (*CommGetAsyncError)(infinicclBackendComm_t comm, infiniStatus_t* status,
+                                      char* why, size_t why_size);
 } infinicclBackendTable;
 
 typedef const infinicclBackendTable* (*infinicclBackendGetTableFn)(void);

@@ -1,6 +1,7 @@
 // Communicators: made for a group of devices (CommInitAll) by the engine of their device type,
 // kept in a registry of live ones so that a destroyed or foreign handle is refused without being
 // read, and released by CommDestroy or CommAbort.
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -59,6 +60,12 @@ infiniStatus_t CheckComm(infinicclComm_t comm, const char* function) {
                 std::string(function) + ": comm is not a live communicator (destroyed?)");
   }
   return INFINI_STATUS_SUCCESS;
+}
+
+infinicclComm_t Adopt(std::unique_ptr<InfinicclComm> comm) {
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  Live().insert(comm.get());
+  return comm.release();
 }
 
 }  // namespace infiniccl
@@ -150,27 +157,30 @@ infiniStatus_t infinicclCommDevice(infinicclComm_t comm, int* device) {
 infiniStatus_t infinicclCommGetEngine(infinicclComm_t comm, const char** engine) {
   if (auto status = infiniccl::CheckComm(comm, "CommGetEngine")) return status;
   if (engine == nullptr) return Fail(INFINI_STATUS_NULL_POINTER, "CommGetEngine: engine is NULL");
-  *engine = comm->engine->table->name;
+  *engine = comm->staged ? "cpu-staged" : comm->engine->table->name;
   return INFINI_STATUS_SUCCESS;
 }
 
-// Multi-process jobs need the CPU engine's network transport, which is not built yet.
-infiniStatus_t infinicclGetUniqueId(infinicclUniqueId* id) {
-  if (id == nullptr) return Fail(INFINI_STATUS_NULL_POINTER, "GetUniqueId: id is NULL");
-  return Fail(INFINI_STATUS_NOT_IMPLEMENTED,
-              "GetUniqueId: multi-process communicators are not implemented yet");
-}
-
-infiniStatus_t infinicclCommInitRank(infinicclComm_t* comm, int, infinicclUniqueId, int) {
-  if (comm == nullptr) return Fail(INFINI_STATUS_NULL_POINTER, "CommInitRank: comm is NULL");
-  return Fail(INFINI_STATUS_NOT_IMPLEMENTED,
-              "CommInitRank: multi-process communicators are not implemented yet");
-}
-
-infiniStatus_t infinicclCommInitFromEnv(infinicclComm_t* comm) {
-  if (comm == nullptr) return Fail(INFINI_STATUS_NULL_POINTER, "CommInitFromEnv: comm is NULL");
-  return Fail(INFINI_STATUS_NOT_IMPLEMENTED,
-              "CommInitFromEnv: multi-process communicators are not implemented yet");
+infiniStatus_t infinicclCommGetAsyncError(infinicclComm_t comm, infiniStatus_t* asyncError) {
+  if (auto status = infiniccl::CheckComm(comm, "CommGetAsyncError")) return status;
+  if (asyncError == nullptr) {
+    return Fail(INFINI_STATUS_NULL_POINTER, "CommGetAsyncError: asyncError is NULL");
+  }
+  const infinicclBackendTable* table = comm->engine->table;
+  *asyncError = INFINI_STATUS_SUCCESS;
+  if (table->struct_size <= offsetof(infinicclBackendTable, CommGetAsyncError) ||
+      table->CommGetAsyncError == nullptr) {
+    return INFINI_STATUS_SUCCESS;
+  }
+  char why[INFINICCL_BACKEND_WHY_BYTES] = "";
+  const infiniStatus_t status =
+      table->CommGetAsyncError(comm->backend, asyncError, why, sizeof why);
+  why[sizeof why - 1] = '\0';
+  if (status != INFINI_STATUS_SUCCESS)
+    return Fail(status, std::string("CommGetAsyncError: ") + why);
+  if (*asyncError != INFINI_STATUS_SUCCESS)
+    Fail(*asyncError, std::string("CommGetAsyncError: ") + why);
+  return INFINI_STATUS_SUCCESS;
 }
 
 }  // extern "C"

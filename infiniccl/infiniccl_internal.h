@@ -3,6 +3,7 @@
 #ifndef INFINICCL_INFINICCL_INTERNAL_H_
 #define INFINICCL_INFINICCL_INTERNAL_H_
 
+#include <memory>
 #include <string>
 
 #include "infiniccl.h"
@@ -37,7 +38,8 @@ struct InfinicclComm {
   infiniDevice_t device_type = INFINI_DEVICE_CPU;
   int rank = 0;
   int nranks = 0;
-  int ordinal = -1;  // the rank's InfiniRT device
+  int ordinal = -1;     // the rank's InfiniRT device
+  bool staged = false;  // run by the CPU engine through host memory (a mixed or engine-less job)
 };
 
 namespace infiniccl {
@@ -45,6 +47,9 @@ namespace infiniccl {
 // SUCCESS when comm is a live communicator, found in the registry of live ones without reading
 // it; otherwise the status to answer, recorded as the last error.
 infiniStatus_t CheckComm(infinicclComm_t comm, const char* function);
+
+// Makes a communicator live (known to CheckComm) and returns its handle.
+infinicclComm_t Adopt(std::unique_ptr<InfinicclComm> comm);
 
 }  // namespace infiniccl
 

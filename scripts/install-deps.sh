@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config libspdlog-dev nlohmann-json3-dev libgtest-dev libgmock-dev
-          libbenchmark-dev libopenblas-dev libdnnl-dev "$@")
+          libbenchmark-dev libopenblas-dev libdnnl-dev libgloo-dev "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

@@ -145,6 +145,25 @@ std::vector<std::string> ExpandCandidate(const std::string& pattern, const Plugi
   return paths;  // glob sorts its matches
 }
 
+namespace {
+
+// The variable's list, when it is set (and may be read: not under AT_SECURE).
+bool VariableOverride(const char* variable, const PluginLog& log, CandidateList* list) {
+  const char* value = SecureEnv(variable, log, INFINIRT_LOG_WARN);
+  if (value == nullptr || *value == '\0') return false;
+  list->patterns = SplitColons(value);
+  list->source = variable;
+  return true;
+}
+
+void AppendBuiltin(const char* const* builtin, CandidateList* list) {
+  for (const char* const* candidate = builtin; *candidate != nullptr; ++candidate) {
+    list->patterns.emplace_back(*candidate);
+  }
+}
+
+}  // namespace
+
 CandidateList VendorCandidates(const std::string& vendor, const char* config_json,
                                const PluginLog& log) {
   CandidateList list;
@@ -153,13 +172,7 @@ CandidateList VendorCandidates(const std::string& vendor, const char* config_jso
     list.source = "no entry for '" + vendor + "' in config/vendor_runtimes.json";
     return list;
   }
-  const char* variable = entry->env;
-  if (const char* value = SecureEnv(variable, log, INFINIRT_LOG_WARN);
-      value != nullptr && *value != '\0') {
-    list.patterns = SplitColons(value);
-    list.source = variable;
-    return list;
-  }
+  if (VariableOverride(entry->env, log, &list)) return list;
   std::vector<std::string> patterns;
   std::string problem;
   if (ConfigOverride(config_json, &patterns, &problem)) {
@@ -168,10 +181,17 @@ CandidateList VendorCandidates(const std::string& vendor, const char* config_jso
     if (problem.empty()) list.patterns = std::move(patterns);
     return list;
   }
-  for (const char* const* candidate = entry->candidates; *candidate != nullptr; ++candidate) {
-    list.patterns.emplace_back(*candidate);
-  }
+  AppendBuiltin(entry->candidates, &list);
   list.source = "the built-in list (config/vendor_runtimes.json)";
+  return list;
+}
+
+CandidateList ListedCandidates(const char* variable, const char* const* builtin,
+                               const std::string& builtin_source, const PluginLog& log) {
+  CandidateList list;
+  if (VariableOverride(variable, log, &list)) return list;
+  AppendBuiltin(builtin, &list);
+  list.source = builtin_source;
   return list;
 }
 

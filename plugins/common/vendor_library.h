@@ -34,6 +34,12 @@ struct CandidateList {
 CandidateList VendorCandidates(const std::string& vendor, const char* config_json,
                                const PluginLog& log);
 
+// The candidates of a library that other data lists (a collective library of
+// config/vendor_collectives.json, ...): the colon-separated list in `variable` replaces
+// `builtin` (ended by nullptr), read as VendorCandidates reads INFINIRT_<VENDOR>_RUNTIME.
+CandidateList ListedCandidates(const char* variable, const char* const* builtin,
+                               const std::string& builtin_source, const PluginLog& log);
+
 // ${VAR} substitution (an entry with an unset or empty variable expands to nothing) followed by
 // glob expansion (sorted; a pattern without matches expands to nothing; a plain name or path
 // is kept as it is, for the dynamic loader to search).

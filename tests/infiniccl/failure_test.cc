@@ -723,5 +723,94 @@ TEST_F(StreamOrder, NullStreamCollectiveRunsInTheLegacyStreamsOrder) {
   ExpectSums(sums, {recv(0), recv(1), recv(2)});
 }
 
+// --- Communicators across processes: the id and the environment ------------------------------
+// (The jobs of several processes are multiprocess_*_test; these are the refusals and the ranks a
+// single process can hold.)
+
+TEST(MultiProcessIds, RefusalsNameWhatIsWrong) {
+  infinicclComm_t comm = nullptr;
+  infinicclUniqueId id{};
+  EXPECT_STATUS(INFINI_STATUS_NULL_POINTER, infinicclGetUniqueId(nullptr));
+  EXPECT_STATUS(INFINI_STATUS_NULL_POINTER, infinicclCommInitRank(nullptr, 1, id, 0));
+  EXPECT_STATUS(INFINI_STATUS_BAD_PARAM, infinicclCommInitRank(&comm, 1, id, 0));  // all zeros
+  EXPECT_NE(std::string(infinicclGetLastError(nullptr)).find("infinicclGetUniqueId"),
+            std::string::npos);
+  ASSERT_CCL_OK(infinicclGetUniqueId(&id));
+  EXPECT_STATUS(INFINI_STATUS_BAD_PARAM, infinicclCommInitRank(&comm, 2, id, 2));
+  EXPECT_STATUS(INFINI_STATUS_BAD_PARAM, infinicclCommInitRank(&comm, 2, id, -1));
+  EXPECT_STATUS(INFINI_STATUS_BAD_PARAM, infinicclCommInitRank(&comm, 0, id, 0));
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_STATUS(INFINI_STATUS_NULL_POINTER, infinicclCommInitFromEnv(nullptr));
+  infiniStatus_t async = INFINI_STATUS_SUCCESS;
+  EXPECT_STATUS(INFINI_STATUS_NULL_POINTER, infinicclCommGetAsyncError(nullptr, &async));
+}
+
+TEST(MultiProcessIds, CommInitFromEnvWithoutTheLaunchersVariablesIsBadParam) {
+  if (std::getenv("RANK") != nullptr || std::getenv("OMPI_COMM_WORLD_RANK") != nullptr) {
+    GTEST_SKIP() << "started by a launcher";
+  }
+  infinicclComm_t comm = nullptr;
+  EXPECT_STATUS(INFINI_STATUS_BAD_PARAM, infinicclCommInitFromEnv(&comm));
+  EXPECT_NE(std::string(infinicclGetLastError(nullptr)).find("WORLD_SIZE"), std::string::npos);
+}
+
+TEST(MultiProcessIds, ARankNobodyJoinsFailsAtTheTimeoutNamingTheMissingRank) {
+  SetTimeoutMs(kTimeoutMs);
+  infinicclUniqueId id{};
+  ASSERT_CCL_OK(infinicclGetUniqueId(&id));
+  ASSERT_EQ(infinirtSetDevice(0), infinirtSuccess);
+  infinicclComm_t comm = nullptr;
+  const auto start = Clock::now();
+  std::string why;  // the last error is the calling thread's: Bounded's
+  const infiniStatus_t status = Bounded("CommInitRank", kHung, [&] {
+    const infiniStatus_t made = infinicclCommInitRank(&comm, 2, id, 0);
+    why = infinicclGetLastError(nullptr);
+    return made;
+  });
+  EXPECT_STATUS(INFINI_STATUS_INTERNAL_ERROR, status);
+  EXPECT_GE(Since(start), milliseconds(kTimeoutMs - 100));
+  EXPECT_NE(why.find("rank 1 did not join"), std::string::npos) << why;
+}
+
+// Ranks of an id-made communicator in threads of one process, each on its CPU device: they meet
+// over loopback like processes would.
+TEST(MultiProcessIds, RanksInThreadsOfOneProcessMeetThroughTheId) {
+  SetTimeoutMs(30000);
+  constexpr int kRanks = 3;
+  ASSERT_GE(CpuDeviceCount(), kRanks);
+  infinicclUniqueId id{};
+  ASSERT_CCL_OK(infinicclGetUniqueId(&id));
+  std::vector<infiniStatus_t> statuses(kRanks, INFINI_STATUS_INTERNAL_ERROR);
+  std::vector<std::string> engines(kRanks);
+  std::vector<double> sums(kRanks, 0.0);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r) {
+    threads.emplace_back([&, r] {
+      infinirtSetDevice(r);
+      infinicclComm_t comm = nullptr;
+      statuses[r] = infinicclCommInitRank(&comm, kRanks, id, r);
+      if (statuses[r] != INFINI_STATUS_SUCCESS) return;
+      const char* engine = nullptr;
+      infinicclCommGetEngine(comm, &engine);
+      engines[r] = engine;
+      double* value = nullptr;
+      infinirtMalloc(reinterpret_cast<void**>(&value), sizeof(double));
+      *value = r + 1.0;  // a CPU device's memory is host memory
+      statuses[r] =
+          infinicclAllReduce(value, value, 1, INFINI_DTYPE_F64, INFINICCL_SUM, comm, nullptr);
+      infinirtDeviceSynchronize();
+      sums[r] = *value;
+      infinirtFree(value);
+      infinicclCommDestroy(comm);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_STATUS(INFINI_STATUS_SUCCESS, statuses[r]) << "rank " << r;
+    EXPECT_EQ(engines[r], "cpu");
+    EXPECT_EQ(sums[r], 6.0) << "rank " << r;
+  }
+}
+
 }  // namespace
 }  // namespace infiniccl_test

@@ -1,4 +1,4 @@
-// The CPU engine's rendezvous store (plugins/cpu/infiniccl/tcp_store.h) on loopback: values set by
+// libinfiniccl's rendezvous store (infiniccl/tcp_store.h) on loopback: values set by
 // one client reach the others, a get waits for its key, eight clients meet, and everything is
 // bounded: deadlines, sizes, malformed requests (which drop that connection only), a server that
 // is not there yet or not at all.
@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-namespace infiniccl_cpu {
+namespace infiniccl {
 namespace {
 
 using std::chrono::milliseconds;
@@ -51,6 +51,7 @@ TEST(TcpStore, AValueSetByOneClientIsReadByAnother) {
   ASSERT_TRUE(writer->Set("rank0", "replaced", In(milliseconds(2000)), &why)) << why;
   ASSERT_TRUE(reader->Get("rank0", &read, In(milliseconds(2000)), &why)) << why;
   EXPECT_EQ(read, "replaced");
+  EXPECT_EQ(writer->LocalAddress(), "127.0.0.1");  // the address the store was reached from
 }
 
 TEST(TcpStore, AGetWaitsForItsKey) {
@@ -199,4 +200,4 @@ TEST(TcpStore, AClientWaitsForAServerThatStartsLateAndGivesUpOnOneThatNeverDoes)
 }
 
 }  // namespace
-}  // namespace infiniccl_cpu
+}  // namespace infiniccl

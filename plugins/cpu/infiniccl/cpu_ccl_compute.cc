@@ -210,30 +210,45 @@ void ReduceRange(infinicclReduceOp_t op, const std::vector<const void*>& sources
   }
 }
 
+// Calls f with a value of the element type of a reducible dtype (Half and BFloat for the 16-bit
+// floats); false for any other dtype.
+template <class F>
+bool WithElementType(infiniDtype_t dtype, F&& f) {
+  switch (dtype) {
+#define INFINICCL_CPU_TYPE_(name, type) \
+  case INFINI_DTYPE_##name:             \
+    f(type{});                          \
+    return true;
+    INFINICCL_CPU_TYPE_(I8, int8_t)
+    INFINICCL_CPU_TYPE_(I16, int16_t)
+    INFINICCL_CPU_TYPE_(I32, int32_t)
+    INFINICCL_CPU_TYPE_(I64, int64_t)
+    INFINICCL_CPU_TYPE_(U8, uint8_t)
+    INFINICCL_CPU_TYPE_(U16, uint16_t)
+    INFINICCL_CPU_TYPE_(U32, uint32_t)
+    INFINICCL_CPU_TYPE_(U64, uint64_t)
+    INFINICCL_CPU_TYPE_(F16, Half)
+    INFINICCL_CPU_TYPE_(BF16, BFloat)
+    INFINICCL_CPU_TYPE_(F32, float)
+    INFINICCL_CPU_TYPE_(F64, double)
+#undef INFINICCL_CPU_TYPE_
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 void Reduce(infiniDtype_t dtype, infinicclReduceOp_t op, const std::vector<const void*>& sources,
             size_t src_offset, const std::vector<void*>& destinations, size_t dst_offset,
             size_t count) {
-  switch (dtype) {
-#define INFINICCL_CPU_REDUCE_(name, type) \
-  case INFINI_DTYPE_##name:               \
-    return ReduceRange<type>(op, sources, src_offset, destinations, dst_offset, count);
-    INFINICCL_CPU_REDUCE_(I8, int8_t)
-    INFINICCL_CPU_REDUCE_(I16, int16_t)
-    INFINICCL_CPU_REDUCE_(I32, int32_t)
-    INFINICCL_CPU_REDUCE_(I64, int64_t)
-    INFINICCL_CPU_REDUCE_(U8, uint8_t)
-    INFINICCL_CPU_REDUCE_(U16, uint16_t)
-    INFINICCL_CPU_REDUCE_(U32, uint32_t)
-    INFINICCL_CPU_REDUCE_(U64, uint64_t)
-    INFINICCL_CPU_REDUCE_(F16, Half)
-    INFINICCL_CPU_REDUCE_(BF16, BFloat)
-    INFINICCL_CPU_REDUCE_(F32, float)
-    INFINICCL_CPU_REDUCE_(F64, double)
-#undef INFINICCL_CPU_REDUCE_
-    default:
-      return;  // libinfiniccl lets only these through
-  }
+  // libinfiniccl lets only reducible dtypes through
+  WithElementType(dtype, [&](auto element) {
+    ReduceRange<decltype(element)>(op, sources, src_offset, destinations, dst_offset, count);
+  });
 }
+
+namespace {
 
 void CopyBytes(void* destination, const void* source, size_t bytes) {
   if (destination != source && bytes > 0) std::memmove(destination, source, bytes);
@@ -297,6 +312,38 @@ void Compute(const Work& work, size_t begin, size_t end) {
     default:
       return;
   }
+}
+
+infiniDtype_t SumDtype(infiniDtype_t dtype) {
+  infiniDtype_t sum = dtype;
+  WithElementType(dtype, [&](auto element) {
+    using T = decltype(element);
+    if constexpr (std::is_integral_v<T>)
+      sum = std::is_signed_v<T> ? INFINI_DTYPE_I64 : INFINI_DTYPE_U64;
+  });
+  return sum;
+}
+
+void Widen(infiniDtype_t dtype, const void* source, void* wide, size_t count) {
+  WithElementType(dtype, [&](auto element) {
+    using C = Codec<decltype(element)>;
+    auto* out = static_cast<typename C::Acc*>(wide);
+    for (size_t i = 0; i < count; ++i) out[i] = C::Load(source, i);
+  });
+}
+
+void StoreAverage(infiniDtype_t dtype, const void* sum, void* destination, size_t count,
+                  int ranks) {
+  WithElementType(dtype, [&](auto element) {
+    using C = Codec<decltype(element)>;
+    using Acc = typename C::Acc;
+    const Acc divisor = static_cast<Acc>(ranks);
+    for (size_t i = 0; i < count; ++i) {
+      // A float's sum has its own type; an integer's is its accumulator (Widen).
+      const Acc total = std::is_integral_v<Acc> ? static_cast<const Acc*>(sum)[i] : C::Load(sum, i);
+      C::Store(destination, i, total / divisor);  // integers truncate toward zero
+    }
+  });
 }
 
 }  // namespace infiniccl_cpu

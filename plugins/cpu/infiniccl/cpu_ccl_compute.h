@@ -36,6 +36,19 @@ size_t ElementSize(infiniDtype_t dtype);
 // every source before any destination of it is written.
 void Compute(const Work& work, size_t begin, size_t end);
 
+// Elementwise op over several sources into several destinations (at element offsets), for a
+// reducible dtype. AVG divides by the number of sources.
+void Reduce(infiniDtype_t dtype, infinicclReduceOp_t op, const std::vector<const void*>& sources,
+            size_t src_offset, const std::vector<void*>& destinations, size_t dst_offset,
+            size_t count);
+
+// AVG in steps, for engines that can only sum (Gloo): the dtype the sum is taken in (an integer's
+// 64-bit accumulator, so that AVG matches Compute's; a float's own type), the elements widened to
+// it, and the average stored from the sum.
+infiniDtype_t SumDtype(infiniDtype_t dtype);
+void Widen(infiniDtype_t dtype, const void* source, void* wide, size_t count);
+void StoreAverage(infiniDtype_t dtype, const void* sum, void* destination, size_t count, int ranks);
+
 }  // namespace infiniccl_cpu
 
 #endif  // INFINIRT_PLUGINS_CPU_INFINICCL_CPU_CCL_COMPUTE_H_

@@ -28,7 +28,9 @@
 #include <utility>
 #include <vector>
 
+#include "cpu_ccl_comm.h"
 #include "cpu_ccl_compute.h"
+#include "gloo_comm.h"
 #include "infiniccl_backend.h"
 #include "infinirt.h"
 
@@ -79,33 +81,15 @@ struct Clique {
   }
 };
 
-struct Rank {
+struct Rank : CommBase {
+  Rank() : CommBase(CommKind::kInProcess) {}
   std::shared_ptr<Clique> clique;
   int rank = 0;
   uint64_t collectives = 0;            // calls made so far
   std::vector<uint64_t> sends, recvs;  // per peer
 };
 
-Rank* RankOf(infinicclBackendComm_t comm) { return reinterpret_cast<Rank*>(comm); }
-
-void Say(char* why, size_t why_size, const std::string& text) {
-  if (why != nullptr && why_size > 0) std::snprintf(why, why_size, "%s", text.c_str());
-}
-
-// Runs with `ordinal` as the calling thread's current device, then restores the previous one.
-class OnDevice {
- public:
-  explicit OnDevice(int ordinal) {
-    infinirtGetDevice(&previous_);
-    infinirtSetDevice(ordinal);
-  }
-  ~OnDevice() { infinirtSetDevice(previous_); }
-  OnDevice(const OnDevice&) = delete;
-  OnDevice& operator=(const OnDevice&) = delete;
-
- private:
-  int previous_ = 0;
-};
+Rank* RankOf(CommBase* comm) { return static_cast<Rank*>(comm); }
 
 // --- Issuing -------------------------------------------------------------------------------
 
@@ -215,13 +199,6 @@ bool IssueLocked(Clique& clique, const std::shared_ptr<Operation>& operation, st
 }
 
 // --- A rank's part -------------------------------------------------------------------------
-
-// One call noted for the end of its group.
-struct Noted {
-  Rank* rank;
-  infinicclBackendCall call;
-  infinirtStream_t stream;
-};
 
 thread_local int t_group_depth = 0;
 thread_local std::vector<Noted> t_noted;
@@ -381,21 +358,21 @@ infiniStatus_t Follow(Rank& rank, const std::shared_ptr<Operation>& operation,
   return INFINI_STATUS_SUCCESS;
 }
 
-// Issues calls (a group's, or one), then follows each.
-infiniStatus_t IssueCalls(const std::vector<Noted>& calls, char* why, size_t why_size) {
+// Issues calls of in-process cliques (a group's, or one), then follows each.
+infiniStatus_t IssueInProcess(const std::vector<Noted>& calls, char* why, size_t why_size) {
   std::vector<std::pair<std::shared_ptr<Operation>, const Noted*>> joined;
   std::string reason;
   infiniStatus_t answer = INFINI_STATUS_SUCCESS;
   for (const Noted& noted : calls) {
     std::shared_ptr<Operation> operation;
     int part = 0;
-    answer = Arrive(*noted.rank, noted.call, noted.stream, &operation, &part, &reason);
+    answer = Arrive(*RankOf(noted.comm), noted.call, noted.stream, &operation, &part, &reason);
     if (answer != INFINI_STATUS_SUCCESS) break;
     joined.emplace_back(operation, &noted);
   }
   for (const auto& [operation, noted] : joined) {
     std::string followed;
-    const infiniStatus_t status = Follow(*noted->rank, operation, noted->stream, &followed);
+    const infiniStatus_t status = Follow(*RankOf(noted->comm), operation, noted->stream, &followed);
     if (status != INFINI_STATUS_SUCCESS && answer == INFINI_STATUS_SUCCESS) {
       answer = status;
       reason = followed;
@@ -403,6 +380,19 @@ infiniStatus_t IssueCalls(const std::vector<Noted>& calls, char* why, size_t why
   }
   if (answer != INFINI_STATUS_SUCCESS) Say(why, why_size, reason);
   return answer;
+}
+
+// Issues calls (a group's, or one): those of in-process cliques, then those across processes.
+infiniStatus_t IssueCalls(const std::vector<Noted>& calls, char* why, size_t why_size) {
+  std::vector<Noted> in_process, across_processes;
+  for (const Noted& noted : calls) {
+    (noted.comm->kind == CommKind::kInProcess ? in_process : across_processes).push_back(noted);
+  }
+  if (!in_process.empty()) {
+    if (const infiniStatus_t status = IssueInProcess(in_process, why, why_size)) return status;
+  }
+  return across_processes.empty() ? INFINI_STATUS_SUCCESS
+                                  : GlooIssue(across_processes, why, why_size);
 }
 
 // --- Releasing -----------------------------------------------------------------------------
@@ -478,19 +468,38 @@ infiniStatus_t CommInitAll(int nranks, const int* ordinals, long timeout_ms,
     rank->rank = r;
     rank->sends.assign(nranks, 0);
     rank->recvs.assign(nranks, 0);
-    comms[r] = reinterpret_cast<infinicclBackendComm_t>(rank.release());
+    comms[r] = HandleOf(rank.release());
   }
   return INFINI_STATUS_SUCCESS;
 }
 
-infiniStatus_t CommDestroy(infinicclBackendComm_t comm) { return Release(RankOf(comm), true); }
+infiniStatus_t CommDestroy(infinicclBackendComm_t comm) {
+  CommBase* base = CommOf(comm);
+  return base->kind == CommKind::kInProcess ? Release(RankOf(base), true)
+                                            : GlooRelease(base, false);
+}
 
-infiniStatus_t CommAbort(infinicclBackendComm_t comm) { return Release(RankOf(comm), false); }
+infiniStatus_t CommAbort(infinicclBackendComm_t comm) {
+  CommBase* base = CommOf(comm);
+  return base->kind == CommKind::kInProcess ? Release(RankOf(base), false)
+                                            : GlooRelease(base, true);
+}
+
+infiniStatus_t CommGetAsyncError(infinicclBackendComm_t comm, infiniStatus_t* status, char* why,
+                                 size_t why_size) {
+  CommBase* base = CommOf(comm);
+  if (base->kind == CommKind::kAcrossProcesses) return GlooAsyncError(base, status, why, why_size);
+  Clique& clique = *RankOf(base)->clique;
+  std::lock_guard<std::mutex> lock(clique.mutex);
+  *status = clique.failure.empty() ? INFINI_STATUS_SUCCESS : INFINI_STATUS_INTERNAL_ERROR;
+  Say(why, why_size, clique.failure);
+  return INFINI_STATUS_SUCCESS;
+}
 
 infiniStatus_t Call(infinicclBackendComm_t comm, const infinicclBackendCall* call,
                     infinirtStream_t stream, char* why, size_t why_size) {
   if (call->count == 0) return INFINI_STATUS_SUCCESS;  // nothing to move, nothing to match
-  Noted noted{RankOf(comm), *call, stream};
+  Noted noted{CommOf(comm), *call, stream};
   if (t_group_depth > 0) {
     t_noted.push_back(noted);
     return INFINI_STATUS_SUCCESS;
@@ -527,6 +536,8 @@ const infinicclBackendTable kTable = {
     &Call,
     &GroupStart,
     &GroupEnd,
+    &GlooCommInitRank,
+    &CommGetAsyncError,
 };
 
 }  // namespace

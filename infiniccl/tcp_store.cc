@@ -18,7 +18,7 @@
 #include <map>
 #include <vector>
 
-namespace infiniccl_cpu {
+namespace infiniccl {
 
 namespace {
 
@@ -348,9 +348,21 @@ bool TcpStoreClient::Get(const std::string& key, std::string* value, Deadline de
   return !broken_;
 }
 
+std::string TcpStoreClient::LocalAddress() const {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  char host[NI_MAXHOST] = "";
+  if (getsockname(socket_, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
+      getnameinfo(reinterpret_cast<sockaddr*>(&address), length, host, sizeof host, nullptr, 0,
+                  NI_NUMERICHOST) != 0) {
+    return "127.0.0.1";
+  }
+  return host;
+}
+
 bool TcpStoreClient::Usable(std::string* why) const {
   if (broken_) *why = "an earlier call on this connection to the store failed";
   return !broken_;
 }
 
-}  // namespace infiniccl_cpu
+}  // namespace infiniccl

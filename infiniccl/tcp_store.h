@@ -10,15 +10,15 @@
 // The protocol, on one connection per client: a request is an op byte, the key's length (4 bytes,
 // little-endian) and the key; 'S' (set) adds the value's length and the value and is answered
 // with one byte, 1; 'G' (get) is answered once the key has a value, with its length and the value.
-#ifndef INFINIRT_PLUGINS_CPU_INFINICCL_TCP_STORE_H_
-#define INFINIRT_PLUGINS_CPU_INFINICCL_TCP_STORE_H_
+#ifndef INFINICCL_TCP_STORE_H_
+#define INFINICCL_TCP_STORE_H_
 
 #include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
 
-namespace infiniccl_cpu {
+namespace infiniccl {
 
 constexpr size_t kStoreMaxKeyBytes = 256;
 constexpr size_t kStoreMaxValueBytes = size_t{64} << 10;
@@ -60,6 +60,10 @@ class TcpStoreClient {
   TcpStoreClient(const TcpStoreClient&) = delete;
   TcpStoreClient& operator=(const TcpStoreClient&) = delete;
 
+  // This host's address on the connection to the store (numeric), which the other hosts of the
+  // job can reach too.
+  std::string LocalAddress() const;
+
   bool Set(const std::string& key, const std::string& value, Deadline deadline, std::string* why);
   // Waits until the key has a value, or the deadline.
   bool Get(const std::string& key, std::string* value, Deadline deadline, std::string* why);
@@ -74,6 +78,6 @@ class TcpStoreClient {
   bool broken_ = false;
 };
 
-}  // namespace infiniccl_cpu
+}  // namespace infiniccl
 
-#endif  // INFINIRT_PLUGINS_CPU_INFINICCL_TCP_STORE_H_
+#endif  // INFINICCL_TCP_STORE_H_
