@@ -1,6 +1,9 @@
-// InfiniCCL: an AllReduce over every CPU device of this process, each rank on its own stream,
-// issued from one thread inside a group, checked on the host. With INFINIRT_CPU_DEVICES unset,
-// it asks for 4 CPU devices (INFINIRT_CPU_DEVICES=8 runs it on 8).
+// InfiniCCL: an AllReduce, checked on the host, in one of two ways:
+//   - in one process, over every CPU device of the process, each rank on its own stream, issued
+//     from one thread inside a group. With INFINIRT_CPU_DEVICES unset, it asks for 4 CPU devices
+//     (INFINIRT_CPU_DEVICES=8 runs it on 8);
+//   - as one rank of a job of several processes, when a launcher set RANK (torchrun's variables;
+//     scripts/infiniccl-launch.sh -n 4 -- allreduce) or OMPI_COMM_WORLD_RANK (mpirun).
 #include <infiniccl.h>
 #include <infinirt.h>
 
@@ -26,12 +29,15 @@
     }                                                                       \
   } while (0)
 
-int main() {
+namespace {
+
+constexpr size_t kCount = 1 << 20;
+
+int InOneProcess() {
   setenv("INFINIRT_CPU_DEVICES", "4", /*overwrite=*/0);  // before InfiniRT starts
   int counts[INFINI_DEVICE_TYPE_COUNT] = {};
   CHECK_RT(infinirtGetAllDeviceCount(counts));
   const int ranks = counts[INFINI_DEVICE_CPU];
-  constexpr size_t kCount = 1 << 20;
 
   std::vector<int> ids(ranks);
   for (int r = 0; r < ranks; ++r) ids[r] = r;  // indices among the CPU devices
@@ -82,4 +88,55 @@ int main() {
       "%zu wrong\n",
       kCount, ranks, engine, expected, wrong);
   return wrong == 0 ? 0 : 1;
+}
+
+// One rank per process, on the device LOCAL_RANK names (the first device without it).
+int AsOneRankOfAJob() {
+  const char* local = std::getenv("LOCAL_RANK");
+  int devices = 0;
+  CHECK_RT(infinirtGetDeviceCount(&devices));
+  CHECK_RT(infinirtSetDevice(local != nullptr ? std::atoi(local) % devices : 0));
+  infinicclComm_t comm = nullptr;
+  CHECK_CCL(infinicclCommInitFromEnv(&comm));
+  int rank = 0, ranks = 0;
+  CHECK_CCL(infinicclCommUserRank(comm, &rank));
+  CHECK_CCL(infinicclCommCount(comm, &ranks));
+
+  // Rank r holds r + 1 everywhere; after the sum every rank holds 1 + 2 + ... + ranks.
+  std::vector<float> host(kCount, static_cast<float>(rank + 1));
+  void* buffer = nullptr;
+  infinirtStream_t stream = nullptr;
+  CHECK_RT(infinirtStreamCreate(&stream));
+  CHECK_RT(infinirtMalloc(&buffer, kCount * sizeof(float)));
+  CHECK_RT(infinirtMemcpy(buffer, host.data(), kCount * sizeof(float),
+                          infinirtMemcpyHostToDevice));
+  CHECK_CCL(infinicclAllReduce(buffer, buffer, kCount, INFINI_DTYPE_F32, INFINICCL_SUM, comm,
+                               stream));
+  CHECK_RT(infinirtMemcpyAsync(host.data(), buffer, kCount * sizeof(float),
+                               infinirtMemcpyDeviceToHost, stream));
+  CHECK_RT(infinirtStreamSynchronize(stream));
+  infiniStatus_t failure = INFINI_STATUS_SUCCESS;  // a failure after the call returned
+  CHECK_CCL(infinicclCommGetAsyncError(comm, &failure));
+  CHECK_CCL(failure);
+
+  const float expected = ranks * (ranks + 1) / 2.0f;
+  size_t wrong = 0;
+  for (float value : host) wrong += value != expected;
+  const char* engine = "?";
+  CHECK_CCL(infinicclCommGetEngine(comm, &engine));
+  CHECK_RT(infinirtFree(buffer));
+  CHECK_RT(infinirtStreamDestroy(stream));
+  CHECK_CCL(infinicclCommDestroy(comm));
+  std::printf(
+      "rank %d of %d: AllReduce (sum) of %zu floats on the %s engine: holds %g, %zu wrong\n",
+      rank, ranks, kCount, engine, expected, wrong);
+  return wrong == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main() {
+  const bool launched =
+      std::getenv("RANK") != nullptr || std::getenv("OMPI_COMM_WORLD_RANK") != nullptr;
+  return launched ? AsOneRankOfAJob() : InOneProcess();
 }

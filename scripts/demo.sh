@@ -19,3 +19,7 @@ for example in build/bin/*; do
   echo "== $(basename "$example")"
   "$example"
 done
+
+echo
+echo "== allreduce, as 4 processes (scripts/infiniccl-launch.sh)"
+bash scripts/infiniccl-launch.sh -n 4 --timeout 120 -- build/bin/allreduce

@@ -351,20 +351,27 @@ void RunSteps(Shared& shared, const std::vector<Step>& steps) {
   }
 }
 
-// The host function of a batch.
-void RunBatch(void* data) {
-  std::unique_ptr<Batch> batch(static_cast<Batch*>(data));
-  Shared& shared = *batch->shared;
-  if (!shared.Failure().empty()) return;  // an earlier operation failed: the ranks are apart
+// Runs steps; a failure is kept in shared (false).
+bool RunKeepingFailure(Shared& shared, const std::vector<Step>& steps) {
   SigpipeBlocked blocked;
   try {
-    RunSteps(shared, batch->steps);
+    RunSteps(shared, steps);
+    return true;
   } catch (const std::exception& error) {
     shared.Fail(std::string("rank ") + std::to_string(shared.rank) +
                 ": a collective failed: " + error.what());
   } catch (...) {
     shared.Fail("rank " + std::to_string(shared.rank) + ": a collective failed");
   }
+  return false;
+}
+
+// The host function of a batch.
+void RunBatch(void* data) {
+  std::unique_ptr<Batch> batch(static_cast<Batch*>(data));
+  Shared& shared = *batch->shared;
+  if (!shared.Failure().empty()) return;  // an earlier operation failed: the ranks are apart
+  RunKeepingFailure(shared, batch->steps);
 }
 
 // --- Queuing -------------------------------------------------------------------------------
@@ -462,14 +469,68 @@ bool Stage(GlooRank& rank, std::vector<Step>* steps, std::vector<CopyBack>* copi
   return true;
 }
 
-// Queues one rank's calls (in call order) as one batch on its stream.
-infiniStatus_t Queue(GlooRank& rank, const std::vector<const Noted*>& calls, std::string* why) {
+// The steps of a rank's calls, with Gloo's tags and slots in call order.
+std::vector<Step> StepsOf(GlooRank& rank, const std::vector<const Noted*>& calls) {
+  std::vector<Step> steps;
+  for (const Noted* noted : calls) {
+    Step step;
+    step.call = noted->call;
+    if (step.call.kind == INFINICCL_CALL_Send) {
+      step.slot = gloo::Slot::build(0x7e, rank.sends[step.call.root]++);
+    } else if (step.call.kind == INFINICCL_CALL_Recv) {
+      step.slot = gloo::Slot::build(0x7e, rank.recvs[step.call.root]++);
+    } else {
+      step.tag = rank.collectives++;
+    }
+    steps.push_back(step);
+  }
+  return steps;
+}
+
+bool Idle(infinirtStream_t stream) {
+  if (infinirtStreamQuery(stream) == infinirtSuccess) return true;
+  infinirtGetLastError();  // NotReady, or a capturing stream: not idle either way
+  return false;
+}
+
+// Up to this many bytes per buffer, calls whose streams are idle run in the calling thread.
+constexpr size_t kAtOnceBytes = size_t{64} << 10;
+
+// Whether a rank's calls may run at once, in the calling thread: small, on host memory, with
+// nothing queued before them on the caller's streams or the rank's. Handing them to a worker
+// would cost more than they take; the call returns when they are done (which, as for any
+// collective, waits for the other ranks). Only for the calls of one rank at a time: a thread
+// issuing a group of several ranks' calls must not wait on one before issuing the next.
+bool RunsAtOnce(GlooRank& rank, const std::vector<const Noted*>& calls) {
+  if (!rank.host_memory) return false;
+  for (const Noted* noted : calls) {
+    size_t send = 0, recv = 0;
+    CallBytes(rank, noted->call, &send, &recv);
+    if (send > kAtOnceBytes || recv > kAtOnceBytes) return false;
+  }
+  if (!Idle(rank.stream)) return false;
+  for (const Noted* noted : calls) {
+    if (!Idle(noted->stream)) return false;
+  }
+  return true;
+}
+
+infiniStatus_t RunAtOnce(GlooRank& rank, const std::vector<Step>& steps, std::string* why) {
+  if (RunKeepingFailure(*rank.shared, steps)) return INFINI_STATUS_SUCCESS;
+  *why = rank.shared->Failure();
+  return INFINI_STATUS_INTERNAL_ERROR;
+}
+
+// Queues one rank's calls (in call order) as one batch on its stream, or runs them at once.
+infiniStatus_t Queue(GlooRank& rank, const std::vector<const Noted*>& calls, bool alone,
+                     std::string* why) {
   std::lock_guard<std::mutex> lock(rank.issue_mutex);
   if (const std::string failure = rank.shared->Failure(); !failure.empty()) {
     *why = failure;
     return INFINI_STATUS_INTERNAL_ERROR;
   }
   OnDevice device(rank.ordinal);
+  if (alone && RunsAtOnce(rank, calls)) return RunAtOnce(rank, StepsOf(rank, calls), why);
   std::vector<infinirtStream_t> streams;
   for (const Noted* noted : calls) {
     if (std::find(streams.begin(), streams.end(), noted->stream) != streams.end()) continue;
@@ -482,18 +543,7 @@ infiniStatus_t Queue(GlooRank& rank, const std::vector<const Noted*>& calls, std
   }
   auto batch = std::make_unique<Batch>();
   batch->shared = rank.shared;
-  for (const Noted* noted : calls) {
-    Step step;
-    step.call = noted->call;
-    if (step.call.kind == INFINICCL_CALL_Send) {
-      step.slot = gloo::Slot::build(0x7e, rank.sends[step.call.root]++);
-    } else if (step.call.kind == INFINICCL_CALL_Recv) {
-      step.slot = gloo::Slot::build(0x7e, rank.recvs[step.call.root]++);
-    } else {
-      step.tag = rank.collectives++;
-    }
-    batch->steps.push_back(step);
-  }
+  batch->steps = StepsOf(rank, calls);
   std::vector<CopyBack> copies;
   if (!rank.host_memory && !Stage(rank, &batch->steps, &copies, why)) {
     return INFINI_STATUS_INTERNAL_ERROR;
@@ -604,7 +654,7 @@ infiniStatus_t GlooIssue(const std::vector<Noted>& calls, char* why, size_t why_
   }
   for (const auto& [rank, noted] : by_rank) {
     std::string problem;
-    if (const infiniStatus_t status = Queue(*rank, noted, &problem)) {
+    if (const infiniStatus_t status = Queue(*rank, noted, by_rank.size() == 1, &problem)) {
       Say(why, why_size, problem);
       return status;
     }
