@@ -35,7 +35,9 @@ case "${1:-}" in
     # oneDNN runs its threads on OpenMP's runtime, which is not built for ThreadSanitizer: every
     # barrier of it would read as a race. This build's Gemm goes through OpenBLAS alone.
     cmake_args+=(-DINFINIOP_CPU_ONEDNN=OFF)
-    export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1}"
+    # suppressions: races ThreadSanitizer reports inside libraries it cannot see into, each
+    # with its reason (tests/tsan.supp).
+    export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1:suppressions=$PWD/tests/tsan.supp}"
     ;;
   *) echo "usage: $0 [--sanitize | --tsan]" >&2; exit 2 ;;
 esac

@@ -121,6 +121,20 @@ std::optional<Declaration> StreamEntry(infinirtPluginEntry_t id, const Functions
                   "stream's query covers the blocking streams");
   }
   if (id == entry::StreamWaitEvent) return Native({"aclrtStreamWaitEvent"}, "ACL has no flags");
+  if (id == entry::StreamGetNativeHandle) {
+    return Native({},
+                  "the stream's aclrtStream, NULL (ACL's default stream) for the legacy one; "
+                  "the legacy ordering is prepared for work queued on it outside InfiniRT");
+  }
+  if (id == entry::StreamAdopt) {
+    return Native({"aclrtStreamQuery"},
+                  "ACL cannot tell a stream's flags or device: the stream is blocking when it "
+                  "is one of the plugin's blocking streams, else non-blocking (as every ACL "
+                  "stream is); aclrtStreamQuery with the device bound refuses unknown handles");
+  }
+  if (id == entry::StreamRelease) {
+    return Native({}, "no ACL call: the adopted aclrtStream is left to its maker");
+  }
   if (id == entry::LaunchHostFunc) {
     if (!Has(fn.aclrtLaunchHostFunc)) {
       return None(
@@ -148,6 +162,7 @@ std::optional<Declaration> EventEntry(infinirtPluginEntry_t id) {
   }
   if (id == entry::EventSynchronize) return Native({"aclrtSynchronizeEvent"});
   if (id == entry::EventElapsedTime) return Native({"aclrtEventElapsedTime"});
+  if (id == entry::EventGetNativeHandle) return Native({}, "the aclrtEvent itself, no call");
   return std::nullopt;
 }
 

@@ -25,11 +25,16 @@ bool ExecIdle(Exec& exec) {
 }
 
 infinirtError_t ReleaseStream(DeviceOrder& order, Stream* stream) {
-  if (stream->blocking) {
-    order.blocking.erase(std::remove(order.blocking.begin(), order.blocking.end(), stream),
-                         order.blocking.end());
-  }
-  infinirtError_t error = ACL_CALL(aclrtDestroyStream, stream->acl);
+  // Adopted twins of a stream the plugin destroys no longer take part in the legacy ordering:
+  // their ACL stream is gone (using them is the program's error, as in CUDA).
+  const auto leaves = [stream](const Stream* other) {
+    return other == stream || (!stream->adopted && other->adopted && other->acl == stream->acl);
+  };
+  order.blocking.erase(std::remove_if(order.blocking.begin(), order.blocking.end(), leaves),
+                       order.blocking.end());
+  // An adopted stream is its maker's: only the plugin's own parts of it are released.
+  infinirtError_t error =
+      stream->adopted ? infinirtSuccess : ACL_CALL(aclrtDestroyStream, stream->acl);
   if (stream->joined != nullptr) ACL_CALL(aclrtDestroyEvent, stream->joined);
   delete stream;
   return error;
@@ -40,6 +45,16 @@ infinirtError_t ReleaseExec(Exec* exec) {
   if (exec->done != nullptr) ACL_CALL(aclrtDestroyEvent, exec->done);
   delete exec;
   return error;
+}
+
+// Records the device's legacy_done after everything queued so far on the ACL default stream.
+infinirtError_t RecordLegacyDone(DeviceOrder& order) {
+  if (order.legacy_done == nullptr) {
+    if (const infinirtError_t e = CreateEvent(&order.legacy_done, acl::kEventSync)) return e;
+  }
+  if (const infinirtError_t e = ACL_CALL(aclrtRecordEvent, order.legacy_done, nullptr)) return e;
+  order.legacy_mark_pending = false;
+  return infinirtSuccess;
 }
 
 }  // namespace
@@ -56,22 +71,70 @@ infinirtError_t QueryStream(void* acl_stream) {
   return infinirtErrorUnknown;
 }
 
+namespace {
+
+// A blocking stream takes part in the legacy ordering: its own event, and a place in the list.
+infinirtError_t JoinLegacyOrdering(Stream* stream) {
+  if (const infinirtError_t e = CreateEvent(&stream->joined, acl::kEventSync)) return e;
+  DeviceOrder& order = Order(stream->device);
+  std::lock_guard<std::mutex> lock(order.mutex);
+  order.blocking.push_back(stream);
+  return infinirtSuccess;
+}
+
+}  // namespace
+
 infinirtError_t CreateStream(int device, bool blocking, Stream** out) {
   auto stream = std::make_unique<Stream>();
   stream->device = device;
   stream->blocking = blocking;
   if (const infinirtError_t e = ACL_CALL(aclrtCreateStream, &stream->acl)) return e;
   if (blocking) {
-    if (const infinirtError_t e = CreateEvent(&stream->joined, acl::kEventSync)) {
+    if (const infinirtError_t e = JoinLegacyOrdering(stream.get())) {
       ACL_CALL(aclrtDestroyStream, stream->acl);
       return e;
     }
-    DeviceOrder& order = Order(device);
-    std::lock_guard<std::mutex> lock(order.mutex);
-    order.blocking.push_back(stream.get());
   }
   *out = stream.release();
   ReapRetired(device, false);
+  return infinirtSuccess;
+}
+
+// ACL has no query for a stream's flags or device. aclrtStreamQuery, with the device bound,
+// refuses a handle ACL does not know (or, in CANN's runtime, one of another device's context).
+infinirtError_t AdoptStream(int device, void* acl_stream, Stream** out) {
+  if (const infinirtError_t e = QueryStream(acl_stream); e != infinirtErrorNotReady && e) return e;
+  bool blocking = false;
+  {
+    DeviceOrder& order = Order(device);
+    std::lock_guard<std::mutex> lock(order.mutex);
+    for (const Stream* own : order.blocking) blocking = blocking || own->acl == acl_stream;
+  }
+  auto stream = std::make_unique<Stream>();
+  stream->acl = acl_stream;
+  stream->device = device;
+  stream->blocking = blocking;
+  stream->adopted = true;
+  if (blocking) {
+    if (const infinirtError_t e = JoinLegacyOrdering(stream.get())) return e;
+  }
+  *out = stream.release();
+  return infinirtSuccess;
+}
+
+infinirtError_t PrepareForeignWork(int device, Stream* stream) {
+  if (stream == nullptr) {
+    DeviceOrder& order = Order(device);
+    std::lock_guard<std::mutex> lock(order.mutex);
+    if (const infinirtError_t e = JoinBlockingStreams(order)) return e;
+    order.legacy_mark_pending = true;
+    order.legacy_generation.fetch_add(1, std::memory_order_acq_rel);
+    return infinirtSuccess;
+  }
+  if (!stream->blocking) return infinirtSuccess;
+  if (const infinirtError_t e = WaitForLegacyWork(*stream)) return e;
+  // The next legacy item joins the stream, which covers what was queued on it meanwhile.
+  stream->issued.fetch_add(1, std::memory_order_release);
   return infinirtSuccess;
 }
 
@@ -136,6 +199,9 @@ infinirtError_t WaitForLegacyWork(Stream& stream) {
   std::lock_guard<std::mutex> lock(order.mutex);
   const uint64_t generation = order.legacy_generation.load();
   if (stream.legacy_seen.load() == generation) return infinirtSuccess;
+  if (order.legacy_mark_pending) {
+    if (const infinirtError_t e = RecordLegacyDone(order)) return e;
+  }
   if (const infinirtError_t e = ACL_CALL(aclrtStreamWaitEvent, stream.acl, order.legacy_done)) {
     return e;
   }
@@ -155,12 +221,7 @@ infinirtError_t JoinBlockingStreams(DeviceOrder& order) {
 }
 
 infinirtError_t MarkLegacyWork(DeviceOrder& order) {
-  if (order.legacy_done == nullptr) {
-    if (const infinirtError_t e = CreateEvent(&order.legacy_done, acl::kEventSync)) {
-      return e;
-    }
-  }
-  if (const infinirtError_t e = ACL_CALL(aclrtRecordEvent, order.legacy_done, nullptr)) return e;
+  if (const infinirtError_t e = RecordLegacyDone(order)) return e;
   order.legacy_generation.fetch_add(1, std::memory_order_acq_rel);
   return infinirtSuccess;
 }

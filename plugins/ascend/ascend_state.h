@@ -50,6 +50,7 @@ struct Stream {
   uint64_t joined_at = 0;                // blocking: `issued` at the last join (device mutex)
   std::atomic<uint64_t> legacy_seen{0};  // blocking: legacy generation it last waited for
   bool capturing = false;                // in the plugin's own capture (GraphInstantiate)
+  bool adopted = false;  // another library's ACL stream (StreamAdopt): never destroyed here
   std::vector<std::unique_ptr<HostCall>> captured_calls;
 };
 
@@ -71,6 +72,9 @@ struct DeviceOrder {
   std::vector<Exec*> retired_execs;            // destroyed by the program, a launch still pending
   void* legacy_done = nullptr;                 // ACL event recorded after each legacy work item
   std::atomic<uint64_t> legacy_generation{0};  // legacy work items so far
+  // The legacy stream's handle was handed out (StreamGetNativeHandle): work another library
+  // queued on it is covered by a legacy_done recorded when a blocking stream next waits.
+  bool legacy_mark_pending = false;
 };
 
 struct State : plugin::VendorRuntimeState {
@@ -111,6 +115,12 @@ DeviceOrder& Order(int device);
 // aclrtStreamQuery as an InfiniRT answer: Success, NotReady or the call's error.
 infinirtError_t QueryStream(void* acl_stream);
 infinirtError_t CreateStream(int device, bool blocking, Stream** stream);
+// A plugin stream over another library's ACL stream (StreamAdopt): blocking when it is the ACL
+// stream of one of the plugin's own blocking streams, else non-blocking, as ACL streams are.
+infinirtError_t AdoptStream(int device, void* acl_stream, Stream** stream);
+// Before another library queues work on the ACL stream behind `stream` (nullptr: the legacy
+// stream), which bypasses Enqueue: keeps CUDA's legacy ordering around that work.
+infinirtError_t PrepareForeignWork(int device, Stream* stream);
 // Destroys at once when the stream is idle, else once its work is done (ReapRetired).
 infinirtError_t DestroyStream(Stream* stream);
 infinirtError_t DestroyExec(int device, Exec* exec);
@@ -181,6 +191,9 @@ struct AscendPlugin : plugin::VendorPluginBase<AscendPlugin> {
   INFINIRT_PLUGIN_ENTRY(StreamSynchronize);
   INFINIRT_PLUGIN_ENTRY(StreamQuery);
   INFINIRT_PLUGIN_ENTRY(StreamWaitEvent);
+  INFINIRT_PLUGIN_ENTRY(StreamGetNativeHandle);
+  INFINIRT_PLUGIN_ENTRY(StreamAdopt);
+  INFINIRT_PLUGIN_ENTRY(StreamRelease);
   INFINIRT_PLUGIN_ENTRY(LaunchHostFunc);
   INFINIRT_PLUGIN_ENTRY(EventCreate);
   INFINIRT_PLUGIN_ENTRY(EventDestroy);
@@ -188,6 +201,7 @@ struct AscendPlugin : plugin::VendorPluginBase<AscendPlugin> {
   INFINIRT_PLUGIN_ENTRY(EventQuery);
   INFINIRT_PLUGIN_ENTRY(EventSynchronize);
   INFINIRT_PLUGIN_ENTRY(EventElapsedTime);
+  INFINIRT_PLUGIN_ENTRY(EventGetNativeHandle);
   INFINIRT_PLUGIN_ENTRY(GraphInstantiate);
   INFINIRT_PLUGIN_ENTRY(GraphLaunch);
   INFINIRT_PLUGIN_ENTRY(GraphExecDestroy);

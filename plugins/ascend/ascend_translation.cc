@@ -277,6 +277,35 @@ infinirtError_t AscendPlugin::StreamWaitEvent(int device, infinirtPluginStream_t
   });
 }
 
+// The ACL stream behind an InfiniRT stream: the plugin stream's own, NULL (ACL's default stream)
+// for the legacy stream. Work the caller queues on it bypasses the plugin, so the legacy
+// ordering is prepared around it first (PrepareForeignWork).
+infinirtError_t AscendPlugin::StreamGetNativeHandle(int device, infinirtPluginStream_t handle,
+                                                    void** native_stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  Stream* stream = nullptr;
+  if (const infinirtError_t e = Resolve(device, handle, &stream)) return e;
+  if (const infinirtError_t e = PrepareForeignWork(device, stream)) return e;
+  *native_stream = stream != nullptr ? stream->acl : nullptr;
+  return infinirtSuccess;
+}
+
+infinirtError_t AscendPlugin::StreamAdopt(int device, void* native_stream,
+                                          infinirtPluginStream_t* out, unsigned int* flags) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  Stream* stream = nullptr;
+  if (const infinirtError_t e = AdoptStream(device, native_stream, &stream)) return e;
+  *flags = stream->blocking ? 0u : static_cast<unsigned int>(infinirtStreamNonBlocking);
+  *out = stream;
+  return infinirtSuccess;
+}
+
+// Releases the plugin's parts (once the stream is idle); the ACL stream stays its maker's.
+infinirtError_t AscendPlugin::StreamRelease(int device, infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  return DestroyStream(static_cast<Stream*>(stream));
+}
+
 infinirtError_t AscendPlugin::LaunchHostFunc(int device, infinirtPluginStream_t handle,
                                              infinirtHostFn_t fn, void* user_data) {
   if (TheState().fn.aclrtLaunchHostFunc == nullptr) return infinirtErrorNotSupported;
@@ -347,6 +376,13 @@ infinirtError_t AscendPlugin::EventElapsedTime(int device, float* ms, infinirtPl
                                                infinirtPluginEvent_t end) {
   if (const infinirtError_t e = Bind(device)) return e;
   return ACL_CALL(aclrtEventElapsedTime, ms, start, end);
+}
+
+// The plugin's events are ACL events as they are.
+infinirtError_t AscendPlugin::EventGetNativeHandle(int, infinirtPluginEvent_t event,
+                                                   void** native_event) {
+  *native_event = event;
+  return infinirtSuccess;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -88,6 +88,7 @@ Declaration Events(const Functions& fn, infinirtPluginEntry_t id) {
     return Native({"cnrtWaitNotifier"},
                   "from a host function: cnrtQueryNotifier, and NotPermitted unless complete");
   }
+  if (id == entry::EventGetNativeHandle) return Native({}, "the cnrtNotifier_t itself, no call");
   return Native({"cnrtNotifierElapsedTime"},
                 "ms last; a notifier without timing or never placed -> InvalidResourceHandle, "
                 "busy -> NotReady");
@@ -107,6 +108,18 @@ Declaration Streams(const Functions& fn, infinirtPluginEntry_t id) {
   }
   if (id == entry::StreamWaitEvent) {
     return Native({"cnrtQueueWaitNotifier"}, "notifier first, flag 0");
+  }
+  if (id == entry::StreamGetNativeHandle) {
+    return Native({}, "the stream's cnrtQueue_t, no call: the NULL queue for the legacy stream");
+  }
+  if (id == entry::StreamAdopt) {
+    return Native({"cnrtQueueQuery"},
+                  "the queue is used as it is, blocking (CNRT queues synchronise with the "
+                  "legacy queue); CNRT cannot tell its device, which is not checked; "
+                  "cnrtQueueQuery refuses unknown handles");
+  }
+  if (id == entry::StreamRelease) {
+    return Native({}, "no call: the adopted queue is left to its maker");
   }
   return NativeIfPresent(Has(fn.InvokeHostFunc), "cnrtInvokeHostFunc",
                          "through a trampoline that marks the thread: blocking entries called "
@@ -205,6 +218,9 @@ std::optional<Declaration> CambriconPlugin::Declare(infinirtPluginEntry_t id) {
     case entry::StreamSynchronize:
     case entry::StreamQuery:
     case entry::StreamWaitEvent:
+    case entry::StreamGetNativeHandle:
+    case entry::StreamAdopt:
+    case entry::StreamRelease:
     case entry::LaunchHostFunc:
       return Streams(fn, id);
     case entry::EventCreate:
@@ -213,6 +229,7 @@ std::optional<Declaration> CambriconPlugin::Declare(infinirtPluginEntry_t id) {
     case entry::EventQuery:
     case entry::EventSynchronize:
     case entry::EventElapsedTime:
+    case entry::EventGetNativeHandle:
       return Events(fn, id);
     case entry::MemPoolGetAttribute:
     case entry::MemPoolSetAttribute:

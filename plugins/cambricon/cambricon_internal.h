@@ -101,6 +101,9 @@ struct CambriconPlugin : plugin::VendorPluginBase<CambriconPlugin> {
   INFINIRT_PLUGIN_ENTRY(StreamSynchronize);
   INFINIRT_PLUGIN_ENTRY(StreamQuery);
   INFINIRT_PLUGIN_ENTRY(StreamWaitEvent);
+  INFINIRT_PLUGIN_ENTRY(StreamGetNativeHandle);
+  INFINIRT_PLUGIN_ENTRY(StreamAdopt);
+  INFINIRT_PLUGIN_ENTRY(StreamRelease);
   INFINIRT_PLUGIN_ENTRY(LaunchHostFunc);
   INFINIRT_PLUGIN_ENTRY(EventCreate);
   INFINIRT_PLUGIN_ENTRY(EventDestroy);
@@ -108,6 +111,7 @@ struct CambriconPlugin : plugin::VendorPluginBase<CambriconPlugin> {
   INFINIRT_PLUGIN_ENTRY(EventQuery);
   INFINIRT_PLUGIN_ENTRY(EventSynchronize);
   INFINIRT_PLUGIN_ENTRY(EventElapsedTime);
+  INFINIRT_PLUGIN_ENTRY(EventGetNativeHandle);
   INFINIRT_PLUGIN_ENTRY(MemPoolGetAttribute);
   INFINIRT_PLUGIN_ENTRY(MemPoolSetAttribute);
   INFINIRT_PLUGIN_ENTRY(MemPoolTrimTo);

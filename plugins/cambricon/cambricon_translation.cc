@@ -447,6 +447,30 @@ infinirtError_t CambriconPlugin::StreamWaitEvent(int device, infinirtPluginStrea
   return CNRT_CALL(QueueWaitNotifier, event, queue, 0u);  // notifier first; flag 0
 }
 
+// The plugin's streams are CNRT queues as they are: the legacy stream's is the NULL queue.
+infinirtError_t CambriconPlugin::StreamGetNativeHandle(int device, infinirtPluginStream_t stream,
+                                                       void** native_stream) {
+  return BindQueue(device, stream, native_stream);
+}
+
+// Another library's queue becomes a plugin stream as it is. CNRT queues always synchronise with
+// the legacy (NULL) queue, so it is blocking. CNRT cannot tell a queue's device: cnrtQueueQuery,
+// with the device bound, refuses a handle CNRT does not know.
+infinirtError_t CambriconPlugin::StreamAdopt(int device, void* native_stream,
+                                             infinirtPluginStream_t* stream, unsigned int* flags) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  const infinirtError_t state = CNRT_CALL(QueueQuery, native_stream);
+  if (state != infinirtSuccess && state != infinirtErrorNotReady) return state;
+  *flags = 0;
+  *stream = native_stream;
+  return infinirtSuccess;
+}
+
+// Nothing of the plugin's to free, and the queue is its maker's.
+infinirtError_t CambriconPlugin::StreamRelease(int, infinirtPluginStream_t) {
+  return infinirtSuccess;
+}
+
 infinirtError_t CambriconPlugin::LaunchHostFunc(int device, infinirtPluginStream_t stream,
                                                 infinirtHostFn_t fn, void* user_data) {
   if (TheState().fn.InvokeHostFunc == nullptr) return infinirtErrorNotSupported;
@@ -468,6 +492,13 @@ infinirtError_t CambriconPlugin::EventCreate(int device, infinirtPluginEvent_t* 
   }
   if (vendor_flags != cnrt::kNotifierDefault) return infinirtErrorNotSupported;
   return CNRT_CALL(NotifierCreate, event);
+}
+
+// The plugin's events are CNRT notifiers as they are.
+infinirtError_t CambriconPlugin::EventGetNativeHandle(int, infinirtPluginEvent_t event,
+                                                      void** native_event) {
+  *native_event = event;
+  return infinirtSuccess;
 }
 
 infinirtError_t CambriconPlugin::EventDestroy(int device, infinirtPluginEvent_t event) {

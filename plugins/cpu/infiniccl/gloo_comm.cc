@@ -129,9 +129,15 @@ struct Shared {
   std::chrono::milliseconds timeout{0};
   std::mutex mutex;
   std::string failure;  // under mutex; once set, queued work is skipped and calls fail
-  // Point-to-point buffers a failed operation left posted: Gloo may still refer to them, so they
-  // go only with the context (members are destroyed in reverse order: these first).
-  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> abandoned;
+  // What a failed operation leaves behind: its buffers (in its options, or posted for a send or
+  // receive). Gloo's event loop may still complete a transfer of them after the operation threw,
+  // so they go only after the context, whose connections are then closed.
+  std::vector<std::shared_ptr<void>> abandoned;  // under mutex
+
+  ~Shared() {
+    context.reset();
+    abandoned.clear();
+  }
 
   std::string Failure() {
     std::lock_guard<std::mutex> lock(mutex);
@@ -141,7 +147,44 @@ struct Shared {
     std::lock_guard<std::mutex> lock(mutex);
     if (failure.empty()) failure = why;
   }
+  void Abandon(std::shared_ptr<void> leftover) {
+    std::lock_guard<std::mutex> lock(mutex);
+    abandoned.push_back(std::move(leftover));
+  }
 };
+
+// Host memory an operation computes in, abandoned as its buffers are when it fails.
+class Scratch {
+ public:
+  explicit Scratch(Shared& shared) : shared_(shared) {}
+  ~Scratch() {
+    if (std::uncaught_exceptions() <= unwinding_) return;
+    for (auto& block : blocks_) shared_.Abandon(block);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+
+  void* Get(size_t bytes) {
+    blocks_.push_back(std::make_shared<std::vector<char>>(bytes));
+    return blocks_.back()->data();
+  }
+
+ private:
+  Shared& shared_;
+  const int unwinding_ = std::uncaught_exceptions();
+  std::vector<std::shared_ptr<std::vector<char>>> blocks_;
+};
+
+// Runs a Gloo operation whose options (and the buffers in them) outlive it when it fails.
+template <class Options, class Run>
+void RunOrAbandon(Shared& shared, const std::shared_ptr<Options>& options, Run&& run) {
+  try {
+    run(*options);
+  } catch (...) {
+    shared.Abandon(options);
+    throw;
+  }
+}
 
 struct GlooRank : CommBase {
   GlooRank() : CommBase(CommKind::kAcrossProcesses) {}
@@ -217,25 +260,25 @@ void SetUpReduction(Options& options, const Shared& shared, const void* send, vo
 
 void GlooAllReduce(Shared& shared, const void* send, void* recv, size_t count, infiniDtype_t dtype,
                    infinicclReduceOp_t op, uint32_t tag) {
-  gloo::AllreduceOptions options(shared.context);
-  SetUpReduction(options, shared, send, recv, count, dtype, op, tag);
-  gloo::allreduce(options);
+  auto options = std::make_shared<gloo::AllreduceOptions>(shared.context);
+  SetUpReduction(*options, shared, send, recv, count, dtype, op, tag);
+  RunOrAbandon(shared, options, [](auto& set) { gloo::allreduce(set); });
 }
 
 void GlooReduce(Shared& shared, const void* send, void* recv, size_t count, infiniDtype_t dtype,
                 infinicclReduceOp_t op, int root, uint32_t tag) {
-  gloo::ReduceOptions options(shared.context);
-  SetUpReduction(options, shared, send, recv, count, dtype, op, tag);
-  options.setRoot(root);
-  gloo::reduce(options);
+  auto options = std::make_shared<gloo::ReduceOptions>(shared.context);
+  SetUpReduction(*options, shared, send, recv, count, dtype, op, tag);
+  options->setRoot(root);
+  RunOrAbandon(shared, options, [](auto& set) { gloo::reduce(set); });
 }
 
 // A reduction `run(send, recv, dtype, op)` does, with AVG taken as a sum (Gloo has no average):
 // of the dtype itself for floats, of 64-bit integers for integers (as Compute averages them).
 // The average is stored in recv where `stores` (Reduce's root, every rank otherwise).
 template <class Run>
-void Reduction(const Shared& shared, const void* send, void* recv, size_t count,
-               infiniDtype_t dtype, infinicclReduceOp_t op, bool stores, Run&& run) {
+void Reduction(Shared& shared, const void* send, void* recv, size_t count, infiniDtype_t dtype,
+               infinicclReduceOp_t op, bool stores, Run&& run) {
   if (op != INFINICCL_AVG) return run(send, recv, dtype, op);
   const infiniDtype_t sum = SumDtype(dtype);
   if (sum == dtype) {
@@ -243,10 +286,11 @@ void Reduction(const Shared& shared, const void* send, void* recv, size_t count,
     if (stores) StoreAverage(dtype, recv, recv, count, shared.nranks);
     return;
   }
-  std::vector<uint64_t> wide(count);
-  Widen(dtype, send, wide.data(), count);
-  run(wide.data(), wide.data(), sum, INFINICCL_SUM);
-  if (stores) StoreAverage(dtype, wide.data(), recv, count, shared.nranks);
+  Scratch scratch(shared);
+  void* wide = scratch.Get(count * sizeof(uint64_t));
+  Widen(dtype, send, wide, count);
+  run(wide, wide, sum, INFINICCL_SUM);
+  if (stores) StoreAverage(dtype, wide, recv, count, shared.nranks);
 }
 
 void RunCollective(Shared& shared, const Step& step) {
@@ -262,8 +306,8 @@ void RunCollective(Shared& shared, const Step& step) {
           });
     case INFINICCL_CALL_Reduce: {
       const bool root = shared.rank == call.root;
-      std::vector<char> scratch(root ? 0 : bytes);  // the others' recvbuf is not used
-      void* recv = root ? call.recvbuf : scratch.data();
+      Scratch scratch(shared);  // the others' recvbuf is not used
+      void* recv = root ? call.recvbuf : scratch.Get(bytes);
       return Reduction(
           shared, call.sendbuf, recv, call.count, call.dtype, call.op, root,
           [&](const void* send, void* out, infiniDtype_t dtype, infinicclReduceOp_t op) {
@@ -274,39 +318,40 @@ void RunCollective(Shared& shared, const Step& step) {
       // An all-reduce of every rank's whole buffer, of which the rank keeps its chunk: twice
       // the traffic of a ring reduce-scatter (Gloo's new API has none).
       const size_t all = call.count * static_cast<size_t>(shared.nranks);
-      std::vector<char> reduced(all * element);
-      Reduction(shared, call.sendbuf, reduced.data(), all, call.dtype, call.op, true,
+      Scratch scratch(shared);
+      char* reduced = static_cast<char*>(scratch.Get(all * element));
+      Reduction(shared, call.sendbuf, reduced, all, call.dtype, call.op, true,
                 [&](const void* send, void* recv, infiniDtype_t dtype, infinicclReduceOp_t op) {
                   GlooAllReduce(shared, send, recv, all, dtype, op, step.tag);
                 });
-      std::memcpy(call.recvbuf, reduced.data() + static_cast<size_t>(shared.rank) * bytes, bytes);
+      std::memcpy(call.recvbuf, reduced + static_cast<size_t>(shared.rank) * bytes, bytes);
       return;
     }
     case INFINICCL_CALL_Broadcast: {
-      gloo::BroadcastOptions options(shared.context);
-      options.setTag(step.tag);
-      options.setTimeout(shared.timeout);
-      options.setRoot(call.root);
+      auto options = std::make_shared<gloo::BroadcastOptions>(shared.context);
+      options->setTag(step.tag);
+      options->setTimeout(shared.timeout);
+      options->setRoot(call.root);
       auto* recv = static_cast<uint8_t*>(call.recvbuf);
       const auto* send = static_cast<const uint8_t*>(call.sendbuf);
       if (shared.rank == call.root && send != recv) {
-        options.setInput(const_cast<uint8_t*>(send), bytes);
+        options->setInput(const_cast<uint8_t*>(send), bytes);
       }
-      options.setOutput(recv, bytes);
-      return gloo::broadcast(options);
+      options->setOutput(recv, bytes);
+      return RunOrAbandon(shared, options, [](auto& set) { gloo::broadcast(set); });
     }
     case INFINICCL_CALL_AllGather: {
-      gloo::AllgatherOptions options(shared.context);
-      options.setTag(step.tag);
-      options.setTimeout(shared.timeout);
+      auto options = std::make_shared<gloo::AllgatherOptions>(shared.context);
+      options->setTag(step.tag);
+      options->setTimeout(shared.timeout);
       auto* recv = static_cast<uint8_t*>(call.recvbuf);
       const auto* send = static_cast<const uint8_t*>(call.sendbuf);
       // In place (sendbuf is the rank's chunk of recvbuf), Gloo takes the output alone.
       if (send != recv + static_cast<size_t>(shared.rank) * bytes) {
-        options.setInput(const_cast<uint8_t*>(send), bytes);
+        options->setInput(const_cast<uint8_t*>(send), bytes);
       }
-      options.setOutput(recv, bytes * static_cast<size_t>(shared.nranks));
-      return gloo::allgather(options);
+      options->setOutput(recv, bytes * static_cast<size_t>(shared.nranks));
+      return RunOrAbandon(shared, options, [](auto& set) { gloo::allgather(set); });
     }
     default:
       return;
@@ -345,8 +390,9 @@ void RunSteps(Shared& shared, const std::vector<Step>& steps) {
       if (!completed) throw std::runtime_error("a send or receive was aborted");
     }
   } catch (...) {
-    std::lock_guard<std::mutex> lock(shared.mutex);
-    for (auto& entry : posted) shared.abandoned.push_back(std::move(entry.first));
+    for (auto& entry : posted) {
+      shared.Abandon(std::shared_ptr<gloo::transport::UnboundBuffer>(std::move(entry.first)));
+    }
     throw;
   }
 }
@@ -596,6 +642,9 @@ void ReleaseRuntimeObjects(GlooRank& rank, bool wait) {
   }
   if (rank.ready != nullptr) infinirtEventDestroy(rank.ready);
   if (rank.done != nullptr) infinirtEventDestroy(rank.done);
+  // The context goes first (when nothing queued holds it): a failed operation may have left
+  // a transfer into the staging memory that only closing its connections ends.
+  if (wait || idle) rank.shared.reset();
   if (rank.staging != nullptr && (wait || idle)) infinirtFreeHost(rank.staging);
   infinirtGetLastError();
 }
