@@ -90,7 +90,8 @@ Engine Open(const std::string& name) {
     Refused(&engine, infinirtBackendInitFailed,
             file + ": its Initialize failed (status " + std::to_string(initialized) + ")" +
                 (why[0] != '\0' ? std::string(": ") + why : ""));
-    dlclose(library);
+    // Left loaded: what its Initialize allocated before failing is reachable only from the
+    // engine's own variables, which unloading it would leave dangling (a leak, to a checker).
     return engine;
   }
   engine.table = table;  // kept open until the process exits: communicators refer to its code

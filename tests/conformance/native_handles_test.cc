@@ -3,12 +3,27 @@
 // (infinirtStreamCreateFromNativeHandle). The CPU backend has no vendor streams or events: it
 // answers NotSupported, as documented, and that answer is what is checked there. A vendor
 // plugin that declares them unsupported skips.
+#include <utility>
+
 #include "conformance.h"
 
 namespace infinirt::conformance {
 namespace {
 
 bool IsCpu() { return BackendName() == "cpu"; }
+
+// An adopted stream, destroyed at the end of a test that skips (or fails) before destroying it.
+struct AdoptedStream {
+  infinirtStream_t stream = nullptr;
+  ~AdoptedStream() {
+    if (stream != nullptr) infinirtStreamDestroy(stream);
+  }
+  // Destroys it now; the handle, no longer valid.
+  infinirtStream_t Destroy(infinirtError_t* error) {
+    *error = infinirtStreamDestroy(stream);
+    return std::exchange(stream, nullptr);
+  }
+};
 
 // An InfiniRT stream over the vendor stream behind `stream`, on device 0.
 infinirtError_t Adopt(infinirtStream_t stream, infinirtStream_t* adopted) {
@@ -38,8 +53,9 @@ TEST_F(Conformance, NativeHandles_AnAdoptedStreamIsTheVendorStreamItWraps) {
   infinirtStream_t stream = NewStream();
   unsigned char* device = NewDeviceMemory(kBytes);
   unsigned char* pinned = NewPinnedMemory(kBytes);
-  infinirtStream_t adopted = nullptr;
-  ASSERT_OK_OR_SKIP(Adopt(stream, &adopted));
+  AdoptedStream owned;
+  ASSERT_OK_OR_SKIP(Adopt(stream, &owned.stream));
+  infinirtStream_t adopted = owned.stream;
   ASSERT_NE(adopted, nullptr);
   void* first = nullptr;
   void* second = nullptr;
@@ -58,7 +74,9 @@ TEST_F(Conformance, NativeHandles_AnAdoptedStreamIsTheVendorStreamItWraps) {
   ASSERT_OK_OR_SKIP(infinirtStreamSynchronize(adopted));
   EXPECT_TRUE(AllBytesAre(pinned, kBytes, 0x5A));
 
-  ASSERT_EQ(infinirtStreamDestroy(adopted), infinirtSuccess);
+  infinirtError_t destroyed = infinirtErrorUnknown;
+  owned.Destroy(&destroyed);
+  ASSERT_EQ(destroyed, infinirtSuccess);
   EXPECT_EQ(infinirtStreamQuery(adopted), infinirtErrorInvalidResourceHandle);
   infinirtGetLastError();
   // The vendor stream was not destroyed with it.
@@ -79,8 +97,9 @@ TEST_F(Conformance, NativeHandles_AnAdoptedStreamKeepsTheVendorStreamsFlags) {
     // (No SCOPED_TRACE: a skip's message goes into the support matrix, and a trace would put
     // this file's path there.)
     const char* kind = flags == infinirtStreamDefault ? "blocking" : "non-blocking";
-    infinirtStream_t adopted = nullptr;
-    ASSERT_OK_OR_SKIP(Adopt(NewStream(flags), &adopted));
+    AdoptedStream owned;
+    ASSERT_OK_OR_SKIP(Adopt(NewStream(flags), &owned.stream));
+    infinirtStream_t adopted = owned.stream;
     ASSERT_OK_OR_SKIP(infinirtStreamBeginCapture(adopted, infinirtStreamCaptureModeRelaxed));
     const infinirtError_t legacy = infinirtMemsetAsync(device, 1, kBytes, infinirtStreamLegacy);
     infinirtGraph_t graph = nullptr;
@@ -94,7 +113,9 @@ TEST_F(Conformance, NativeHandles_AnAdoptedStreamKeepsTheVendorStreamsFlags) {
       EXPECT_EQ(ended, infinirtSuccess) << kind;
       infinirtGraphDestroy(graph);
     }
-    EXPECT_EQ(infinirtStreamDestroy(adopted), infinirtSuccess) << kind;
+    infinirtError_t destroyed = infinirtErrorUnknown;
+    owned.Destroy(&destroyed);
+    EXPECT_EQ(destroyed, infinirtSuccess) << kind;
   }
   ASSERT_EQ(infinirtDeviceSynchronize(), infinirtSuccess);
 }
