@@ -62,7 +62,16 @@ infiniStatus_t CheckComm(infinicclComm_t comm, const char* function) {
   return INFINI_STATUS_SUCCESS;
 }
 
-infinicclComm_t Adopt(std::unique_ptr<InfinicclComm> comm) {
+infinicclComm_t Register(const Engine* engine, infinicclBackendComm_t backend, infiniDevice_t type,
+                         int rank, int nranks, int ordinal, bool staged) {
+  auto comm = std::make_unique<InfinicclComm>();
+  comm->engine = engine;
+  comm->backend = backend;
+  comm->device_type = type;
+  comm->rank = rank;
+  comm->nranks = nranks;
+  comm->ordinal = ordinal;
+  comm->staged = staged;
   std::lock_guard<std::mutex> lock(g_live_mutex);
   Live().insert(comm.get());
   return comm.release();
@@ -85,32 +94,30 @@ infiniStatus_t infinicclCommInitAll(infiniDevice_t device_type, infinicclComm_t*
   }
   std::string why;
   const infiniccl::Engine* engine = infiniccl::EngineFor(device_type, &why);
-  if (engine == nullptr) {
+  if (engine == nullptr && infiniccl::LoadedEngine(device_type) == nullptr) {
     return Fail(INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED, "CommInitAll: " + why);
   }
   std::vector<int> ordinals;
   if (auto status = infiniccl::Ordinals(device_type, ndevice, device_ids, &ordinals)) {
     return status;
   }
+  // Without an engine that serves the type here, the CPU engine stands in (staged).
+  if (engine == nullptr) return infiniccl::StagedCommInitAll(device_type, ordinals, comms, why);
   std::vector<infinicclBackendComm_t> made(ndevice, nullptr);
   char engine_why[INFINICCL_BACKEND_WHY_BYTES] = "";
   const infiniStatus_t status = engine->table->CommInitAll(
       ndevice, ordinals.data(), infiniccl::TimeoutMs(), made.data(), engine_why, sizeof engine_why);
+  if (status == INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED && device_type != INFINI_DEVICE_CPU) {
+    engine_why[sizeof engine_why - 1] = '\0';  // the engine lacks the type's library here
+    return infiniccl::StagedCommInitAll(device_type, ordinals, comms, engine_why);
+  }
   if (status != INFINI_STATUS_SUCCESS) {
     engine_why[sizeof engine_why - 1] = '\0';
     return Fail(status, std::string("CommInitAll: ") + engine_why);
   }
-  std::lock_guard<std::mutex> lock(infiniccl::g_live_mutex);
   for (int rank = 0; rank < ndevice; ++rank) {
-    auto comm = std::make_unique<InfinicclComm>();
-    comm->engine = engine;
-    comm->backend = made[rank];
-    comm->device_type = device_type;
-    comm->rank = rank;
-    comm->nranks = ndevice;
-    comm->ordinal = ordinals[rank];
-    infiniccl::Live().insert(comm.get());
-    comms[rank] = comm.release();
+    comms[rank] =
+        infiniccl::Register(engine, made[rank], device_type, rank, ndevice, ordinals[rank], false);
   }
   return INFINI_STATUS_SUCCESS;
 }

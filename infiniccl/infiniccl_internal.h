@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "infiniccl.h"
 #include "infiniccl_backend.h"
@@ -48,8 +49,14 @@ namespace infiniccl {
 // it; otherwise the status to answer, recorded as the last error.
 infiniStatus_t CheckComm(infinicclComm_t comm, const char* function);
 
-// Makes a communicator live (known to CheckComm) and returns its handle.
-infinicclComm_t Adopt(std::unique_ptr<InfinicclComm> comm);
+// A live communicator (known to CheckComm) for a rank an engine made.
+infinicclComm_t Register(const Engine* engine, infinicclBackendComm_t backend, infiniDevice_t type,
+                         int rank, int nranks, int ordinal, bool staged);
+
+// CommInitAll's ranks through the CPU engine, their buffers staged through host memory, for a
+// device type no engine here serves (why_no_engine says why).
+infiniStatus_t StagedCommInitAll(infiniDevice_t type, const std::vector<int>& ordinals,
+                                 infinicclComm_t* comms, const std::string& why_no_engine);
 
 }  // namespace infiniccl
 

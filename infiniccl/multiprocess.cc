@@ -23,6 +23,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "infiniccl_internal.h"
@@ -197,15 +198,7 @@ infiniStatus_t Join(const char* function, int nranks, int rank, TcpStoreClient* 
     engine_why[sizeof engine_why - 1] = '\0';
     return Fail(status, std::string(function) + ": " + engine_why);
   }
-  auto made = std::make_unique<InfinicclComm>();
-  made->engine = engine;
-  made->backend = backend;
-  made->device_type = type;
-  made->rank = rank;
-  made->nranks = nranks;
-  made->ordinal = ordinal;
-  made->staged = staged;
-  *comm = Adopt(std::move(made));
+  *comm = Register(engine, backend, type, rank, nranks, ordinal, staged);
   return INFINI_STATUS_SUCCESS;
 }
 
@@ -261,6 +254,59 @@ bool ServeMasterStore(int port, std::string* why) {
 }
 
 }  // namespace
+
+// The ranks of one process on devices whose type has no engine that serves them here: the CPU
+// engine's ranks, meeting over loopback through a store of this call, each made on a thread of
+// its own (a rank's CommInitRank returns once every rank has joined). Their buffers are staged
+// through pinned host memory.
+infiniStatus_t StagedCommInitAll(infiniDevice_t type, const std::vector<int>& ordinals,
+                                 infinicclComm_t* comms, const std::string& why_no_engine) {
+  const Engine* cpu = MultiProcessEngine(INFINI_DEVICE_CPU);
+  if (cpu == nullptr) {
+    return Fail(INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED,
+                "CommInitAll: " + why_no_engine +
+                    "; the CPU collective engine, which would stand in, is not here or cannot");
+  }
+  std::string why;
+  auto server = TcpStoreServer::Start("127.0.0.1", 0, &why);
+  if (server == nullptr) {
+    return Fail(INFINI_STATUS_INTERNAL_ERROR, "CommInitAll: serving the rendezvous: " + why);
+  }
+  const int nranks = static_cast<int>(ordinals.size());
+  const long timeout = TimeoutMs();
+  const Deadline deadline = DeadlineIn(timeout);
+  std::vector<infinicclBackendComm_t> made(nranks, nullptr);
+  std::vector<infiniStatus_t> statuses(nranks, INFINI_STATUS_INTERNAL_ERROR);
+  std::vector<std::string> whys(nranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < nranks; ++r) {
+    threads.emplace_back([&, r] {
+      infinirtSetDevice(ordinals[r]);  // the rank's stream and staging memory are its device's
+      auto client = TcpStoreClient::Connect("127.0.0.1", server->port(), deadline, &whys[r]);
+      if (client == nullptr) return;
+      LentStore lent{client.get(), "", deadline, "127.0.0.1"};
+      const infinicclBackendStore store{&lent, lent.local_address.c_str(), &LentSet, &LentGet};
+      char engine_why[INFINICCL_BACKEND_WHY_BYTES] = "";
+      statuses[r] = cpu->table->CommInitRank(nranks, r, ordinals[r], timeout, &store, &made[r],
+                                             engine_why, sizeof engine_why);
+      engine_why[sizeof engine_why - 1] = '\0';
+      whys[r] = engine_why;
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int r = 0; r < nranks; ++r) {
+    if (statuses[r] == INFINI_STATUS_SUCCESS) continue;
+    for (infinicclBackendComm_t comm : made) {
+      if (comm != nullptr) cpu->table->CommDestroy(comm);
+    }
+    return Fail(statuses[r], "CommInitAll (through the CPU engine, as " + why_no_engine +
+                                 "): rank " + std::to_string(r) + ": " + whys[r]);
+  }
+  for (int r = 0; r < nranks; ++r) {
+    comms[r] = Register(cpu, made[r], type, r, nranks, ordinals[r], true);
+  }
+  return INFINI_STATUS_SUCCESS;
+}
 
 }  // namespace infiniccl
 

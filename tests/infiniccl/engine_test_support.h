@@ -235,6 +235,31 @@ inline void Grouped(int n, Issue issue) {
   ASSERT_STATUS(INFINI_STATUS_SUCCESS, infinicclGroupEnd()) << infinicclGetLastError(nullptr);
 }
 
+// With no engine library for the type here, CommInitAll's ranks run through the CPU engine,
+// their buffers staged through host memory: an AllReduce over n ranks is right, and the engine is
+// reported as "cpu-staged".
+inline void ExpectStagedAllReduce(infiniDevice_t type, int n) {
+  Ranks ranks(type, n);
+  ASSERT_STATUS(INFINI_STATUS_SUCCESS, ranks.status()) << infinicclGetLastError(nullptr);
+  const char* engine = nullptr;
+  ASSERT_STATUS(INFINI_STATUS_SUCCESS, infinicclCommGetEngine(ranks.comm(0), &engine));
+  EXPECT_STREQ(engine, "cpu-staged");
+  std::vector<void*> buffers(n);
+  for (int r = 0; r < n; ++r) {
+    buffers[r] = ranks.Buffer(r, INFINI_DTYPE_F32, {r + 1.0, 10.0 * (r + 1), -1.0});
+  }
+  Grouped(n, [&](int r) {
+    return infinicclAllReduce(buffers[r], buffers[r], 3, INFINI_DTYPE_F32, INFINICCL_SUM,
+                              ranks.comm(r), ranks.stream(r));
+  });
+  const double sum = n * (n + 1) / 2.0;
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(ranks.Read(r, INFINI_DTYPE_F32, buffers[r], 3),
+              (std::vector<double>{sum, 10.0 * sum, -1.0 * n}))
+        << "rank " << r;
+  }
+}
+
 // A store in this process, as libinfiniccl lends one.
 class MemoryStore {
  public:

@@ -619,9 +619,17 @@ infiniStatus_t Queue(GlooRank& rank, const std::vector<const Noted*>& calls, boo
   return INFINI_STATUS_SUCCESS;
 }
 
+// The rank's stream: non-blocking, or, on a backend without them (Cambricon's queues), blocking.
+infinirtError_t MakeStream(infinirtStream_t* stream) {
+  const infinirtError_t made = infinirtStreamCreateWithFlags(stream, infinirtStreamNonBlocking);
+  if (made != infinirtErrorNotSupported) return made;
+  infinirtGetLastError();
+  return infinirtStreamCreate(stream);
+}
+
 bool MakeStreamAndEvents(GlooRank& rank, std::string* why) {
   OnDevice device(rank.ordinal);
-  if (infinirtStreamCreateWithFlags(&rank.stream, infinirtStreamNonBlocking) != infinirtSuccess ||
+  if (MakeStream(&rank.stream) != infinirtSuccess ||
       infinirtEventCreateWithFlags(&rank.ready, infinirtEventDisableTiming) != infinirtSuccess ||
       infinirtEventCreateWithFlags(&rank.done, infinirtEventDisableTiming) != infinirtSuccess) {
     *why = RuntimeError("creating the rank's stream and events");
