@@ -13,8 +13,9 @@ echo
 echo "== infinirt-info"
 ./build/bin/infinirt-info
 for example in build/bin/*; do
-  # infinirt_bench is there if scripts/bench.sh built it in this tree: not an example.
-  case "$(basename "$example")" in infinirt-info | infinirt_bench) continue ;; esac
+  # The benchmarks are there if scripts/bench.sh (or the test build) built them in this tree:
+  # not examples.
+  case "$(basename "$example")" in infinirt-info | infinirt_bench | infiniccl_process_bench) continue ;; esac
   echo
   echo "== $(basename "$example")"
   "$example"
