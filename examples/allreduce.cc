@@ -108,10 +108,9 @@ int AsOneRankOfAJob() {
   infinirtStream_t stream = nullptr;
   CHECK_RT(infinirtStreamCreate(&stream));
   CHECK_RT(infinirtMalloc(&buffer, kCount * sizeof(float)));
-  CHECK_RT(infinirtMemcpy(buffer, host.data(), kCount * sizeof(float),
-                          infinirtMemcpyHostToDevice));
-  CHECK_CCL(infinicclAllReduce(buffer, buffer, kCount, INFINI_DTYPE_F32, INFINICCL_SUM, comm,
-                               stream));
+  CHECK_RT(infinirtMemcpy(buffer, host.data(), kCount * sizeof(float), infinirtMemcpyHostToDevice));
+  CHECK_CCL(
+      infinicclAllReduce(buffer, buffer, kCount, INFINI_DTYPE_F32, INFINICCL_SUM, comm, stream));
   CHECK_RT(infinirtMemcpyAsync(host.data(), buffer, kCount * sizeof(float),
                                infinirtMemcpyDeviceToHost, stream));
   CHECK_RT(infinirtStreamSynchronize(stream));
@@ -128,8 +127,8 @@ int AsOneRankOfAJob() {
   CHECK_RT(infinirtStreamDestroy(stream));
   CHECK_CCL(infinicclCommDestroy(comm));
   std::printf(
-      "rank %d of %d: AllReduce (sum) of %zu floats on the %s engine: holds %g, %zu wrong\n",
-      rank, ranks, kCount, engine, expected, wrong);
+      "rank %d of %d: AllReduce (sum) of %zu floats on the %s engine: holds %g, %zu wrong\n", rank,
+      ranks, kCount, engine, expected, wrong);
   return wrong == 0 ? 0 : 1;
 }
 
