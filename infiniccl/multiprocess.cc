@@ -151,6 +151,24 @@ const Engine* MultiProcessEngine(infiniDevice_t type) {
   return engine;
 }
 
+// One rank's CommInitRank of `engine`, meeting the other ranks through the store `client` reaches
+// (its keys under `prefix`), by the deadline; *why says why it failed.
+infiniStatus_t EngineInitRank(const Engine* engine, int nranks, int rank, int ordinal,
+                              TcpStoreClient* client, const std::string& prefix, Deadline deadline,
+                              infinicclBackendComm_t* backend, std::string* why) {
+  LentStore lent{client, prefix, deadline, client->LocalAddress()};
+  const infinicclBackendStore store{&lent, lent.local_address.c_str(), &LentSet, &LentGet};
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  char engine_why[INFINICCL_BACKEND_WHY_BYTES] = "";
+  const infiniStatus_t status =
+      engine->table->CommInitRank(nranks, rank, ordinal, std::max<long>(1, left.count()), &store,
+                                  backend, engine_why, sizeof engine_why);
+  engine_why[sizeof engine_why - 1] = '\0';
+  *why = engine_why;
+  return status;
+}
+
 // Makes this process's rank of a communicator through the store `client` reaches, its keys under
 // `prefix`.
 infiniStatus_t Join(const char* function, int nranks, int rank, TcpStoreClient* client,
@@ -164,7 +182,6 @@ infiniStatus_t Join(const char* function, int nranks, int rank, TcpStoreClient* 
                 std::string(function) + ": no current InfiniRT device (" + said + ")");
   }
   const Engine* own = MultiProcessEngine(type);
-  LentStore lent{client, prefix, deadline, client->LocalAddress()};
   std::string why;
   if (!client->Set(prefix + "join/" + std::to_string(rank), Announcement(type, own != nullptr),
                    deadline, &why)) {
@@ -186,17 +203,10 @@ infiniStatus_t Join(const char* function, int nranks, int rank, TcpStoreClient* 
                     ": the ranks need the CPU collective engine (libinfiniccl_cpu.so), which is "
                     "not here or cannot span processes");
   }
-  const infinicclBackendStore store{&lent, lent.local_address.c_str(), &LentSet, &LentGet};
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
   infinicclBackendComm_t backend = nullptr;
-  char engine_why[INFINICCL_BACKEND_WHY_BYTES] = "";
-  const infiniStatus_t status =
-      engine->table->CommInitRank(nranks, rank, ordinal, std::max<long>(1, left.count()), &store,
-                                  &backend, engine_why, sizeof engine_why);
-  if (status != INFINI_STATUS_SUCCESS) {
-    engine_why[sizeof engine_why - 1] = '\0';
-    return Fail(status, std::string(function) + ": " + engine_why);
+  if (auto status =
+          EngineInitRank(engine, nranks, rank, ordinal, client, prefix, deadline, &backend, &why)) {
+    return Fail(status, std::string(function) + ": " + why);
   }
   *comm = Register(engine, backend, type, rank, nranks, ordinal, staged);
   return INFINI_STATUS_SUCCESS;
@@ -273,8 +283,7 @@ infiniStatus_t StagedCommInitAll(infiniDevice_t type, const std::vector<int>& or
     return Fail(INFINI_STATUS_INTERNAL_ERROR, "CommInitAll: serving the rendezvous: " + why);
   }
   const int nranks = static_cast<int>(ordinals.size());
-  const long timeout = TimeoutMs();
-  const Deadline deadline = DeadlineIn(timeout);
+  const Deadline deadline = DeadlineIn(TimeoutMs());
   std::vector<infinicclBackendComm_t> made(nranks, nullptr);
   std::vector<infiniStatus_t> statuses(nranks, INFINI_STATUS_INTERNAL_ERROR);
   std::vector<std::string> whys(nranks);
@@ -284,13 +293,8 @@ infiniStatus_t StagedCommInitAll(infiniDevice_t type, const std::vector<int>& or
       infinirtSetDevice(ordinals[r]);  // the rank's stream and staging memory are its device's
       auto client = TcpStoreClient::Connect("127.0.0.1", server->port(), deadline, &whys[r]);
       if (client == nullptr) return;
-      LentStore lent{client.get(), "", deadline, "127.0.0.1"};
-      const infinicclBackendStore store{&lent, lent.local_address.c_str(), &LentSet, &LentGet};
-      char engine_why[INFINICCL_BACKEND_WHY_BYTES] = "";
-      statuses[r] = cpu->table->CommInitRank(nranks, r, ordinals[r], timeout, &store, &made[r],
-                                             engine_why, sizeof engine_why);
-      engine_why[sizeof engine_why - 1] = '\0';
-      whys[r] = engine_why;
+      statuses[r] = EngineInitRank(cpu, nranks, r, ordinals[r], client.get(), "", deadline,
+                                   &made[r], &whys[r]);
     });
   }
   for (std::thread& thread : threads) thread.join();
