@@ -1,7 +1,8 @@
 // Failures of multi-process communicators, each a job of real processes on loopback started here
 // (multiprocess_child.cc, whose path INFINICCL_TEST_CHILD gives) with torchrun's variables: a
-// rank killed after joining, a rank that never starts, an abort while a collective waits. Every
-// job is bounded: a rank still running at its limit is killed, and that is a failure.
+// rank killed after joining, a rank that never starts, an abort while a collective waits, a failure
+// passed on. Every job is bounded: a rank still running at its limit is killed, and that is a
+// failure.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -112,8 +113,9 @@ void ExpectSucceeded(const Ended& ended, int rank) {
       << "rank " << rank << " exited " << ended.code << ", signal " << ended.signal;
 }
 
-TEST(MultiProcessFailure, AKilledRankMakesTheOthersFailFastNotHang) {
-  const auto ended = RunJob("die", 4, 4, 30000, std::chrono::seconds(60));
+TEST(MultiProcessFailure, AKilledRankMakesTheOthersFailNotHang) {
+  // Most fail at once; one writing to the killed rank may wait for the timeout (10 s).
+  const auto ended = RunJob("die", 4, 4, 10000, std::chrono::seconds(60));
   ASSERT_EQ(ended.size(), 4u);
   EXPECT_EQ(ended[2].signal, SIGKILL) << "rank 2 should have been killed";
   for (int rank : {0, 1, 3}) ExpectSucceeded(ended[rank], rank);
@@ -132,6 +134,14 @@ TEST(MultiProcessFailure, AbortReturnsAtOnceAndThePeerFailsInsteadOfWaiting) {
   const auto ended = RunJob("abort", 2, 2, 8000, std::chrono::seconds(60));
   ASSERT_EQ(ended.size(), 2u);
   for (int rank = 0; rank < 2; ++rank) ExpectSucceeded(ended[rank], rank);
+}
+
+TEST(MultiProcessFailure, ARankThatFailedTellsThePeersWaitingOnIt) {
+  // A timeout of 20 s: rank 1's Send must fail well before it, rank 0 having passed on its
+  // failure by closing its connections.
+  const auto ended = RunJob("relay", 3, 3, 20000, std::chrono::seconds(60));
+  ASSERT_EQ(ended.size(), 3u);
+  for (int rank = 0; rank < 3; ++rank) ExpectSucceeded(ended[rank], rank);
 }
 
 }  // namespace

@@ -397,7 +397,17 @@ void RunSteps(Shared& shared, const std::vector<Step>& steps) {
   }
 }
 
-// Runs steps; a failure is kept in shared (false).
+// Closes the rank's connections, so that peers waiting on this rank fail now rather than at
+// their timeout: a peer sending to a rank that failed otherwise waits for a receive that will
+// never be posted, as nothing tells it this rank has given up.
+void Disconnect(Shared& shared) {
+  try {
+    shared.context->closeConnections();
+  } catch (...) {
+  }
+}
+
+// Runs steps; a failure is kept in shared and passed on to the peers (false).
 bool RunKeepingFailure(Shared& shared, const std::vector<Step>& steps) {
   SigpipeBlocked blocked;
   try {
@@ -409,6 +419,7 @@ bool RunKeepingFailure(Shared& shared, const std::vector<Step>& steps) {
   } catch (...) {
     shared.Fail("rank " + std::to_string(shared.rank) + ": a collective failed");
   }
+  Disconnect(shared);
   return false;
 }
 
@@ -726,10 +737,7 @@ infiniStatus_t GlooRelease(CommBase* comm, bool abort) {
     // rank's own waiting operation: it fails when a peer's connection does, or at the timeout,
     // and the queued work after it is skipped; the abort does not wait for it.
     rank->shared->Fail("the communicator was aborted");
-    try {
-      rank->shared->context->closeConnections();
-    } catch (...) {
-    }
+    Disconnect(*rank->shared);
   }
   ReleaseRuntimeObjects(*rank, !abort);
   return INFINI_STATUS_SUCCESS;
