@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds InfiniRT with its tests (and the benchmarks, so that CI checks they build; they are
 # never run here) and runs the whole suite with CTest.
-#   scripts/test.sh              regular build (build/)
+#   scripts/test.sh              regular build (build/), then the Python package built from it
+#                                (scripts/test-python.sh)
 #   scripts/test.sh --sanitize   AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   scripts/test.sh --tsan       ThreadSanitizer (build-tsan/)
 set -euo pipefail
@@ -10,7 +11,12 @@ cd "$(dirname "$0")/.."
 build_dir=build
 cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 case "${1:-}" in
-  "") ;;
+  "")
+    # Built as the Python wheel builds it (one file per library, no versioned names), so that
+    # scripts/test-python.sh makes the wheel from this build without relinking. The sanitizer
+    # builds below keep the default versioned names, and run the same suite on them.
+    cmake_args+=(-DINFINIRT_VERSIONED_LIBRARIES=OFF)
+    ;;
   --sanitize)
     build_dir=build-asan
     cmake_args+=(-DINFINIRT_SANITIZE=address,undefined)
@@ -53,4 +59,7 @@ cmake --build "$build_dir" -j"$jobs"
 status=0
 ctest --test-dir "$build_dir" --output-on-failure -j"$jobs" || status=$?
 bash scripts/skipped_tests.sh "$build_dir"
+if [ -z "${1:-}" ]; then
+  bash scripts/test-python.sh "$build_dir" || status=$?
+fi
 exit "$status"

@@ -1,0 +1,199 @@
+// Writes the Python package's view of the C API (infinirt/_c_api.py) from the headers' own lists,
+// so that the binding has no second copy of them: the functions with their return and parameter
+// types as the headers spell them, the error codes, device types, dtypes and reduction operators,
+// and the size and field offsets of the structures the package reads. The package turns the
+// spelled types into ctypes prototypes when it loads the library.
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <type_traits>
+
+#include "infiniccl.h"
+#include "infinirt.h"
+
+namespace {
+
+// A Python string literal of `text` (the headers' text has no quotes or backslashes to escape,
+// but escape them anyway).
+std::string Quoted(const char* text) {
+  std::string out = "'";
+  for (const char* c = text; *c != '\0'; ++c) {
+    if (*c == '\'' || *c == '\\') out += '\\';
+    out += *c;
+  }
+  return out + "'";
+}
+
+// The `struct` module's code of a field's type ("<N>s" for a char array).
+template <class T>
+std::string FieldCode() {
+  if constexpr (std::is_array_v<T>) {
+    static_assert(std::is_same_v<std::remove_extent_t<T>, char>, "only char arrays are read");
+    return std::to_string(std::extent_v<T>) + "s";
+  } else if constexpr (std::is_enum_v<T>) {
+    return FieldCode<std::underlying_type_t<T>>();
+  } else if constexpr (std::is_same_v<T, double>) {
+    return "d";
+  } else if constexpr (std::is_same_v<T, float>) {
+    return "f";
+  } else if constexpr (std::is_pointer_v<T>) {
+    return "P";
+  } else {
+    static_assert(std::is_integral_v<T>, "a field of a type the binding cannot read");
+    const char* codes = std::is_signed_v<T> ? "bhiq" : "BHIQ";
+    const int index = sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
+    return std::string(1, codes[index]);
+  }
+}
+
+#define FUNCTION_(ret, name, params)                                              \
+  std::printf("    (%s, %s, %s),\n", Quoted(#ret).c_str(), Quoted(#name).c_str(), \
+              Quoted(#params).c_str());
+
+#define FIELD_(type, field)                                                                \
+  std::printf("        %s: (%zu, '%s'),\n", Quoted(#field).c_str(), offsetof(type, field), \
+              FieldCode<decltype(type::field)>().c_str());
+
+void Functions() {
+  std::printf("RUNTIME_FUNCTIONS = [\n");
+  INFINIRT_CUDA_FUNCTIONS(FUNCTION_)
+  INFINIRT_EXTENSION_FUNCTIONS(FUNCTION_)
+  std::printf("]\n\nCCL_FUNCTIONS = [\n");
+  INFINICCL_INFINICORE_FUNCTIONS(FUNCTION_)
+  INFINICCL_EXTENSION_FUNCTIONS(FUNCTION_)
+  std::printf("]\n\n");
+}
+
+void Lists() {
+#define ERROR_(name, value, text) \
+  std::printf("    (%s, %d, %s),\n", Quoted(#name).c_str(), value, Quoted(text).c_str());
+  std::printf("ERRORS = [\n");
+  INFINIRT_ERROR_LIST(ERROR_)
+  std::printf("]\n\n");
+#define DEVICE_TYPE_(name, value, display, plugin)                                              \
+  std::printf("    (%s, %d, %s, %s),\n", Quoted(#name).c_str(), value, Quoted(display).c_str(), \
+              Quoted(#plugin).c_str());
+  std::printf("DEVICE_TYPES = [\n");
+  INFINIRT_DEVICE_TYPES(DEVICE_TYPE_)
+  std::printf("]\n\n");
+#define DTYPE_(name, value, size) \
+  std::printf("    (%s, %d, %d),\n", Quoted(#name).c_str(), value, size);
+  std::printf("DTYPES = [\n");
+  INFINIRT_DTYPE_LIST(DTYPE_)
+  std::printf("]\n\n");
+#define STATUS_(name, value, text) \
+  std::printf("    (%s, %d, %s),\n", Quoted(#name).c_str(), value, Quoted(text).c_str());
+  std::printf("STATUSES = [\n");
+  INFINIRT_STATUS_LIST(STATUS_)
+  std::printf("]\n\n");
+#define REDUCE_OP_(name, value, text) std::printf("    (%s, %d),\n", Quoted(#name).c_str(), value);
+  std::printf("REDUCE_OPS = [\n");
+  INFINICCL_REDUCE_OPS(REDUCE_OP_)
+  std::printf("]\n\n");
+}
+
+void Constants() {
+  std::printf("CONSTANTS = {\n");
+#define CONSTANT_(name) \
+  std::printf("    %s: %lld,\n", Quoted(#name).c_str(), static_cast<long long>(name));
+  CONSTANT_(infinirtMemcpyHostToHost)
+  CONSTANT_(infinirtMemcpyHostToDevice)
+  CONSTANT_(infinirtMemcpyDeviceToHost)
+  CONSTANT_(infinirtMemcpyDeviceToDevice)
+  CONSTANT_(infinirtMemcpyDefault)
+  CONSTANT_(infinirtMemoryTypeUnregistered)
+  CONSTANT_(infinirtMemoryTypeHost)
+  CONSTANT_(infinirtMemoryTypeDevice)
+  CONSTANT_(infinirtMemoryTypeManaged)
+  CONSTANT_(infinirtStreamCaptureModeGlobal)
+  CONSTANT_(infinirtStreamCaptureModeThreadLocal)
+  CONSTANT_(infinirtStreamCaptureModeRelaxed)
+  CONSTANT_(infinirtStreamCaptureStatusNone)
+  CONSTANT_(infinirtStreamCaptureStatusActive)
+  CONSTANT_(infinirtStreamCaptureStatusInvalidated)
+  CONSTANT_(infinirtStreamDefault)
+  CONSTANT_(infinirtStreamNonBlocking)
+  CONSTANT_(infinirtEventDefault)
+  CONSTANT_(infinirtEventBlockingSync)
+  CONSTANT_(infinirtEventDisableTiming)
+  CONSTANT_(infinirtHostAllocDefault)
+  CONSTANT_(infinirtBackendLoaded)
+  CONSTANT_(infinirtBackendNotFound)
+  CONSTANT_(infinirtBackendDlopenFailed)
+  CONSTANT_(infinirtBackendNoEntryPoint)
+  CONSTANT_(infinirtBackendAbiTooOld)
+  CONSTANT_(infinirtBackendAbiTooNew)
+  CONSTANT_(infinirtBackendBadTable)
+  CONSTANT_(infinirtBackendRuntimeMissing)
+  CONSTANT_(infinirtBackendInitFailed)
+  CONSTANT_(infinirtBackendFilteredOut)
+  CONSTANT_(infinirtBackendDuplicate)
+  CONSTANT_(infinirtBackendInsecure)
+  CONSTANT_(infinirtBackendUnknownDeviceType)
+  CONSTANT_(infinirtBackendNotBuilt)
+  CONSTANT_(INFINI_DEVICE_TYPE_COUNT)
+  CONSTANT_(INFINICCL_UNIQUE_ID_BYTES)
+  std::printf("}\n\n");
+}
+
+void Structures() {
+  std::printf("STRUCTS = {\n");
+  std::printf("    'infinirtDeviceProp': (%zu, {\n", sizeof(infinirtDeviceProp));
+#define DEVICE_PROP_FIELD_(field) FIELD_(infinirtDeviceProp, field)
+  DEVICE_PROP_FIELD_(name)
+  DEVICE_PROP_FIELD_(totalGlobalMem)
+  DEVICE_PROP_FIELD_(sharedMemPerBlock)
+  DEVICE_PROP_FIELD_(warpSize)
+  DEVICE_PROP_FIELD_(maxThreadsPerBlock)
+  DEVICE_PROP_FIELD_(major)
+  DEVICE_PROP_FIELD_(minor)
+  DEVICE_PROP_FIELD_(multiProcessorCount)
+  DEVICE_PROP_FIELD_(integrated)
+  DEVICE_PROP_FIELD_(canMapHostMemory)
+  DEVICE_PROP_FIELD_(concurrentKernels)
+  DEVICE_PROP_FIELD_(pciBusID)
+  DEVICE_PROP_FIELD_(pciDeviceID)
+  DEVICE_PROP_FIELD_(pciDomainID)
+  DEVICE_PROP_FIELD_(asyncEngineCount)
+  DEVICE_PROP_FIELD_(unifiedAddressing)
+  DEVICE_PROP_FIELD_(l2CacheSize)
+  DEVICE_PROP_FIELD_(managedMemory)
+  DEVICE_PROP_FIELD_(memoryPoolsSupported)
+  DEVICE_PROP_FIELD_(deviceType)
+  DEVICE_PROP_FIELD_(vendorDeviceIndex)
+  DEVICE_PROP_FIELD_(backendName)
+  std::printf("    }),\n");
+  std::printf("    'infinirtBackendProp': (%zu, {\n", sizeof(infinirtBackendProp));
+#define BACKEND_PROP_FIELD_(field) FIELD_(infinirtBackendProp, field)
+  BACKEND_PROP_FIELD_(name)
+  BACKEND_PROP_FIELD_(deviceType)
+  BACKEND_PROP_FIELD_(path)
+  BACKEND_PROP_FIELD_(abiMajor)
+  BACKEND_PROP_FIELD_(abiMinor)
+  BACKEND_PROP_FIELD_(runtimeVersion)
+  BACKEND_PROP_FIELD_(runtimeLibrary)
+  BACKEND_PROP_FIELD_(deviceCount)
+  BACKEND_PROP_FIELD_(loadTimeMs)
+  BACKEND_PROP_FIELD_(status)
+  BACKEND_PROP_FIELD_(reason)
+  std::printf("    }),\n");
+  std::printf("    'infinirtPointerAttributes': (%zu, {\n", sizeof(infinirtPointerAttributes));
+  FIELD_(infinirtPointerAttributes, type)
+  FIELD_(infinirtPointerAttributes, device)
+  FIELD_(infinirtPointerAttributes, devicePointer)
+  FIELD_(infinirtPointerAttributes, hostPointer)
+  std::printf("    }),\n}\n");
+}
+
+}  // namespace
+
+int main() {
+  std::printf("# Generated from InfiniRT's headers at build time (python/generate_bindings.cc).\n");
+  std::printf("# Do not edit.\n\n");
+  std::printf("VERSION = '%s'\n\n", INFINIRT_PYTHON_VERSION);
+  Functions();
+  Lists();
+  Constants();
+  Structures();
+  return 0;
+}

@@ -1,0 +1,171 @@
+"""Loading the C libraries inside the package and turning the headers' lists into ctypes calls.
+
+The functions, their types, the error codes and the structures' layouts come from ``_c_api``,
+which the build writes from the headers themselves; nothing here repeats them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import struct
+import threading
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from . import _c_api
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+LIB_DIR = os.path.join(PACKAGE_DIR, "lib")
+
+
+class UniqueId(ctypes.Structure):
+    """``infinicclUniqueId``: the bytes one process of a job hands the others."""
+
+    _fields_ = [("internal", ctypes.c_char * _c_api.CONSTANTS["INFINICCL_UNIQUE_ID_BYTES"])]
+
+
+# C type spellings of the headers, as ctypes types. Pointers are all c_void_p (callers pass
+# ctypes.byref or an address); handles are opaque pointers.
+_SCALARS: Dict[str, Any] = {
+    "void": None,
+    "int": ctypes.c_int,
+    "unsigned int": ctypes.c_uint,
+    "long": ctypes.c_long,
+    "size_t": ctypes.c_size_t,
+    "unsigned long long": ctypes.c_ulonglong,
+    "float": ctypes.c_float,
+    "double": ctypes.c_double,
+    "infinirtError_t": ctypes.c_int,
+    "infiniStatus_t": ctypes.c_int,
+    "infiniDevice_t": ctypes.c_int,
+    "infiniDtype_t": ctypes.c_int,
+    "infinicclReduceOp_t": ctypes.c_int,
+    "infinicclUniqueId": UniqueId,
+}
+_HANDLE = re.compile(r"^(infinirt|infiniccl)\w*_t$")
+
+
+def ctype_of(spelling: str) -> Any:
+    """The ctypes type of a C type as the headers spell it ("const void*", "enum X", ...)."""
+    text = " ".join(spelling.replace("*", " * ").split())
+    if text == "const char *":
+        return ctypes.c_char_p
+    if "*" in text:
+        return ctypes.c_void_p
+    words = [w for w in text.split() if w not in ("const", "struct")]
+    if words and words[0] == "enum":
+        return ctypes.c_int
+    base = " ".join(words)
+    if base in _SCALARS:
+        return _SCALARS[base]
+    if _HANDLE.match(base):
+        return ctypes.c_void_p
+    raise TypeError(f"the binding does not know the C type {spelling!r}")
+
+
+def parameter_types(params: str) -> List[Any]:
+    """ctypes types of a parameter list: "(int* count, size_t size)" -> [c_void_p, c_size_t]."""
+    inner = re.sub(r"INFINIRT_DV\([^)]*\)", "", params.strip()[1:-1]).strip()
+    if inner in ("", "void"):
+        return []
+    types = []
+    for parameter in inner.split(","):
+        # The last word is the parameter's name; the rest its type.
+        match = re.match(r"^(.*?)(\w+)\s*$", parameter.strip())
+        if match is None:
+            raise TypeError(f"cannot read the parameter {parameter!r}")
+        types.append(ctype_of(match.group(1)))
+    return types
+
+
+def _bind(library: ctypes.CDLL, prefix: str, functions: List[Tuple[str, str, str]]) -> Dict[str, Any]:
+    bound = {}
+    for ret, name, params in functions:
+        function = getattr(library, prefix + name)
+        function.restype = ctype_of(ret)
+        function.argtypes = parameter_types(params)
+        bound[name] = function
+    return bound
+
+
+def _open(file_name: str) -> ctypes.CDLL:
+    return ctypes.CDLL(os.path.join(LIB_DIR, file_name))
+
+
+class _Runtime:
+    """libinfinirt.so's functions, by the name after the prefix: rt.StreamQuery(...)."""
+
+    def __init__(self) -> None:
+        self.library = _open("libinfinirt.so")
+        for name, function in _bind(self.library, "infinirt", _c_api.RUNTIME_FUNCTIONS).items():
+            setattr(self, name, function)
+
+
+rt: Any = _Runtime()
+
+_ccl: Optional[Any] = None
+_ccl_lock = threading.Lock()
+
+
+def ccl() -> Any:
+    """libinfiniccl.so's functions (opened on first use)."""
+    global _ccl
+    with _ccl_lock:
+        if _ccl is None:
+            library = _open("libinfiniccl.so")
+
+            class _Ccl:
+                pass
+
+            bound = _Ccl()
+            for name, function in _bind(library, "infiniccl", _c_api.CCL_FUNCTIONS).items():
+                setattr(bound, name, function)
+            _ccl = bound
+        return _ccl
+
+
+# --- Structures, read by the offsets the build measured -----------------------------------------
+
+
+def new_struct(name: str) -> ctypes.Array:
+    """A zeroed buffer the size of the C structure ``name``."""
+    size = _c_api.STRUCTS[name][0]
+    return ctypes.create_string_buffer(size)
+
+
+def read_struct(name: str, raw: ctypes.Array) -> Dict[str, Any]:
+    """The fields of ``name`` that the build listed, read from ``raw``; strings decoded."""
+    fields = {}
+    for field, (offset, code) in _c_api.STRUCTS[name][1].items():
+        (value,) = struct.unpack_from("@" + code, raw, offset)
+        if isinstance(value, bytes):
+            value = value.split(b"\0", 1)[0].decode("utf-8", "replace")
+        fields[field] = value
+    return fields
+
+
+# --- Constants and lists ---------------------------------------------------------------------
+
+CONSTANTS: Dict[str, int] = dict(_c_api.CONSTANTS)
+SUCCESS = 0
+ERROR_CODES: Dict[int, Tuple[str, str]] = {
+    value: (name, text) for name, value, text in _c_api.ERRORS
+}
+NOT_READY = next(value for name, value, _ in _c_api.ERRORS if name == "ErrorNotReady")
+DEVICE_TYPES: Dict[int, Tuple[str, str, str]] = {
+    value: (name, display, plugin) for name, value, display, plugin in _c_api.DEVICE_TYPES
+}
+DEVICE_TYPE_BY_PLUGIN: Dict[str, int] = {
+    plugin: value for _, value, _, plugin in _c_api.DEVICE_TYPES
+}
+BACKEND_STATUSES: Dict[int, str] = {
+    value: name[len("infinirtBackend"):]
+    for name, value in _c_api.CONSTANTS.items()
+    if name.startswith("infinirtBackend")
+}
+
+
+def as_callback(prototype: Any, function: Callable[..., Any]) -> Any:
+    """A C function pointer for ``function``; the caller keeps the returned object alive."""
+    return prototype(function)
