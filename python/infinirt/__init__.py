@@ -13,7 +13,7 @@ installed. The libraries, plugins and tools are inside this package; nothing els
 
 from __future__ import annotations
 
-from . import errors
+from . import ccl, errors
 from ._c_api import VERSION as __version__
 from ._dlpack import Tensor, from_dlpack
 from ._runtime import (
@@ -48,6 +48,7 @@ __all__ = [
     "Tensor",
     "__version__",
     "backends",
+    "ccl",
     "current_stream",
     "device_count",
     "devices",
