@@ -9,6 +9,8 @@
 #include <type_traits>
 
 #include "infiniccl.h"
+#include "infiniop.h"
+#include "infiniop_backend.h"
 #include "infinirt.h"
 
 namespace {
@@ -46,6 +48,34 @@ std::string FieldCode() {
   }
 }
 
+// A parameter's type as the binding spells C types: every pointer is "void*", every enum "int".
+template <class T>
+std::string Spelling() {
+  if constexpr (std::is_pointer_v<T>) {
+    return "void*";
+  } else if constexpr (std::is_enum_v<T>) {
+    static_assert(sizeof(T) == sizeof(int), "an enum the binding passes as int");
+    return "int";
+  } else if constexpr (std::is_same_v<T, float>) {
+    return "float";
+  } else if constexpr (std::is_same_v<T, double>) {
+    return "double";
+  } else if constexpr (std::is_same_v<T, int>) {
+    return "int";
+  } else {
+    static_assert(std::is_same_v<T, size_t>, "a parameter type the binding does not know");
+    return "size_t";
+  }
+}
+
+// "(void* p, float p)": a function's parameter list, with the types only (named p).
+template <class R, class... Arguments>
+std::string Parameters(R (*)(Arguments...)) {
+  std::string list;
+  ((list += (list.empty() ? "" : ", ") + Spelling<Arguments>() + " p"), ...);
+  return "(" + (list.empty() ? std::string("void") : list) + ")";
+}
+
 #define FUNCTION_(ret, name, params)                                              \
   std::printf("    (%s, %s, %s),\n", Quoted(#ret).c_str(), Quoted(#name).c_str(), \
               Quoted(#params).c_str());
@@ -61,6 +91,26 @@ void Functions() {
   std::printf("]\n\nCCL_FUNCTIONS = [\n");
   INFINICCL_INFINICORE_FUNCTIONS(FUNCTION_)
   INFINICCL_EXTENSION_FUNCTIONS(FUNCTION_)
+  std::printf("]\n\n");
+}
+
+// InfiniOP's operators, from its one list: the number of tensors, and the parameters of the
+// descriptor's Create and of the call (InfiniCore's headers declare them one by one).
+void Operators() {
+  std::printf("OPERATORS = [\n");
+#define OPERATOR_(name, number, tensors)                                             \
+  std::printf("    (%s, %d, %s, %s),\n", Quoted(#name).c_str(), tensors,             \
+              Quoted(Parameters(&infiniopCreate##name##Descriptor).c_str()).c_str(), \
+              Quoted(Parameters(&infiniop##name).c_str()).c_str());
+  INFINIOP_OPERATORS(OPERATOR_)
+  std::printf("]\n\nOP_FUNCTIONS = [\n");
+#define OP_FUNCTION_(name)                                     \
+  std::printf("    ('int', %s, %s),\n", Quoted(#name).c_str(), \
+              Quoted(Parameters(&infiniop##name).c_str()).c_str());
+  OP_FUNCTION_(CreateHandle)
+  OP_FUNCTION_(DestroyHandle)
+  OP_FUNCTION_(CreateTensorDescriptor)
+  OP_FUNCTION_(DestroyTensorDescriptor)
   std::printf("]\n\n");
 }
 
@@ -192,6 +242,7 @@ int main() {
   std::printf("# Do not edit.\n\n");
   std::printf("VERSION = '%s'\n\n", INFINIRT_PYTHON_VERSION);
   Functions();
+  Operators();
   Lists();
   Constants();
   Structures();

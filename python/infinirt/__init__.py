@@ -13,7 +13,7 @@ installed. The libraries, plugins and tools are inside this package; nothing els
 
 from __future__ import annotations
 
-from . import ccl, errors
+from . import ccl, errors, ops
 from ._c_api import VERSION as __version__
 from ._dlpack import Tensor, from_dlpack
 from ._runtime import (
@@ -57,6 +57,7 @@ __all__ = [
     "from_dlpack",
     "get_device",
     "get_device_properties",
+    "ops",
     "set_device",
     "synchronize",
 ]

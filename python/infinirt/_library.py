@@ -93,36 +93,38 @@ def _open(file_name: str) -> ctypes.CDLL:
     return ctypes.CDLL(os.path.join(LIB_DIR, file_name))
 
 
-class _Runtime:
-    """libinfinirt.so's functions, by the name after the prefix: rt.StreamQuery(...)."""
+class _Functions:
+    """A library's bound functions as attributes, and the library itself."""
 
-    def __init__(self) -> None:
-        self.library = _open("libinfinirt.so")
-        for name, function in _bind(self.library, "infinirt", _c_api.RUNTIME_FUNCTIONS).items():
+    def __init__(self, library: ctypes.CDLL, prefix: str, functions: List[Tuple[str, str, str]]):
+        self.library = library
+        for name, function in _bind(library, prefix, functions).items():
             setattr(self, name, function)
 
 
-rt: Any = _Runtime()
+# libinfinirt.so's functions, by the name after the prefix: rt.StreamQuery(...).
+rt: Any = _Functions(_open("libinfinirt.so"), "infinirt", _c_api.RUNTIME_FUNCTIONS)
 
-_ccl: Optional[Any] = None
-_ccl_lock = threading.Lock()
+_opened: Dict[str, _Functions] = {}
+_opened_lock = threading.Lock()
+
+
+def _opened_once(file_name: str, prefix: str, functions: List[Tuple[str, str, str]]) -> Any:
+    with _opened_lock:
+        if file_name not in _opened:
+            _opened[file_name] = _Functions(_open(file_name), prefix, functions)
+        return _opened[file_name]
 
 
 def ccl() -> Any:
     """libinfiniccl.so's functions (opened on first use)."""
-    global _ccl
-    with _ccl_lock:
-        if _ccl is None:
-            library = _open("libinfiniccl.so")
+    return _opened_once("libinfiniccl.so", "infiniccl", _c_api.CCL_FUNCTIONS)
 
-            class _Ccl:
-                pass
 
-            bound = _Ccl()
-            for name, function in _bind(library, "infiniccl", _c_api.CCL_FUNCTIONS).items():
-                setattr(bound, name, function)
-            _ccl = bound
-        return _ccl
+def op() -> Any:
+    """libinfiniop.so's handle and tensor functions (opened on first use); ``op().library`` for
+    the operators' own."""
+    return _opened_once("libinfiniop.so", "infiniop", _c_api.OP_FUNCTIONS)
 
 
 # --- Structures, read by the offsets the build measured -----------------------------------------
@@ -164,6 +166,24 @@ BACKEND_STATUSES: Dict[int, str] = {
     for name, value in _c_api.CONSTANTS.items()
     if name.startswith("infinirtBackend")
 }
+
+
+_DTYPE_CODES: Dict[str, Tuple[int, int]] = {name: (value, size) for name, value, size in _c_api.DTYPES}
+# NumPy's and PyTorch's spellings of InfiniCore's dtypes.
+_DTYPE_ALIASES = {
+    "bool": "BOOL", "int8": "I8", "int16": "I16", "int32": "I32", "int64": "I64", "uint8": "U8",
+    "uint16": "U16", "uint32": "U32", "uint64": "U64", "float16": "F16", "float32": "F32",
+    "float64": "F64", "bfloat16": "BF16",
+}
+
+
+def dtype_code(dtype: str) -> Tuple[int, int]:
+    """InfiniCore's dtype number and element size for a dtype's name ("float32" or "F32")."""
+    name = _DTYPE_ALIASES.get(dtype, dtype)
+    if name not in _DTYPE_CODES or _DTYPE_CODES[name][1] == 0:
+        known = ", ".join(sorted(_DTYPE_ALIASES))
+        raise ValueError(f"no dtype {dtype!r} (known: {known})")
+    return _DTYPE_CODES[name]
 
 
 def as_callback(prototype: Any, function: Callable[..., Any]) -> Any:

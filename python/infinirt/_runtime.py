@@ -342,6 +342,23 @@ _host_trampoline = _HOST_FN(_run_host_function)
 _HOST_TRAMPOLINE_ADDRESS = ctypes.cast(_host_trampoline, ctypes.c_void_p)
 
 
+def _launch_host_function(stream: Optional[int], function: Callable[[], Any], once: bool) -> int:
+    """Queues ``function`` on the stream of handle ``stream`` (None: the current device's default
+    stream); the key it is known by."""
+    key = next(_host_keys)
+    with _host_lock:
+        _host_calls[key] = function
+        if once:
+            _once[key] = True
+    code = rt.LaunchHostFunc(stream, _HOST_TRAMPOLINE_ADDRESS, key)
+    if code != 0:
+        with _host_lock:
+            _host_calls.pop(key, None)
+            _once.pop(key, None)
+        raise_for(code, "infinirtLaunchHostFunc")
+    return key
+
+
 def _forget_host_calls(keys: List[int]) -> None:
     with _host_lock:
         for key in keys:
@@ -418,17 +435,7 @@ class Stream:
         if not callable(function):
             raise TypeError(f"launch_host_func takes a callable, not {type(function).__name__}")
         capturing = self.is_capturing()
-        key = next(_host_keys)
-        with _host_lock:
-            _host_calls[key] = function
-            if not capturing:
-                _once[key] = True
-        code = rt.LaunchHostFunc(_stream_handle(self), _HOST_TRAMPOLINE_ADDRESS, key)
-        if code != 0:
-            with _host_lock:
-                _host_calls.pop(key, None)
-                _once.pop(key, None)
-            raise_for(code, "infinirtLaunchHostFunc")
+        key = _launch_host_function(_stream_handle(self), function, once=not capturing)
         if capturing:
             _Capture.record_host_call(self, key)
 

@@ -22,53 +22,25 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from . import _c_api, _library, _runtime
 from ._dlpack import Tensor
 from ._runtime import Buffer, Device, Stream, _check_alive, _on_device, _ordinal, _thread
-from .errors import Error
+from .errors import StatusError, raise_status
 
 __all__ = ["CclError", "Communicator", "OPS", "get_unique_id", "group", "init_all",
            "init_from_env", "init_rank"]
 
-_STATUS_NAMES: Dict[int, str] = {value: name for name, value, _ in _c_api.STATUSES}
 OPS: Dict[str, int] = {name.lower(): value for name, value in _c_api.REDUCE_OPS}
-_DTYPE_CODES: Dict[str, int] = {name: value for name, value, _ in _c_api.DTYPES}
-_DTYPE_SIZES: Dict[str, int] = {name: size for name, _, size in _c_api.DTYPES}
-# NumPy's and PyTorch's spellings of InfiniCore's dtypes.
-_DTYPE_ALIASES = {
-    "bool": "BOOL", "int8": "I8", "int16": "I16", "int32": "I32", "int64": "I64", "uint8": "U8",
-    "uint16": "U16", "uint32": "U32", "uint64": "U64", "float16": "F16", "float32": "F32",
-    "float64": "F64", "bfloat16": "BF16",
-}
+_dtype_code = _library.dtype_code
 
 
-class CclError(Error):
+class CclError(StatusError):
     """A failed InfiniCCL call: ``status`` is InfiniCore's status code (``code`` too) and
     ``name`` its name (``"INFINI_STATUS_BAD_PARAM"``); the message says what InfiniCCL said."""
-
-    status: int = -1
 
 
 def _check(status: int, call: str) -> None:
     if status == 0:
         return
-    ccl = _library.ccl()
-    said = (ccl.GetLastError(None) or b"").decode("utf-8", "replace")
-    text = (ccl.GetErrorString(status) or b"").decode("utf-8", "replace")
-    name = "INFINI_STATUS_" + _STATUS_NAMES.get(status, str(status))
-    message = f"{call} failed: {text} ({name})"
-    if said:
-        message += f": {said}"
-    error = CclError(message, call)
-    error.status = error.code = status
-    error.name = name
-    raise error
-
-
-def _dtype_code(dtype: str) -> Tuple[int, int]:
-    """InfiniCore's dtype number and element size for a dtype's name ("float32" or "F32")."""
-    name = _DTYPE_ALIASES.get(dtype, dtype)
-    if name not in _DTYPE_CODES or _DTYPE_SIZES[name] == 0:
-        known = ", ".join(sorted(_DTYPE_ALIASES))
-        raise ValueError(f"no dtype {dtype!r} (known: {known})")
-    return _DTYPE_CODES[name], _DTYPE_SIZES[name]
+    said = (_library.ccl().GetLastError(None) or b"").decode("utf-8", "replace")
+    raise_status(CclError, status, call, said)
 
 
 def _op_code(op: Union[str, int]) -> int:

@@ -72,3 +72,25 @@ def check(code: int, call: str, detail: str = "") -> None:
     """Raises unless ``code`` is success."""
     if code != 0:
         raise_for(code, call, detail)
+
+
+class StatusError(Error):
+    """A failed call of InfiniOP or InfiniCCL, which answer InfiniCore's status codes: ``status``
+    (and ``code``) is the number, ``name`` its name (``"INFINI_STATUS_BAD_PARAM"``)."""
+
+    status: int = -1
+
+
+_STATUS_NAMES = {value: (name, text) for name, value, text in _library._c_api.STATUSES}
+
+
+def raise_status(cls: type, status: int, call: str, detail: str = "") -> None:
+    """Raises ``cls`` (a StatusError) for an InfiniCore status from the C function ``call``."""
+    name, text = _STATUS_NAMES.get(status, (str(status), "unknown status"))
+    message = f"{call} failed: {text} (INFINI_STATUS_{name})"
+    if detail:
+        message += f": {detail}"
+    error = cls(message, call)
+    error.status = error.code = status
+    error.name = "INFINI_STATUS_" + name
+    raise error

@@ -1,0 +1,135 @@
+"""InfiniOP's operators from Python, on NumPy arrays (host memory of the CPU device), against
+NumPy's own answers."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import infinirt
+from infinirt import _c_api, ops
+
+rng = np.random.default_rng(3)
+
+
+def rand(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def test_every_operator_of_infiniop_has_its_python_function():
+    names = {"Add": "add", "Mul": "mul", "Gemm": "gemm", "RMSNorm": "rms_norm", "RoPE": "rope",
+             "SwiGLU": "swiglu", "CausalSoftmax": "causal_softmax", "Rearrange": "rearrange",
+             "RandomSample": "random_sample"}
+    for name, *_ in _c_api.OPERATORS:
+        assert callable(getattr(ops, names[name])), name
+
+
+def test_gemm_against_numpy():
+    a, b = rand(64, 48), rand(48, 32)
+    c = np.zeros((64, 32), np.float32)
+    ops.gemm(c, a, b)
+    infinirt.synchronize()
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    before = c.copy()
+    ops.gemm(c, a, b, alpha=2.0, beta=1.0)
+    infinirt.synchronize()
+    np.testing.assert_allclose(c, 2 * (a @ b) + before, rtol=1e-4, atol=1e-4)
+
+
+def test_elementwise_operators():
+    a, b = rand(8, 16), rand(8, 16)
+    out = np.empty_like(a)
+    ops.add(out, a, b)
+    infinirt.synchronize()
+    np.testing.assert_allclose(out, a + b, rtol=1e-6)
+    ops.mul(out, a, b)
+    infinirt.synchronize()
+    np.testing.assert_allclose(out, a * b, rtol=1e-6)
+    ops.swiglu(out, a, b)
+    infinirt.synchronize()
+    np.testing.assert_allclose(out, a * b / (1 + np.exp(-b)), rtol=1e-5, atol=1e-6)
+
+
+def test_rms_norm_and_causal_softmax():
+    x, w = rand(4, 64), rand(64)
+    y = np.empty_like(x)
+    ops.rms_norm(y, x, w, epsilon=1e-5)
+    infinirt.synchronize()
+    np.testing.assert_allclose(y, x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5) * w,
+                               rtol=1e-5, atol=1e-6)
+    scores = rand(2, 4, 4)
+    probabilities = np.empty_like(scores)
+    ops.causal_softmax(probabilities, scores)
+    infinirt.synchronize()
+    masked = np.where(np.tril(np.ones((4, 4), bool)), scores, -np.inf)
+    expected = np.exp(masked - masked.max(-1, keepdims=True))
+    expected /= expected.sum(-1, keepdims=True)
+    np.testing.assert_allclose(probabilities, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_rearrange_takes_the_strides_of_a_view():
+    source = rand(16, 8)
+    target = np.empty((8, 16), np.float32)
+    ops.rearrange(target, source.T)
+    infinirt.synchronize()
+    assert (target == source.T).all()
+
+
+def test_random_sample_with_top_k_1_takes_the_largest():
+    probabilities = np.array([0.1, 0.2, 0.6, 0.1], dtype=np.float32)
+    result = np.zeros((), dtype=np.int64)
+    ops.random_sample(result, probabilities, random_val=0.5, topp=1.0, topk=1, temperature=1.0)
+    infinirt.synchronize()
+    assert int(result) == 2
+
+
+def test_operators_run_in_stream_order():
+    stream = infinirt.Stream()
+    gate = threading.Event()
+    stream.launch_host_func(lambda: gate.wait(10))
+    a = rand(32, 32)
+    out = np.zeros_like(a)
+    ops.add(out, a, a, stream=stream)
+    assert (out == 0).all()  # queued behind the held host function
+    gate.set()
+    stream.synchronize()
+    np.testing.assert_allclose(out, 2 * a)
+    with stream:  # the current stream is the default
+        ops.mul(out, a, a)
+    stream.synchronize()
+    np.testing.assert_allclose(out, a * a, rtol=1e-6)
+
+
+def test_the_arrays_live_until_the_work_is_done():
+    stream = infinirt.Stream()
+    gate = threading.Event()
+    stream.launch_host_func(lambda: gate.wait(10))
+    out = np.zeros(1 << 16, np.float32)
+    ops.add(out, np.ones(1 << 16, np.float32), np.ones(1 << 16, np.float32), stream=stream)
+    import gc
+
+    gc.collect()  # the inputs have no other reference
+    gate.set()
+    stream.synchronize()
+    assert (out == 2).all()
+
+
+def test_bad_input_is_refused_clearly():
+    a = rand(4, 4)
+    with pytest.raises(ops.OpError) as error:
+        ops.add(np.empty((4, 5), np.float32), a, a)
+    assert error.value.name.startswith("INFINI_STATUS_BAD_TENSOR")
+    readonly = np.empty((4, 4), np.float32)
+    readonly.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        ops.add(readonly, a, a)
+    with pytest.raises(TypeError, match="DLPack"):
+        ops.add([1, 2], a, a)
+    with pytest.raises(ValueError, match="dtype"):
+        ops.add(np.empty(4, np.complex64), np.empty(4, np.complex64), np.empty(4, np.complex64))
+    with pytest.raises(TypeError):
+        ops.add(a, a, a, stream="s")
+    closed = infinirt.Stream()
+    closed.close()
+    with pytest.raises(ValueError, match="closed"):
+        ops.add(a.copy(), a, a, stream=closed)
