@@ -8,6 +8,9 @@ import pytest
 
 import infinirt
 
+# NumPy 2.1 and later ask producers for DLPack 1.0 (max_version), whose flags say "writable".
+NUMPY_ASKS_FOR_DLPACK_1 = tuple(int(p) for p in np.__version__.split(".")[:2]) >= (2, 1)
+
 
 def test_numpy_takes_a_buffer_without_a_copy():
     buffer = infinirt.Buffer(64)
@@ -16,6 +19,11 @@ def test_numpy_takes_a_buffer_without_a_copy():
     assert view.dtype == np.uint8 and view.shape == (64,)
     assert view.ctypes.data == buffer.ptr
     assert (view.view(np.float32) == np.arange(16, dtype=np.float32)).all()
+    if not NUMPY_ASKS_FOR_DLPACK_1:
+        # NumPy before 2.1 takes only the original DLPack structure, which cannot say the
+        # memory is writable: it makes the array read-only.
+        assert not view.flags.writeable
+        return
     view[:4] = 0  # writes through: the same memory
     out = np.empty(64, dtype=np.uint8)
     buffer.copy_to(out)

@@ -121,7 +121,9 @@ def test_bad_input_is_refused_clearly():
     assert error.value.name.startswith("INFINI_STATUS_BAD_TENSOR")
     readonly = np.empty((4, 4), np.float32)
     readonly.flags.writeable = False
-    with pytest.raises(ValueError, match="read-only"):
+    # Refused by InfiniRT (DLPack 1.0 says read-only), or by NumPy before 2.1, which cannot say it
+    # through the original DLPack structure and so does not export a read-only array.
+    with pytest.raises((ValueError, BufferError), match="read-only|readonly"):
         ops.add(readonly, a, a)
     with pytest.raises(TypeError, match="DLPack"):
         ops.add([1, 2], a, a)
