@@ -26,7 +26,6 @@ KDL_CUDA_HOST = 3
 KDL_ROCM = 10
 KDL_ROCM_HOST = 11
 KDL_EXT_DEV = 12
-KDL_CUDA_MANAGED = 13
 
 _DEVICE_TYPE_OF_BACKEND = {
     "cpu": KDL_CPU,
@@ -153,12 +152,6 @@ def _capsule_destructor(capsule: Optional[int]) -> None:
 
 _DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _destructor = _DESTRUCTOR(_capsule_destructor)
-
-
-def _device_type_value(ordinal: int) -> int:
-    value = _c_int(0)
-    check(rt.DeviceGetType(ctypes.byref(value), ordinal), "infinirtDeviceGetType")
-    return value.value
 
 
 def device_of(buffer: Buffer) -> Tuple[int, int]:

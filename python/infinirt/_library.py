@@ -11,7 +11,7 @@ import os
 import re
 import struct
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 from . import _c_api
 
@@ -184,8 +184,3 @@ def dtype_code(dtype: str) -> Tuple[int, int]:
         known = ", ".join(sorted(_DTYPE_ALIASES))
         raise ValueError(f"no dtype {dtype!r} (known: {known})")
     return _DTYPE_CODES[name]
-
-
-def as_callback(prototype: Any, function: Callable[..., Any]) -> Any:
-    """A C function pointer for ``function``; the caller keeps the returned object alive."""
-    return prototype(function)

@@ -408,11 +408,7 @@ class Stream:
 
     def synchronize(self) -> None:
         """Waits for all work queued so far."""
-        if self._handle is None:
-            _closed("stream")
-        code = rt.StreamSynchronize(self._handle)
-        if code != 0:
-            raise_for(code, "infinirtStreamSynchronize")
+        check(rt.StreamSynchronize(_stream_handle(self)), "infinirtStreamSynchronize")
 
     def wait_event(self, event: "Event") -> None:
         """Makes later work of this stream wait for ``event``'s recorded work."""
@@ -508,6 +504,13 @@ def _stream_handle(stream: Optional[Stream]) -> Optional[int]:
     return stream._handle
 
 
+def _target_stream(stream: Optional[Stream]) -> "tuple[Optional[Stream], Optional[int]]":
+    """Where work given ``stream`` goes: it, else the thread's current stream, else the default
+    stream (None); with its handle."""
+    stream = _thread.current_stream if stream is None else stream
+    return stream, _stream_handle(stream)
+
+
 def _event_handle(event: "Event") -> int:
     if not event._handle:
         _closed("event")
@@ -536,8 +539,7 @@ class Event:
 
     def record(self, stream: Optional[Stream] = None) -> None:
         """Records the event on ``stream`` (default: the current stream, else the default stream)."""
-        stream = _thread.current_stream if stream is None else stream
-        check(rt.EventRecord(_event_handle(self), _stream_handle(stream)), "infinirtEventRecord")
+        check(rt.EventRecord(_event_handle(self), _target_stream(stream)[1]), "infinirtEventRecord")
 
     def query(self) -> bool:
         """True when the recorded work has completed (or nothing was recorded)."""
@@ -610,8 +612,7 @@ class Graph:
     def launch(self, stream: Optional[Stream] = None) -> None:
         """Queues the graph's work on ``stream`` (default: the current stream, else the default)."""
         self.instantiate()
-        stream = _thread.current_stream if stream is None else stream
-        handle = _stream_handle(stream)
+        stream, handle = _target_stream(stream)
         check(rt.GraphLaunch(self._exec, handle), "infinirtGraphLaunch")
         if self._held:
             self._launched_on[handle] = stream

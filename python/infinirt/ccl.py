@@ -21,7 +21,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _c_api, _library, _runtime
 from ._dlpack import Tensor
-from ._runtime import Buffer, Device, Stream, _check_alive, _on_device, _ordinal, _thread
+from ._runtime import (Buffer, Device, Stream, _check_alive, _on_device, _ordinal,
+                       _target_stream, _thread)
 from .errors import StatusError, raise_status
 
 __all__ = ["CclError", "Communicator", "OPS", "get_unique_id", "group", "init_all",
@@ -72,17 +73,6 @@ def _memory(data: Any, dtype: Optional[str], count: Optional[int],
             raise ValueError(f"{what} holds {elements} elements, fewer than count {count}")
         elements = count
     return address, elements, code
-
-
-def _stream(stream: Optional[Stream]) -> Optional[int]:
-    stream = _thread.current_stream if stream is None else stream
-    if stream is None:
-        return None
-    if not isinstance(stream, Stream):
-        raise TypeError(f"a stream is a Stream or None, not {type(stream).__name__}")
-    if not stream.handle:
-        raise ValueError("the stream is closed")
-    return stream.handle
 
 
 class Communicator:
@@ -147,7 +137,7 @@ class Communicator:
     def _issue(self, call: Any, name: str, *arguments: Any, stream: Optional[Stream]) -> None:
         """Queues a collective on ``stream``; without one, on the default stream of the rank's
         device (made current for the call: the default stream is the current device's)."""
-        handle = _stream(stream)
+        handle = _target_stream(stream)[1]
         with _on_device(self._device if handle is None else None):
             _check(call(*arguments, self._handle(), handle), name)
 

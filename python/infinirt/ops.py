@@ -22,8 +22,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _c_api, _library, _runtime
 from ._dlpack import Tensor, from_dlpack
-from ._runtime import (Buffer, Device, Stream, _launch_host_function, _on_device, _thread,
-                       get_device)
+from ._runtime import (Buffer, Device, Stream, _launch_host_function, _on_device,
+                       _target_stream, get_device)
 from .errors import StatusError, raise_status
 
 __all__ = ["OpError", "add", "causal_softmax", "gemm", "mul", "random_sample", "rearrange",
@@ -183,12 +183,7 @@ def _run(name: str, tensors: Sequence[Any], create_values: Sequence[Any],
     if wrapped[0].readonly:
         raise ValueError(f"{operator.python_name}: the output tensor is read-only")
     device = _device_of(wrapped)
-    stream = _thread.current_stream if stream is None else stream
-    if stream is not None and not isinstance(stream, Stream):
-        raise TypeError(f"a stream is a Stream or None, not {type(stream).__name__}")
-    stream_handle = stream.handle if stream is not None else None
-    if stream is not None and not stream_handle:
-        raise ValueError("the stream is closed")
+    stream, stream_handle = _target_stream(stream)
     descriptors = [_Descriptor(t) for t in wrapped]
     descriptor = ctypes.c_void_p()
     with _on_device(device):

@@ -5,8 +5,6 @@ import gc
 import random
 import threading
 
-import pytest
-
 import infinirt
 
 
