@@ -12,6 +12,7 @@
 #include "infiniop.h"
 #include "infiniop_backend.h"
 #include "infinirt.h"
+#include "infinirt/caching_allocator.h"
 
 namespace {
 
@@ -91,6 +92,8 @@ void Functions() {
   std::printf("]\n\nCCL_FUNCTIONS = [\n");
   INFINICCL_INFINICORE_FUNCTIONS(FUNCTION_)
   INFINICCL_EXTENSION_FUNCTIONS(FUNCTION_)
+  std::printf("]\n\nALLOCATOR_FUNCTIONS = [\n");
+  INFINIRT_CACHING_ALLOCATOR_FUNCTIONS(FUNCTION_)
   std::printf("]\n\n");
 }
 
@@ -232,6 +235,21 @@ void Structures() {
   FIELD_(infinirtPointerAttributes, device)
   FIELD_(infinirtPointerAttributes, devicePointer)
   FIELD_(infinirtPointerAttributes, hostPointer)
+  std::printf("    }),\n");
+  // The allocator's statistics, flattened: "allocatedBytes.current", ..., then the counters.
+  std::printf("    'infinirtAllocatorStats': (%zu, {\n", sizeof(infinirtAllocatorStats));
+#define STAT_PART_(stat, part)                                                                \
+  std::printf("        %s: (%zu, '%s'),\n", Quoted(#stat "." #part).c_str(),                  \
+              offsetof(infinirtAllocatorStats, stat) + offsetof(infinirtAllocatorStat, part), \
+              FieldCode<decltype(infinirtAllocatorStat::part)>().c_str());
+#define STAT_(stat)           \
+  STAT_PART_(stat, current)   \
+  STAT_PART_(stat, peak)      \
+  STAT_PART_(stat, allocated) \
+  STAT_PART_(stat, freed)
+  INFINIRT_ALLOCATOR_STATS(STAT_)
+#define COUNTER_(counter) FIELD_(infinirtAllocatorStats, counter)
+  INFINIRT_ALLOCATOR_COUNTERS(COUNTER_)
   std::printf("    }),\n}\n");
 }
 

@@ -1,6 +1,7 @@
 #include "caching_allocator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <functional>
 #include <sstream>
@@ -691,6 +692,14 @@ void CachingAllocator::EmptyCache() {
   ReleaseCachedSegments();
 }
 
+void CachingAllocator::ReleaseSpareEvents() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (infinirtEvent_t event : spare_events_) {
+    ReportIfFailed(infinirtEventDestroy(event), "infinirtEventDestroy (allocator)");
+  }
+  spare_events_.clear();
+}
+
 void CachingAllocator::ThrowOutOfMemory(size_t size, infinirtError_t error) {
   if (error == infinirtErrorMemoryAllocation) ++stats_.ooms;
   check(error, [&] {
@@ -731,6 +740,11 @@ void CachingAllocator::StreamGone(infinirtStream_t stream) {
     block->stream = nullptr;
   });
   for (Block* block : freed) ReturnToCache(block);
+}
+
+uint64_t CachingAllocator::NewPinOwner() {
+  static std::atomic<uint64_t> owners{0};
+  return ++owners;
 }
 
 void CachingAllocator::BeginPin(infinirtStream_t stream, uint64_t owner) {

@@ -108,10 +108,14 @@ class CachingAllocator : private Memory::Owner {
   // Pin mode for a stream (a graph recording); ReleasePinned when the graph goes, which also
   // ends the pin mode of any stream still recording for that owner.
   void BeginPin(infinirtStream_t stream, uint64_t owner);
+  // A pin owner no one in the process has used.
+  static uint64_t NewPinOwner();
   void EndPin(infinirtStream_t stream);
   void ReleasePinned(uint64_t owner);
 
   void EmptyCache();
+  // Destroys the events kept for recordStream's next uses (made again when needed).
+  void ReleaseSpareEvents();
   AllocatorStats Stats();
   void ResetPeakStats();
   std::string Summary();

@@ -193,8 +193,6 @@ void Runtime::streamWaitEvent(infinirtStream_t stream, infinirtEvent_t event) {
 
 namespace {
 
-std::atomic<uint64_t> g_pin_owners{0};
-
 [[noreturn]] void RefuseState(const char* what, const Device& device) {
   check(infinirtErrorIllegalState, std::string(what) + " on " + device.toString());
   __builtin_unreachable();
@@ -206,7 +204,7 @@ void Runtime::startGraphRecording() {
   if (recording_) RefuseState("startGraphRecording: already recording", device_);
   check(infinirtStreamBeginCapture(stream_, infinirtStreamCaptureModeThreadLocal),
         [&] { return "infinirtStreamBeginCapture(thread-local) on " + device_.toString(); });
-  pin_owner_ = ++g_pin_owners;
+  pin_owner_ = detail::CachingAllocator::NewPinOwner();
   allocator_->BeginPin(stream_, pin_owner_);
   recording_ = true;
 }

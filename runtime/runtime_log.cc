@@ -24,6 +24,10 @@ bool Shows(int rank) { return LevelRank(secure_getenv("INFINIRT_LOG_LEVEL")) <= 
 
 }  // namespace
 
+void Debug(const std::string& message) {
+  if (Shows(1)) std::fprintf(stderr, "[infinirt] [debug] %s\n", message.c_str());
+}
+
 void Warn(const char* message) {
   if (Shows(3)) std::fprintf(stderr, "[infinirt] [warning] %s\n", message);
 }

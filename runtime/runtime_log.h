@@ -4,10 +4,14 @@
 #ifndef INFINIRT_RUNTIME_RUNTIME_LOG_H_
 #define INFINIRT_RUNTIME_RUNTIME_LOG_H_
 
+#include <string>
+
 #include "infinirt.h"
 
 namespace infinirt {
 
+// A debug line, shown when INFINIRT_LOG_LEVEL is "debug" or "trace".
+void Debug(const std::string& message);
 // A warning, unless INFINIRT_LOG_LEVEL silences warnings ("error" or "off").
 void Warn(const char* message);
 // A failed release in a destructor, which must not throw: reported as an error, unless

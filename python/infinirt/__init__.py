@@ -16,6 +16,15 @@ from __future__ import annotations
 from . import ccl, errors, ops
 from ._c_api import VERSION as __version__
 from ._dlpack import Tensor, from_dlpack
+from ._memory import (
+    empty_cache,
+    max_memory_allocated,
+    max_memory_reserved,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    reset_peak_memory_stats,
+)
 from ._runtime import (
     BackendInfo,
     Buffer,
@@ -52,12 +61,19 @@ __all__ = [
     "current_stream",
     "device_count",
     "devices",
+    "empty_cache",
     "errors",
     "finalize",
     "from_dlpack",
     "get_device",
     "get_device_properties",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
     "ops",
+    "reset_peak_memory_stats",
     "set_device",
     "synchronize",
 ]

@@ -219,7 +219,7 @@ class Tensor:
     stays alive as long as this object."""
 
     __slots__ = ("ptr", "shape", "strides", "dtype", "itemsize", "device", "dlpack_device",
-                 "readonly", "_capsule", "_managed", "__weakref__")
+                 "readonly", "_capsule", "_managed", "_source", "__weakref__")
 
     def __init__(self, ptr: int, shape: Tuple[int, ...], strides: Tuple[int, ...], dtype: str,
                  itemsize: int, device: Optional[int], dlpack_device: Tuple[int, int],
@@ -234,6 +234,8 @@ class Tensor:
         self.readonly = readonly  # the producer said so (DLPack 1.0's flags)
         self._capsule = capsule
         self._managed = managed
+        # The Buffer it views when it came from one: streams using the tensor are recorded there.
+        self._source: Optional[Buffer] = None
 
     @property
     def ndim(self) -> int:
@@ -325,10 +327,13 @@ def from_dlpack(obj: Any, stream: Optional[int] = None) -> Tensor:
     code, bits, lanes = tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes
     dtype = _DTYPE_NAMES.get((code, bits), f"code{code}:{bits}") if lanes == 1 else f"vector{lanes}"
     _capsule_set_name(capsule, used_name)  # consumed: the deleter is now ours to call
-    return Tensor((tensor.data or 0) + tensor.byte_offset, shape, strides, dtype,
-                  max(1, bits * lanes // 8), ordinal, (tensor.device.device_type,
-                                                       tensor.device.device_id),
-                  readonly, capsule, managed)
+    result = Tensor((tensor.data or 0) + tensor.byte_offset, shape, strides, dtype,
+                    max(1, bits * lanes // 8), ordinal, (tensor.device.device_type,
+                                                         tensor.device.device_id),
+                    readonly, capsule, managed)
+    if isinstance(obj, Buffer):
+        result._source = obj
+    return result
 
 
 def _contiguous_strides(shape: Sequence[int]) -> Tuple[int, ...]:

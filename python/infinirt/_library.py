@@ -110,6 +110,9 @@ _opened_lock = threading.Lock()
 
 
 def _opened_once(file_name: str, prefix: str, functions: List[Tuple[str, str, str]]) -> Any:
+    opened = _opened.get(file_name)  # the common case, without the lock (entries never change)
+    if opened is not None:
+        return opened
     with _opened_lock:
         if file_name not in _opened:
             _opened[file_name] = _Functions(_open(file_name), prefix, functions)
@@ -119,6 +122,18 @@ def _opened_once(file_name: str, prefix: str, functions: List[Tuple[str, str, st
 def ccl() -> Any:
     """libinfiniccl.so's functions (opened on first use)."""
     return _opened_once("libinfiniccl.so", "infiniccl", _c_api.CCL_FUNCTIONS)
+
+
+def allocator() -> Any:
+    """The caching allocator's functions in libinfinirt_runtime.so (opened on first use):
+    ``allocator().Malloc(...)`` is ``infinirtCachingAllocatorMalloc``."""
+    return _opened_once("libinfinirt_runtime.so", "infinirtCachingAllocator",
+                        _c_api.ALLOCATOR_FUNCTIONS)
+
+
+def allocator_opened() -> bool:
+    """Whether anything used the caching allocator in this process yet."""
+    return "libinfinirt_runtime.so" in _opened
 
 
 def op() -> Any:

@@ -373,7 +373,13 @@ class Stream:
     in order; ``with stream:`` makes it the thread's current stream, which ``Event.record`` and
     the operators use when given no stream. Destroyed when collected or closed, after its work."""
 
-    __slots__ = ("_handle", "_generation", "_device", "_previous", "__weakref__")
+    __slots__ = ("_handle", "_generation", "_device", "_previous", "_allocated_for",
+                 "__weakref__")
+
+    # Flags (infinirt.h's numbers): Stream(Stream.NON_BLOCKING) is not ordered with the default
+    # stream.
+    DEFAULT = _library.CONSTANTS["infinirtStreamDefault"]
+    NON_BLOCKING = _library.CONSTANTS["infinirtStreamNonBlocking"]
 
     def __init__(self, flags: int = 0, device: Union[int, Device, None] = None) -> None:
         if not isinstance(flags, int) or flags < 0:
@@ -387,6 +393,7 @@ class Stream:
         self._handle = handle.value
         self._generation = _generation
         self._previous: List[Optional[Stream]] = []
+        self._allocated_for = False  # a Buffer was allocated for it (see close)
 
     @property
     def handle(self) -> int:
@@ -453,9 +460,14 @@ class Stream:
         return _Capture(self, mode)
 
     def close(self) -> None:
-        """Destroys the stream now (its queued work still runs)."""
+        """Destroys the stream now (its queued work still runs; when Buffers were allocated for
+        it, the stream's work is waited for first, so that their memory can serve other
+        streams)."""
         handle, self._handle = self._handle, None
         if handle and self._generation == _generation:
+            if self._allocated_for:
+                check(_library.allocator().ReleaseStream(handle),
+                      "infinirtCachingAllocatorReleaseStream")
             code = rt.StreamDestroy(handle)
             if code != 0:
                 raise_for(code, "infinirtStreamDestroy")
@@ -463,7 +475,8 @@ class Stream:
     def __del__(self) -> None:
         handle = getattr(self, "_handle", None)
         if handle and self._generation == _generation:
-            _release(lambda: (rt.StreamDestroy(handle), rt.GetLastError()))
+            allocated_for = self._allocated_for
+            _release(lambda: _destroy_stream(handle, allocated_for))
 
     def __enter__(self) -> "Stream":
         self._previous.append(_thread.current_stream)
@@ -475,6 +488,14 @@ class Stream:
 
     def __repr__(self) -> str:
         return f"Stream(handle={self.handle:#x}, device={self._device})"
+
+
+def _destroy_stream(handle: int, allocated_for: bool) -> None:
+    """A collected stream's release (errors are dropped: nobody is left to tell)."""
+    if allocated_for:
+        _library.allocator().ReleaseStream(handle)
+    rt.StreamDestroy(handle)
+    rt.GetLastError()
 
 
 def _not_ready(code: int, call: str) -> bool:
@@ -522,6 +543,11 @@ class Event:
     ``start.elapsed_time(end)`` is the time between two recorded events in milliseconds."""
 
     __slots__ = ("_handle", "_generation")
+
+    # Flags (infinirt.h's numbers), combined with |.
+    DEFAULT = _library.CONSTANTS["infinirtEventDefault"]
+    BLOCKING_SYNC = _library.CONSTANTS["infinirtEventBlockingSync"]
+    DISABLE_TIMING = _library.CONSTANTS["infinirtEventDisableTiming"]
 
     def __init__(self, flags: int = 0) -> None:
         if not isinstance(flags, int) or flags < 0:
@@ -589,7 +615,8 @@ class Graph:
     """Work captured from a stream, launched as a whole: ``graph.launch(stream)``. Instantiated
     on its first launch."""
 
-    __slots__ = ("_graph", "_exec", "_generation", "_host_keys", "_held", "_launched_on")
+    __slots__ = ("_graph", "_exec", "_generation", "_host_keys", "_held", "_launched_on",
+                 "_pool")
 
     def __init__(self) -> None:
         self._graph: Optional[int] = None
@@ -598,6 +625,9 @@ class Graph:
         self._host_keys: List[int] = []
         self._held: List[Any] = []  # host memory its copies read or write, held while it lives
         self._launched_on: Dict[Optional[int], Optional[Stream]] = {}
+        # The caching allocator's pool of the Buffers allocated during the capture: their
+        # addresses stay the graph's until it is closed.
+        self._pool = 0
 
     def instantiate(self) -> None:
         """Prepares the graph for launching (done by the first launch otherwise)."""
@@ -614,14 +644,15 @@ class Graph:
         self.instantiate()
         stream, handle = _target_stream(stream)
         check(rt.GraphLaunch(self._exec, handle), "infinirtGraphLaunch")
-        if self._held:
+        if self._held or self._pool:
             self._launched_on[handle] = stream
 
     def close(self) -> None:
         graph, graph_exec = self._graph, self._exec
         self._graph = self._exec = None
         if self._generation == _generation:
-            # Host memory held for the graph's copies goes only after its launches have run.
+            # Host memory held for the graph's copies, and the memory of its pool, go only after
+            # its launches have run.
             for handle in self._launched_on:
                 rt.StreamSynchronize(handle)
             self._launched_on.clear()
@@ -630,6 +661,9 @@ class Graph:
             if graph:
                 rt.GraphDestroy(graph)
             rt.GetLastError()
+            if self._pool:
+                _library.allocator().ReleasePool(self._pool)
+        self._pool = 0
         _forget_host_calls(self._host_keys)
         self._host_keys = []
         for view in self._held:
@@ -637,7 +671,8 @@ class Graph:
         self._held = []
 
     def __del__(self) -> None:
-        if getattr(self, "_graph", None) or getattr(self, "_exec", None):
+        if (getattr(self, "_graph", None) or getattr(self, "_exec", None)
+                or getattr(self, "_pool", 0)):
             _release(self.close)
 
 
@@ -671,12 +706,20 @@ class _Capture:
     def __enter__(self) -> Graph:
         handle = _stream_handle(self.stream)
         check(rt.StreamBeginCapture(handle, self.mode), "infinirtStreamBeginCapture")
+        pool = ctypes.c_ulonglong(0)
+        code = _library.allocator().BeginPin(handle, _byref(pool))
+        if code != 0:
+            rt.StreamEndCapture(handle, _byref(ctypes.c_void_p()))
+            rt.GetLastError()
+            raise_for(code, "infinirtCachingAllocatorBeginPin")
+        self.graph._pool = pool.value
         _Capture._active[handle] = self.graph
         return self.graph
 
     def __exit__(self, exc_type: Any, *exc: Any) -> None:
         handle = self.stream._handle
         _Capture._active.pop(handle, None)
+        _library.allocator().EndPin(handle)
         graph = ctypes.c_void_p()
         code = rt.StreamEndCapture(handle, _byref(graph))
         self.graph._graph = graph.value
@@ -751,37 +794,104 @@ class _HostView:
 
 
 class Buffer:
-    """Memory of a device (``infinirtMalloc``; the current device when ``device`` is None) or
-    pinned host memory (``pinned_host=True``, ``infinirtMallocHost``). Freed when collected or
-    closed, after the work queued on it (InfiniRT's free waits for it).
+    """Memory of a device (the current device when ``device`` is None) or pinned host memory
+    (``pinned_host=True``, ``infinirtMallocHost``).
+
+    Device memory comes from the caching allocator (:func:`memory_stats`, :func:`empty_cache`),
+    for ``stream`` (default: the current stream when it is on that device, else the default
+    stream). Freed when collected or closed, it goes back to the cache: later Buffers for the same
+    stream reuse it at once (stream order makes that safe), other streams once that stream's work
+    before the free is done. Work this Buffer's methods, the operators and the collectives queue
+    on other streams is recorded (:meth:`record_stream`) and passes before the memory is reused;
+    memory handed to another library through DLPack and used on its own streams is the caller's
+    to record.
 
     ``copy_from``/``copy_to`` move bytes between it and another Buffer or any object of the buffer
     protocol; without a stream they return once the copy is done, with one they are queued on it.
     It is a DLPack producer (a 1-D uint8 tensor of ``nbytes``): ``numpy.from_dlpack(buffer)``
     shares host-reachable memory without a copy."""
 
-    __slots__ = ("_ptr", "_nbytes", "_device", "_pinned", "_owner", "_generation", "__weakref__")
+    __slots__ = ("_ptr", "_nbytes", "_device", "_pinned", "_owner", "_generation", "_stream",
+                 "_uses", "__weakref__")
 
     def __init__(self, nbytes: int, device: Union[int, Device, None] = None,
-                 pinned_host: bool = False) -> None:
+                 pinned_host: bool = False, stream: Optional[Stream] = None) -> None:
         if isinstance(nbytes, bool) or not isinstance(nbytes, int):
             raise TypeError(f"nbytes is an int, not {type(nbytes).__name__}")
         if nbytes < 0:
             raise ValueError(f"nbytes must not be negative, not {nbytes}")
-        _drain_deferred()
+        if _deferred:
+            _drain_deferred()
         self._ptr: Optional[int] = None
         self._generation = _generation
         self._pinned = bool(pinned_host)
         self._owner: Any = None
-        pointer = ctypes.c_void_p()
-        with _on_device(device):
-            self._device = get_device()
-            if self._pinned:
-                check(rt.MallocHost(_byref(pointer), nbytes), "infinirtMallocHost", f"{nbytes} bytes")
-            else:
-                check(rt.Malloc(_byref(pointer), nbytes), "infinirtMalloc", f"{nbytes} bytes")
-        self._ptr = pointer.value or 0
+        self._stream: Optional[int] = None  # the stream the memory was allocated for
+        self._uses: Optional[List[Optional[int]]] = None  # other streams recorded
+        if stream is not None:
+            _stream_handle(stream)  # checked before anything is allocated
+            if device is None:
+                device = stream._device
+        if device is None:  # the common case, kept short: no device to switch to
+            self._ptr = self._allocate(nbytes, stream)
+        else:
+            with _on_device(device):
+                self._ptr = self._allocate(nbytes, stream)
         self._nbytes = nbytes
+
+    def _allocate(self, nbytes: int, stream: Optional[Stream]) -> int:
+        """Memory of the current device: pinned host memory, or device memory from the caching
+        allocator for ``stream`` or the current stream. Returns its address (0 for 0 bytes)."""
+        self._device = device = get_device()
+        pointer = ctypes.c_void_p()
+        if self._pinned:
+            check(rt.MallocHost(_byref(pointer), nbytes), "infinirtMallocHost", f"{nbytes} bytes")
+            return pointer.value or 0
+        if nbytes == 0:  # nothing to allocate (the address is 0)
+            return 0
+        if stream is None:
+            current = _thread.current_stream
+            if current is not None and current._handle and current._device == device:
+                stream = current
+        elif stream._device != device:
+            raise ValueError(f"the stream is on device {stream._device}, the buffer on device "
+                             f"{device}")
+        handle = None if stream is None else stream._handle
+        code = _library.allocator().Malloc(_byref(pointer), nbytes, handle)
+        if code != 0:
+            raise_for(code, "infinirtCachingAllocatorMalloc", f"{nbytes} bytes")
+        self._stream = handle
+        if stream is not None:
+            stream._allocated_for = True
+        return pointer.value or 0
+
+    def _cached(self) -> bool:
+        """Whether the memory is the caching allocator's (device memory allocated here)."""
+        return bool(self._ptr) and not self._pinned and self._owner is None
+
+    def _use(self, handle: Optional[int]) -> None:
+        """Notes that work queued on the stream ``handle`` (None: the default stream) uses the
+        memory: it passes before the memory is reused."""
+        if not self._cached():
+            _record_uses([self._owner], handle)  # a view of a Buffer (Tensor.buffer)
+            return
+        if handle == self._stream:
+            return
+        if self._uses is None:
+            self._uses = []
+        elif handle in self._uses:
+            return
+        check(_library.allocator().RecordStream(self._ptr, handle),
+              "infinirtCachingAllocatorRecordStream")
+        self._uses.append(handle)
+
+    def record_stream(self, stream: Optional[Stream]) -> None:
+        """Says that work queued on ``stream`` (None: the default stream) uses this memory, as
+        PyTorch's ``Tensor.record_stream``: once the Buffer is freed, its memory is reused only
+        after that work, as queued at the free, is done. Needed only for work queued by other
+        libraries; InfiniRT's own calls record the streams they use."""
+        self._alive()
+        self._use(_stream_handle(stream))
 
     @classmethod
     def _wrap(cls, ptr: int, nbytes: int, device: int, owner: Any) -> "Buffer":
@@ -793,6 +903,8 @@ class Buffer:
         self._pinned = False
         self._owner = owner
         self._generation = _generation
+        self._stream = None
+        self._uses = None
         return self
 
     @property
@@ -837,6 +949,8 @@ class Buffer:
         if isinstance(other, Buffer):
             other._alive()
             address, nbytes = other._ptr or 0, other._nbytes
+            if handle is not None:
+                other._use(handle)
         else:
             view = _HostView(other, writable=not to_self)
             address, nbytes = view.address, view.nbytes
@@ -851,6 +965,7 @@ class Buffer:
                 if code != 0:
                     raise_for(code, "infinirtMemcpy", f"{nbytes} bytes")
                 return
+            self._use(handle)
             code = rt.MemcpyAsync(dst, src, nbytes, kind, handle)
             if code != 0:
                 raise_for(code, "infinirtMemcpyAsync", f"{nbytes} bytes")
@@ -869,24 +984,30 @@ class Buffer:
         if isinstance(byte, bool) or not isinstance(byte, int) or not 0 <= byte <= 255:
             raise ValueError(f"fill takes a byte value 0 to 255, not {byte!r}")
         handle = _stream_handle(stream)
+        self._use(handle)  # the default stream's memset may still run when it returns
         if handle is None:
             check(rt.Memset(self._ptr, byte, self._nbytes), "infinirtMemset")
         else:
             check(rt.MemsetAsync(self._ptr, byte, self._nbytes, handle), "infinirtMemsetAsync")
 
     def close(self) -> None:
-        """Frees the memory now (after the work queued on it)."""
+        """Frees the memory now: device memory back to the cache (see the class), pinned host
+        memory after the work queued on it."""
         pointer, self._ptr = self._ptr, None
         if pointer and self._owner is None and self._generation == _generation:
-            call = "infinirtFreeHost" if self._pinned else "infinirtFree"
-            check((rt.FreeHost if self._pinned else rt.Free)(pointer), call)
+            if self._pinned:
+                check(rt.FreeHost(pointer), "infinirtFreeHost")
+            else:
+                check(_library.allocator().Free(pointer), "infinirtCachingAllocatorFree")
         self._owner = None
 
     def __del__(self) -> None:
         pointer = getattr(self, "_ptr", None)
         if pointer and self._owner is None and self._generation == _generation:
-            free = rt.FreeHost if self._pinned else rt.Free
-            _release(lambda: (free(pointer), rt.GetLastError()))
+            if self._pinned:
+                _release(lambda: (rt.FreeHost(pointer), rt.GetLastError()))
+            else:
+                _release(lambda: _library.allocator().Free(pointer))
 
     def __len__(self) -> int:
         return self._nbytes
@@ -910,6 +1031,16 @@ class Buffer:
         return _dlpack.device_of(self)
 
 
+def _record_uses(objects: List[Any], handle: Optional[int]) -> None:
+    """Records the stream ``handle`` on every Buffer among ``objects``, and on the Buffer a
+    Tensor of ``infinirt.from_dlpack`` views."""
+    for item in objects:
+        if not isinstance(item, Buffer):
+            item = getattr(item, "_source", None)
+        if isinstance(item, Buffer):
+            item._use(handle)
+
+
 # --- Life cycle ------------------------------------------------------------------------------
 
 
@@ -919,6 +1050,8 @@ def finalize() -> None:
     start InfiniRT again."""
     global _generation
     _drain_deferred()
+    if _library.allocator_opened():  # the cache's memory ends with InfiniRT
+        check(_library.allocator().FreeAll(), "infinirtCachingAllocatorFreeAll")
     check(rt.Finalize(), "infinirtFinalize")
     _generation += 1
 

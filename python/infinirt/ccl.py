@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from . import _c_api, _library, _runtime
 from ._dlpack import Tensor
 from ._runtime import (Buffer, Device, Stream, _check_alive, _on_device, _ordinal,
-                       _target_stream, _thread)
+                       _record_uses, _target_stream, _thread)
 from .errors import StatusError, raise_status
 
 __all__ = ["CclError", "Communicator", "OPS", "get_unique_id", "group", "init_all",
@@ -134,10 +134,13 @@ class Communicator:
             return error
         return None
 
-    def _issue(self, call: Any, name: str, *arguments: Any, stream: Optional[Stream]) -> None:
+    def _issue(self, call: Any, name: str, *arguments: Any, stream: Optional[Stream],
+               uses: Tuple[Any, ...]) -> None:
         """Queues a collective on ``stream``; without one, on the default stream of the rank's
-        device (made current for the call: the default stream is the current device's)."""
+        device (made current for the call: the default stream is the current device's).
+        ``uses``: the Buffers and Tensors it reads or writes (the stream is recorded on them)."""
         handle = _target_stream(stream)[1]
+        _record_uses(list(uses), handle)
         with _on_device(self._device if handle is None else None):
             _check(call(*arguments, self._handle(), handle), name)
 
@@ -153,14 +156,14 @@ class Communicator:
             if room < elements:
                 raise ValueError(f"recv holds {room} elements, fewer than {elements}")
         self._issue(_library.ccl().AllReduce, "infinicclAllReduce", source, target, elements, code,
-                    _op_code(op), stream=stream)
+                    _op_code(op), stream=stream, uses=(send, recv))
 
     def broadcast(self, data: Any, root: int = 0, *, dtype: Optional[str] = None,
                   count: Optional[int] = None, stream: Optional[Stream] = None) -> None:
         """``data`` of every rank = ``data`` of ``root`` (in place)."""
         address, elements, code = _memory(data, dtype, count, "data")
         self._issue(_library.ccl().Broadcast, "infinicclBroadcast", address, address, elements,
-                    code, root, stream=stream)
+                    code, root, stream=stream, uses=(data,))
 
     def all_gather(self, send: Any, recv: Any, *, dtype: Optional[str] = None,
                    count: Optional[int] = None, stream: Optional[Stream] = None) -> None:
@@ -170,19 +173,19 @@ class Communicator:
         if room < elements * self.size:
             raise ValueError(f"recv holds {room} elements, fewer than {elements * self.size}")
         self._issue(_library.ccl().AllGather, "infinicclAllGather", source, target, elements, code,
-                    stream=stream)
+                    stream=stream, uses=(send, recv))
 
     def send(self, data: Any, peer: int, *, dtype: Optional[str] = None,
              count: Optional[int] = None, stream: Optional[Stream] = None) -> None:
         address, elements, code = _memory(data, dtype, count, "data")
         self._issue(_library.ccl().Send, "infinicclSend", address, elements, code, peer,
-                    stream=stream)
+                    stream=stream, uses=(data,))
 
     def recv(self, data: Any, peer: int, *, dtype: Optional[str] = None,
              count: Optional[int] = None, stream: Optional[Stream] = None) -> None:
         address, elements, code = _memory(data, dtype, count, "data")
         self._issue(_library.ccl().Recv, "infinicclRecv", address, elements, code, peer,
-                    stream=stream)
+                    stream=stream, uses=(data,))
 
     def destroy(self) -> None:
         """Waits for the communicator's queued work and releases it."""

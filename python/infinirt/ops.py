@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from . import _c_api, _library, _runtime
 from ._dlpack import Tensor, from_dlpack
 from ._runtime import (Buffer, Device, Stream, _launch_host_function, _on_device,
-                       _target_stream, get_device)
+                       _record_uses, _target_stream, get_device)
 from .errors import StatusError, raise_status
 
 __all__ = ["OpError", "add", "causal_softmax", "gemm", "mul", "random_sample", "rearrange",
@@ -184,6 +184,7 @@ def _run(name: str, tensors: Sequence[Any], create_values: Sequence[Any],
         raise ValueError(f"{operator.python_name}: the output tensor is read-only")
     device = _device_of(wrapped)
     stream, stream_handle = _target_stream(stream)
+    _record_uses(list(tensors), stream_handle)
     descriptors = [_Descriptor(t) for t in wrapped]
     descriptor = ctypes.c_void_p()
     with _on_device(device):

@@ -151,3 +151,20 @@ def test_the_readmes_python_example_runs(python):
     result = python(example)
     assert result.returncode == 0, result.stderr
     assert "copied" in result.stdout and "[0. 1. 2. 3.]" in result.stdout
+
+
+def test_the_benchmark_runs_and_reports_every_row(tmp_path):
+    # A smoke run of bench/python_bench.py against the wheel (its numbers are not checked here: a
+    # benchmark reports them, docs/python.md quotes them).
+    source = os.environ.get("INFINIRT_TEST_SOURCE")
+    assert source, "scripts/test-python.sh sets INFINIRT_TEST_SOURCE"
+    report = tmp_path / "bench.json"
+    run = subprocess.run([sys.executable, os.path.join(source, "bench", "python_bench.py"),
+                          "--quick", "--json", str(report)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    rows = json.loads(report.read_text())["results"]
+    assert [row["what"] for row in rows] == [
+        "Stream.query() (idle)", "Event.query() (completed)", "Buffer.copy_from(ndarray) 64 MiB",
+        "Buffer(1 MiB) made and dropped"]
+    assert all(row["measured"] > 0 and row["floor"] > 0 for row in rows)
