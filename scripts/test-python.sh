@@ -5,7 +5,8 @@
 # into a fresh virtual environment with nothing else of the project on the paths, and runs
 # python/tests there with pytest; then the same with every other CPython 3.9+ here.
 #   scripts/test-python.sh [build-dir]     (default: build)
-# Needs PyPI (scikit-build-core, auditwheel, pytest, NumPy).
+# Needs PyPI (scikit-build-core, auditwheel, pytest, NumPy, and PyTorch for the first environment:
+# python/tests/test_torch.py; INFINIRT_TEST_TORCH=0 leaves it out, and those tests are skipped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -27,6 +28,9 @@ run_suite() {
   rm -rf "$venv"
   "$interpreter" -m venv "$venv" &&
     "$venv/bin/pip" install -q "$wheel" pytest numpy &&
+    if [ "${INFINIRT_TEST_TORCH:-1}" = 1 ] && [ "$venv" = "$work/venv" ]; then
+      "$venv/bin/pip" install -q torch
+    fi &&
     (cd "$work" && env -u LD_LIBRARY_PATH -u INFINIRT_PLUGIN_PATH -u PYTHONPATH \
       INFINIRT_TEST_WHEEL="$wheel" INFINIRT_TEST_SOURCE="$root" \
       "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests")

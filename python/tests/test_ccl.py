@@ -103,6 +103,59 @@ def test_ranks_in_threads_joined_by_a_unique_id():
     assert results == {0: [3.0, 30.0], 1: [3.0, 30.0]}
 
 
+def test_send_and_recv_between_two_ranks():
+    comms = ccl.init_all([0, 1])
+    source = float_buffers([[1.5, 2.5, 3.5]])[0]
+    target = infinirt.Buffer(12, device=1)
+    target.fill(0)
+    with ccl.group():  # one thread issues both ranks' halves
+        comms[0].send(source, peer=1, dtype="float32")
+        comms[1].recv(target, peer=0, dtype="float32")
+    infinirt.synchronize()
+    with infinirt.Device(1):
+        infinirt.synchronize()
+    assert floats(target) == [1.5, 2.5, 3.5]
+    # Only part of a buffer: count elements.
+    sender = infinirt.Buffer(8, device=1)
+    sender.copy_from(np.array([7.0, 9.0], dtype=np.float32))
+    with ccl.group():
+        comms[1].send(sender, peer=0, dtype="float32", count=1)
+        comms[0].recv(source, peer=1, dtype="float32", count=1)
+    for device in (0, 1):
+        with infinirt.Device(device):
+            infinirt.synchronize()
+    assert floats(source) == [7.0, 2.5, 3.5]
+    for comm in comms:
+        comm.destroy()
+
+
+def test_abort_fails_the_calls_waiting_for_the_aborted_rank():
+    comms = ccl.init_all([0, 1])
+    buffer = infinirt.Buffer(8, device=1)
+    outcome = []
+
+    def waiting():  # rank 1's all-reduce waits for rank 0, which never calls
+        try:
+            comms[1].all_reduce(buffer, "sum", dtype="float32")
+            outcome.append("returned")
+        except ccl.CclError as error:
+            outcome.append(error)
+
+    thread = threading.Thread(target=waiting)
+    thread.start()
+    thread.join(0.5)
+    assert thread.is_alive(), "the call did not wait for the other rank"
+    comms[0].abort()
+    thread.join(60)  # the communicator's timeout is 300 s: only the abort ends the wait this soon
+    assert not thread.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], ccl.CclError), outcome
+    with pytest.raises(ValueError, match="destroyed"):
+        comms[0].all_reduce(infinirt.Buffer(8), "sum")
+    with pytest.raises(ccl.CclError):  # the clique failed: every later call answers an error
+        comms[1].all_reduce(buffer, "sum", dtype="float32")
+    comms[1].abort()
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -103,3 +103,35 @@ def test_synchronize_waits_for_every_stream_of_the_device():
     threading.Timer(0.1, gate.set).start()
     infinirt.synchronize()
     assert stream.query()
+
+
+def test_device_synchronize_waits_for_that_device_only():
+    on_1 = infinirt.Stream(device=1)
+    on_0 = infinirt.Stream(device=0)
+    assert on_1.device == infinirt.Device(1) and on_0.device == infinirt.Device(0)
+    gate_0 = threading.Event()
+    on_0.launch_host_func(lambda: gate_0.wait(10))  # device 0 stays busy throughout
+    gate_1 = threading.Event()
+    on_1.launch_host_func(lambda: gate_1.wait(10))
+    threading.Timer(0.1, gate_1.set).start()
+    infinirt.Device(1).synchronize()
+    assert on_1.query()
+    assert not on_0.query(), "device 1's synchronize waited for device 0 as well"
+    assert infinirt.get_device() == 0  # the thread's current device is left alone
+    gate_0.set()
+    infinirt.Device(0).synchronize()
+    assert on_0.query()
+
+
+def test_a_stream_on_another_device_queues_work_there():
+    stream = infinirt.Stream(device=1)
+    assert stream.device.ordinal == 1 and infinirt.get_device() == 0
+    buffer = infinirt.Buffer(16, stream=stream)  # on the stream's device
+    assert buffer.device.ordinal == 1
+    buffer.fill(5, stream=stream)
+    out = bytearray(16)
+    buffer.copy_to(out, stream=stream)
+    stream.synchronize()
+    assert out == bytearray([5] * 16)
+    with pytest.raises(infinirt.errors.InvalidDeviceError):
+        infinirt.Stream(device=99)

@@ -114,6 +114,43 @@ def test_the_arrays_live_until_the_work_is_done():
     assert (out == 2).all()
 
 
+def rope_reference(x, pos_ids, sin_table, cos_table, algo):
+    """Each pair of a head rotated by the angle of its token's position: pairs (2i, 2i+1) for
+    GPT-J (algo 0), (i, i + dhead/2) for GPT-NeoX (algo 1)."""
+    half = x.shape[-1] // 2
+    sin = sin_table[pos_ids][:, None, :]  # [seq, 1, half]: the same for every head
+    cos = cos_table[pos_ids][:, None, :]
+    if algo == 0:
+        first, second = x[..., 0::2], x[..., 1::2]
+    else:
+        first, second = x[..., :half], x[..., half:]
+    rotated_first = first * cos - second * sin
+    rotated_second = first * sin + second * cos
+    y = np.empty_like(x)
+    if algo == 0:
+        y[..., 0::2], y[..., 1::2] = rotated_first, rotated_second
+    else:
+        y[..., :half], y[..., half:] = rotated_first, rotated_second
+    return y
+
+
+@pytest.mark.parametrize("algo", [0, 1])
+def test_rope_against_numpy(algo):
+    seq, nhead, dhead, table_len = 6, 3, 16, 10
+    x = rand(seq, nhead, dhead)
+    pos_ids = np.array([9, 0, 3, 3, 7, 1], dtype=np.int32)  # any order, repeats allowed
+    angles = rng.uniform(-np.pi, np.pi, (table_len, dhead // 2)).astype(np.float32)
+    sin_table, cos_table = np.sin(angles), np.cos(angles)
+    y = np.zeros_like(x)
+    ops.rope(y, x, pos_ids, sin_table, cos_table, algo=algo)
+    infinirt.synchronize()
+    expected = rope_reference(x, pos_ids, sin_table, cos_table, algo)
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-6)
+    # The two pairings differ: a test of one cannot pass for the other.
+    other = rope_reference(x, pos_ids, sin_table, cos_table, 1 - algo)
+    assert not np.allclose(y, other, atol=1e-3)
+
+
 def test_bad_input_is_refused_clearly():
     a = rand(4, 4)
     with pytest.raises(ops.OpError) as error:
