@@ -234,14 +234,20 @@ infinirtError_t infinirtFreeHost(void* ptr) {
 
 infinirtError_t infinirtMemGetInfo(size_t* free, size_t* total) {
   return Guard(__func__, [&](const char* function_name) {
-    if (free == nullptr || total == nullptr) {
-      return Fail(infinirtErrorInvalidValue, "{}: {} is NULL", function_name,
-                  free == nullptr ? "free" : "total");
+    // One output may be NULL, as NVIDIA's runtime allows: the other is filled.
+    if (free == nullptr && total == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: free and total are both NULL", function_name);
     }
     Target target;
     if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
-    return BackendAnswer(target.backend->table.MemGetInfo(target.local, free, total),
-                         *target.backend, function_name);
+    size_t free_bytes = 0, total_bytes = 0;
+    const infinirtError_t answer =
+        target.backend->table.MemGetInfo(target.local, &free_bytes, &total_bytes);
+    if (answer == infinirtSuccess) {
+      if (free != nullptr) *free = free_bytes;
+      if (total != nullptr) *total = total_bytes;
+    }
+    return BackendAnswer(answer, *target.backend, function_name);
   });
 }
 
@@ -419,12 +425,17 @@ infinirtError_t infinirtFreeAsync(void* devPtr, infinirtStream_t hStream) {
     const uintptr_t address = reinterpret_cast<uintptr_t>(devPtr);
     auto removed =
         runtime.allocations().RemoveExact(address, [&target](const Allocation& allocation) {
-          return allocation.kind == MemoryKind::kStreamOrdered &&
+          return (allocation.kind == MemoryKind::kStreamOrdered ||
+                  allocation.kind == MemoryKind::kDevice) &&
                  allocation.backend == target.backend_index;
         });
     if (!removed) return FreeAsyncRefused(runtime, devPtr, target, function);
+    // Memory of infinirtMalloc, as NVIDIA's runtime accepts it: freed after the stream's work
+    // (the backend's Free waits for the device, which includes it), so the call blocks.
     const infinirtError_t error =
-        target.backend->table.FreeAsync(target.local, devPtr, target.stream);
+        removed->kind == MemoryKind::kDevice
+            ? target.backend->table.Free(removed->local_device, devPtr)
+            : target.backend->table.FreeAsync(target.local, devPtr, target.stream);
     if (error != infinirtSuccess) runtime.allocations().Add(*removed);
     return BackendAnswer(error, *target.backend, function);
   });

@@ -149,7 +149,7 @@ infinirtError_t infinirtStreamDestroy(infinirtStream_t stream) {
     Runtime& runtime = Runtime::Get();
     ObjectRecord record;
     if (!runtime.streams().Remove(HandleValue(stream), &record)) {
-      return InvalidHandle(stream, "stream", function_name);
+      return DeadStream(runtime, stream, function_name);
     }
     const infinirtPluginTable& table = runtime.backend(record.backend).table;
     const auto end = (record.flags & kStreamAdopted) ? table.StreamRelease : table.StreamDestroy;

@@ -39,7 +39,7 @@ infinirtError_t ResolveDefaultStream(Runtime& runtime, infinirtStream_t stream,
   const uint64_t value = HandleValue(stream);
   if (value != 0 && value != HandleValue(infinirtStreamLegacy) &&
       value != HandleValue(infinirtStreamPerThread)) {
-    return InvalidHandle(stream, "stream", function);
+    return DeadStream(runtime, stream, function);
   }
   if (infinirtError_t error = CurrentTarget(runtime, target, function)) return error;
   const bool per_thread = value == HandleValue(infinirtStreamPerThread);
@@ -61,6 +61,13 @@ infinirtError_t LogBackendRefusal(infinirtError_t answer, const Backend& backend
   return Fail(answer, "{}: backend '{}' answered {} ({}){}{}", function, backend.name,
               infinirtGetErrorName(answer), infinirtGetErrorString(answer), meaning ? ": " : "",
               meaning ? meaning : "");
+}
+
+infinirtError_t DeadStream(Runtime& runtime, const void* stream, const char* function) {
+  if (runtime.streams().WasLive(HandleValue(stream))) {
+    return Fail(infinirtErrorContextIsDestroyed, "{}: stream {} was destroyed", function, stream);
+  }
+  return InvalidHandle(stream, "stream", function);
 }
 
 infinirtError_t InvalidHandle(const void* handle, const char* what, const char* function) {

@@ -133,6 +133,9 @@ inline infinirtError_t BackendAnswer(infinirtError_t answer, const Backend& back
 
 // InvalidResourceHandle, with the log line "<function>: <handle> is not a live <what>".
 infinirtError_t InvalidHandle(const void* handle, const char* what, const char* function);
+// What a call answers for a stream value that names no live stream: ContextIsDestroyed for a
+// stream destroyed since (as NVIDIA's runtime answers), InvalidResourceHandle for anything else.
+infinirtError_t DeadStream(Runtime& runtime, const void* stream, const char* function);
 // A live object of a table, or InvalidResourceHandle.
 inline infinirtError_t ResolveObject(HandleTable& table, const void* handle, const char* what,
                                      ObjectRecord* record, const char* function) {

@@ -101,6 +101,18 @@ class HandleTable {
     return true;
   }
 
+  // True when value named an object of this table that has been destroyed since (its slot has
+  // moved past the value's generation): a stale handle rather than one that never was.
+  bool WasLive(uint64_t value) const {
+    if (!HandleCodec::HasKind(value, kind_)) return false;
+    const uint32_t index = HandleCodec::Index(value);
+    if (index >= capacity_.load(std::memory_order_acquire)) return false;
+    const Slot& slot = chunks_[index >> kChunkBits][index & (kChunkSize - 1)];
+    const uint32_t now = static_cast<uint32_t>(slot.state.load(std::memory_order_acquire) >> 1);
+    // Generations only grow (wrapping at 2^32): the value's is behind the slot's.
+    return static_cast<int32_t>(now - HandleCodec::Generation(value)) > 0;
+  }
+
   // Removes a live object; false when value is not live.
   bool Remove(uint64_t value, ObjectRecord* record);
 

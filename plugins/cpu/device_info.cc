@@ -55,6 +55,28 @@ std::string CpuModelName() {
 
 int HardwareThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
+// The processor's clock in kHz: its highest frequency (cpufreq), else what /proc/cpuinfo says it
+// runs at now; 1 GHz when the OS says neither (CUDA never reports 0, and programs divide by it).
+int ClockRateKhz() {
+  std::ifstream max_frequency("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+  long khz = 0;
+  if (max_frequency >> khz && khz > 0 && khz < INT_MAX) return static_cast<int>(khz);
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("cpu MHz", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) break;
+    try {
+      const double mhz = std::stod(line.substr(colon + 1));
+      if (mhz > 0 && mhz * 1000 < INT_MAX) return static_cast<int>(mhz * 1000);
+    } catch (...) {
+    }
+    break;
+  }
+  return 1000000;
+}
+
 int CacheSize(int name) {
   const long size = sysconf(name);
   return size > 0 && size < INT_MAX ? static_cast<int>(size) : 0;
@@ -97,6 +119,7 @@ void FillDeviceProperties(int worker_threads, int index, int count,
   prop->asyncEngineCount = worker_threads;
   prop->unifiedAddressing = 1;
   prop->l2CacheSize = CacheSize(_SC_LEVEL2_CACHE_SIZE);
+  prop->memoryBusWidth = 64;  // see DeviceAttributeValue
   prop->maxThreadsPerMultiProcessor = 1;
   prop->pageableMemoryAccess = 1;
   prop->memoryPoolsSupported = 1;
@@ -123,6 +146,14 @@ int DeviceAttributeValue(enum infinirtDeviceAttr attr, int worker_threads) {
       return INT_MAX;
     case infinirtDevAttrMultiProcessorCount:
       return HardwareThreads();
+    // Values CUDA never reports as 0 (programs divide by them). The OS tells the processor's
+    // clock, not the memory's: the memory clock is given as the processor's, and the bus width
+    // as one 64-bit DRAM channel, so that a bandwidth estimate is a number, not a division by 0.
+    case infinirtDevAttrClockRate:
+    case infinirtDevAttrMemoryClockRate:
+      return ClockRateKhz();
+    case infinirtDevAttrGlobalMemoryBusWidth:
+      return 64;
     case infinirtDevAttrAsyncEngineCount:
       return worker_threads;
     case infinirtDevAttrL2CacheSize:

@@ -42,7 +42,7 @@ std::vector<uintptr_t> GarbageValues(const void* stack_address) {
           reinterpret_cast<uintptr_t>(stack_address),
           uintptr_t{0xA1FFFFFFFFFFFFFF},
           uintptr_t{0xA2FFFFFFFFFFFFFF},
-          uintptr_t{0xA100000000000000}};
+          uintptr_t{0xA10000000000FFFF}};  // (slot 0 generation 0 would be the first stream's)
 }
 
 class HandleTest : public BadInputTest {
@@ -140,10 +140,13 @@ class HandleTest : public BadInputTest {
     };
   }
 
-  static void ExpectAllRejected(const std::vector<Use>& uses, const std::string& what) {
+  // Destroyed streams answer ContextIsDestroyed (NVIDIA's answer), everything else
+  // InvalidResourceHandle.
+  static void ExpectAllRejected(const std::vector<Use>& uses, const std::string& what,
+                                infinirtError_t expected = infinirtErrorInvalidResourceHandle) {
     for (const Use& use : uses) {
       SCOPED_TRACE(use.name + " with " + what);
-      EXPECT_ANSWER(use.call(), infinirtErrorInvalidResourceHandle);
+      EXPECT_ANSWER(use.call(), expected);
     }
   }
 
@@ -158,14 +161,15 @@ TEST_F(HandleTest, DestroyedStreamIsRejectedByEveryStreamFunction) {
   infinirtStream_t stream = nullptr;
   ASSERT_OK(infinirtStreamCreate(&stream));
   ASSERT_OK(infinirtStreamDestroy(stream));
-  ExpectAllRejected(StreamUses(stream), "a destroyed stream");
+  ExpectAllRejected(StreamUses(stream), "a destroyed stream", infinirtErrorContextIsDestroyed);
 }
 
 TEST_F(HandleTest, DestroyedNonBlockingStreamIsRejectedByEveryStreamFunction) {
   infinirtStream_t stream = nullptr;
   ASSERT_OK(infinirtStreamCreateWithFlags(&stream, infinirtStreamNonBlocking));
   ASSERT_OK(infinirtStreamDestroy(stream));
-  ExpectAllRejected(StreamUses(stream), "a destroyed non-blocking stream");
+  ExpectAllRejected(StreamUses(stream), "a destroyed non-blocking stream",
+                    infinirtErrorContextIsDestroyed);
 }
 
 TEST_F(HandleTest, DestroyedEventIsRejectedByEveryEventFunction) {
@@ -187,7 +191,8 @@ TEST_F(HandleTest, DestroyedHandlesStayInvalidAfterNewObjectsReuseTheirSlots) {
   std::vector<infinirtEvent_t> events(16);
   for (auto& stream : streams) ASSERT_OK(infinirtStreamCreate(&stream));
   for (auto& event : events) ASSERT_OK(infinirtEventCreate(&event));
-  ExpectAllRejected(StreamUses(old_stream), "a destroyed stream whose slot was reused");
+  ExpectAllRejected(StreamUses(old_stream), "a destroyed stream whose slot was reused",
+                    infinirtErrorContextIsDestroyed);
   ExpectAllRejected(EventUses(old_event), "a destroyed event whose slot was reused");
   for (size_t i = 0; i < streams.size(); ++i) {
     EXPECT_OK(infinirtEventRecord(events[i], streams[i]));
@@ -206,11 +211,11 @@ TEST_F(HandleTest, StreamWhoseDestructionIsPendingIsRejectedAtOnceButItsWorkComp
   ASSERT_OK(infinirtStreamDestroy(stream));
   // The usability check frees memory, which waits for all queued work: check it after the gate
   // opens.
-  EXPECT_EQ(ErrorText(infinirtStreamQuery(stream)), ErrorText(infinirtErrorInvalidResourceHandle));
-  EXPECT_EQ(ErrorText(infinirtGetLastError()), ErrorText(infinirtErrorInvalidResourceHandle));
+  EXPECT_EQ(ErrorText(infinirtStreamQuery(stream)), ErrorText(infinirtErrorContextIsDestroyed));
+  EXPECT_EQ(ErrorText(infinirtGetLastError()), ErrorText(infinirtErrorContextIsDestroyed));
   const infinirtError_t memset_answer = infinirtMemsetAsync(device_, 0, kBytes, stream);
   gate.Open();
-  EXPECT_ANSWER(memset_answer, infinirtErrorInvalidResourceHandle);
+  EXPECT_ANSWER(memset_answer, infinirtErrorContextIsDestroyed);
   ASSERT_OK(infinirtDeviceSynchronize());
   EXPECT_FALSE(gate.timed_out());
   unsigned char bytes[kBytes];
@@ -275,7 +280,7 @@ TEST_F(HandleTest, SecondDestroyIsRejected) {
   ASSERT_OK(infinirtStreamCreate(&stream));
   ASSERT_OK(infinirtEventCreate(&event));
   EXPECT_ANSWER(infinirtStreamDestroy(stream), infinirtSuccess);
-  EXPECT_ANSWER(infinirtStreamDestroy(stream), infinirtErrorInvalidResourceHandle);
+  EXPECT_ANSWER(infinirtStreamDestroy(stream), infinirtErrorContextIsDestroyed);
   EXPECT_ANSWER(infinirtEventDestroy(event), infinirtSuccess);
   EXPECT_ANSWER(infinirtEventDestroy(event), infinirtErrorInvalidResourceHandle);
 }

@@ -2,6 +2,7 @@
 // on the runtime's threads, and blocking calls made from them are refused, not deadlocked).
 #include <climits>
 #include <thread>
+#include <utility>
 
 #include "conformance.h"
 
@@ -28,11 +29,11 @@ TEST_F(Conformance, S27_DeviceResetDestroysAllocationsStreamsAndEvents) {
 
   EXPECT_EQ(infinirtFree(device), infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtFreeHost(pinned), infinirtErrorInvalidValue);
-  for (infinirtStream_t dead : {stream, non_blocking}) {
-    EXPECT_EQ(infinirtStreamQuery(dead), infinirtErrorInvalidResourceHandle);
-    EXPECT_EQ(infinirtStreamSynchronize(dead), infinirtErrorInvalidResourceHandle);
-    EXPECT_EQ(infinirtMemsetAsync(nullptr, 0, 0, dead), infinirtErrorInvalidResourceHandle);
-    EXPECT_EQ(infinirtStreamDestroy(dead), infinirtErrorInvalidResourceHandle);
+  for (infinirtStream_t dead : {stream, non_blocking}) {  // destroyed streams: S7
+    EXPECT_EQ(infinirtStreamQuery(dead), infinirtErrorContextIsDestroyed);
+    EXPECT_EQ(infinirtStreamSynchronize(dead), infinirtErrorContextIsDestroyed);
+    EXPECT_EQ(infinirtMemsetAsync(nullptr, 0, 0, dead), infinirtErrorContextIsDestroyed);
+    EXPECT_EQ(infinirtStreamDestroy(dead), infinirtErrorContextIsDestroyed);
   }
   EXPECT_EQ(infinirtEventQuery(event), infinirtErrorInvalidResourceHandle);
   EXPECT_EQ(infinirtEventRecord(event, nullptr), infinirtErrorInvalidResourceHandle);
@@ -146,6 +147,26 @@ void RecordThread(void* probe) {
   auto* p = static_cast<ThreadProbe*>(probe);
   p->id = std::this_thread::get_id();
   p->ran.store(true);
+}
+
+TEST_F(Conformance, S41_AttributesProgramsDivideByAreNeverZero) {
+  int device = -1;
+  ASSERT_EQ(infinirtGetDevice(&device), infinirtSuccess);
+  for (auto [attribute, name] :
+       {std::pair{infinirtDevAttrClockRate, "ClockRate"},
+        std::pair{infinirtDevAttrMemoryClockRate, "MemoryClockRate"},
+        std::pair{infinirtDevAttrGlobalMemoryBusWidth, "GlobalMemoryBusWidth"},
+        std::pair{infinirtDevAttrMultiProcessorCount, "MultiProcessorCount"},
+        std::pair{infinirtDevAttrWarpSize, "WarpSize"},
+        std::pair{infinirtDevAttrMaxThreadsPerBlock, "MaxThreadsPerBlock"}}) {
+    int value = 0;
+    ASSERT_OK_OR_SKIP(infinirtDeviceGetAttribute(&value, attribute, device));
+    EXPECT_GT(value, 0) << name;
+  }
+  infinirtDeviceProp prop{};
+  ASSERT_EQ(infinirtGetDeviceProperties(&prop, device), infinirtSuccess);
+  EXPECT_GT(prop.memoryBusWidth, 0);
+  EXPECT_GT(prop.multiProcessorCount, 0);
 }
 
 TEST_F(Conformance, HostFunction_RunsOnAnotherThread) {

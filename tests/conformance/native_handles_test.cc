@@ -77,7 +77,7 @@ TEST_F(Conformance, NativeHandles_AnAdoptedStreamIsTheVendorStreamItWraps) {
   infinirtError_t destroyed = infinirtErrorUnknown;
   owned.Destroy(&destroyed);
   ASSERT_EQ(destroyed, infinirtSuccess);
-  EXPECT_EQ(infinirtStreamQuery(adopted), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtStreamQuery(adopted), infinirtErrorContextIsDestroyed);
   infinirtGetLastError();
   // The vendor stream was not destroyed with it.
   ASSERT_OK_OR_SKIP(infinirtMemsetAsync(device, 0x33, kBytes, stream));

@@ -360,12 +360,51 @@ TEST_F(Conformance, S07_StreamDestroyWithPendingWorkReturnsAndWorkCompletes) {
   EXPECT_FALSE(gate.timed_out());
   EXPECT_FALSE(ran.load());
   EXPECT_TRUE(IsPending(done));
-  EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorInvalidResourceHandle);
-  EXPECT_EQ(infinirtStreamDestroy(stream), infinirtErrorInvalidResourceHandle);
+  // A destroyed stream answers ContextIsDestroyed, as NVIDIA's runtime does.
+  EXPECT_EQ(infinirtStreamQuery(stream), infinirtErrorContextIsDestroyed);
+  EXPECT_EQ(infinirtStreamDestroy(stream), infinirtErrorContextIsDestroyed);
 
   gate.Open();
   EXPECT_TRUE(WaitUntil([&] { return ran.load(); })) << "work of a destroyed stream was dropped";
   EXPECT_EQ(infinirtEventSynchronize(done), infinirtSuccess);
+}
+
+// Every call that takes a stream answers ContextIsDestroyed for a destroyed one, and changes
+// nothing; a value that never was a stream's handle stays InvalidResourceHandle.
+TEST_F(Conformance, S07_ADestroyedStreamIsContextIsDestroyedWhereverItIsPassed) {
+  infinirtStream_t stream = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
+  unsigned char* memory = NewDeviceMemory(kBytes);
+  ASSERT_NE(memory, nullptr);
+  unsigned char host[16] = {};
+  infinirtEvent_t event = NewEvent();
+  infinirtGraph_t graph = nullptr;
+  int device = -1;
+  void* allocated = nullptr;
+  auto& ran = Keep<std::atomic<bool>>(false);
+  const infinirtError_t destroyed = infinirtErrorContextIsDestroyed;
+  EXPECT_EQ(infinirtStreamSynchronize(stream), destroyed);
+  EXPECT_EQ(infinirtStreamQuery(stream), destroyed);
+  EXPECT_EQ(infinirtStreamGetDevice(stream, &device), destroyed);
+  EXPECT_EQ(infinirtStreamWaitEvent(stream, event, 0), destroyed);
+  EXPECT_EQ(infinirtEventRecord(event, stream), destroyed);
+  EXPECT_EQ(infinirtLaunchHostFunc(stream, SetFlag, &ran), destroyed);
+  EXPECT_EQ(infinirtMemcpyAsync(host, memory, sizeof host, infinirtMemcpyDeviceToHost, stream),
+            destroyed);
+  EXPECT_EQ(infinirtMemsetAsync(memory, 1, kBytes, stream), destroyed);
+  EXPECT_EQ(infinirtMallocAsync(&allocated, 64, stream), destroyed);
+  EXPECT_EQ(allocated, nullptr);
+  EXPECT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), destroyed);
+  EXPECT_EQ(infinirtStreamEndCapture(stream, &graph), destroyed);
+  EXPECT_EQ(infinirtStreamDestroy(stream), destroyed);
+  EXPECT_EQ(infinirtGetLastError(), destroyed);
+  EXPECT_FALSE(ran.load());
+  // Never a handle: a forged value of no stream.
+  const auto never = reinterpret_cast<infinirtStream_t>(uintptr_t{0x1234567});
+  EXPECT_EQ(infinirtStreamQuery(never), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtStreamDestroy(never), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidResourceHandle);
 }
 
 // The pending work of a destroyed blocking stream is still device work: later legacy work and
@@ -436,8 +475,8 @@ TEST_F(Conformance, S40_StreamGetDeviceNamesTheStreamsDeviceOrTheCurrentOne) {
   infinirtStream_t destroyed = nullptr;
   ASSERT_EQ(infinirtStreamCreate(&destroyed), infinirtSuccess);
   ASSERT_EQ(infinirtStreamDestroy(destroyed), infinirtSuccess);
-  EXPECT_EQ(infinirtStreamGetDevice(destroyed, &device), infinirtErrorInvalidResourceHandle);
-  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtStreamGetDevice(destroyed, &device), infinirtErrorContextIsDestroyed);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorContextIsDestroyed);
   if (device_count() < 2) return;  // the rest needs a second device
   const int other = current == 0 ? 1 : 0;
   ASSERT_EQ(infinirtSetDevice(other), infinirtSuccess);

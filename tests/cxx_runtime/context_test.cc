@@ -47,7 +47,7 @@ TEST(ContextTest, EachThreadHasItsOwnRuntimeAndStream) {
   EXPECT_NE(their_runtime, mine);
   EXPECT_NE(theirs, mine->stream());
   // The thread's runtime went with it, and its stream with the runtime.
-  EXPECT_EQ(infinirtStreamQuery(theirs), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtStreamQuery(theirs), infinirtErrorContextIsDestroyed);
   infinirtGetLastError();
 }
 

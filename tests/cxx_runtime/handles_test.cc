@@ -23,7 +23,7 @@ TEST(HandlesTest, AStreamIsCreatedUsedAndDestroyed) {
     EXPECT_TRUE(stream.query());
     EXPECT_EQ(to, from);
   }
-  EXPECT_EQ(infinirtStreamQuery(raw), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtStreamQuery(raw), infinirtErrorContextIsDestroyed);
   infinirtGetLastError();
 }
 
@@ -37,7 +37,7 @@ TEST(HandlesTest, MovingAStreamMovesOwnership) {
   infinirtStream_t replaced = third.get();
   third = std::move(second);
   EXPECT_EQ(third.get(), raw);
-  EXPECT_EQ(infinirtStreamQuery(replaced), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtStreamQuery(replaced), infinirtErrorContextIsDestroyed);
   EXPECT_EQ(infinirtStreamQuery(raw), infinirtSuccess);
   infinirtGetLastError();
 }

@@ -453,7 +453,9 @@ class Program {
       }
     };
     prune(streams_, dead_streams_, [](infinirtStream_t s) {
-      return infinirtStreamQuery(s) != infinirtErrorInvalidResourceHandle;
+      const infinirtError_t answer = infinirtStreamQuery(s);  // a destroyed stream: 709
+      return answer != infinirtErrorInvalidResourceHandle &&
+             answer != infinirtErrorContextIsDestroyed;
     });
     prune(events_, dead_events_, [](infinirtEvent_t e) {
       return infinirtEventQuery(e) != infinirtErrorInvalidResourceHandle;

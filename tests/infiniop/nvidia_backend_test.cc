@@ -84,7 +84,7 @@ TEST_F(NvidiaBackendTest, TheNativeStreamIsTheVendorsAndTheCpuHasNone) {
   ASSERT_EQ(infinirtStreamCreate(&cpu_stream), infinirtSuccess);
   EXPECT_EQ(infinirtStreamGetNativeHandle(&native, cpu_stream), infinirtErrorNotSupported);
   EXPECT_EQ(infinirtStreamDestroy(cpu_stream), infinirtSuccess);
-  EXPECT_EQ(infinirtStreamGetNativeHandle(&native, cpu_stream), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtStreamGetNativeHandle(&native, cpu_stream), infinirtErrorContextIsDestroyed);
   infinirtGetLastError();
 }
 

@@ -288,7 +288,7 @@ TEST_F(GraphReplay, ANativeFunctionIsRefusedWithoutAFunctionOrAVendorStream) {
   ASSERT_EQ(infinirtStreamCreate(&destroyed), infinirtSuccess);
   ASSERT_EQ(infinirtStreamDestroy(destroyed), infinirtSuccess);
   EXPECT_EQ(infinirtLaunchNativeFunc(destroyed, &RecordNativeCall, &log, &ReleaseNativeLog),
-            infinirtErrorInvalidResourceHandle);
+            infinirtErrorContextIsDestroyed);
   // The CPU backend (device 1) has no vendor stream, capturing or not.
   ASSERT_EQ(infinirtSetDevice(1), infinirtSuccess);
   infinirtStream_t cpu_stream = nullptr;

@@ -46,7 +46,7 @@ TEST(DeviceResetTest, StreamOrderedAllocationsSurviveAResetAndCanBeFreedAfterIt)
   ASSERT_OK(infinirtDeviceReset());
 
   // What the reset destroys is gone ...
-  EXPECT_FAILS_WITH(infinirtErrorInvalidResourceHandle, infinirtStreamQuery(stream));
+  EXPECT_FAILS_WITH(infinirtErrorContextIsDestroyed, infinirtStreamQuery(stream));
   EXPECT_FAILS_WITH(infinirtErrorInvalidValue, infinirtFree(device));
   // ... the stream-ordered blocks are not.
   Pool after_reset;
