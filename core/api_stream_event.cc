@@ -90,6 +90,40 @@ auto NativeFuncNode(infinirtNativeFn_t fn, void* user_data, infinirtNativeReleas
   };
 }
 
+// A created stream's record, or (*is_default) one of the default streams of the current device;
+// any other value is an error (ContextIsDestroyed for a destroyed stream).
+infinirtError_t StreamRecord(Runtime& runtime, infinirtStream_t stream, ObjectRecord* record,
+                             bool* is_default, const char* function) {
+  *is_default = !runtime.streams().Lookup(HandleValue(stream), record);
+  if (!*is_default) return infinirtSuccess;
+  StreamTarget target;
+  return ResolveDefaultStream(runtime, stream, &target, function);
+}
+
+// The device's priority range, [0, 0] where its backend has none.
+void PriorityRange(const Target& target, int* least, int* greatest) {
+  *least = *greatest = 0;
+  int backend_least = 0, backend_greatest = 0;
+  if (target.backend->table.DeviceGetStreamPriorityRange(target.local, &backend_least,
+                                                         &backend_greatest) == infinirtSuccess &&
+      backend_greatest <= backend_least) {
+    *least = backend_least;
+    *greatest = backend_greatest;
+  }
+}
+
+// infinirtStreamAddCallback's call, run as a host function.
+struct StreamCallback {
+  infinirtStreamCallback_t callback;
+  infinirtStream_t stream;
+  void* user_data;
+
+  static void Run(void* self) {
+    std::unique_ptr<StreamCallback> data(static_cast<StreamCallback*>(self));
+    data->callback(data->stream, infinirtSuccess, data->user_data);
+  }
+};
+
 }  // namespace
 
 extern "C" {
@@ -190,6 +224,132 @@ infinirtError_t infinirtStreamGetDevice(infinirtStream_t hStream, int* device) {
     if (auto error = ResolveStream(Runtime::Get(), hStream, &target, function_name)) return error;
     *device = target.device;
     return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+  return Guard(__func__, [&](const char* function_name) {
+    Target target;
+    if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
+    int least = 0, greatest = 0;
+    PriorityRange(target, &least, &greatest);
+    // Either output may be NULL, as in CUDA.
+    if (leastPriority != nullptr) *leastPriority = least;
+    if (greatestPriority != nullptr) *greatestPriority = greatest;
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtStreamCreateWithPriority(infinirtStream_t* pStream, unsigned int flags,
+                                                 int priority) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (pStream == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: pStream is NULL", function_name);
+    if (flags & ~static_cast<unsigned int>(infinirtStreamNonBlocking)) {
+      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
+    }
+    Runtime& runtime = Runtime::Get();
+    Target target;
+    if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
+    int least = 0, greatest = 0;
+    PriorityRange(target, &least, &greatest);
+    // Out of range is clamped, as CUDA does.
+    const int clamped = std::min(least, std::max(greatest, priority));
+    const infinirtPluginTable& table = target.backend->table;
+    void* stream = nullptr;
+    // A backend without priorities (range [0, 0]) creates an ordinary stream.
+    const infinirtError_t created =
+        least == greatest ? table.StreamCreate(target.local, &stream, flags)
+                          : table.StreamCreateWithPriority(target.local, &stream, flags, clamped);
+    if (created != infinirtSuccess) return BackendAnswer(created, *target.backend, function_name);
+    return Publish(runtime.streams(), target, stream, flags, pStream, table.StreamDestroy,
+                   function_name, clamped);
+  });
+}
+
+infinirtError_t infinirtStreamGetPriority(infinirtStream_t hStream, int* priority) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (priority == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: priority is NULL", function_name);
+    }
+    ObjectRecord record;
+    bool is_default = false;
+    if (auto error = StreamRecord(Runtime::Get(), hStream, &record, &is_default, function_name)) {
+      return error;
+    }
+    *priority = is_default ? 0 : record.priority;  // the default streams have priority 0
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtStreamGetFlags(infinirtStream_t hStream, unsigned int* flags) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (flags == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: flags is NULL", function_name);
+    ObjectRecord record;
+    bool is_default = false;
+    if (auto error = StreamRecord(Runtime::Get(), hStream, &record, &is_default, function_name)) {
+      return error;
+    }
+    *flags = is_default ? infinirtStreamDefault : (record.flags & infinirtStreamNonBlocking);
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtStreamGetId(infinirtStream_t hStream, unsigned long long* streamId) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (streamId == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: streamId is NULL", function_name);
+    }
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord record;
+    bool is_default = false;
+    if (auto error = StreamRecord(runtime, hStream, &record, &is_default, function_name)) {
+      return error;
+    }
+    const uint64_t value = HandleValue(hStream);
+    if (!is_default) {
+      // The handle's slot and generation: a handle is never issued twice.
+      *streamId = (uint64_t{HandleCodec::Generation(value)} << HandleCodec::kIndexBits |
+                   HandleCodec::Index(value)) +
+                  1;
+    } else if (value == HandleValue(infinirtStreamPerThread)) {
+      // One per thread and device, apart from every created stream's.
+      static std::atomic<uint64_t> threads{0};
+      thread_local const uint64_t thread_number = ++threads;
+      int device = 0;
+      infinirtGetDevice(&device);
+      *streamId = (uint64_t{1} << 63) | (thread_number << 16) | static_cast<uint64_t>(device);
+    } else {
+      *streamId = 0;  // the legacy stream
+    }
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtStreamAddCallback(infinirtStream_t stream,
+                                          infinirtStreamCallback_t callback, void* userData,
+                                          unsigned int flags) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
+    if (callback == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: callback is NULL", function_name);
+    }
+    if (flags != 0) {
+      return Fail(infinirtErrorInvalidValue, "{}: flags must be 0, not {:#x}", function_name,
+                  flags);
+    }
+    infinirtError_t captured;
+    if (runtime.captures().RefuseUncapturable(target.ref, "a stream callback", &captured)) {
+      return Fail(captured, "{}: callbacks cannot be captured (LaunchHostFunc can)", function_name);
+    }
+    auto data = std::make_unique<StreamCallback>(StreamCallback{callback, stream, userData});
+    const infinirtError_t launched = target.backend->table.LaunchHostFunc(
+        target.local, target.stream, &StreamCallback::Run, data.get());
+    if (launched == infinirtSuccess) data.release();  // Run deletes it
+    return BackendAnswer(launched, *target.backend, function_name);
   });
 }
 
@@ -365,6 +525,31 @@ infinirtError_t infinirtEventRecord(infinirtEvent_t event, infinirtStream_t stre
     return BackendAnswer(
         target.backend->table.EventRecord(target.local, record.plugin_handle, target.stream),
         *target.backend, function_name);
+  });
+}
+
+infinirtError_t infinirtEventRecordWithFlags(infinirtEvent_t event, infinirtStream_t stream,
+                                             unsigned int flags) {
+  return Guard(__func__, [&](const char* function_name) -> infinirtError_t {
+    if (flags & ~static_cast<unsigned int>(infinirtEventRecordExternal)) {
+      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
+    }
+    if (flags & infinirtEventRecordExternal) {
+      // An external record is a record outside capture; inside one it would be an event record
+      // node of the graph, which InfiniRT's graphs do not have yet.
+      Runtime& runtime = Runtime::Get();
+      StreamTarget target;
+      if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
+      infinirtError_t captured;
+      if (runtime.captures().RefuseUncapturable(target.ref, "an external event record",
+                                                &captured)) {
+        return Fail(captured,
+                    "{}: an external event record cannot be captured yet (InfiniRT's graphs have "
+                    "no event record nodes)",
+                    function_name);
+      }
+    }
+    return infinirtEventRecord(event, stream);
   });
 }
 

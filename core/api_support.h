@@ -146,13 +146,14 @@ inline infinirtError_t ResolveObject(HandleTable& table, const void* handle, con
 // Registers a new object and hands out its handle; on failure calls destroy(local, handle).
 template <class Handle, class Destroy>
 infinirtError_t Publish(HandleTable& table, const Target& target, void* object, unsigned int flags,
-                        Handle* out, Destroy destroy, const char* function) {
+                        Handle* out, Destroy destroy, const char* function, int priority = 0) {
   ObjectRecord record;
   record.backend = target.backend_index;
   record.device = target.device;
   record.local_device = target.local;
   record.plugin_handle = object;
   record.flags = flags;
+  record.priority = priority;
   const uint64_t value = table.Insert(record);
   if (value == 0) {
     destroy(target.local, object);

@@ -29,6 +29,7 @@ struct ObjectRecord {
   int local_device = -1;  // the backend's own device index
   void* plugin_handle = nullptr;
   unsigned int flags = 0;
+  int priority = 0;  // a stream's (infinirtStreamCreateWithPriority)
 };
 
 // A stream record's flags: the public ones (infinirtStreamNonBlocking) and, in the top bit, the

@@ -461,6 +461,9 @@ typedef struct infinirtGraphEdgeData_st {
 #define infinirtStreamPerThread ((infinirtStream_t)0x2)
 
 typedef void(INFINIRT_CB* infinirtHostFn_t)(void* userData);
+/* infinirtStreamAddCallback's callback: the stream, the stream's status, the user's data. */
+typedef void(INFINIRT_CB* infinirtStreamCallback_t)(infinirtStream_t stream, infinirtError_t status,
+                                                    void* userData);
 
 /* infinirtLaunchNativeFunc: a function that queues work on a vendor's own stream (nativeStream),
  * and the function that releases its userData once InfiniRT will not call it again. */
@@ -618,6 +621,15 @@ typedef struct infinirtBackendProp {
   /* Streams */                                                                                    \
   X(infinirtError_t, StreamCreate, (infinirtStream_t * pStream))                                   \
   X(infinirtError_t, StreamCreateWithFlags, (infinirtStream_t * pStream, unsigned int flags))      \
+  /* Priorities: lower numbers run first; a priority outside the device's range is clamped into    \
+     it. A device without priorities has the range [0, 0]. */                                      \
+  X(infinirtError_t, DeviceGetStreamPriorityRange, (int* leastPriority, int* greatestPriority))    \
+  X(infinirtError_t, StreamCreateWithPriority,                                                     \
+    (infinirtStream_t * pStream, unsigned int flags, int priority))                                \
+  X(infinirtError_t, StreamGetPriority, (infinirtStream_t hStream, int* priority))                 \
+  X(infinirtError_t, StreamGetFlags, (infinirtStream_t hStream, unsigned int* flags))              \
+  /* A number unique to the stream among the process's streams, never reused. */                   \
+  X(infinirtError_t, StreamGetId, (infinirtStream_t hStream, unsigned long long* streamId))        \
   X(infinirtError_t, StreamDestroy, (infinirtStream_t stream))                                     \
   X(infinirtError_t, StreamSynchronize, (infinirtStream_t stream))                                 \
   X(infinirtError_t, StreamQuery, (infinirtStream_t stream))                                       \
@@ -627,10 +639,17 @@ typedef struct infinirtBackendProp {
     (infinirtStream_t stream, infinirtEvent_t event, unsigned int flags INFINIRT_DV(0)))           \
   X(infinirtError_t, LaunchHostFunc,                                                               \
     (infinirtStream_t stream, infinirtHostFn_t fn, void* userData))                                \
+  /* The older form of LaunchHostFunc (flags must be 0), not capturable. */                        \
+  X(infinirtError_t, StreamAddCallback,                                                            \
+    (infinirtStream_t stream, infinirtStreamCallback_t callback, void* userData,                   \
+     unsigned int flags))                                                                          \
   /* Events */                                                                                     \
   X(infinirtError_t, EventCreate, (infinirtEvent_t * event))                                       \
   X(infinirtError_t, EventCreateWithFlags, (infinirtEvent_t * event, unsigned int flags))          \
   X(infinirtError_t, EventRecord, (infinirtEvent_t event, infinirtStream_t stream INFINIRT_DV(0))) \
+  X(infinirtError_t, EventRecordWithFlags,                                                         \
+    (infinirtEvent_t event, infinirtStream_t stream INFINIRT_DV(0),                                \
+     unsigned int flags INFINIRT_DV(0)))                                                           \
   X(infinirtError_t, EventQuery, (infinirtEvent_t event))                                          \
   X(infinirtError_t, EventSynchronize, (infinirtEvent_t event))                                    \
   X(infinirtError_t, EventDestroy, (infinirtEvent_t event))                                        \

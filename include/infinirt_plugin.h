@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 #define INFINIRT_PLUGIN_ABI_MAJOR 1
-#define INFINIRT_PLUGIN_ABI_MINOR 3
+#define INFINIRT_PLUGIN_ABI_MINOR 4
 
 #define INFINIRT_PLUGIN_ENTRY_SYMBOL "infinirtPluginGetTable"
 
@@ -216,7 +216,11 @@ typedef struct infinirtPluginSupport {
    * StreamDestroy: the vendor stream stays its maker's. */                                       \
   X(StreamAdopt,                                                                                  \
     (int device, void* native_stream, infinirtPluginStream_t* stream, unsigned int* flags))       \
-  X(StreamRelease, (int device, infinirtPluginStream_t stream))
+  X(StreamRelease, (int device, infinirtPluginStream_t stream))                                   \
+  /* Since minor 4: stream priorities (lower numbers first; *greatest <= *least). */              \
+  X(DeviceGetStreamPriorityRange, (int device, int* least, int* greatest))                        \
+  X(StreamCreateWithPriority,                                                                     \
+    (int device, infinirtPluginStream_t* stream, unsigned int flags, int priority))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
  * their support declarations by it (GetSupport itself takes the entry's name). */

@@ -370,14 +370,28 @@ struct CpuPlugin {
 
   static infinirtError_t StreamCreate(int device, infinirtPluginStream_t* stream,
                                       unsigned int flags) {
+    return StreamCreateWithPriority(device, stream, flags, kLeastStreamPriority);
+  }
+
+  // Priorities are the worker pool's order of picking ready streams (engine.h).
+  static infinirtError_t DeviceGetStreamPriorityRange(int, int* least, int* greatest) {
+    *least = kLeastStreamPriority;
+    *greatest = kGreatestStreamPriority;
+    return infinirtSuccess;
+  }
+
+  static infinirtError_t StreamCreateWithPriority(int device, infinirtPluginStream_t* stream,
+                                                  unsigned int flags, int priority) {
     const bool non_blocking = (flags & infinirtStreamNonBlocking) != 0;
-    if (StreamHandle* spare = Dev(device).spare_streams->Take(non_blocking)) {
-      *stream = spare;
-      return infinirtSuccess;
+    StreamHandle* handle = Dev(device).spare_streams->Take(non_blocking);
+    if (handle == nullptr) {
+      auto made = std::make_unique<StreamHandle>();
+      made->stream = EngineOf(device).CreateStream(Stream::Kind::kCreated, non_blocking);
+      handle = made.release();
     }
-    auto handle = std::make_unique<StreamHandle>();
-    handle->stream = EngineOf(device).CreateStream(Stream::Kind::kCreated, non_blocking);
-    *stream = handle.release();
+    handle->stream->set_priority(
+        std::min(kLeastStreamPriority, std::max(kGreatestStreamPriority, priority)));
+    *stream = handle;
     return infinirtSuccess;
   }
 

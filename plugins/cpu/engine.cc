@@ -110,10 +110,12 @@ void WorkerPool::Schedule(std::shared_ptr<Stream> stream) {
   bool wake;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    ready_.push_back(std::move(stream));
-    ready_count_.store(ready_.size(), std::memory_order_release);
+    const int level = kLeastStreamPriority - stream->priority();  // 0: the least priority
+    ready_[level].push_back(std::move(stream));
+    const size_t ready = ready_count_.load(std::memory_order_relaxed) + 1;
+    ready_count_.store(ready, std::memory_order_release);
     // A spinning worker takes the first ready stream without being woken; more need sleepers.
-    wake = !spinning_ || ready_.size() > 1;
+    wake = !spinning_ || ready > 1;
   }
   if (wake) ready_cv_.notify_one();
 }
@@ -130,12 +132,17 @@ std::shared_ptr<Stream> WorkerPool::TakeReady() {
   std::unique_lock<std::mutex> lock(mutex_);
   bool spun = false;  // one spin per wake-up, then sleep
   for (;;) {
-    if (!ready_.empty()) {
-      std::shared_ptr<Stream> stream = std::move(ready_.front());
-      ready_.pop_front();
-      ready_count_.store(ready_.size(), std::memory_order_relaxed);
-      running_.fetch_add(1, std::memory_order_relaxed);
-      return stream;
+    if (ready_count_.load(std::memory_order_relaxed) != 0) {
+      // The highest priority first; within one, the stream ready longest.
+      for (int level = kStreamPriorityLevels - 1; level >= 0; --level) {
+        if (ready_[level].empty()) continue;
+        std::shared_ptr<Stream> stream = std::move(ready_[level].front());
+        ready_[level].pop_front();
+        ready_count_.store(ready_count_.load(std::memory_order_relaxed) - 1,
+                           std::memory_order_relaxed);
+        running_.fetch_add(1, std::memory_order_relaxed);
+        return stream;
+      }
     }
     if (stopping_) return nullptr;
     if (!spun && !spinning_ && running_.load(std::memory_order_relaxed) < spin_below_) {

@@ -71,6 +71,12 @@ inline void RunGuarded(const Task& work) {
   if (work) RunContained(work);
 }
 
+// Stream priorities as CUDA numbers them, lower first: 0 (the least, every stream's unless set)
+// to -5. The pool picks ready streams of a higher priority first.
+constexpr int kLeastStreamPriority = 0;
+constexpr int kGreatestStreamPriority = -5;
+constexpr int kStreamPriorityLevels = kLeastStreamPriority - kGreatestStreamPriority + 1;
+
 // The workers start with the first work queued, not with the pool: initialisation stays
 // cheap (starting 4 threads is most of the CPU backend's start-up time), and a process that
 // never issues work to the CPU backend never has its threads.
@@ -107,8 +113,9 @@ class WorkerPool {
   std::mutex start_mutex_;  // held while starting the workers
   std::mutex mutex_;
   std::condition_variable ready_cv_;
-  std::deque<std::shared_ptr<Stream>> ready_;
-  std::atomic<size_t> ready_count_{0};  // ready_.size(), read without mutex_ while spinning
+  // Ready streams by priority (index 0: the least), each in the order they became ready.
+  std::deque<std::shared_ptr<Stream>> ready_[kStreamPriorityLevels];
+  std::atomic<size_t> ready_count_{0};  // streams in ready_, read without mutex_ while spinning
   bool spinning_ = false;               // a worker is in SpinForWork (under mutex_)
   std::atomic<int> running_{0};         // workers running a stream
   // A worker spins only while fewer than this many run streams: the rest of the cores are left
@@ -128,6 +135,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   Stream& operator=(const Stream&) = delete;
 
   Kind kind() const { return kind_; }
+  int priority() const { return priority_.load(std::memory_order_relaxed); }
+  // Set while the stream is idle (just created or taken from the spares).
+  void set_priority(int priority) { priority_.store(priority, std::memory_order_relaxed); }
   // Unique over the process's lifetime (unlike the object's address); a recycled stream gets a
   // new one.
   uint64_t id() const { return id_.load(std::memory_order_relaxed); }
@@ -202,6 +212,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::atomic<uint64_t> id_;
   const Kind kind_;
   const bool non_blocking_;
+  std::atomic<int> priority_{kLeastStreamPriority};
 
   std::mutex mutex_;
   std::condition_variable completed_cv_;

@@ -61,6 +61,8 @@ typedef void (*CfHostFn)(void*);
   X(LaunchHostFunc, (CF_STREAM stream, CF_HOST_FN fn, void* user_data))                    \
   X(StreamGetFlags, (CF_STREAM stream, unsigned int* flags))                               \
   X(StreamGetDevice, (CF_STREAM stream, int* device))                                      \
+  X(DeviceGetStreamPriorityRange, (int* least, int* greatest))                             \
+  X(StreamCreateWithPriority, (CF_STREAM * stream, unsigned int flags, int priority))      \
   X(StreamBeginCapture, (CF_STREAM stream, CF_CAPTURE_MODE mode))                          \
   X(StreamEndCapture, (CF_STREAM stream, CF_GRAPH * graph))                                \
   X(GraphInstantiateWithFlags, (CF_EXEC * exec, CF_GRAPH graph, unsigned long long flags)) \

@@ -126,6 +126,10 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
       return Native({}, "the runtime's own event handle, no call");
     case entry::StreamWaitEvent:
       return Native({"StreamWaitEvent"}, "always 3 arguments, flags 0");
+    case entry::DeviceGetStreamPriorityRange:
+      return NativeIfPresent(Has(fn.DeviceGetStreamPriorityRange), "DeviceGetStreamPriorityRange");
+    case entry::StreamCreateWithPriority:
+      return NativeIfPresent(Has(fn.StreamCreateWithPriority), "StreamCreateWithPriority");
     case entry::LaunchHostFunc:
       if (!Has(fn.LaunchHostFunc)) return None("the runtime lacks LaunchHostFunc");
       return Native({"LaunchHostFunc"},

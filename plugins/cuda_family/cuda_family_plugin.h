@@ -111,6 +111,8 @@ struct CudaFamilyPlugin : plugin::VendorPluginBase<CudaFamilyPlugin> {
   INFINIRT_PLUGIN_ENTRY(EventGetNativeHandle);
   INFINIRT_PLUGIN_ENTRY(StreamAdopt);
   INFINIRT_PLUGIN_ENTRY(StreamRelease);
+  INFINIRT_PLUGIN_ENTRY(DeviceGetStreamPriorityRange);
+  INFINIRT_PLUGIN_ENTRY(StreamCreateWithPriority);
   // The memory-pool attributes are left out: no vendor function of the lists serves them.
 
   // Support declarations (cuda_family_declarations.cc).

@@ -295,6 +295,23 @@ infinirtError_t CudaFamilyPlugin::StreamCreate(int device, infinirtPluginStream_
   return CF_CALL(StreamCreateWithFlags, stream, vendor_flags);
 }
 
+infinirtError_t CudaFamilyPlugin::DeviceGetStreamPriorityRange(int device, int* least,
+                                                               int* greatest) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.DeviceGetStreamPriorityRange == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(DeviceGetStreamPriorityRange, least, greatest);
+}
+
+infinirtError_t CudaFamilyPlugin::StreamCreateWithPriority(int device,
+                                                           infinirtPluginStream_t* stream,
+                                                           unsigned int flags, int priority) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.StreamCreateWithPriority == nullptr) return infinirtErrorNotSupported;
+  const unsigned int vendor_flags =
+      (flags & infinirtStreamNonBlocking) ? TheState().spec.enums.stream_non_blocking : 0;
+  return CF_CALL(StreamCreateWithPriority, stream, vendor_flags, priority);
+}
+
 infinirtError_t CudaFamilyPlugin::StreamDestroy(int device, infinirtPluginStream_t stream) {
   if (const infinirtError_t e = Bind(device)) return e;
   return CF_CALL(StreamDestroy, stream);

@@ -1,6 +1,7 @@
 // S1-S7 and S40: stream order, the legacy default stream, non-blocking and per-thread streams,
 // stream query and synchronisation, stream destruction, a stream's device.
 #include <array>
+#include <thread>
 #include <vector>
 
 #include "conformance.h"
@@ -485,6 +486,194 @@ TEST_F(Conformance, S40_StreamGetDeviceNamesTheStreamsDeviceOrTheCurrentOne) {
   EXPECT_EQ(infinirtStreamGetDevice(nullptr, &device), infinirtSuccess);
   EXPECT_EQ(device, other);
   ASSERT_EQ(infinirtSetDevice(current), infinirtSuccess);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S42: stream priorities, flags and ids; stream callbacks; EventRecordWithFlags.
+
+TEST_F(Conformance, S42_PrioritiesAreClampedIntoTheDevicesRange) {
+  int least = 99, greatest = 99;
+  ASSERT_EQ(infinirtDeviceGetStreamPriorityRange(&least, &greatest), infinirtSuccess);
+  EXPECT_LE(greatest, least);
+  int only_least = 99;
+  EXPECT_EQ(infinirtDeviceGetStreamPriorityRange(&only_least, nullptr), infinirtSuccess);
+  EXPECT_EQ(only_least, least);
+  EXPECT_EQ(infinirtDeviceGetStreamPriorityRange(nullptr, nullptr), infinirtSuccess);
+  struct Case {
+    int asked, expected;
+  };
+  for (const Case& c : {Case{least, least}, Case{greatest, greatest},
+                        Case{greatest - 100, greatest}, Case{least + 100, least}}) {
+    infinirtStream_t stream = nullptr;
+    ASSERT_OK_OR_SKIP(
+        infinirtStreamCreateWithPriority(&stream, infinirtStreamNonBlocking, c.asked));
+    int priority = 12345;
+    EXPECT_EQ(infinirtStreamGetPriority(stream, &priority), infinirtSuccess);
+    EXPECT_EQ(priority, c.expected) << "asked for " << c.asked;
+    unsigned int flags = 99;
+    EXPECT_EQ(infinirtStreamGetFlags(stream, &flags), infinirtSuccess);
+    EXPECT_EQ(flags, static_cast<unsigned int>(infinirtStreamNonBlocking));
+    // Work runs on it as on any stream.
+    auto& ran = Keep<std::atomic<bool>>(false);
+    ASSERT_OK_OR_SKIP(infinirtLaunchHostFunc(stream, SetFlag, &ran));
+    EXPECT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+    EXPECT_TRUE(ran.load());
+    EXPECT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
+  }
+  infinirtStream_t stream = nullptr;
+  EXPECT_EQ(infinirtStreamCreateWithPriority(nullptr, 0, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtStreamCreateWithPriority(&stream, 0x4, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidValue);
+}
+
+TEST_F(Conformance, S42_DefaultStreamsHavePriorityZeroAndDefaultFlags) {
+  for (infinirtStream_t special :
+       {infinirtStream_t{}, infinirtStreamLegacy, infinirtStreamPerThread}) {
+    int priority = 99;
+    unsigned int flags = 99;
+    EXPECT_EQ(infinirtStreamGetPriority(special, &priority), infinirtSuccess);
+    EXPECT_EQ(priority, 0);
+    EXPECT_EQ(infinirtStreamGetFlags(special, &flags), infinirtSuccess);
+    EXPECT_EQ(flags, static_cast<unsigned int>(infinirtStreamDefault));
+  }
+  infinirtStream_t blocking = NewStream();
+  unsigned int flags = 99;
+  EXPECT_EQ(infinirtStreamGetFlags(blocking, &flags), infinirtSuccess);
+  EXPECT_EQ(flags, static_cast<unsigned int>(infinirtStreamDefault));
+  int priority = 99;
+  EXPECT_EQ(infinirtStreamGetPriority(blocking, &priority), infinirtSuccess);
+  EXPECT_EQ(priority, 0) << "a stream created without a priority has the default one";
+  EXPECT_EQ(infinirtStreamGetPriority(blocking, nullptr), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtStreamGetFlags(blocking, nullptr), infinirtErrorInvalidValue);
+  infinirtStream_t destroyed = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&destroyed), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamDestroy(destroyed), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamGetPriority(destroyed, &priority), infinirtErrorContextIsDestroyed);
+  EXPECT_EQ(infinirtStreamGetFlags(destroyed, &flags), infinirtErrorContextIsDestroyed);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorContextIsDestroyed);
+}
+
+TEST_F(Conformance, S42_StreamIdsAreDistinctAndStable) {
+  infinirtStream_t a = NewStream();
+  infinirtStream_t b = NewStream();
+  unsigned long long id_a = 0, id_a_again = 1, id_b = 0, id_legacy = 1, id_per_thread = 0;
+  ASSERT_EQ(infinirtStreamGetId(a, &id_a), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamGetId(a, &id_a_again), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamGetId(b, &id_b), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamGetId(nullptr, &id_legacy), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamGetId(infinirtStreamPerThread, &id_per_thread), infinirtSuccess);
+  EXPECT_EQ(id_a, id_a_again);
+  std::vector<unsigned long long> ids = {id_a, id_b, id_legacy, id_per_thread};
+  // A stream made after another was destroyed (perhaps in its place) gets a new id.
+  infinirtStream_t gone = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&gone), infinirtSuccess);
+  unsigned long long id_gone = 0;
+  ASSERT_EQ(infinirtStreamGetId(gone, &id_gone), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamDestroy(gone), infinirtSuccess);
+  infinirtStream_t next = NewStream();
+  unsigned long long id_next = 0;
+  ASSERT_EQ(infinirtStreamGetId(next, &id_next), infinirtSuccess);
+  ids.push_back(id_gone);
+  ids.push_back(id_next);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    for (size_t j = i + 1; j < ids.size(); ++j) EXPECT_NE(ids[i], ids[j]) << i << " and " << j;
+  }
+  // Another thread's per-thread stream is another stream.
+  unsigned long long theirs = id_per_thread;
+  std::thread([&] {
+    infinirtSetDevice(0);
+    infinirtStreamGetId(infinirtStreamPerThread, &theirs);
+  }).join();
+  EXPECT_NE(theirs, id_per_thread);
+  EXPECT_EQ(infinirtStreamGetId(a, nullptr), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtStreamGetId(gone, &id_gone), infinirtErrorContextIsDestroyed);
+  infinirtGetLastError();
+}
+
+struct CallbackLog {
+  std::atomic<int> calls{0};
+  infinirtStream_t stream = nullptr;
+  infinirtError_t status = infinirtErrorUnknown;
+  void* user_data = nullptr;
+  OrderLog* order = nullptr;
+};
+void INFINIRT_CB RecordCallback(infinirtStream_t stream, infinirtError_t status, void* data) {
+  auto* log = static_cast<CallbackLog*>(data);
+  log->stream = stream;
+  log->status = status;
+  log->user_data = data;
+  log->order->Append(2);
+  log->calls.fetch_add(1);
+}
+
+TEST_F(Conformance, S42_StreamCallbacksRunInStreamOrderWithTheirArguments) {
+  infinirtStream_t stream = NewStream();
+  auto& order = Keep<OrderLog>();
+  auto& log = Keep<CallbackLog>();
+  log.order = &order;
+  auto& before = Keep<Mark>(Mark{&order, 1});
+  auto& after = Keep<Mark>(Mark{&order, 3});
+  Gate& gate = NewGate();
+  ASSERT_OK_OR_SKIP(gate.Block(stream));
+  ASSERT_OK_OR_SKIP(infinirtLaunchHostFunc(stream, AppendMark, &before));
+  ASSERT_EQ(infinirtStreamAddCallback(stream, RecordCallback, &log, 0), infinirtSuccess);
+  ASSERT_OK_OR_SKIP(infinirtLaunchHostFunc(stream, AppendMark, &after));
+  EXPECT_EQ(log.calls.load(), 0) << "ran before the work queued ahead of it";
+  gate.Open();
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(log.calls.load(), 1);
+  EXPECT_EQ(log.stream, stream);
+  EXPECT_EQ(log.status, infinirtSuccess);
+  EXPECT_EQ(log.user_data, &log);
+  ASSERT_EQ(order.next.load(), 3);
+  EXPECT_EQ(order.slots[0], 1);
+  EXPECT_EQ(order.slots[1], 2);
+  EXPECT_EQ(order.slots[2], 3);
+  // The legacy stream too.
+  EXPECT_EQ(infinirtStreamAddCallback(nullptr, RecordCallback, &log, 0), infinirtSuccess);
+  ASSERT_EQ(infinirtDeviceSynchronize(), infinirtSuccess);
+  EXPECT_EQ(log.calls.load(), 2);
+  EXPECT_EQ(log.stream, nullptr);
+
+  EXPECT_EQ(infinirtStreamAddCallback(stream, nullptr, &log, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtStreamAddCallback(stream, RecordCallback, &log, 1), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidValue);
+  ASSERT_EQ(infinirtDeviceSynchronize(), infinirtSuccess);
+  EXPECT_EQ(log.calls.load(), 2) << "a refused callback ran";
+}
+
+TEST_F(Conformance, S42_StreamCallbacksCannotBeCaptured) {
+  infinirtStream_t stream = NewStream();
+  auto& order = Keep<OrderLog>();
+  auto& log = Keep<CallbackLog>();
+  log.order = &order;
+  ASSERT_OK_OR_SKIP(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
+  EXPECT_EQ(infinirtStreamAddCallback(stream, RecordCallback, &log, 0),
+            infinirtErrorStreamCaptureUnsupported);
+  infinirtGraph_t graph = nullptr;
+  EXPECT_NE(infinirtStreamEndCapture(stream, &graph), infinirtSuccess) << "the capture went on";
+  if (graph != nullptr) infinirtGraphDestroy(graph);
+  infinirtGetLastError();
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(log.calls.load(), 0);
+}
+
+TEST_F(Conformance, S42_EventRecordWithFlagsRecordsAsEventRecord) {
+  infinirtStream_t stream = NewStream();
+  for (unsigned int flags : {infinirtEventRecordDefault, infinirtEventRecordExternal}) {
+    infinirtEvent_t event = NewEvent();
+    Gate& gate = NewGate();
+    ASSERT_OK_OR_SKIP(gate.Block(stream));
+    ASSERT_EQ(infinirtEventRecordWithFlags(event, stream, flags), infinirtSuccess);
+    EXPECT_TRUE(IsPending(event)) << "flags " << flags;
+    gate.Open();
+    EXPECT_EQ(infinirtEventSynchronize(event), infinirtSuccess);
+    EXPECT_EQ(infinirtEventQuery(event), infinirtSuccess);
+  }
+  infinirtEvent_t event = NewEvent();
+  EXPECT_EQ(infinirtEventRecordWithFlags(event, stream, 0x2), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtEventRecordWithFlags(nullptr, stream, 0), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidResourceHandle);
 }
 
 }  // namespace

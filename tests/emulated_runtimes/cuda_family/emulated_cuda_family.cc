@@ -383,6 +383,34 @@ EMU_EXPORT int EMU_FN(StreamGetFlags)(void* stream, unsigned int* flags) {
   return kSuccess;
 }
 
+// Priorities are the CPU backend's (its worker pool picks higher-priority streams first).
+EMU_EXPORT int EMU_FN(DeviceGetStreamPriorityRange)(int* least, int* greatest) {
+  ENTER("DeviceGetStreamPriorityRange", "");
+  int cpu_least = 0, cpu_greatest = 0;
+  if (const infinirtError_t e =
+          emu::Cpu().DeviceGetStreamPriorityRange(0, &cpu_least, &cpu_greatest)) {
+    return Status(e);
+  }
+  if (least != nullptr) *least = cpu_least;
+  if (greatest != nullptr) *greatest = cpu_greatest;
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(StreamCreateWithPriority)(void** stream, unsigned int flags, int priority) {
+  ENTER("StreamCreateWithPriority", "flags=" + N(flags) + " priority=" + N(priority));
+  if (stream == nullptr || (flags & ~0x1u) != 0) return kInvalidValue;
+  auto made = std::make_unique<emu::Stream>();
+  made->device = emu::CurrentDevice();
+  made->flags = flags;
+  if (const infinirtError_t e =
+          emu::Cpu().StreamCreateWithPriority(0, &made->cpu, flags, priority)) {
+    return Status(e);
+  }
+  *stream = made.release();
+  emu::Register(*stream);
+  return kSuccess;
+}
+
 EMU_EXPORT int EMU_FN(StreamGetDevice)(void* stream, int* device) {
   ENTER("StreamGetDevice", P(stream));
   infinirtPluginStream_t cpu;
