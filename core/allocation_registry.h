@@ -45,23 +45,27 @@ struct KeptAnswers;
 }  // namespace registry_detail
 
 enum class MemoryKind {
-  kDevice,         // infinirtMalloc
-  kPinnedHost,     // infinirtMallocHost / infinirtHostAlloc
-  kStreamOrdered,  // infinirtMallocAsync
-  kGraph           // infinirtMallocAsync during capture: owned by the graph (owner = graph id)
+  kDevice,          // infinirtMalloc
+  kPinnedHost,      // infinirtMallocHost / infinirtHostAlloc
+  kRegisteredHost,  // the program's host memory, infinirtHostRegister
+  kStreamOrdered,   // infinirtMallocAsync
+  kGraph            // infinirtMallocAsync during capture: owned by the graph (owner = graph id)
 };
 
 struct Allocation {
   uintptr_t base = 0;
   size_t size = 0;
   MemoryKind kind = MemoryKind::kDevice;
-  int backend = -1;       // index in Runtime::backends()
-  int device = -1;        // flat ordinal
-  int local_device = -1;  // the backend's own device index
-  uint64_t owner = 0;     // kGraph: the id of the graph that owns the memory
+  int backend = -1;        // index in Runtime::backends()
+  int device = -1;         // flat ordinal
+  int local_device = -1;   // the backend's own device index
+  uint64_t owner = 0;      // kGraph: the id of the graph that owns the memory
+  unsigned int flags = 0;  // kPinnedHost: HostAlloc's flags; kRegisteredHost: HostRegister's
 
   bool Contains(uintptr_t address) const { return address - base < size; }
-  bool IsDeviceMemory() const { return kind != MemoryKind::kPinnedHost; }
+  bool IsDeviceMemory() const {
+    return kind != MemoryKind::kPinnedHost && kind != MemoryKind::kRegisteredHost;
+  }
 };
 
 class AllocationRegistry {

@@ -53,13 +53,13 @@ infinirtError_t FreeRegistered(void* pointer, bool host, const char* function) {
 template <class Allocate, class Release>
 infinirtError_t AllocateRegistered(Runtime& runtime, const Target& target, size_t size,
                                    MemoryKind kind, Allocate&& allocate, Release&& release,
-                                   void** out, const char* function) {
+                                   void** out, const char* function, unsigned int flags = 0) {
   void* pointer = nullptr;
   if (auto error = allocate(&pointer)) return BackendAnswer(error, *target.backend, function);
   if (pointer == nullptr) {
     return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function);
   }
-  if (auto error = RegisterAllocation(runtime, target, pointer, size, kind, 0, function)) {
+  if (auto error = RegisterAllocation(runtime, target, pointer, size, kind, 0, function, flags)) {
     release(pointer);
     return error;
   }
@@ -218,7 +218,7 @@ infinirtError_t infinirtHostAlloc(void** pHost, size_t size, unsigned int flags)
     return AllocateRegistered(
         runtime, target, size, MemoryKind::kPinnedHost,
         [&](void** pointer) { return table.HostAlloc(target.local, pointer, size, flags); },
-        [&](void* pointer) { table.FreeHost(target.local, pointer); }, pHost, function_name);
+        [&](void* pointer) { table.FreeHost(target.local, pointer); }, pHost, function_name, flags);
   });
 }
 
@@ -229,6 +229,110 @@ infinirtError_t infinirtMallocHost(void** ptr, size_t size) {
 infinirtError_t infinirtFreeHost(void* ptr) {
   return Guard(__func__, [&](const char* function_name) {
     return FreeRegistered(ptr, /*host=*/true, function_name);
+  });
+}
+
+infinirtError_t infinirtHostRegister(void* ptr, size_t size, unsigned int flags) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (ptr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: ptr is NULL", function_name);
+    if (size == 0) return Fail(infinirtErrorInvalidValue, "{}: size is 0", function_name);
+    constexpr unsigned int kKnownFlags = infinirtHostRegisterPortable | infinirtHostRegisterMapped |
+                                         infinirtHostRegisterIoMemory |
+                                         infinirtHostRegisterReadOnly;
+    if (flags & ~kKnownFlags) {
+      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
+    }
+    if (flags & infinirtHostRegisterIoMemory) {
+      return Fail(infinirtErrorNotSupported, "{}: I/O memory cannot be registered", function_name);
+    }
+    const uintptr_t base = reinterpret_cast<uintptr_t>(ptr);
+    if (size > UINTPTR_MAX - base) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} bytes at {} wrap around the address space",
+                  function_name, size, ptr);
+    }
+    Runtime& runtime = Runtime::Get();
+    Target target;
+    if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
+    if (auto error = runtime.captures().CheckUnsafeCall()) return error;
+    // A range that overlaps memory InfiniRT knows: pinned or registered already, or device
+    // memory (which is not the program's to register).
+    const auto overlapping = runtime.allocations().Snapshot([&](const Allocation& allocation) {
+      return allocation.base < base + size && base < allocation.base + allocation.size;
+    });
+    if (!overlapping.empty()) {
+      const Allocation& known = overlapping.front();
+      return Fail(known.IsDeviceMemory() ? infinirtErrorInvalidValue
+                                         : infinirtErrorHostMemoryAlreadyRegistered,
+                  "{}: [{}, +{}) overlaps {} memory at {:#x} ({} bytes)", function_name, ptr, size,
+                  known.IsDeviceMemory() ? "device" : "pinned or registered host", known.base,
+                  known.size);
+    }
+    const infinirtPluginTable& table = target.backend->table;
+    if (auto error = table.HostRegister(target.local, ptr, size, flags)) {
+      return BackendAnswer(error, *target.backend, function_name);
+    }
+    if (auto error = RegisterAllocation(runtime, target, ptr, size, MemoryKind::kRegisteredHost, 0,
+                                        function_name, flags)) {
+      table.HostUnregister(target.local, ptr);
+      return error;
+    }
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtHostUnregister(void* ptr) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (ptr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: ptr is NULL", function_name);
+    Runtime& runtime = Runtime::Get();
+    if (auto error = runtime.captures().CheckUnsafeCall()) return error;
+    auto removed = runtime.allocations().RemoveExact(
+        reinterpret_cast<uintptr_t>(ptr),
+        [](const Allocation& a) { return a.kind == MemoryKind::kRegisteredHost; });
+    if (!removed) {
+      return Fail(infinirtErrorHostMemoryNotRegistered,
+                  "{}: {} is not the start of a range infinirtHostRegister registered",
+                  function_name, ptr);
+    }
+    Backend& owner = runtime.backend(removed->backend);
+    const infinirtError_t error = owner.table.HostUnregister(removed->local_device, ptr);
+    if (error != infinirtSuccess) runtime.allocations().Add(*removed);  // no effect
+    return BackendAnswer(error, owner, function_name);
+  });
+}
+
+infinirtError_t infinirtHostGetDevicePointer(void** pDevice, void* pHost, unsigned int flags) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (pDevice == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: pDevice is NULL", function_name);
+    }
+    if (flags != 0) {
+      return Fail(infinirtErrorInvalidValue, "{}: flags must be 0, not {:#x}", function_name,
+                  flags);
+    }
+    Runtime& runtime = Runtime::Get();
+    auto allocation = runtime.allocations().Find(reinterpret_cast<uintptr_t>(pHost));
+    if (!allocation || allocation->IsDeviceMemory()) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not in pinned or registered host memory",
+                  function_name, pHost);
+    }
+    Backend& owner = runtime.backend(allocation->backend);
+    return BackendAnswer(owner.table.HostGetDevicePointer(allocation->local_device, pDevice, pHost),
+                         owner, function_name);
+  });
+}
+
+infinirtError_t infinirtHostGetFlags(unsigned int* pFlags, void* pHost) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (pFlags == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: pFlags is NULL", function_name);
+    }
+    auto allocation = Runtime::Get().allocations().Find(reinterpret_cast<uintptr_t>(pHost));
+    if (!allocation || allocation->IsDeviceMemory()) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not in pinned or registered host memory",
+                  function_name, pHost);
+    }
+    *pFlags = allocation->flags;
+    return infinirtSuccess;
   });
 }
 
@@ -366,7 +470,7 @@ infinirtError_t infinirtPointerGetAttributes(struct infinirtPointerAttributes* a
     void* pointer = const_cast<void*>(ptr);
     attributes->device = allocation->device;
     attributes->devicePointer = pointer;
-    if (allocation->kind == MemoryKind::kPinnedHost) {
+    if (!allocation->IsDeviceMemory()) {  // pinned or registered host memory
       attributes->type = infinirtMemoryTypeHost;
       attributes->hostPointer = pointer;
     } else {

@@ -77,7 +77,7 @@ infinirtError_t InvalidHandle(const void* handle, const char* what, const char* 
 
 infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void* pointer,
                                    size_t size, MemoryKind kind, uint64_t owner,
-                                   const char* function) {
+                                   const char* function, unsigned int flags) {
   if (size > UINTPTR_MAX - reinterpret_cast<uintptr_t>(pointer)) {
     return FailVisibly(infinirtErrorMemoryAllocation,
                        "{}: backend '{}' returned {} for {} bytes, which wraps around the address "
@@ -92,6 +92,7 @@ infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void*
   allocation.backend = target.backend_index;
   allocation.device = target.device;
   allocation.local_device = target.local;
+  allocation.flags = flags;
   if (!runtime.allocations().Add(allocation)) {
     return FailVisibly(infinirtErrorUnknown,
                        "{}: backend '{}' returned {} which is already allocated", function,

@@ -163,9 +163,10 @@ infinirtError_t Publish(HandleTable& table, const Target& target, void* object, 
   return infinirtSuccess;
 }
 
+// `flags`: HostAlloc's or HostRegister's, for HostGetFlags.
 infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void* pointer,
                                    size_t size, MemoryKind kind, uint64_t owner,
-                                   const char* function);
+                                   const char* function, unsigned int flags = 0);
 
 // Freeing graph-owned memory (Free or FreeAsync of memory a graph launch allocated) ends its
 // live state rather than freeing it (graph.h). Returns nullopt when the pointer is not graph

@@ -323,7 +323,8 @@ infinirtError_t Runtime::ReleaseDeviceObjects(int device) {
   // Stream-ordered allocations survive a device reset (CUDA); graph memory goes with its graph.
   const auto allocations = allocations_.Snapshot([&](const Allocation& a) {
     return a.device == device &&
-           (a.kind == MemoryKind::kDevice || a.kind == MemoryKind::kPinnedHost);
+           (a.kind == MemoryKind::kDevice || a.kind == MemoryKind::kPinnedHost ||
+            a.kind == MemoryKind::kRegisteredHost);
   });
   for (const Allocation& allocation : allocations) {
     auto removed =
@@ -332,6 +333,8 @@ infinirtError_t Runtime::ReleaseDeviceObjects(int device) {
     void* pointer = reinterpret_cast<void*>(removed->base);
     if (removed->kind == MemoryKind::kPinnedHost) {
       owner.table.FreeHost(removed->local_device, pointer);
+    } else if (removed->kind == MemoryKind::kRegisteredHost) {
+      owner.table.HostUnregister(removed->local_device, pointer);  // the memory is the program's
     } else {
       owner.table.Free(removed->local_device, pointer);
     }

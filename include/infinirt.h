@@ -408,6 +408,12 @@ enum infinirtDeviceAttr INFINIRT_ENUM_BASE { INFINIRT_DEVICE_ATTR_LIST(INFINIRT_
 #define infinirtHostAllocMapped 0x02
 #define infinirtHostAllocWriteCombined 0x04
 
+#define infinirtHostRegisterDefault 0x00
+#define infinirtHostRegisterPortable 0x01
+#define infinirtHostRegisterMapped 0x02
+#define infinirtHostRegisterIoMemory 0x04
+#define infinirtHostRegisterReadOnly 0x08
+
 #define infinirtStreamDefault 0x00
 #define infinirtStreamNonBlocking 0x01
 
@@ -597,6 +603,12 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, MallocHost, (void** ptr, size_t size))                                        \
   X(infinirtError_t, HostAlloc, (void** pHost, size_t size, unsigned int flags))                   \
   X(infinirtError_t, FreeHost, (void* ptr))                                                        \
+  /* Page-locks host memory the program allocated, on the current device's backend: copies with    \
+     it are then as with pinned memory, and PointerGetAttributes and MemcpyDefault know it. */     \
+  X(infinirtError_t, HostRegister, (void* ptr, size_t size, unsigned int flags))                   \
+  X(infinirtError_t, HostUnregister, (void* ptr))                                                  \
+  X(infinirtError_t, HostGetDevicePointer, (void** pDevice, void* pHost, unsigned int flags))      \
+  X(infinirtError_t, HostGetFlags, (unsigned int* pFlags, void* pHost))                            \
   X(infinirtError_t, MallocAsync, (void** devPtr, size_t size, infinirtStream_t hStream))          \
   X(infinirtError_t, FreeAsync, (void* devPtr, infinirtStream_t hStream))                          \
   X(infinirtError_t, MemGetInfo, (size_t * free, size_t * total))                                  \

@@ -217,10 +217,14 @@ typedef struct infinirtPluginSupport {
   X(StreamAdopt,                                                                                  \
     (int device, void* native_stream, infinirtPluginStream_t* stream, unsigned int* flags))       \
   X(StreamRelease, (int device, infinirtPluginStream_t stream))                                   \
-  /* Since minor 4: stream priorities (lower numbers first; *greatest <= *least). */              \
+  /* Since minor 4: stream priorities (lower numbers first; *greatest <= *least); host memory     \
+   * registration (flags as CUDA's) and the device's address of pinned or registered memory. */   \
   X(DeviceGetStreamPriorityRange, (int device, int* least, int* greatest))                        \
   X(StreamCreateWithPriority,                                                                     \
-    (int device, infinirtPluginStream_t* stream, unsigned int flags, int priority))
+    (int device, infinirtPluginStream_t* stream, unsigned int flags, int priority))               \
+  X(HostRegister, (int device, void* ptr, size_t size, unsigned int flags))                       \
+  X(HostUnregister, (int device, void* ptr))                                                      \
+  X(HostGetDevicePointer, (int device, void** device_ptr, void* host_ptr))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
  * their support declarations by it (GetSupport itself takes the entry's name). */

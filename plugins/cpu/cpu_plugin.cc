@@ -322,6 +322,18 @@ struct CpuPlugin {
     return FreeAfterSync(device, ptr, "FreeHost");
   }
 
+  // Registering the program's host memory: the CPU device computes on host memory, so there is
+  // nothing to lock or map, and its address is the device's.
+  static infinirtError_t HostRegister(int, void*, size_t, unsigned int) { return infinirtSuccess; }
+  static infinirtError_t HostUnregister(int device, void*) {
+    // The work queued before may still use the memory, which goes back to the program.
+    return DeviceSynchronize(device);
+  }
+  static infinirtError_t HostGetDevicePointer(int, void** device_ptr, void* host_ptr) {
+    *device_ptr = host_ptr;
+    return infinirtSuccess;
+  }
+
   static infinirtError_t Memcpy(int device, void* dst, const void* src, size_t count,
                                 enum infinirtMemcpyKind) {
     if (OnWorkerThread()) return RefuseOnWorker("Memcpy");

@@ -63,6 +63,9 @@ typedef void (*CfHostFn)(void*);
   X(StreamGetDevice, (CF_STREAM stream, int* device))                                      \
   X(DeviceGetStreamPriorityRange, (int* least, int* greatest))                             \
   X(StreamCreateWithPriority, (CF_STREAM * stream, unsigned int flags, int priority))      \
+  X(HostRegister, (void* ptr, size_t size, unsigned int flags))                            \
+  X(HostUnregister, (void* ptr))                                                           \
+  X(HostGetDevicePointer, (void** device_ptr, void* host_ptr, unsigned int flags))         \
   X(StreamBeginCapture, (CF_STREAM stream, CF_CAPTURE_MODE mode))                          \
   X(StreamEndCapture, (CF_STREAM stream, CF_GRAPH * graph))                                \
   X(GraphInstantiateWithFlags, (CF_EXEC * exec, CF_GRAPH graph, unsigned long long flags)) \

@@ -130,6 +130,12 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
       return NativeIfPresent(Has(fn.DeviceGetStreamPriorityRange), "DeviceGetStreamPriorityRange");
     case entry::StreamCreateWithPriority:
       return NativeIfPresent(Has(fn.StreamCreateWithPriority), "StreamCreateWithPriority");
+    case entry::HostRegister:
+      return NativeIfPresent(Has(fn.HostRegister), "HostRegister");
+    case entry::HostUnregister:
+      return NativeIfPresent(Has(fn.HostUnregister), "HostUnregister");
+    case entry::HostGetDevicePointer:
+      return NativeIfPresent(Has(fn.HostGetDevicePointer), "HostGetDevicePointer");
     case entry::LaunchHostFunc:
       if (!Has(fn.LaunchHostFunc)) return None("the runtime lacks LaunchHostFunc");
       return Native({"LaunchHostFunc"},

@@ -113,6 +113,9 @@ struct CudaFamilyPlugin : plugin::VendorPluginBase<CudaFamilyPlugin> {
   INFINIRT_PLUGIN_ENTRY(StreamRelease);
   INFINIRT_PLUGIN_ENTRY(DeviceGetStreamPriorityRange);
   INFINIRT_PLUGIN_ENTRY(StreamCreateWithPriority);
+  INFINIRT_PLUGIN_ENTRY(HostRegister);
+  INFINIRT_PLUGIN_ENTRY(HostUnregister);
+  INFINIRT_PLUGIN_ENTRY(HostGetDevicePointer);
   // The memory-pool attributes are left out: no vendor function of the lists serves them.
 
   // Support declarations (cuda_family_declarations.cc).

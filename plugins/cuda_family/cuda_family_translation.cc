@@ -230,6 +230,28 @@ infinirtError_t CudaFamilyPlugin::FreeHost(int device, void* ptr) {
   return CF_CALL(FreeHost, ptr);
 }
 
+// Host registration: the flags are CUDA's numbers, which the family shares.
+infinirtError_t CudaFamilyPlugin::HostRegister(int device, void* ptr, size_t size,
+                                               unsigned int flags) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.HostRegister == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(HostRegister, ptr, size, flags);
+}
+
+infinirtError_t CudaFamilyPlugin::HostUnregister(int device, void* ptr) {
+  if (plugin::InHostFunction()) return RefuseInHostFunction("HostUnregister");
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.HostUnregister == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(HostUnregister, ptr);
+}
+
+infinirtError_t CudaFamilyPlugin::HostGetDevicePointer(int device, void** device_ptr,
+                                                       void* host_ptr) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.HostGetDevicePointer == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(HostGetDevicePointer, device_ptr, host_ptr, 0);
+}
+
 // Without the vendor's stream-ordered allocator the plugin keeps the order by waiting for the
 // stream: correct, not asynchronous.
 infinirtError_t CudaFamilyPlugin::MallocAsync(int device, void** ptr, size_t size,

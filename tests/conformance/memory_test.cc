@@ -271,5 +271,117 @@ TEST_F(Conformance, S26_MemGetInfoReportsFreeWithinTotal) {
   EXPECT_EQ(infinirtMemGetInfo(nullptr, nullptr), infinirtErrorInvalidValue);
 }
 
+// ---------------------------------------------------------------------------------------------
+// S43: host memory registration.
+
+TEST_F(Conformance, S43_RegisteredHostMemoryIsKnownAsHostMemory) {
+  std::vector<unsigned char>& host = NewPageableMemory(kBytes, 0);
+  int current = -1;
+  ASSERT_EQ(infinirtGetDevice(&current), infinirtSuccess);
+  ASSERT_OK_OR_SKIP(infinirtHostRegister(host.data(), kBytes, infinirtHostRegisterMapped));
+  infinirtPointerAttributes attributes = AttributesOf(host.data() + 10);
+  EXPECT_EQ(attributes.type, infinirtMemoryTypeHost);
+  EXPECT_EQ(attributes.device, current);
+  EXPECT_EQ(attributes.hostPointer, host.data() + 10);
+  unsigned int flags = 99;
+  EXPECT_EQ(infinirtHostGetFlags(&flags, host.data() + 10), infinirtSuccess);
+  EXPECT_EQ(flags, static_cast<unsigned int>(infinirtHostRegisterMapped));
+  void* device_pointer = nullptr;
+  EXPECT_EQ(infinirtHostGetDevicePointer(&device_pointer, host.data(), 0), infinirtSuccess);
+  EXPECT_EQ(device_pointer, host.data()) << "unified addressing: the same address";
+  // Copies with MemcpyDefault see it as host memory, asynchronous ones included.
+  unsigned char* device = NewDeviceMemory(kBytes);
+  ASSERT_NE(device, nullptr);
+  infinirtStream_t stream = NewStream();
+  ASSERT_EQ(infinirtMemset(device, 0x6B, kBytes), infinirtSuccess);
+  EXPECT_EQ(infinirtMemcpyAsync(host.data(), device, kBytes, infinirtMemcpyDefault, stream),
+            infinirtSuccess);
+  EXPECT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_TRUE(AllBytesAre(host.data(), kBytes, 0x6B));
+  // A copy running past the registered range is refused, as with any allocation.
+  EXPECT_EQ(infinirtMemcpy(host.data() + 1, device, kBytes, infinirtMemcpyDeviceToHost),
+            infinirtErrorInvalidValue);
+  infinirtGetLastError();
+
+  ASSERT_EQ(infinirtHostUnregister(host.data()), infinirtSuccess);
+  EXPECT_EQ(AttributesOf(host.data()).type, infinirtMemoryTypeUnregistered);
+  EXPECT_EQ(infinirtHostGetFlags(&flags, host.data()), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtHostUnregister(host.data()), infinirtErrorHostMemoryNotRegistered);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorHostMemoryNotRegistered);
+  // Pageable again: still usable memory of the program.
+  ASSERT_EQ(infinirtMemcpy(host.data(), device, kBytes, infinirtMemcpyDeviceToHost),
+            infinirtSuccess);
+}
+
+TEST_F(Conformance, S43_RegistrationRefusesOverlapsAndBadArguments) {
+  std::vector<unsigned char>& host = NewPageableMemory(4 * kBytes, 0);
+  ASSERT_OK_OR_SKIP(infinirtHostRegister(host.data() + kBytes, kBytes, 0));
+  EXPECT_EQ(infinirtHostRegister(host.data() + kBytes, kBytes, 0),
+            infinirtErrorHostMemoryAlreadyRegistered);
+  EXPECT_EQ(infinirtHostRegister(host.data(), 4 * kBytes, 0),
+            infinirtErrorHostMemoryAlreadyRegistered)
+      << "a range around a registered one";
+  EXPECT_EQ(infinirtHostRegister(host.data() + kBytes + 100, 10, 0),
+            infinirtErrorHostMemoryAlreadyRegistered)
+      << "a range inside a registered one";
+  EXPECT_EQ(infinirtHostUnregister(host.data() + kBytes + 100),
+            infinirtErrorHostMemoryNotRegistered)
+      << "not the start of the range";
+  unsigned char* pinned = NewPinnedMemory(kBytes);
+  ASSERT_NE(pinned, nullptr);
+  EXPECT_EQ(infinirtHostRegister(pinned, kBytes, 0), infinirtErrorHostMemoryAlreadyRegistered);
+  EXPECT_EQ(infinirtHostUnregister(pinned), infinirtErrorHostMemoryNotRegistered);
+  unsigned char* device = NewDeviceMemory(kBytes);
+  EXPECT_EQ(infinirtHostRegister(device, kBytes, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtHostRegister(nullptr, kBytes, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtHostRegister(host.data(), 0, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtHostRegister(host.data(), kBytes, 0x100), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtHostRegister(host.data(), kBytes, infinirtHostRegisterIoMemory),
+            infinirtErrorNotSupported);
+  EXPECT_EQ(infinirtHostUnregister(nullptr), infinirtErrorInvalidValue);
+  void* device_pointer = nullptr;
+  unsigned int flags = 0;
+  EXPECT_EQ(infinirtHostGetDevicePointer(&device_pointer, host.data() + kBytes, 1),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtHostGetDevicePointer(nullptr, host.data() + kBytes, 0),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtHostGetDevicePointer(&device_pointer, host.data(), 0),
+            infinirtErrorInvalidValue)
+      << "pageable memory";
+  EXPECT_EQ(infinirtHostGetDevicePointer(&device_pointer, device, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtHostGetFlags(nullptr, pinned), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtHostGetFlags(&flags, device), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidValue);
+  // Nothing of that changed the registration.
+  EXPECT_EQ(infinirtHostUnregister(host.data() + kBytes), infinirtSuccess);
+}
+
+TEST_F(Conformance, S43_DeviceResetUnregistersHostMemory) {
+  std::vector<unsigned char>& host = NewPageableMemory(kBytes, 0);
+  ASSERT_OK_OR_SKIP(infinirtHostRegister(host.data(), kBytes, 0));
+  ASSERT_EQ(infinirtDeviceReset(), infinirtSuccess);
+  EXPECT_EQ(AttributesOf(host.data()).type, infinirtMemoryTypeUnregistered);
+  EXPECT_EQ(infinirtHostUnregister(host.data()), infinirtErrorHostMemoryNotRegistered);
+  infinirtGetLastError();
+  host[0] = 1;  // the memory is the program's still
+}
+
+TEST_F(Conformance, S43_HostGetFlagsGivesTheFlagsOfHostAlloc) {
+  void* portable = nullptr;
+  ASSERT_OK_OR_SKIP(infinirtHostAlloc(&portable, kBytes, infinirtHostAllocPortable));
+  unsigned int flags = 99;
+  EXPECT_EQ(infinirtHostGetFlags(&flags, portable), infinirtSuccess);
+  EXPECT_EQ(flags, static_cast<unsigned int>(infinirtHostAllocPortable));
+  EXPECT_EQ(infinirtFreeHost(portable), infinirtSuccess);
+  void* plain = nullptr;
+  ASSERT_EQ(infinirtMallocHost(&plain, kBytes), infinirtSuccess);
+  EXPECT_EQ(infinirtHostGetFlags(&flags, plain), infinirtSuccess);
+  EXPECT_EQ(flags, static_cast<unsigned int>(infinirtHostAllocDefault));
+  void* device_pointer = nullptr;
+  EXPECT_EQ(infinirtHostGetDevicePointer(&device_pointer, plain, 0), infinirtSuccess);
+  EXPECT_EQ(device_pointer, plain);
+  EXPECT_EQ(infinirtFreeHost(plain), infinirtSuccess);
+}
+
 }  // namespace
 }  // namespace infinirt::conformance

@@ -176,6 +176,26 @@ std::map<std::string, Exercise> Exercises() {
     infinirtGetLastError();
     return e;
   };
+  x["HostRegister"] = [] {
+    std::vector<unsigned char> host(kBytes);
+    const infinirtError_t e = infinirtHostRegister(host.data(), kBytes, 0);
+    if (e == infinirtSuccess) EXPECT_EQ(infinirtHostUnregister(host.data()), infinirtSuccess);
+    return e;
+  };
+  x["HostUnregister"] = [] {
+    std::vector<unsigned char> host(kBytes);
+    const infinirtError_t e = infinirtHostRegister(host.data(), kBytes, 0);
+    return e != infinirtSuccess ? e : infinirtHostUnregister(host.data());
+  };
+  x["HostGetDevicePointer"] = [] {
+    void* pinned = nullptr;
+    EXPECT_EQ(infinirtMallocHost(&pinned, kBytes), infinirtSuccess);
+    void* device = nullptr;
+    const infinirtError_t e = infinirtHostGetDevicePointer(&device, pinned, 0);
+    EXPECT_TRUE(e != infinirtSuccess || device != nullptr);
+    infinirtFreeHost(pinned);
+    return e;
+  };
   x["StreamDestroy"] = [] {
     infinirtStream_t stream = nullptr;
     EXPECT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);

@@ -36,6 +36,8 @@ constexpr int kInvalidValue = 1;
 constexpr int kInitializationError = 3;
 constexpr int kInvalidMemcpyDirection = 21;
 constexpr int kInvalidDevice = 101;
+constexpr int kHostMemoryAlreadyRegistered = 712;
+constexpr int kHostMemoryNotRegistered = 713;
 constexpr int kInvalidResourceHandle = 400;
 constexpr int kIllegalState = 401;
 constexpr int kStreamCaptureUnsupported = 900;
@@ -259,6 +261,29 @@ EMU_EXPORT int EMU_FN(MallocHost)(void** ptr, size_t size) {
   if (const infinirtError_t e = emu::Cpu().HostAlloc(0, ptr, size, 0)) return Status(e);
   emu::TrackMemory(*ptr, size, emu::MemoryKind::kPinnedHost, emu::CurrentDevice());
   return kSuccess;
+}
+
+// Registered host memory behaves as pinned memory from then on.
+EMU_EXPORT int EMU_FN(HostRegister)(void* ptr, size_t size, unsigned int flags) {
+  ENTER("HostRegister", P(ptr) + " " + N(size) + " flags=" + N(flags));
+  if (ptr == nullptr || size == 0 || (flags & ~0xFu) != 0) return kInvalidValue;
+  if (emu::KindOf(ptr, 1) != emu::MemoryKind::kUnknown) return kHostMemoryAlreadyRegistered;
+  if (const infinirtError_t e = emu::Cpu().HostRegister(0, ptr, size, flags)) return Status(e);
+  emu::TrackMemory(ptr, size, emu::MemoryKind::kPinnedHost, emu::CurrentDevice());
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(HostUnregister)(void* ptr) {
+  ENTER("HostUnregister", P(ptr));
+  if (!emu::UntrackMemory(ptr, emu::MemoryKind::kPinnedHost)) return kHostMemoryNotRegistered;
+  return Status(emu::Cpu().HostUnregister(0, ptr));
+}
+
+EMU_EXPORT int EMU_FN(HostGetDevicePointer)(void** device_ptr, void* host_ptr, unsigned int flags) {
+  ENTER("HostGetDevicePointer", P(host_ptr));
+  if (device_ptr == nullptr || flags != 0) return kInvalidValue;
+  if (emu::KindOf(host_ptr, 1) != emu::MemoryKind::kPinnedHost) return kInvalidValue;
+  return Status(emu::Cpu().HostGetDevicePointer(0, device_ptr, host_ptr));
 }
 
 EMU_EXPORT int EMU_FN(FreeHost)(void* ptr) {
