@@ -1,6 +1,11 @@
 // The public C API for devices: count, selection, synchronisation, reset, properties and
 // attributes, versions.
 
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+
 #include "api_support.h"
 
 using namespace infinirt::core;       // NOLINT: this file implements the core's C API
@@ -16,6 +21,39 @@ bool IsDeviceAttribute(int attribute) {
     return true;
   }
   return false;
+}
+
+// infinirtSetDeviceFlags's flags, by flat ordinal (kept for the process's life, as CUDA keeps a
+// primary context's).
+std::mutex& DeviceFlagsMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::map<int, unsigned int>& DeviceFlags() {
+  static auto* flags = new std::map<int, unsigned int>;  // never destroyed: calls during exit
+  return *flags;
+}
+
+struct PciAddress {
+  int domain = 0, bus = 0, device = 0;
+};
+
+// "dddd:bb:dd.f" or "bb:dd.f" (hexadecimal, as CUDA and nvidia-smi write them), nothing after.
+bool ParsePciBusId(const char* text, PciAddress* address) {
+  unsigned int domain = 0, bus = 0, device = 0, function = 0;
+  int used = 0;
+  const size_t length = std::strlen(text);
+  if (std::sscanf(text, "%x:%x:%x.%x%n", &domain, &bus, &device, &function, &used) == 4 &&
+      static_cast<size_t>(used) == length) {
+  } else if (std::sscanf(text, "%x:%x.%x%n", &bus, &device, &function, &used) == 3 &&
+             static_cast<size_t>(used) == length) {
+    domain = 0;
+  } else {
+    return false;
+  }
+  if (domain > 0xffff || bus > 0xff || device > 0x1f || function > 7) return false;
+  *address = PciAddress{static_cast<int>(domain), static_cast<int>(bus), static_cast<int>(device)};
+  return true;
 }
 
 }  // namespace
@@ -81,6 +119,84 @@ infinirtError_t infinirtGetDevice(int* device) {
     return infinirtSuccess;
   }
   return GetDeviceChecked(device);
+}
+
+infinirtError_t infinirtSetDeviceFlags(unsigned int flags) {
+  return Guard(__func__, [&](const char* function_name) {
+    constexpr unsigned int kKnown = infinirtDeviceScheduleMask | infinirtDeviceMapHost |
+                                    infinirtDeviceLmemResizeToMax | infinirtDeviceSyncMemops;
+    const unsigned int schedule = flags & infinirtDeviceScheduleMask;
+    if ((flags & ~kKnown) ||
+        (schedule != infinirtDeviceScheduleAuto && schedule != infinirtDeviceScheduleSpin &&
+         schedule != infinirtDeviceScheduleYield &&
+         schedule != infinirtDeviceScheduleBlockingSync)) {
+      return Fail(infinirtErrorInvalidValue, "{}: {:#x} is not a combination of device flags",
+                  function_name, flags);
+    }
+    Target target;
+    if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
+    std::lock_guard<std::mutex> lock(DeviceFlagsMutex());
+    DeviceFlags()[target.device] = flags;
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtGetDeviceFlags(unsigned int* flags) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (flags == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: flags is NULL", function_name);
+    Target target;
+    if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
+    std::lock_guard<std::mutex> lock(DeviceFlagsMutex());
+    auto found = DeviceFlags().find(target.device);
+    *flags = (found == DeviceFlags().end() ? 0u : found->second) | infinirtDeviceMapHost;
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtDeviceGetPCIBusId(char* pciBusId, int len, int device) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (pciBusId == nullptr || len <= 0) {
+      return Fail(infinirtErrorInvalidValue, "{}: pciBusId is NULL or len ({}) is not positive",
+                  function_name, len);
+    }
+    infinirtDeviceProp prop;
+    if (auto error = infinirtGetDeviceProperties(&prop, device)) return error;
+    std::snprintf(pciBusId, static_cast<size_t>(len), "%04x:%02x:%02x.0",
+                  static_cast<unsigned>(prop.pciDomainID), static_cast<unsigned>(prop.pciBusID),
+                  static_cast<unsigned>(prop.pciDeviceID));
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtDeviceGetByPCIBusId(int* device, const char* pciBusId) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (device == nullptr || pciBusId == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is NULL", function_name,
+                  device == nullptr ? "device" : "pciBusId");
+    }
+    PciAddress wanted;
+    if (!ParsePciBusId(pciBusId, &wanted)) {
+      return Fail(infinirtErrorInvalidValue,
+                  "{}: \"{}\" is not a PCI address ([domain:]bus:device.function, in hex)",
+                  function_name, pciBusId);
+    }
+    int count = 0;
+    if (auto error = infinirtGetDeviceCount(&count)) return error;
+    for (int ordinal = 0; ordinal < count; ++ordinal) {
+      infinirtDeviceProp prop;
+      if (infinirtGetDeviceProperties(&prop, ordinal) != infinirtSuccess) {
+        infinirtGetLastError();
+        continue;
+      }
+      if (prop.pciDomainID == wanted.domain && prop.pciBusID == wanted.bus &&
+          prop.pciDeviceID == wanted.device) {
+        *device = ordinal;
+        return infinirtSuccess;
+      }
+    }
+    return Fail(infinirtErrorInvalidDevice, "{}: no device at {}", function_name, pciBusId);
+  });
 }
 
 infinirtError_t infinirtDeviceSynchronize(void) {

@@ -408,6 +408,17 @@ enum infinirtDeviceAttr INFINIRT_ENUM_BASE { INFINIRT_DEVICE_ATTR_LIST(INFINIRT_
 #define infinirtHostAllocMapped 0x02
 #define infinirtHostAllocWriteCombined 0x04
 
+#define infinirtDeviceScheduleAuto 0x00
+#define infinirtDeviceScheduleSpin 0x01
+#define infinirtDeviceScheduleYield 0x02
+#define infinirtDeviceScheduleBlockingSync 0x04
+#define infinirtDeviceBlockingSync 0x04
+#define infinirtDeviceScheduleMask 0x07
+#define infinirtDeviceMapHost 0x08
+#define infinirtDeviceLmemResizeToMax 0x10
+#define infinirtDeviceSyncMemops 0x80
+#define infinirtDeviceMask 0xff
+
 #define infinirtHostRegisterDefault 0x00
 #define infinirtHostRegisterPortable 0x01
 #define infinirtHostRegisterMapped 0x02
@@ -581,6 +592,13 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, GetDeviceCount, (int* count))                                                 \
   X(infinirtError_t, SetDevice, (int device))                                                      \
   X(infinirtError_t, GetDevice, (int* device))                                                     \
+  /* The current device's flags (CUDA's scheduling hints and the rest): kept and reported;         \
+     infinirtDeviceMapHost is always set, as for CUDA's runtime. */                                \
+  X(infinirtError_t, SetDeviceFlags, (unsigned int flags))                                         \
+  X(infinirtError_t, GetDeviceFlags, (unsigned int* flags))                                        \
+  /* "dddd:bb:dd.0" from the device's properties, and the device of such a string. */              \
+  X(infinirtError_t, DeviceGetPCIBusId, (char* pciBusId, int len, int device))                     \
+  X(infinirtError_t, DeviceGetByPCIBusId, (int* device, const char* pciBusId))                     \
   /* Waits for all work on the current device, in every stream. */                                 \
   X(infinirtError_t, DeviceSynchronize, (void))                                                    \
   /* Destroys every allocation, stream and event of the current device (stream-ordered             \

@@ -120,6 +120,10 @@ void FillDeviceProperties(int worker_threads, int index, int count,
   prop->unifiedAddressing = 1;
   prop->l2CacheSize = CacheSize(_SC_LEVEL2_CACHE_SIZE);
   prop->memoryBusWidth = 64;  // see DeviceAttributeValue
+  // No PCI address: a made-up one, distinct for each CPU device (infinirtDeviceGetPCIBusId).
+  prop->pciDomainID = 0xffff;
+  prop->pciDeviceID = index & 0x1f;
+  prop->pciBusID = (index >> 5) & 0xff;
   prop->maxThreadsPerMultiProcessor = 1;
   prop->pageableMemoryAccess = 1;
   prop->memoryPoolsSupported = 1;

@@ -1,6 +1,9 @@
 // S27, S28: device reset and device selection; and InfiniRT's rules for host functions (they run
 // on the runtime's threads, and blocking calls made from them are refused, not deadlocked).
+#include <cctype>
 #include <climits>
+#include <cstdio>
+#include <cstring>
 #include <thread>
 #include <utility>
 
@@ -167,6 +170,72 @@ TEST_F(Conformance, S41_AttributesProgramsDivideByAreNeverZero) {
   ASSERT_EQ(infinirtGetDeviceProperties(&prop, device), infinirtSuccess);
   EXPECT_GT(prop.memoryBusWidth, 0);
   EXPECT_GT(prop.multiProcessorCount, 0);
+}
+
+TEST_F(Conformance, S44_DeviceFlagsAreKeptPerDevice) {
+  unsigned int flags = 0;
+  ASSERT_EQ(infinirtGetDeviceFlags(&flags), infinirtSuccess);
+  EXPECT_TRUE(flags & infinirtDeviceMapHost) << "implicit for the runtime";
+  ASSERT_EQ(infinirtSetDeviceFlags(infinirtDeviceScheduleBlockingSync), infinirtSuccess);
+  ASSERT_EQ(infinirtGetDeviceFlags(&flags), infinirtSuccess);
+  EXPECT_EQ(flags,
+            static_cast<unsigned int>(infinirtDeviceScheduleBlockingSync | infinirtDeviceMapHost));
+  for (unsigned int bad : {0x3u, 0x5u, 0x7u, 0x20u, 0x100u}) {
+    EXPECT_EQ(infinirtSetDeviceFlags(bad), infinirtErrorInvalidValue) << bad;
+  }
+  EXPECT_EQ(infinirtGetDeviceFlags(nullptr), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidValue);
+  ASSERT_EQ(infinirtGetDeviceFlags(&flags), infinirtSuccess);
+  EXPECT_EQ(flags & infinirtDeviceScheduleMask,
+            static_cast<unsigned int>(infinirtDeviceScheduleBlockingSync))
+      << "a refused call changed the flags";
+  if (device_count() > 1) {  // another device has its own
+    ASSERT_EQ(infinirtSetDevice(1), infinirtSuccess);
+    ASSERT_EQ(infinirtGetDeviceFlags(&flags), infinirtSuccess);
+    EXPECT_EQ(flags & infinirtDeviceScheduleMask,
+              static_cast<unsigned int>(infinirtDeviceScheduleAuto));
+    ASSERT_EQ(infinirtSetDevice(0), infinirtSuccess);
+  }
+  ASSERT_EQ(infinirtSetDeviceFlags(infinirtDeviceScheduleAuto), infinirtSuccess);
+}
+
+TEST_F(Conformance, S44_PciBusIdsRoundTrip) {
+  for (int device = 0; device < device_count(); ++device) {
+    char bus_id[32] = {};
+    ASSERT_EQ(infinirtDeviceGetPCIBusId(bus_id, sizeof bus_id, device), infinirtSuccess);
+    EXPECT_EQ(std::strlen(bus_id), 12u) << bus_id;
+    infinirtDeviceProp prop{};
+    ASSERT_EQ(infinirtGetDeviceProperties(&prop, device), infinirtSuccess);
+    char expected[32];
+    std::snprintf(expected, sizeof expected, "%04x:%02x:%02x.0", prop.pciDomainID, prop.pciBusID,
+                  prop.pciDeviceID);
+    EXPECT_STREQ(bus_id, expected);
+    int found = -1;
+    ASSERT_EQ(infinirtDeviceGetByPCIBusId(&found, bus_id), infinirtSuccess);
+    EXPECT_EQ(found, device) << bus_id;
+    // Upper case, and without the domain when it is 0.
+    for (char& c : bus_id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    ASSERT_EQ(infinirtDeviceGetByPCIBusId(&found, bus_id), infinirtSuccess);
+    EXPECT_EQ(found, device);
+    // A short buffer gets what fits, terminated.
+    char short_id[5] = {'x', 'x', 'x', 'x', 'x'};
+    ASSERT_EQ(infinirtDeviceGetPCIBusId(short_id, sizeof short_id, device), infinirtSuccess);
+    EXPECT_EQ(short_id[4], '\0');
+  }
+  char bus_id[32];
+  int found = -1;
+  EXPECT_EQ(infinirtDeviceGetPCIBusId(nullptr, 32, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtDeviceGetPCIBusId(bus_id, 0, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtDeviceGetPCIBusId(bus_id, 32, device_count()), infinirtErrorInvalidDevice);
+  EXPECT_EQ(infinirtDeviceGetByPCIBusId(nullptr, "0000:00:00.0"), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtDeviceGetByPCIBusId(&found, nullptr), infinirtErrorInvalidValue);
+  for (const char* bad :
+       {"", "zz:00.0", "0000:00:00", "0000:00:00.0 ", "1:2:3:4.0", "0000:100:00.0"}) {
+    EXPECT_EQ(infinirtDeviceGetByPCIBusId(&found, bad), infinirtErrorInvalidValue) << bad;
+  }
+  EXPECT_EQ(infinirtDeviceGetByPCIBusId(&found, "fffe:fe:1f.0"), infinirtErrorInvalidDevice);
+  EXPECT_EQ(found, -1);
+  infinirtGetLastError();
 }
 
 TEST_F(Conformance, HostFunction_RunsOnAnotherThread) {
