@@ -90,6 +90,15 @@ auto NativeFuncNode(infinirtNativeFn_t fn, void* user_data, infinirtNativeReleas
   };
 }
 
+// Work that a capture cannot hold, issued to `stream`: when the stream captures, the capture is
+// invalidated and the answer is StreamCaptureUnsupported, saying `why`.
+infinirtError_t RefuseInCapture(Runtime& runtime, const StreamTarget& target, const char* what,
+                                const char* why, const char* function) {
+  infinirtError_t captured;
+  if (!runtime.captures().RefuseUncapturable(target.ref, what, &captured)) return infinirtSuccess;
+  return Fail(captured, "{}: {}", function, why);
+}
+
 // A created stream's record, or (*is_default) one of the default streams of the current device;
 // any other value is an error (ContextIsDestroyed for a destroyed stream).
 infinirtError_t StreamRecord(Runtime& runtime, infinirtStream_t stream, ObjectRecord* record,
@@ -341,9 +350,10 @@ infinirtError_t infinirtStreamAddCallback(infinirtStream_t stream,
       return Fail(infinirtErrorInvalidValue, "{}: flags must be 0, not {:#x}", function_name,
                   flags);
     }
-    infinirtError_t captured;
-    if (runtime.captures().RefuseUncapturable(target.ref, "a stream callback", &captured)) {
-      return Fail(captured, "{}: callbacks cannot be captured (LaunchHostFunc can)", function_name);
+    if (auto error =
+            RefuseInCapture(runtime, target, "a stream callback",
+                            "callbacks cannot be captured (LaunchHostFunc can)", function_name)) {
+      return error;
     }
     auto data = std::make_unique<StreamCallback>(StreamCallback{callback, stream, userData});
     const infinirtError_t launched = target.backend->table.LaunchHostFunc(
@@ -362,13 +372,11 @@ infinirtError_t infinirtStreamGetNativeHandle(void** nativeStream, infinirtStrea
     StreamTarget target;
     if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
     // Work queued on the vendor's stream would run now instead of being recorded.
-    infinirtError_t captured;
-    if (runtime.captures().RefuseUncapturable(target.ref, "work on the vendor's own stream",
-                                              &captured)) {
-      return Fail(captured,
-                  "{}: the stream is capturing; work on its vendor stream cannot be "
-                  "captured",
-                  function_name);
+    if (auto error =
+            RefuseInCapture(runtime, target, "work on the vendor's own stream",
+                            "the stream is capturing; work on its vendor stream cannot be captured",
+                            function_name)) {
+      return error;
     }
     const infinirtError_t answer =
         target.backend->table.StreamGetNativeHandle(target.local, target.stream, nativeStream);
@@ -540,13 +548,11 @@ infinirtError_t infinirtEventRecordWithFlags(infinirtEvent_t event, infinirtStre
       Runtime& runtime = Runtime::Get();
       StreamTarget target;
       if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
-      infinirtError_t captured;
-      if (runtime.captures().RefuseUncapturable(target.ref, "an external event record",
-                                                &captured)) {
-        return Fail(captured,
-                    "{}: an external event record cannot be captured yet (InfiniRT's graphs have "
-                    "no event record nodes)",
-                    function_name);
+      if (auto error = RefuseInCapture(runtime, target, "an external event record",
+                                       "an external event record cannot be captured yet "
+                                       "(InfiniRT's graphs have no event record nodes)",
+                                       function_name)) {
+        return error;
       }
     }
     return infinirtEventRecord(event, stream);
