@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <type_traits>
 
 #include "api_support.h"
 
@@ -34,6 +35,54 @@ std::map<int, unsigned int>& DeviceFlags() {
   return *flags;
 }
 
+bool ValidDeviceFlags(unsigned int flags) {
+  constexpr unsigned int kKnown = infinirtDeviceScheduleMask | infinirtDeviceMapHost |
+                                  infinirtDeviceLmemResizeToMax | infinirtDeviceSyncMemops;
+  const unsigned int schedule = flags & infinirtDeviceScheduleMask;
+  return (flags & ~kKnown) == 0 &&
+         (schedule == infinirtDeviceScheduleAuto || schedule == infinirtDeviceScheduleSpin ||
+          schedule == infinirtDeviceScheduleYield ||
+          schedule == infinirtDeviceScheduleBlockingSync);
+}
+
+void StoreDeviceFlags(int device, unsigned int flags) {
+  std::lock_guard<std::mutex> lock(DeviceFlagsMutex());
+  DeviceFlags()[device] = flags;
+}
+
+bool IsLimit(enum infinirtLimit limit) {
+  return limit >= infinirtLimitStackSize && limit <= infinirtLimitPersistingL2CacheSize;
+}
+
+bool IsCacheConfig(enum infinirtFuncCache config) {
+  return config >= infinirtFuncCachePreferNone && config <= infinirtFuncCachePreferEqual;
+}
+
+// How many of the requirements of infinirtChooseDevice's prop (its non-zero fields) a device
+// meets.
+int RequirementsMet(const infinirtDeviceProp& wanted, const infinirtDeviceProp& device) {
+  int met = 0;
+  if (wanted.name[0] != '\0' && std::strstr(device.name, wanted.name) != nullptr) ++met;
+  if ((wanted.major != 0 || wanted.minor != 0) &&
+      (device.major > wanted.major ||
+       (device.major == wanted.major && device.minor >= wanted.minor))) {
+    ++met;
+  }
+  if (wanted.totalGlobalMem != 0 && device.totalGlobalMem >= wanted.totalGlobalMem) ++met;
+  if (wanted.multiProcessorCount != 0 && device.multiProcessorCount >= wanted.multiProcessorCount) {
+    ++met;
+  }
+  for (int infinirtDeviceProp::*capability :
+       {&infinirtDeviceProp::integrated, &infinirtDeviceProp::canMapHostMemory,
+        &infinirtDeviceProp::concurrentKernels, &infinirtDeviceProp::unifiedAddressing,
+        &infinirtDeviceProp::managedMemory, &infinirtDeviceProp::concurrentManagedAccess,
+        &infinirtDeviceProp::pageableMemoryAccess, &infinirtDeviceProp::streamPrioritiesSupported,
+        &infinirtDeviceProp::hostRegisterSupported, &infinirtDeviceProp::memoryPoolsSupported}) {
+    if (wanted.*capability != 0 && device.*capability != 0) ++met;
+  }
+  return met;
+}
+
 struct PciAddress {
   int domain = 0, bus = 0, device = 0;
 };
@@ -54,6 +103,143 @@ bool ParsePciBusId(const char* text, PciAddress* address) {
   if (domain > 0xffff || bus > 0xff || device > 0x1f || function > 7) return false;
   *address = PciAddress{static_cast<int>(domain), static_cast<int>(bus), static_cast<int>(device)};
   return true;
+}
+
+// The fields of infinirtDeviceProp that a device attribute also answers, with that attribute:
+// X(field, attribute). GetDeviceProperties takes them from the backend's DeviceGetAttribute, so
+// that the two never disagree, and keeps the plugin's value where the backend answers no value.
+#define INFINIRT_PROP_ATTRIBUTES(X)                                                 \
+  X(sharedMemPerBlock, MaxSharedMemoryPerBlock)                                     \
+  X(regsPerBlock, MaxRegistersPerBlock)                                             \
+  X(warpSize, WarpSize)                                                             \
+  X(memPitch, MaxPitch)                                                             \
+  X(maxThreadsPerBlock, MaxThreadsPerBlock)                                         \
+  X(maxThreadsDim[0], MaxBlockDimX)                                                 \
+  X(maxThreadsDim[1], MaxBlockDimY)                                                 \
+  X(maxThreadsDim[2], MaxBlockDimZ)                                                 \
+  X(maxGridSize[0], MaxGridDimX)                                                    \
+  X(maxGridSize[1], MaxGridDimY)                                                    \
+  X(maxGridSize[2], MaxGridDimZ)                                                    \
+  X(totalConstMem, TotalConstantMemory)                                             \
+  X(major, ComputeCapabilityMajor)                                                  \
+  X(minor, ComputeCapabilityMinor)                                                  \
+  X(textureAlignment, TextureAlignment)                                             \
+  X(texturePitchAlignment, TexturePitchAlignment)                                   \
+  X(multiProcessorCount, MultiProcessorCount)                                       \
+  X(integrated, Integrated)                                                         \
+  X(canMapHostMemory, CanMapHostMemory)                                             \
+  X(maxTexture1D, MaxTexture1DWidth)                                                \
+  X(maxTexture1DMipmap, MaxTexture1DMipmappedWidth)                                 \
+  X(maxTexture2D[0], MaxTexture2DWidth)                                             \
+  X(maxTexture2D[1], MaxTexture2DHeight)                                            \
+  X(maxTexture2DMipmap[0], MaxTexture2DMipmappedWidth)                              \
+  X(maxTexture2DMipmap[1], MaxTexture2DMipmappedHeight)                             \
+  X(maxTexture2DLinear[0], MaxTexture2DLinearWidth)                                 \
+  X(maxTexture2DLinear[1], MaxTexture2DLinearHeight)                                \
+  X(maxTexture2DLinear[2], MaxTexture2DLinearPitch)                                 \
+  X(maxTexture2DGather[0], MaxTexture2DGatherWidth)                                 \
+  X(maxTexture2DGather[1], MaxTexture2DGatherHeight)                                \
+  X(maxTexture3D[0], MaxTexture3DWidth)                                             \
+  X(maxTexture3D[1], MaxTexture3DHeight)                                            \
+  X(maxTexture3D[2], MaxTexture3DDepth)                                             \
+  X(maxTexture3DAlt[0], MaxTexture3DWidthAlt)                                       \
+  X(maxTexture3DAlt[1], MaxTexture3DHeightAlt)                                      \
+  X(maxTexture3DAlt[2], MaxTexture3DDepthAlt)                                       \
+  X(maxTextureCubemap, MaxTextureCubemapWidth)                                      \
+  X(maxTexture1DLayered[0], MaxTexture1DLayeredWidth)                               \
+  X(maxTexture1DLayered[1], MaxTexture1DLayeredLayers)                              \
+  X(maxTexture2DLayered[0], MaxTexture2DLayeredWidth)                               \
+  X(maxTexture2DLayered[1], MaxTexture2DLayeredHeight)                              \
+  X(maxTexture2DLayered[2], MaxTexture2DLayeredLayers)                              \
+  X(maxTextureCubemapLayered[0], MaxTextureCubemapLayeredWidth)                     \
+  X(maxTextureCubemapLayered[1], MaxTextureCubemapLayeredLayers)                    \
+  X(maxSurface1D, MaxSurface1DWidth)                                                \
+  X(maxSurface2D[0], MaxSurface2DWidth)                                             \
+  X(maxSurface2D[1], MaxSurface2DHeight)                                            \
+  X(maxSurface3D[0], MaxSurface3DWidth)                                             \
+  X(maxSurface3D[1], MaxSurface3DHeight)                                            \
+  X(maxSurface3D[2], MaxSurface3DDepth)                                             \
+  X(maxSurface1DLayered[0], MaxSurface1DLayeredWidth)                               \
+  X(maxSurface1DLayered[1], MaxSurface1DLayeredLayers)                              \
+  X(maxSurface2DLayered[0], MaxSurface2DLayeredWidth)                               \
+  X(maxSurface2DLayered[1], MaxSurface2DLayeredHeight)                              \
+  X(maxSurface2DLayered[2], MaxSurface2DLayeredLayers)                              \
+  X(maxSurfaceCubemap, MaxSurfaceCubemapWidth)                                      \
+  X(maxSurfaceCubemapLayered[0], MaxSurfaceCubemapLayeredWidth)                     \
+  X(maxSurfaceCubemapLayered[1], MaxSurfaceCubemapLayeredLayers)                    \
+  X(surfaceAlignment, SurfaceAlignment)                                             \
+  X(concurrentKernels, ConcurrentKernels)                                           \
+  X(ECCEnabled, EccEnabled)                                                         \
+  X(pciBusID, PciBusId)                                                             \
+  X(pciDeviceID, PciDeviceId)                                                       \
+  X(pciDomainID, PciDomainId)                                                       \
+  X(tccDriver, TccDriver)                                                           \
+  X(asyncEngineCount, AsyncEngineCount)                                             \
+  X(unifiedAddressing, UnifiedAddressing)                                           \
+  X(memoryBusWidth, GlobalMemoryBusWidth)                                           \
+  X(l2CacheSize, L2CacheSize)                                                       \
+  X(persistingL2CacheMaxSize, MaxPersistingL2CacheSize)                             \
+  X(maxThreadsPerMultiProcessor, MaxThreadsPerMultiProcessor)                       \
+  X(streamPrioritiesSupported, StreamPrioritiesSupported)                           \
+  X(globalL1CacheSupported, GlobalL1CacheSupported)                                 \
+  X(localL1CacheSupported, LocalL1CacheSupported)                                   \
+  X(sharedMemPerMultiprocessor, MaxSharedMemoryPerMultiprocessor)                   \
+  X(regsPerMultiprocessor, MaxRegistersPerMultiprocessor)                           \
+  X(managedMemory, ManagedMemory)                                                   \
+  X(isMultiGpuBoard, IsMultiGpuBoard)                                               \
+  X(multiGpuBoardGroupID, MultiGpuBoardGroupID)                                     \
+  X(hostNativeAtomicSupported, HostNativeAtomicSupported)                           \
+  X(pageableMemoryAccess, PageableMemoryAccess)                                     \
+  X(concurrentManagedAccess, ConcurrentManagedAccess)                               \
+  X(computePreemptionSupported, ComputePreemptionSupported)                         \
+  X(canUseHostPointerForRegisteredMem, CanUseHostPointerForRegisteredMem)           \
+  X(cooperativeLaunch, CooperativeLaunch)                                           \
+  X(sharedMemPerBlockOptin, MaxSharedMemoryPerBlockOptin)                           \
+  X(pageableMemoryAccessUsesHostPageTables, PageableMemoryAccessUsesHostPageTables) \
+  X(directManagedMemAccessFromHost, DirectManagedMemAccessFromHost)                 \
+  X(maxBlocksPerMultiProcessor, MaxBlocksPerMultiprocessor)                         \
+  X(accessPolicyMaxWindowSize, MaxAccessPolicyWindowSize)                           \
+  X(reservedSharedMemPerBlock, ReservedSharedMemoryPerBlock)                        \
+  X(hostRegisterSupported, HostRegisterSupported)                                   \
+  X(sparseCudaArraySupported, SparseCudaArraySupported)                             \
+  X(hostRegisterReadOnlySupported, HostRegisterReadOnlySupported)                   \
+  X(timelineSemaphoreInteropSupported, TimelineSemaphoreInteropSupported)           \
+  X(memoryPoolsSupported, MemoryPoolsSupported)                                     \
+  X(gpuDirectRDMASupported, GPUDirectRDMASupported)                                 \
+  X(gpuDirectRDMAFlushWritesOptions, GPUDirectRDMAFlushWritesOptions)               \
+  X(gpuDirectRDMAWritesOrdering, GPUDirectRDMAWritesOrdering)                       \
+  X(memoryPoolSupportedHandleTypes, MemoryPoolSupportedHandleTypes)                 \
+  X(deferredMappingCudaArraySupported, DeferredMappingCudaArraySupported)           \
+  X(ipcEventSupported, IpcEventSupport)                                             \
+  X(clusterLaunch, ClusterLaunch)                                                   \
+  X(deviceNumaConfig, NumaConfig)                                                   \
+  X(deviceNumaId, NumaId)                                                           \
+  X(mpsEnabled, MpsEnabled)                                                         \
+  X(hostNumaId, HostNumaId)                                                         \
+  X(gpuPciDeviceID, GpuPciDeviceId)                                                 \
+  X(gpuPciSubsystemID, GpuPciSubsystemId)                                           \
+  X(hostNumaMultinodeIpcSupported, HostNumaMultinodeIpcSupported)
+
+// An attribute's int into a field of any of the properties' integer types. Sizes are size_t in
+// the properties and int as attributes: a negative size is no size.
+template <class Field>
+void StoreAttribute(int value, Field* field) {
+  if constexpr (std::is_same_v<Field, size_t>) {
+    *field = value > 0 ? static_cast<size_t>(value) : 0;
+  } else {
+    *field = static_cast<Field>(value);
+  }
+}
+
+void FillFromAttributes(const Backend& backend, int local, infinirtDeviceProp* prop) {
+  int value = 0;
+#define INFINIRT_PROP_FROM_ATTRIBUTE_(field, attribute)                              \
+  if (backend.table.DeviceGetAttribute(local, &value, infinirtDevAttr##attribute) == \
+      infinirtSuccess) {                                                             \
+    StoreAttribute(value, &prop->field);                                             \
+  }
+  INFINIRT_PROP_ATTRIBUTES(INFINIRT_PROP_FROM_ATTRIBUTE_)
+#undef INFINIRT_PROP_FROM_ATTRIBUTE_
 }
 
 }  // namespace
@@ -123,20 +309,13 @@ infinirtError_t infinirtGetDevice(int* device) {
 
 infinirtError_t infinirtSetDeviceFlags(unsigned int flags) {
   return Guard(__func__, [&](const char* function_name) {
-    constexpr unsigned int kKnown = infinirtDeviceScheduleMask | infinirtDeviceMapHost |
-                                    infinirtDeviceLmemResizeToMax | infinirtDeviceSyncMemops;
-    const unsigned int schedule = flags & infinirtDeviceScheduleMask;
-    if ((flags & ~kKnown) ||
-        (schedule != infinirtDeviceScheduleAuto && schedule != infinirtDeviceScheduleSpin &&
-         schedule != infinirtDeviceScheduleYield &&
-         schedule != infinirtDeviceScheduleBlockingSync)) {
+    if (!ValidDeviceFlags(flags)) {
       return Fail(infinirtErrorInvalidValue, "{}: {:#x} is not a combination of device flags",
                   function_name, flags);
     }
     Target target;
     if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
-    std::lock_guard<std::mutex> lock(DeviceFlagsMutex());
-    DeviceFlags()[target.device] = flags;
+    StoreDeviceFlags(target.device, flags);
     return infinirtSuccess;
   });
 }
@@ -151,6 +330,124 @@ infinirtError_t infinirtGetDeviceFlags(unsigned int* flags) {
     auto found = DeviceFlags().find(target.device);
     *flags = (found == DeviceFlags().end() ? 0u : found->second) | infinirtDeviceMapHost;
     return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtInitDevice(int device, unsigned int deviceFlags, unsigned int flags) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (flags & ~static_cast<unsigned int>(infinirtInitDeviceFlagsAreValid)) {
+      return Fail(infinirtErrorInvalidValue, "{}: flags {:#x} is not 0 or {:#x}", function_name,
+                  flags, infinirtInitDeviceFlagsAreValid);
+    }
+    const bool set_flags = (flags & infinirtInitDeviceFlagsAreValid) != 0;
+    if (set_flags && !ValidDeviceFlags(deviceFlags)) {
+      return Fail(infinirtErrorInvalidValue, "{}: {:#x} is not a combination of device flags",
+                  function_name, deviceFlags);
+    }
+    // Loading the backends initialises every device; there is nothing more to do for one.
+    Target target;
+    if (auto error = DeviceTarget(Runtime::Get(), device, &target, function_name)) return error;
+    if (set_flags) StoreDeviceFlags(device, deviceFlags);
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtSetValidDevices(int* device_arr, int len) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    const int count = static_cast<int>(runtime.devices().size());
+    if (len < 0 || len > count || (len > 0 && device_arr == nullptr)) {
+      return Fail(infinirtErrorInvalidValue,
+                  "{}: len {} with device_arr {}: needs 0 <= len <= {} devices and an array",
+                  function_name, len, device_arr == nullptr ? "NULL" : "given", count);
+    }
+    for (int i = 0; i < len; ++i) {
+      Target target;
+      if (auto error = DeviceTarget(runtime, device_arr[i], &target, function_name)) return error;
+    }
+    // Every device this process has works, so a thread starts on the first of the list.
+    runtime.set_first_device(len > 0 ? device_arr[0] : 0);
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtChooseDevice(int* device, const struct infinirtDeviceProp* prop) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (device == nullptr || prop == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is NULL", function_name,
+                  device == nullptr ? "device" : "prop");
+    }
+    int count = 0;
+    if (auto error = infinirtGetDeviceCount(&count)) return error;
+    int best = -1, best_met = -1;
+    for (int ordinal = 0; ordinal < count; ++ordinal) {
+      infinirtDeviceProp candidate;
+      if (auto error = infinirtGetDeviceProperties(&candidate, ordinal)) return error;
+      if (prop->backendName[0] != '\0' &&
+          std::strncmp(prop->backendName, candidate.backendName, sizeof(prop->backendName)) != 0) {
+        continue;
+      }
+      const int met = RequirementsMet(*prop, candidate);
+      if (met > best_met) best = ordinal, best_met = met;
+    }
+    if (best < 0) {
+      return Fail(infinirtErrorInvalidDevice, "{}: no device of backend \"{:.32}\"", function_name,
+                  prop->backendName);
+    }
+    *device = best;
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtDeviceSetLimit(enum infinirtLimit limit, size_t value) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (!IsLimit(limit)) {
+      return Fail(infinirtErrorUnsupportedLimit, "{}: {} is not a limit", function_name,
+                  static_cast<int>(limit));
+    }
+    Target target;
+    if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
+    return BackendAnswer(target.backend->table.DeviceSetLimit(target.local, limit, value),
+                         *target.backend, function_name);
+  });
+}
+
+infinirtError_t infinirtDeviceGetLimit(size_t* pValue, enum infinirtLimit limit) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (pValue == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: pValue is NULL", function_name);
+    if (!IsLimit(limit)) {
+      return Fail(infinirtErrorUnsupportedLimit, "{}: {} is not a limit", function_name,
+                  static_cast<int>(limit));
+    }
+    Target target;
+    if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
+    return BackendAnswer(target.backend->table.DeviceGetLimit(target.local, limit, pValue),
+                         *target.backend, function_name);
+  });
+}
+
+infinirtError_t infinirtDeviceSetCacheConfig(enum infinirtFuncCache cacheConfig) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (!IsCacheConfig(cacheConfig)) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not a cache configuration", function_name,
+                  static_cast<int>(cacheConfig));
+    }
+    Target target;
+    if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
+    return BackendAnswer(target.backend->table.DeviceSetCacheConfig(target.local, cacheConfig),
+                         *target.backend, function_name);
+  });
+}
+
+infinirtError_t infinirtDeviceGetCacheConfig(enum infinirtFuncCache* pCacheConfig) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (pCacheConfig == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: pCacheConfig is NULL", function_name);
+    Target target;
+    if (auto error = CurrentTarget(Runtime::Get(), &target, function_name)) return error;
+    return BackendAnswer(target.backend->table.DeviceGetCacheConfig(target.local, pCacheConfig),
+                         *target.backend, function_name);
   });
 }
 
@@ -234,6 +531,7 @@ infinirtError_t infinirtGetDeviceProperties(struct infinirtDeviceProp* prop, int
     if (auto error = target.backend->table.GetDeviceProperties(target.local, prop)) {
       return BackendAnswer(error, *target.backend, function_name);
     }
+    FillFromAttributes(*target.backend, target.local, prop);
     prop->deviceType = target.backend->device_type;
     prop->vendorDeviceIndex = target.local;
     std::snprintf(prop->backendName, sizeof(prop->backendName), "%s", target.backend->name.c_str());

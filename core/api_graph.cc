@@ -76,12 +76,6 @@ infinirtError_t ReplayNativeFunc(const infinirtPluginTable& table, int local, vo
   return node.params.native.fn(native, node.params.native.user_data);
 }
 
-// Native-function nodes came with plugin ABI minor 3: the GraphInstantiate of an older plugin
-// would not know them, so the core replays graphs that have them.
-bool PluginKnowsEveryNode(const Backend& backend, const GraphData& graph) {
-  return backend.table.abi_minor >= 3 || !graph.HasNativeFuncNodes();
-}
-
 // Runs a graph's nodes, in order, through the plugin's ordinary asynchronous entries: how a
 // backend without native graphs launches one. The exec's order event keeps launches of the same
 // exec in order even when they go to different streams.
@@ -270,10 +264,8 @@ infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infini
     Backend& backend = data->backend();
     const int local = data->local_device();
     const std::vector<infinirtPluginGraphNode> nodes = data->PluginNodes();
-    infinirtError_t error = PluginKnowsEveryNode(backend, *data)
-                                ? backend.table.GraphInstantiate(local, &exec->plugin_exec,
-                                                                 nodes.data(), nodes.size(), flags)
-                                : infinirtErrorNotSupported;
+    infinirtError_t error = backend.table.GraphInstantiate(local, &exec->plugin_exec, nodes.data(),
+                                                           nodes.size(), flags);
     if (error == infinirtErrorNotSupported) {
       // No native graphs: launches replay the nodes, ordered by an event of the exec's own.
       exec->plugin_exec = nullptr;

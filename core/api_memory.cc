@@ -161,6 +161,21 @@ infinirtError_t ResolvePool(Runtime& runtime, infinirtMemPool_t pool, ObjectReco
   return ResolveObject(runtime.mem_pools(), pool, "memory pool", record, function);
 }
 
+// A device's default pool or its current one (which_pool), handed out as a handle.
+infinirtError_t GetDevicePool(infinirtMemPool_t* memPool, int device,
+                              uint64_t (Runtime::*which_pool)(int), const char* function_name) {
+  return Guard(function_name, [&](const char* function) {
+    if (memPool == nullptr) return Fail(infinirtErrorInvalidValue, "{}: memPool is NULL", function);
+    Runtime& runtime = Runtime::Get();
+    Target target;
+    if (auto error = DeviceTarget(runtime, device, &target, function)) return error;
+    const uint64_t handle = (runtime.*which_pool)(device);
+    if (handle == 0) return Fail(infinirtErrorMemoryAllocation, "{}: no pool handle", function);
+    *memPool = reinterpret_cast<infinirtMemPool_t>(static_cast<uintptr_t>(handle));
+    return infinirtSuccess;
+  });
+}
+
 bool IsPoolAttribute(enum infinirtMemPoolAttr attr) {
   const int value = static_cast<int>(attr);
   return value >= infinirtMemPoolReuseFollowEventDependencies &&
@@ -546,14 +561,25 @@ infinirtError_t infinirtFreeAsync(void* devPtr, infinirtStream_t hStream) {
 }
 
 infinirtError_t infinirtDeviceGetDefaultMemPool(infinirtMemPool_t* memPool, int device) {
+  return GetDevicePool(memPool, device, &Runtime::MemPoolHandle, __func__);
+}
+
+infinirtError_t infinirtDeviceGetMemPool(infinirtMemPool_t* memPool, int device) {
+  return GetDevicePool(memPool, device, &Runtime::CurrentMemPool, __func__);
+}
+
+infinirtError_t infinirtDeviceSetMemPool(int device, infinirtMemPool_t memPool) {
   return Guard(__func__, [&](const char* function) {
-    if (memPool == nullptr) return Fail(infinirtErrorInvalidValue, "{}: memPool is NULL", function);
     Runtime& runtime = Runtime::Get();
     Target target;
     if (auto error = DeviceTarget(runtime, device, &target, function)) return error;
-    const uint64_t handle = runtime.MemPoolHandle(device);
-    if (handle == 0) return Fail(infinirtErrorMemoryAllocation, "{}: no pool handle", function);
-    *memPool = reinterpret_cast<infinirtMemPool_t>(static_cast<uintptr_t>(handle));
+    ObjectRecord record;
+    if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
+    if (record.device != device) {
+      return Fail(infinirtErrorInvalidValue, "{}: the pool belongs to device {}, not {}", function,
+                  record.device, device);
+    }
+    runtime.SetCurrentMemPool(device, reinterpret_cast<uintptr_t>(memPool));
     return infinirtSuccess;
   });
 }

@@ -22,7 +22,7 @@ inline int CurrentOrdinal(const Runtime& runtime) {
   ThreadState& state = tls_thread_state;
   if (state.current_ordinal_generation != runtime.generation()) {
     state.current_ordinal_generation = runtime.generation();
-    state.current_ordinal = 0;
+    state.current_ordinal = runtime.first_device();
   }
   return state.current_ordinal;
 }

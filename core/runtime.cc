@@ -378,6 +378,23 @@ uint64_t Runtime::MemPoolHandle(int device) {
   return handle;
 }
 
+uint64_t Runtime::CurrentMemPool(int device) {
+  {
+    std::lock_guard<std::mutex> lock(mem_pool_mutex_);
+    if (static_cast<size_t>(device) < current_mem_pools_.size() &&
+        current_mem_pools_[device] != 0) {
+      return current_mem_pools_[device];
+    }
+  }
+  return MemPoolHandle(device);
+}
+
+void Runtime::SetCurrentMemPool(int device, uint64_t handle) {
+  std::lock_guard<std::mutex> lock(mem_pool_mutex_);
+  if (current_mem_pools_.size() < devices_.size()) current_mem_pools_.resize(devices_.size(), 0);
+  current_mem_pools_[device] = handle;
+}
+
 Runtime::~Runtime() {
   // Everything the program left behind is released, device by device, before the plugins go.
   for (size_t device = 0; device < devices_.size(); ++device) {

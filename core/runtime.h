@@ -85,6 +85,14 @@ class Runtime {
   void RetireGraphHandle(uint64_t handle);
   // The handle of a device's default memory pool, created on first use.
   uint64_t MemPoolHandle(int device);
+  // The pool infinirtMallocAsync uses on a device (infinirtDeviceSetMemPool): its default pool
+  // until another is set.
+  uint64_t CurrentMemPool(int device);
+  void SetCurrentMemPool(int device, uint64_t handle);
+
+  // The device a thread starts on until it calls infinirtSetDevice (infinirtSetValidDevices).
+  int first_device() const { return first_device_.load(std::memory_order_relaxed); }
+  void set_first_device(int device) { first_device_.store(device, std::memory_order_relaxed); }
 
   // Waits for a device's work, then releases every stream, event, graph and allocation of the
   // device that the core knows (stream-ordered allocations excepted), as infinirtDeviceReset.
@@ -143,7 +151,9 @@ class Runtime {
   HandleTable graph_execs_{HandleKind::kGraphExec};
   HandleTable mem_pools_{HandleKind::kMemPool};
   std::mutex mem_pool_mutex_;
-  std::vector<uint64_t> mem_pool_handles_;  // by device; 0 until asked for
+  std::vector<uint64_t> mem_pool_handles_;   // by device; 0 until asked for
+  std::vector<uint64_t> current_mem_pools_;  // by device; 0 for the default pool
+  std::atomic<int> first_device_{0};
   AllocationRegistry allocations_;
   Captures captures_;
   GraphMemory graph_memory_;

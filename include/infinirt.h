@@ -265,6 +265,26 @@ enum infinirtMemPoolAttr INFINIRT_ENUM_BASE {
   infinirtMemPoolAttrUsedMemHigh = 0x8
 };
 
+/* infinirtDeviceGetLimit/SetLimit: resources of the device's kernels. */
+enum infinirtLimit INFINIRT_ENUM_BASE {
+  infinirtLimitStackSize = 0x00,
+  infinirtLimitPrintfFifoSize = 0x01,
+  infinirtLimitMallocHeapSize = 0x02,
+  infinirtLimitDevRuntimeSyncDepth = 0x03,
+  infinirtLimitDevRuntimePendingLaunchCount = 0x04,
+  infinirtLimitMaxL2FetchGranularity = 0x05,
+  infinirtLimitPersistingL2CacheSize = 0x06
+};
+
+/* infinirtDeviceGetCacheConfig/SetCacheConfig: how the device splits L1 cache and shared
+ * memory. */
+enum infinirtFuncCache INFINIRT_ENUM_BASE {
+  infinirtFuncCachePreferNone = 0,
+  infinirtFuncCachePreferShared = 1,
+  infinirtFuncCachePreferL1 = 2,
+  infinirtFuncCachePreferEqual = 3
+};
+
 typedef enum infinirtGraphDependencyType_enum INFINIRT_ENUM_BASE {
   infinirtGraphDependencyTypeDefault = 0,
   infinirtGraphDependencyTypeProgrammatic = 1
@@ -372,6 +392,7 @@ typedef enum infinirtGraphDependencyType_enum INFINIRT_ENUM_BASE {
   X(DevAttrMaxBlocksPerMultiprocessor, 106)             \
   X(DevAttrMaxPersistingL2CacheSize, 108)               \
   X(DevAttrMaxAccessPolicyWindowSize, 109)              \
+  X(DevAttrReservedSharedMemoryPerBlock, 111)           \
   X(DevAttrSparseCudaArraySupported, 112)               \
   X(DevAttrHostRegisterReadOnlySupported, 113)          \
   X(DevAttrTimelineSemaphoreInteropSupported, 114)      \
@@ -449,6 +470,8 @@ enum infinirtDeviceAttr INFINIRT_ENUM_BASE { INFINIRT_DEVICE_ATTR_LIST(INFINIRT_
 #define infinirtDeviceSyncMemops 0x80
 #define infinirtDeviceMask 0xff
 
+#define infinirtInitDeviceFlagsAreValid 0x01
+
 #define infinirtCpuDeviceId ((int)-1)
 #define infinirtInvalidDeviceId ((int)-2)
 
@@ -499,11 +522,15 @@ typedef struct infinirtUUID_st {
   char bytes[16];
 } infinirtUUID_t;
 
-/* The fields of cudaDeviceProp that make sense across vendors, with CUDA's names and types,
- * followed by InfiniRT's own fields. Not layout-compatible with cudaDeviceProp. */
+/* CUDA 13's cudaDeviceProp field for field (same names, types and offsets), then InfiniRT's own
+ * fields. Every field that has a device attribute (infinirtDeviceGetAttribute) holds the
+ * attribute's value; texture and surface limits are 0 where the backend has no textures, and the
+ * Windows-only luid fields are always 0. docs/cpu-backend.md says what the CPU device reports. */
 struct infinirtDeviceProp {
   char name[256];
   infinirtUUID_t uuid;
+  char luid[8];
+  unsigned int luidDeviceNodeMask;
   size_t totalGlobalMem;
   size_t sharedMemPerBlock;
   int regsPerBlock;
@@ -515,33 +542,89 @@ struct infinirtDeviceProp {
   size_t totalConstMem;
   int major;
   int minor;
+  size_t textureAlignment;
+  size_t texturePitchAlignment;
   int multiProcessorCount;
   int integrated;
   int canMapHostMemory;
+  int maxTexture1D;
+  int maxTexture1DMipmap;
+  int maxTexture2D[2];
+  int maxTexture2DMipmap[2];
+  int maxTexture2DLinear[3];
+  int maxTexture2DGather[2];
+  int maxTexture3D[3];
+  int maxTexture3DAlt[3];
+  int maxTextureCubemap;
+  int maxTexture1DLayered[2];
+  int maxTexture2DLayered[3];
+  int maxTextureCubemapLayered[2];
+  int maxSurface1D;
+  int maxSurface2D[2];
+  int maxSurface3D[3];
+  int maxSurface1DLayered[2];
+  int maxSurface2DLayered[3];
+  int maxSurfaceCubemap;
+  int maxSurfaceCubemapLayered[2];
+  size_t surfaceAlignment;
   int concurrentKernels;
   int ECCEnabled;
   int pciBusID;
   int pciDeviceID;
   int pciDomainID;
+  int tccDriver;
   int asyncEngineCount;
   int unifiedAddressing;
   int memoryBusWidth;
   int l2CacheSize;
+  int persistingL2CacheMaxSize;
   int maxThreadsPerMultiProcessor;
   int streamPrioritiesSupported;
+  int globalL1CacheSupported;
+  int localL1CacheSupported;
   size_t sharedMemPerMultiprocessor;
   int regsPerMultiprocessor;
   int managedMemory;
   int isMultiGpuBoard;
+  int multiGpuBoardGroupID;
+  int hostNativeAtomicSupported;
   int pageableMemoryAccess;
   int concurrentManagedAccess;
+  int computePreemptionSupported;
+  int canUseHostPointerForRegisteredMem;
+  int cooperativeLaunch;
+  size_t sharedMemPerBlockOptin;
+  int pageableMemoryAccessUsesHostPageTables;
+  int directManagedMemAccessFromHost;
+  int maxBlocksPerMultiProcessor;
+  int accessPolicyMaxWindowSize;
+  size_t reservedSharedMemPerBlock;
   int hostRegisterSupported;
+  int sparseCudaArraySupported;
+  int hostRegisterReadOnlySupported;
+  int timelineSemaphoreInteropSupported;
   int memoryPoolsSupported;
-  /* InfiniRT fields */
+  int gpuDirectRDMASupported;
+  unsigned int gpuDirectRDMAFlushWritesOptions;
+  int gpuDirectRDMAWritesOrdering;
+  unsigned int memoryPoolSupportedHandleTypes;
+  int deferredMappingCudaArraySupported;
+  int ipcEventSupported;
+  int clusterLaunch;
+  int unifiedFunctionPointers;
+  int deviceNumaConfig;
+  int deviceNumaId;
+  int mpsEnabled;
+  int hostNumaId;
+  unsigned int gpuPciDeviceID;
+  unsigned int gpuPciSubsystemID;
+  int hostNumaMultinodeIpcSupported;
+  int reserved[56];
+  /* InfiniRT fields, after CUDA's whole structure */
   infiniDevice_t deviceType; /* which kind of device this ordinal is */
   int vendorDeviceIndex;     /* index of the device within its backend */
   char backendName[32];      /* plugin name, e.g. "cpu", "nvidia" */
-  int reserved[32];
+  int infinirtReserved[32];
 };
 
 /* Backend listing (InfiniRT extension): one entry per plugin considered, loaded or not. */
@@ -605,6 +688,25 @@ typedef struct infinirtBackendProp {
      allocations excepted), after waiting for its queued work. */                                  \
   X(infinirtError_t, DeviceReset, (void))                                                          \
   X(infinirtError_t, GetDeviceProperties, (struct infinirtDeviceProp * prop, int device))          \
+  /* The device (among those whose backend matches a non-empty backendName) whose properties      \
+     meet most of prop's non-zero requirements: name, major.minor at least, totalGlobalMem,       \
+     multiProcessorCount and the capabilities (integrated, canMapHostMemory, managedMemory, ...)  \
+     asked for; the lowest ordinal among equals. */                                               \
+  X(infinirtError_t, ChooseDevice, (int* device, const struct infinirtDeviceProp* prop))          \
+  /* The devices a thread that never called SetDevice starts on, in order: it gets the first.      \
+     len 0 restores the default (device 0). */                                                     \
+  X(infinirtError_t, SetValidDevices, (int* device_arr, int len))                                 \
+  /* Initialises the device without making it current; with infinirtInitDeviceFlagsAreValid in    \
+     flags, deviceFlags become its flags (as SetDeviceFlags). */                                   \
+  X(infinirtError_t, InitDevice, (int device, unsigned int deviceFlags, unsigned int flags))      \
+  /* Resources of the current device's kernels (infinirtLimit); a backend without kernels keeps   \
+     the values set and applies them to nothing. */                                               \
+  X(infinirtError_t, DeviceSetLimit, (enum infinirtLimit limit, size_t value))                     \
+  X(infinirtError_t, DeviceGetLimit, (size_t * pValue, enum infinirtLimit limit))                  \
+  /* The current device's preferred split of L1 cache and shared memory: a hint; a device whose    \
+     split is fixed accepts it and reports infinirtFuncCachePreferNone. */                         \
+  X(infinirtError_t, DeviceSetCacheConfig, (enum infinirtFuncCache cacheConfig))                  \
+  X(infinirtError_t, DeviceGetCacheConfig, (enum infinirtFuncCache * pCacheConfig))               \
   X(infinirtError_t, DeviceGetAttribute, (int* value, enum infinirtDeviceAttr attr, int device))   \
   /* The CUDA Runtime API version implemented (INFINIRT_CUDA_API_VERSION). */                      \
   X(infinirtError_t, RuntimeGetVersion, (int* runtimeVersion))                                     \
@@ -637,6 +739,10 @@ typedef struct infinirtBackendProp {
     (infinirtMemPool_t memPool, enum infinirtMemPoolAttr attr, void* value))                       \
   X(infinirtError_t, MemPoolSetAttribute,                                                          \
     (infinirtMemPool_t memPool, enum infinirtMemPoolAttr attr, void* value))                       \
+  /* The pool MallocAsync uses on a device: its default pool until DeviceSetMemPool names          \
+     another pool of that device. */                                                               \
+  X(infinirtError_t, DeviceGetMemPool, (infinirtMemPool_t * memPool, int device))                  \
+  X(infinirtError_t, DeviceSetMemPool, (int device, infinirtMemPool_t memPool))                    \
   X(infinirtError_t, MemPoolTrimTo, (infinirtMemPool_t memPool, size_t minBytesToKeep))            \
   X(infinirtError_t, Memcpy,                                                                       \
     (void* dst, const void* src, size_t count, enum infinirtMemcpyKind kind))                      \

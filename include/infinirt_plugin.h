@@ -42,8 +42,10 @@
 extern "C" {
 #endif
 
-#define INFINIRT_PLUGIN_ABI_MAJOR 1
-#define INFINIRT_PLUGIN_ABI_MINOR 4
+/* 2.0: infinirtDeviceProp took CUDA 13's whole cudaDeviceProp layout (1.4's entries, unchanged
+ * otherwise, with the device limit and cache-configuration entries appended). */
+#define INFINIRT_PLUGIN_ABI_MAJOR 2
+#define INFINIRT_PLUGIN_ABI_MINOR 0
 
 #define INFINIRT_PLUGIN_ENTRY_SYMBOL "infinirtPluginGetTable"
 
@@ -104,8 +106,7 @@ typedef enum INFINIRT_ENUM_BASE {
   INFINIRT_GRAPH_NODE_MEM_FREE = 5,   /* params.memory: ... and is released again */
   INFINIRT_GRAPH_NODE_EVENT_WAIT = 6, /* params.wait: waits for the event's latest record */
   /* params.native (infinirtLaunchNativeFunc): fn queues work on the vendor stream behind a plugin
-   * stream (StreamGetNativeHandle). Since ABI minor 3: the core hands graphs with such nodes
-   * only to plugins of minor 3 or later, and replays them for older ones. */
+   * stream (StreamGetNativeHandle). */
   INFINIRT_GRAPH_NODE_NATIVE = 7
 } infinirtPluginGraphNodeKind_t;
 
@@ -208,7 +209,6 @@ typedef struct infinirtPluginSupport {
   X(GraphExecDestroy, (int device, infinirtPluginGraphExec_t exec))                               \
   X(GetSupport, (const char* entry, infinirtPluginSupport* support))                              \
   X(StreamGetNativeHandle, (int device, infinirtPluginStream_t stream, void** native_stream))     \
-  /* Since minor 3: EventGetNativeHandle, StreamAdopt, StreamRelease. */                          \
   X(EventGetNativeHandle, (int device, infinirtPluginEvent_t event, void** native_event))         \
   /* StreamAdopt: a plugin stream for a vendor stream another library made                        \
    * (StreamCreateFromNativeHandle); *flags gets infinirtStreamNonBlocking where it does not      \
@@ -217,14 +217,20 @@ typedef struct infinirtPluginSupport {
   X(StreamAdopt,                                                                                  \
     (int device, void* native_stream, infinirtPluginStream_t* stream, unsigned int* flags))       \
   X(StreamRelease, (int device, infinirtPluginStream_t stream))                                   \
-  /* Since minor 4: stream priorities (lower numbers first; *greatest <= *least); host memory     \
-   * registration (flags as CUDA's) and the device's address of pinned or registered memory. */   \
+  /* Stream priorities (lower numbers first; *greatest <= *least); host memory registration      \
+   * (flags as CUDA's) and the device's address of pinned or registered memory. */                 \
   X(DeviceGetStreamPriorityRange, (int device, int* least, int* greatest))                        \
   X(StreamCreateWithPriority,                                                                     \
     (int device, infinirtPluginStream_t* stream, unsigned int flags, int priority))               \
   X(HostRegister, (int device, void* ptr, size_t size, unsigned int flags))                       \
   X(HostUnregister, (int device, void* ptr))                                                      \
-  X(HostGetDevicePointer, (int device, void** device_ptr, void* host_ptr))
+  X(HostGetDevicePointer, (int device, void** device_ptr, void* host_ptr))                        \
+  /* Limits and the cache split; the core has checked the enum values. A limit the device does    \
+   * not have answers infinirtErrorUnsupportedLimit. */                                           \
+  X(DeviceGetLimit, (int device, enum infinirtLimit limit, size_t* value))                        \
+  X(DeviceSetLimit, (int device, enum infinirtLimit limit, size_t value))                         \
+  X(DeviceGetCacheConfig, (int device, enum infinirtFuncCache* config))                           \
+  X(DeviceSetCacheConfig, (int device, enum infinirtFuncCache config))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
  * their support declarations by it (GetSupport itself takes the entry's name). */

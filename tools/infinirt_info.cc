@@ -340,57 +340,117 @@ std::string Uuid(const infinirtUUID_t& uuid) {
   return text;
 }
 
-std::string Triple(const int (&values)[3]) {
-  return std::to_string(values[0]) + " x " + std::to_string(values[1]) + " x " +
-         std::to_string(values[2]);
+// "a x b" or "a x b x c": a field that is an array of sizes.
+template <size_t N>
+std::string Dimensions(const int (&values)[N]) {
+  std::string text;
+  for (size_t i = 0; i < N; ++i) text += (i ? " x " : "") + std::to_string(values[i]);
+  return text;
 }
 
-// Every field of infinirtDeviceProp, by its name.
+// Every field of infinirtDeviceProp, by its name (the reserved ones excepted).
 void PrintProperties(const infinirtDeviceProp& p) {
   Table table({false, false});
-#define INFINIRT_INFO_INT_(field) table.Add({#field, std::to_string(p.field)})
-#define INFINIRT_INFO_BYTES_(field) table.Add({#field, Bytes(p.field)})
+#define INFINIRT_INFO_INT_(field) table.Add({#field, std::to_string(p.field)});
+#define INFINIRT_INFO_BYTES_(field) table.Add({#field, Bytes(p.field)});
+#define INFINIRT_INFO_DIMENSIONS_(field) table.Add({#field, Dimensions(p.field)});
   table.Add({"name", p.name});
   table.Add({"uuid", Uuid(p.uuid)});
-  INFINIRT_INFO_BYTES_(totalGlobalMem);
-  INFINIRT_INFO_BYTES_(sharedMemPerBlock);
-  INFINIRT_INFO_INT_(regsPerBlock);
-  INFINIRT_INFO_INT_(warpSize);
-  INFINIRT_INFO_BYTES_(memPitch);
-  INFINIRT_INFO_INT_(maxThreadsPerBlock);
-  table.Add({"maxThreadsDim", Triple(p.maxThreadsDim)});
-  table.Add({"maxGridSize", Triple(p.maxGridSize)});
-  INFINIRT_INFO_BYTES_(totalConstMem);
-  INFINIRT_INFO_INT_(major);
-  INFINIRT_INFO_INT_(minor);
-  INFINIRT_INFO_INT_(multiProcessorCount);
-  INFINIRT_INFO_INT_(integrated);
-  INFINIRT_INFO_INT_(canMapHostMemory);
-  INFINIRT_INFO_INT_(concurrentKernels);
-  INFINIRT_INFO_INT_(ECCEnabled);
-  INFINIRT_INFO_INT_(pciBusID);
-  INFINIRT_INFO_INT_(pciDeviceID);
-  INFINIRT_INFO_INT_(pciDomainID);
-  INFINIRT_INFO_INT_(asyncEngineCount);
-  INFINIRT_INFO_INT_(unifiedAddressing);
-  INFINIRT_INFO_INT_(memoryBusWidth);
-  INFINIRT_INFO_INT_(l2CacheSize);
-  INFINIRT_INFO_INT_(maxThreadsPerMultiProcessor);
-  INFINIRT_INFO_INT_(streamPrioritiesSupported);
-  INFINIRT_INFO_BYTES_(sharedMemPerMultiprocessor);
-  INFINIRT_INFO_INT_(regsPerMultiprocessor);
-  INFINIRT_INFO_INT_(managedMemory);
-  INFINIRT_INFO_INT_(isMultiGpuBoard);
-  INFINIRT_INFO_INT_(pageableMemoryAccess);
-  INFINIRT_INFO_INT_(concurrentManagedAccess);
-  INFINIRT_INFO_INT_(hostRegisterSupported);
-  INFINIRT_INFO_INT_(memoryPoolsSupported);
+  INFINIRT_INFO_BYTES_(totalGlobalMem)
+  INFINIRT_INFO_BYTES_(sharedMemPerBlock)
+  INFINIRT_INFO_INT_(regsPerBlock)
+  INFINIRT_INFO_INT_(warpSize)
+  INFINIRT_INFO_BYTES_(memPitch)
+  INFINIRT_INFO_INT_(maxThreadsPerBlock)
+  INFINIRT_INFO_DIMENSIONS_(maxThreadsDim)
+  INFINIRT_INFO_DIMENSIONS_(maxGridSize)
+  INFINIRT_INFO_BYTES_(totalConstMem)
+  INFINIRT_INFO_INT_(major)
+  INFINIRT_INFO_INT_(minor)
+  INFINIRT_INFO_INT_(textureAlignment)
+  INFINIRT_INFO_INT_(texturePitchAlignment)
+  INFINIRT_INFO_INT_(multiProcessorCount)
+  INFINIRT_INFO_INT_(integrated)
+  INFINIRT_INFO_INT_(canMapHostMemory)
+  INFINIRT_INFO_INT_(maxTexture1D)
+  INFINIRT_INFO_INT_(maxTexture1DMipmap)
+  INFINIRT_INFO_DIMENSIONS_(maxTexture2D)
+  INFINIRT_INFO_DIMENSIONS_(maxTexture2DMipmap)
+  INFINIRT_INFO_DIMENSIONS_(maxTexture2DLinear)
+  INFINIRT_INFO_DIMENSIONS_(maxTexture2DGather)
+  INFINIRT_INFO_DIMENSIONS_(maxTexture3D)
+  INFINIRT_INFO_DIMENSIONS_(maxTexture3DAlt)
+  INFINIRT_INFO_INT_(maxTextureCubemap)
+  INFINIRT_INFO_DIMENSIONS_(maxTexture1DLayered)
+  INFINIRT_INFO_DIMENSIONS_(maxTexture2DLayered)
+  INFINIRT_INFO_DIMENSIONS_(maxTextureCubemapLayered)
+  INFINIRT_INFO_INT_(maxSurface1D)
+  INFINIRT_INFO_DIMENSIONS_(maxSurface2D)
+  INFINIRT_INFO_DIMENSIONS_(maxSurface3D)
+  INFINIRT_INFO_DIMENSIONS_(maxSurface1DLayered)
+  INFINIRT_INFO_DIMENSIONS_(maxSurface2DLayered)
+  INFINIRT_INFO_INT_(maxSurfaceCubemap)
+  INFINIRT_INFO_DIMENSIONS_(maxSurfaceCubemapLayered)
+  INFINIRT_INFO_INT_(surfaceAlignment)
+  INFINIRT_INFO_INT_(concurrentKernels)
+  INFINIRT_INFO_INT_(ECCEnabled)
+  INFINIRT_INFO_INT_(pciBusID)
+  INFINIRT_INFO_INT_(pciDeviceID)
+  INFINIRT_INFO_INT_(pciDomainID)
+  INFINIRT_INFO_INT_(tccDriver)
+  INFINIRT_INFO_INT_(asyncEngineCount)
+  INFINIRT_INFO_INT_(unifiedAddressing)
+  INFINIRT_INFO_INT_(memoryBusWidth)
+  INFINIRT_INFO_INT_(l2CacheSize)
+  INFINIRT_INFO_INT_(persistingL2CacheMaxSize)
+  INFINIRT_INFO_INT_(maxThreadsPerMultiProcessor)
+  INFINIRT_INFO_INT_(streamPrioritiesSupported)
+  INFINIRT_INFO_INT_(globalL1CacheSupported)
+  INFINIRT_INFO_INT_(localL1CacheSupported)
+  INFINIRT_INFO_BYTES_(sharedMemPerMultiprocessor)
+  INFINIRT_INFO_INT_(regsPerMultiprocessor)
+  INFINIRT_INFO_INT_(managedMemory)
+  INFINIRT_INFO_INT_(isMultiGpuBoard)
+  INFINIRT_INFO_INT_(multiGpuBoardGroupID)
+  INFINIRT_INFO_INT_(hostNativeAtomicSupported)
+  INFINIRT_INFO_INT_(pageableMemoryAccess)
+  INFINIRT_INFO_INT_(concurrentManagedAccess)
+  INFINIRT_INFO_INT_(computePreemptionSupported)
+  INFINIRT_INFO_INT_(canUseHostPointerForRegisteredMem)
+  INFINIRT_INFO_INT_(cooperativeLaunch)
+  INFINIRT_INFO_BYTES_(sharedMemPerBlockOptin)
+  INFINIRT_INFO_INT_(pageableMemoryAccessUsesHostPageTables)
+  INFINIRT_INFO_INT_(directManagedMemAccessFromHost)
+  INFINIRT_INFO_INT_(maxBlocksPerMultiProcessor)
+  INFINIRT_INFO_INT_(accessPolicyMaxWindowSize)
+  INFINIRT_INFO_BYTES_(reservedSharedMemPerBlock)
+  INFINIRT_INFO_INT_(hostRegisterSupported)
+  INFINIRT_INFO_INT_(sparseCudaArraySupported)
+  INFINIRT_INFO_INT_(hostRegisterReadOnlySupported)
+  INFINIRT_INFO_INT_(timelineSemaphoreInteropSupported)
+  INFINIRT_INFO_INT_(memoryPoolsSupported)
+  INFINIRT_INFO_INT_(gpuDirectRDMASupported)
+  INFINIRT_INFO_INT_(gpuDirectRDMAFlushWritesOptions)
+  INFINIRT_INFO_INT_(gpuDirectRDMAWritesOrdering)
+  INFINIRT_INFO_INT_(memoryPoolSupportedHandleTypes)
+  INFINIRT_INFO_INT_(deferredMappingCudaArraySupported)
+  INFINIRT_INFO_INT_(ipcEventSupported)
+  INFINIRT_INFO_INT_(clusterLaunch)
+  INFINIRT_INFO_INT_(unifiedFunctionPointers)
+  INFINIRT_INFO_INT_(deviceNumaConfig)
+  INFINIRT_INFO_INT_(deviceNumaId)
+  INFINIRT_INFO_INT_(mpsEnabled)
+  INFINIRT_INFO_INT_(hostNumaId)
+  INFINIRT_INFO_INT_(gpuPciDeviceID)
+  INFINIRT_INFO_INT_(gpuPciSubsystemID)
+  INFINIRT_INFO_INT_(hostNumaMultinodeIpcSupported)
   table.Add({"deviceType", std::string(DeviceTypeDisplayName(p.deviceType)) + " (" +
                                std::to_string(static_cast<int>(p.deviceType)) + ")"});
-  INFINIRT_INFO_INT_(vendorDeviceIndex);
+  INFINIRT_INFO_INT_(vendorDeviceIndex)
   table.Add({"backendName", p.backendName});
 #undef INFINIRT_INFO_INT_
 #undef INFINIRT_INFO_BYTES_
+#undef INFINIRT_INFO_DIMENSIONS_
   table.Print("    ");
 }
 

@@ -45,8 +45,8 @@ std::optional<Declaration> DeviceEntry(infinirtPluginEntry_t id, const Functions
                       "aclrtGetMemInfo: a fixed name, other fields 0");
     }
     return Native(functions,
-                  "name (SoC name), multiProcessorCount (AI cores), l2CacheSize, totalGlobalMem; "
-                  "other fields 0");
+                  "name (SoC name), multiProcessorCount (AI cores), l2CacheSize, totalGlobalMem, "
+                  "streamPrioritiesSupported (from the priority range); other fields 0");
   }
   if (id == entry::DeviceGetAttribute)
     return None("ACL has no device query with CUDA's attributes");
@@ -105,6 +105,20 @@ std::optional<Declaration> StreamEntry(infinirtPluginEntry_t id, const Functions
   if (id == entry::StreamCreate) {
     return Emulated({"aclrtCreateStream"},
                     std::string(kLegacyNote) + " (blocking streams: one event each)");
+  }
+  if (id == entry::DeviceGetStreamPriorityRange) {
+    if (!Has(fn.aclrtDeviceGetStreamPriorityRange)) {
+      return None("the runtime lacks aclrtDeviceGetStreamPriorityRange");
+    }
+    return Native({"aclrtDeviceGetStreamPriorityRange"},
+                  "ACL's numbers as they are: lower runs first, as CUDA's");
+  }
+  if (id == entry::StreamCreateWithPriority) {
+    if (!Has(fn.aclrtCreateStreamWithConfig)) {
+      return None("the runtime lacks aclrtCreateStreamWithConfig");
+    }
+    return Emulated({"aclrtCreateStreamWithConfig"},
+                    std::string(kLegacyNote) + " (blocking streams: one event each); flag 0");
   }
   if (id == entry::StreamDestroy) {
     return Emulated({"aclrtStreamQuery", "aclrtDestroyStream"},

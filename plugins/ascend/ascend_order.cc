@@ -84,11 +84,15 @@ infinirtError_t JoinLegacyOrdering(Stream* stream) {
 
 }  // namespace
 
-infinirtError_t CreateStream(int device, bool blocking, Stream** out) {
+infinirtError_t CreateStream(int device, bool blocking, Stream** out,
+                             std::optional<uint32_t> priority) {
   auto stream = std::make_unique<Stream>();
   stream->device = device;
   stream->blocking = blocking;
-  if (const infinirtError_t e = ACL_CALL(aclrtCreateStream, &stream->acl)) return e;
+  const infinirtError_t created =
+      priority ? ACL_CALL(aclrtCreateStreamWithConfig, &stream->acl, *priority, 0u)
+               : ACL_CALL(aclrtCreateStream, &stream->acl);
+  if (created != infinirtSuccess) return created;
   if (blocking) {
     if (const infinirtError_t e = JoinLegacyOrdering(stream.get())) {
       ACL_CALL(aclrtDestroyStream, stream->acl);

@@ -114,7 +114,9 @@ infinirtError_t Bind(int device);
 DeviceOrder& Order(int device);
 // aclrtStreamQuery as an InfiniRT answer: Success, NotReady or the call's error.
 infinirtError_t QueryStream(void* acl_stream);
-infinirtError_t CreateStream(int device, bool blocking, Stream** stream);
+// priority: ACL's (aclrtCreateStreamWithConfig), or none for aclrtCreateStream.
+infinirtError_t CreateStream(int device, bool blocking, Stream** stream,
+                             std::optional<uint32_t> priority = std::nullopt);
 // A plugin stream over another library's ACL stream (StreamAdopt): blocking when it is the ACL
 // stream of one of the plugin's own blocking streams, else non-blocking, as ACL streams are.
 infinirtError_t AdoptStream(int device, void* acl_stream, Stream** stream);
@@ -187,6 +189,8 @@ struct AscendPlugin : plugin::VendorPluginBase<AscendPlugin> {
   INFINIRT_PLUGIN_ENTRY(Memset);
   INFINIRT_PLUGIN_ENTRY(MemsetAsync);
   INFINIRT_PLUGIN_ENTRY(StreamCreate);
+  INFINIRT_PLUGIN_ENTRY(DeviceGetStreamPriorityRange);
+  INFINIRT_PLUGIN_ENTRY(StreamCreateWithPriority);
   INFINIRT_PLUGIN_ENTRY(StreamDestroy);
   INFINIRT_PLUGIN_ENTRY(StreamSynchronize);
   INFINIRT_PLUGIN_ENTRY(StreamQuery);

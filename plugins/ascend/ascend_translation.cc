@@ -101,6 +101,11 @@ infinirtError_t AscendPlugin::GetDeviceProperties(int device, struct infinirtDev
                    soc != nullptr && *soc != '\0' ? soc : "Ascend NPU");
   prop->multiProcessorCount = Capability(device, acl::kDeviceInfoAiCoreNum);
   prop->l2CacheSize = Capability(device, acl::kDeviceInfoL2Size);
+  int least = 0, greatest = 0;
+  prop->streamPrioritiesSupported =
+      TheState().fn.aclrtCreateStreamWithConfig != nullptr &&
+      DeviceGetStreamPriorityRange(device, &least, &greatest) == infinirtSuccess &&
+      least != greatest;
   size_t free_bytes = 0;
   if (TheState().fn.aclrtGetMemInfo != nullptr) ReadMemInfo(&free_bytes, &prop->totalGlobalMem);
   return infinirtSuccess;
@@ -241,6 +246,37 @@ infinirtError_t AscendPlugin::StreamCreate(int device, infinirtPluginStream_t* o
   Stream* stream = nullptr;
   const bool blocking = (flags & infinirtStreamNonBlocking) == 0;
   if (const infinirtError_t e = CreateStream(device, blocking, &stream)) return e;
+  *out = stream;
+  return infinirtSuccess;
+}
+
+// ACL numbers stream priorities as CUDA does (lower runs first), from 0 up: the core has clamped
+// the priority into the range ACL gave, so it is not negative.
+infinirtError_t AscendPlugin::DeviceGetStreamPriorityRange(int device, int* least, int* greatest) {
+  if (TheState().fn.aclrtDeviceGetStreamPriorityRange == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  int32_t acl_least = 0, acl_greatest = 0;
+  if (const infinirtError_t e =
+          ACL_CALL(aclrtDeviceGetStreamPriorityRange, &acl_least, &acl_greatest)) {
+    return e;
+  }
+  *least = acl_least;
+  *greatest = acl_greatest;
+  return infinirtSuccess;
+}
+
+infinirtError_t AscendPlugin::StreamCreateWithPriority(int device, infinirtPluginStream_t* out,
+                                                       unsigned int flags, int priority) {
+  if (TheState().fn.aclrtCreateStreamWithConfig == nullptr || priority < 0) {
+    return infinirtErrorNotSupported;
+  }
+  if (const infinirtError_t e = Bind(device)) return e;
+  Stream* stream = nullptr;
+  const bool blocking = (flags & infinirtStreamNonBlocking) == 0;
+  if (const infinirtError_t e =
+          CreateStream(device, blocking, &stream, static_cast<uint32_t>(priority))) {
+    return e;
+  }
   *out = stream;
   return infinirtSuccess;
 }

@@ -101,6 +101,14 @@ Declaration Streams(const Functions& fn, infinirtPluginEntry_t id) {
                   "where it is the legacy queue (CNDrv >= 3), so infinirtStreamNonBlocking "
                   "answers NotSupported");
   }
+  if (id == entry::DeviceGetStreamPriorityRange) {
+    return NativeIfPresent(Has(fn.DeviceGetQueuePriorityRange), "cnrtDeviceGetQueuePriorityRange",
+                           "CNRT's numbers as they are: lower runs first, as CUDA's");
+  }
+  if (id == entry::StreamCreateWithPriority) {
+    return NativeIfPresent(Has(fn.QueueCreateWithPriority), "cnrtQueueCreateWithPriority",
+                           "flags 0 only, as for StreamCreate");
+  }
   if (id == entry::StreamDestroy) return Native({"cnrtQueueDestroy"});
   if (id == entry::StreamSynchronize) return Native({"cnrtQueueSync"});
   if (id == entry::StreamQuery) {
@@ -214,6 +222,8 @@ std::optional<Declaration> CambriconPlugin::Declare(infinirtPluginEntry_t id) {
     case entry::MemsetAsync:
       return Memory(fn, id);
     case entry::StreamCreate:
+    case entry::DeviceGetStreamPriorityRange:
+    case entry::StreamCreateWithPriority:
     case entry::StreamDestroy:
     case entry::StreamSynchronize:
     case entry::StreamQuery:

@@ -97,6 +97,8 @@ struct CambriconPlugin : plugin::VendorPluginBase<CambriconPlugin> {
   INFINIRT_PLUGIN_ENTRY(Memset);
   INFINIRT_PLUGIN_ENTRY(MemsetAsync);
   INFINIRT_PLUGIN_ENTRY(StreamCreate);
+  INFINIRT_PLUGIN_ENTRY(DeviceGetStreamPriorityRange);
+  INFINIRT_PLUGIN_ENTRY(StreamCreateWithPriority);
   INFINIRT_PLUGIN_ENTRY(StreamDestroy);
   INFINIRT_PLUGIN_ENTRY(StreamSynchronize);
   INFINIRT_PLUGIN_ENTRY(StreamQuery);

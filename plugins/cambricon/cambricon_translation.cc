@@ -422,6 +422,26 @@ infinirtError_t CambriconPlugin::StreamCreate(int device, infinirtPluginStream_t
   return CNRT_CALL(QueueCreate, stream);
 }
 
+// CNRT numbers queue priorities as CUDA does (lower runs first; its range is [7, 0]).
+infinirtError_t CambriconPlugin::DeviceGetStreamPriorityRange(int device, int* least,
+                                                              int* greatest) {
+  if (TheState().fn.DeviceGetQueuePriorityRange == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CNRT_CALL(DeviceGetQueuePriorityRange, least, greatest);
+}
+
+infinirtError_t CambriconPlugin::StreamCreateWithPriority(int device,
+                                                          infinirtPluginStream_t* stream,
+                                                          unsigned int flags, int priority) {
+  if (TheState().fn.QueueCreateWithPriority == nullptr) return infinirtErrorNotSupported;
+  if (flags & infinirtStreamNonBlocking) {
+    Log(INFINIRT_LOG_DEBUG, "CNRT has no non-blocking queue");
+    return infinirtErrorNotSupported;
+  }
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CNRT_CALL(QueueCreateWithPriority, stream, 0u, priority);
+}
+
 infinirtError_t CambriconPlugin::StreamDestroy(int device, infinirtPluginStream_t stream) {
   if (const infinirtError_t e = Bind(device)) return e;
   return CNRT_CALL(QueueDestroy, stream);

@@ -53,6 +53,8 @@ typedef void (*CnrtHostFn)(void* user_data);
   X(kOptional, GetDeviceProperties_V2, (void* prop, int device))                           \
   X(kOptional, GetDeviceProperties, (void* prop, int device))                              \
   X(kOptional, DeviceGetAttribute, (int* value, int attr, int device))                     \
+  X(kOptional, DeviceGetQueuePriorityRange, (int* least, int* greatest))                   \
+  X(kOptional, QueueCreateWithPriority, (void** queue, unsigned int flags, int priority))  \
   X(kOptional, MemGetInfo, (size_t * free_bytes, size_t * total_bytes))                    \
   X(kOptional, MemAllocAsync, (void** ptr, size_t bytes, void* queue))                     \
   X(kOptional, MemFreeAsync, (void* ptr, void* queue))                                     \

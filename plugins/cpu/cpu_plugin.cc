@@ -100,6 +100,7 @@ struct CpuDevice {
   std::unique_ptr<MemoryPool> memory_pool;  // for MallocAsync
   std::unique_ptr<SpareStreams> spare_streams;
   std::atomic<size_t> allocated{0};  // bytes Malloc handed out and Free has not taken back
+  DeviceLimits limits;
 };
 
 struct PluginState {
@@ -269,12 +270,12 @@ struct CpuPlugin {
   }
 
   static infinirtError_t GetDeviceProperties(int device, struct infinirtDeviceProp* prop) {
-    FillDeviceProperties(g_state->worker_threads, device, g_state->device_count, prop);
+    FillDeviceProperties(device, g_state->device_count, prop);
     return infinirtSuccess;
   }
 
-  static infinirtError_t DeviceGetAttribute(int, int* value, enum infinirtDeviceAttr attr) {
-    *value = DeviceAttributeValue(attr, g_state->worker_threads);
+  static infinirtError_t DeviceGetAttribute(int device, int* value, enum infinirtDeviceAttr attr) {
+    *value = DeviceAttributeValue(attr, DeviceFacts{device, g_state->worker_threads});
     return infinirtSuccess;
   }
 
@@ -331,6 +332,23 @@ struct CpuPlugin {
   }
   static infinirtError_t HostGetDevicePointer(int, void** device_ptr, void* host_ptr) {
     *device_ptr = host_ptr;
+    return infinirtSuccess;
+  }
+
+  static infinirtError_t DeviceGetLimit(int device, enum infinirtLimit limit, size_t* value) {
+    return Dev(device).limits.Get(limit, value);
+  }
+  static infinirtError_t DeviceSetLimit(int device, enum infinirtLimit limit, size_t value) {
+    return Dev(device).limits.Set(limit, value);
+  }
+
+  // The split of cache and scratch memory is the processor's, fixed: a preference is accepted
+  // and changes nothing, as CUDA does on devices whose split is fixed.
+  static infinirtError_t DeviceGetCacheConfig(int, enum infinirtFuncCache* config) {
+    *config = infinirtFuncCachePreferNone;
+    return infinirtSuccess;
+  }
+  static infinirtError_t DeviceSetCacheConfig(int, enum infinirtFuncCache) {
     return infinirtSuccess;
   }
 

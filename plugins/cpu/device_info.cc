@@ -94,44 +94,15 @@ MemoryInfo ReadMemoryInfo() {
   return info;
 }
 
-void FillDeviceProperties(int worker_threads, int index, int count,
-                          struct infinirtDeviceProp* prop) {
+void FillDeviceProperties(int index, int count, struct infinirtDeviceProp* prop) {
   const std::string model = CpuModelName();
   const std::string which = count > 1 ? " " + std::to_string(index) : "";
   std::snprintf(prop->name, sizeof(prop->name), "CPU%s%s%s", which.c_str(),
                 model.empty() ? "" : " (", model.empty() ? "" : (model + ")").c_str());
   prop->totalGlobalMem = ReadMemoryInfo().total / static_cast<size_t>(count > 0 ? count : 1);
-  prop->sharedMemPerBlock = 0;
-  prop->regsPerBlock = 0;
-  prop->warpSize = 1;
-  prop->memPitch = SIZE_MAX;
-  prop->maxThreadsPerBlock = 1;
-  prop->maxThreadsDim[0] = prop->maxThreadsDim[1] = prop->maxThreadsDim[2] = 1;
-  prop->maxGridSize[0] = INT_MAX;
-  prop->maxGridSize[1] = prop->maxGridSize[2] = 65535;
-  prop->totalConstMem = 0;
-  prop->major = 0;
-  prop->minor = 0;
-  prop->multiProcessorCount = HardwareThreads();
-  prop->integrated = 1;
-  prop->canMapHostMemory = 1;
-  prop->concurrentKernels = 1;
-  prop->asyncEngineCount = worker_threads;
-  prop->unifiedAddressing = 1;
-  prop->l2CacheSize = CacheSize(_SC_LEVEL2_CACHE_SIZE);
-  prop->memoryBusWidth = 64;  // see DeviceAttributeValue
-  // No PCI address: a made-up one, distinct for each CPU device (infinirtDeviceGetPCIBusId).
-  prop->pciDomainID = 0xffff;
-  prop->pciDeviceID = index & 0x1f;
-  prop->pciBusID = (index >> 5) & 0xff;
-  prop->maxThreadsPerMultiProcessor = 1;
-  prop->pageableMemoryAccess = 1;
-  prop->memoryPoolsSupported = 1;
-  prop->hostRegisterSupported = 0;
-  prop->managedMemory = 0;
 }
 
-int DeviceAttributeValue(enum infinirtDeviceAttr attr, int worker_threads) {
+int DeviceAttributeValue(enum infinirtDeviceAttr attr, const DeviceFacts& device) {
   switch (attr) {
     case infinirtDevAttrMaxThreadsPerBlock:
     case infinirtDevAttrMaxBlockDimX:
@@ -159,9 +130,16 @@ int DeviceAttributeValue(enum infinirtDeviceAttr attr, int worker_threads) {
     case infinirtDevAttrGlobalMemoryBusWidth:
       return 64;
     case infinirtDevAttrAsyncEngineCount:
-      return worker_threads;
+      return device.worker_threads;
     case infinirtDevAttrL2CacheSize:
       return CacheSize(_SC_LEVEL2_CACHE_SIZE);
+    // No PCI address: a made-up one, distinct for each CPU device (infinirtDeviceGetPCIBusId).
+    case infinirtDevAttrPciDomainId:
+      return 0xffff;
+    case infinirtDevAttrPciBusId:
+      return (device.index >> 5) & 0xff;
+    case infinirtDevAttrPciDeviceId:
+      return device.index & 0x1f;
     case infinirtDevAttrGpuOverlap:
     case infinirtDevAttrIntegrated:
     case infinirtDevAttrCanMapHostMemory:
@@ -171,6 +149,10 @@ int DeviceAttributeValue(enum infinirtDeviceAttr attr, int worker_threads) {
     case infinirtDevAttrHostNativeAtomicSupported:
     case infinirtDevAttrMemoryPoolsSupported:
     case infinirtDevAttrPageableMemoryAccessUsesHostPageTables:
+    case infinirtDevAttrStreamPrioritiesSupported:  // the worker pool picks by priority
+    case infinirtDevAttrHostRegisterSupported:
+    case infinirtDevAttrHostRegisterReadOnlySupported:
+    case infinirtDevAttrCanUseHostPointerForRegisteredMem:  // the device pointer is the host's
       return 1;
     case infinirtDevAttrHostNumaId:
     case infinirtDevAttrNumaId:
@@ -178,6 +160,38 @@ int DeviceAttributeValue(enum infinirtDeviceAttr attr, int worker_threads) {
     default:
       return 0;
   }
+}
+
+DeviceLimits::DeviceLimits() {
+  for (auto& value : values_) value.store(0, std::memory_order_relaxed);
+  values_[infinirtLimitStackSize] = 1024;
+  values_[infinirtLimitPrintfFifoSize] = 1 << 20;
+  values_[infinirtLimitMallocHeapSize] = 8 << 20;
+  values_[infinirtLimitDevRuntimePendingLaunchCount] = 2048;
+  values_[infinirtLimitMaxL2FetchGranularity] = 64;
+}
+
+infinirtError_t DeviceLimits::Get(enum infinirtLimit limit, size_t* value) const {
+  if (limit == infinirtLimitDevRuntimeSyncDepth) return infinirtErrorUnsupportedLimit;
+  *value = values_[limit].load(std::memory_order_relaxed);
+  return infinirtSuccess;
+}
+
+infinirtError_t DeviceLimits::Set(enum infinirtLimit limit, size_t value) {
+  switch (limit) {
+    case infinirtLimitDevRuntimeSyncDepth:
+      return infinirtErrorUnsupportedLimit;
+    case infinirtLimitMaxL2FetchGranularity:
+      value = std::min<size_t>(value, 128);
+      break;
+    case infinirtLimitPersistingL2CacheSize:
+      value = 0;  // the device's maximum (DevAttrMaxPersistingL2CacheSize)
+      break;
+    default:
+      break;
+  }
+  values_[limit].store(value, std::memory_order_relaxed);
+  return infinirtSuccess;
 }
 
 }  // namespace infinirt::cpu

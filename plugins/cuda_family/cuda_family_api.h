@@ -19,6 +19,8 @@ typedef void (*CfHostFn)(void*);
 #define CF_KIND int
 #define CF_CAPTURE_MODE int
 #define CF_ATTR int
+#define CF_LIMIT int
+#define CF_FUNC_CACHE int
 #define CF_HOST_FN CfHostFn
 #endif
 
@@ -66,6 +68,10 @@ typedef void (*CfHostFn)(void*);
   X(HostRegister, (void* ptr, size_t size, unsigned int flags))                            \
   X(HostUnregister, (void* ptr))                                                           \
   X(HostGetDevicePointer, (void** device_ptr, void* host_ptr, unsigned int flags))         \
+  X(DeviceGetLimit, (size_t * value, CF_LIMIT limit))                                      \
+  X(DeviceSetLimit, (CF_LIMIT limit, size_t value))                                        \
+  X(DeviceGetCacheConfig, (CF_FUNC_CACHE * config))                                        \
+  X(DeviceSetCacheConfig, (CF_FUNC_CACHE config))                                          \
   X(StreamBeginCapture, (CF_STREAM stream, CF_CAPTURE_MODE mode))                          \
   X(StreamEndCapture, (CF_STREAM stream, CF_GRAPH * graph))                                \
   X(GraphInstantiateWithFlags, (CF_EXEC * exec, CF_GRAPH graph, unsigned long long flags)) \

@@ -136,6 +136,14 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
       return NativeIfPresent(Has(fn.HostUnregister), "HostUnregister");
     case entry::HostGetDevicePointer:
       return NativeIfPresent(Has(fn.HostGetDevicePointer), "HostGetDevicePointer");
+    case entry::DeviceGetLimit:
+      return NativeIfPresent(Has(fn.DeviceGetLimit), "DeviceGetLimit");
+    case entry::DeviceSetLimit:
+      return NativeIfPresent(Has(fn.DeviceSetLimit), "DeviceSetLimit");
+    case entry::DeviceGetCacheConfig:
+      return NativeIfPresent(Has(fn.DeviceGetCacheConfig), "DeviceGetCacheConfig");
+    case entry::DeviceSetCacheConfig:
+      return NativeIfPresent(Has(fn.DeviceSetCacheConfig), "DeviceSetCacheConfig");
     case entry::LaunchHostFunc:
       if (!Has(fn.LaunchHostFunc)) return None("the runtime lacks LaunchHostFunc");
       return Native({"LaunchHostFunc"},

@@ -116,6 +116,10 @@ struct CudaFamilyPlugin : plugin::VendorPluginBase<CudaFamilyPlugin> {
   INFINIRT_PLUGIN_ENTRY(HostRegister);
   INFINIRT_PLUGIN_ENTRY(HostUnregister);
   INFINIRT_PLUGIN_ENTRY(HostGetDevicePointer);
+  INFINIRT_PLUGIN_ENTRY(DeviceGetLimit);
+  INFINIRT_PLUGIN_ENTRY(DeviceSetLimit);
+  INFINIRT_PLUGIN_ENTRY(DeviceGetCacheConfig);
+  INFINIRT_PLUGIN_ENTRY(DeviceSetCacheConfig);
   // The memory-pool attributes are left out: no vendor function of the lists serves them.
 
   // Support declarations (cuda_family_declarations.cc).

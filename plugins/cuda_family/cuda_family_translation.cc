@@ -121,6 +121,9 @@ void RetirePerThreadStreams() { g_per_thread_streams.Retire(); }
 
 infinirtError_t CudaFamilyPlugin::GetDeviceProperties(int device, struct infinirtDeviceProp* prop) {
   std::memset(prop, 0, sizeof(*prop));
+  // The fields that device attributes answer are the core's (it asks DeviceGetAttribute). Only
+  // the name is read from the vendor's structure: its layout differs between vendors and
+  // versions, but every one begins with the name.
   if (TheState().fn.GetDeviceProperties != nullptr) {
     alignas(64) static thread_local char buffer[16384];
     if (const infinirtError_t e = CF_CALL(GetDeviceProperties, buffer, device)) return e;
@@ -128,42 +131,6 @@ infinirtError_t CudaFamilyPlugin::GetDeviceProperties(int device, struct infinir
   } else {
     plugin::CopyText(prop->name, sizeof(prop->name), std::string(TheState().spec.name) + " device");
   }
-  auto attribute = [&](enum infinirtDeviceAttr attr, int* field) {
-    if (TheState().fn.DeviceGetAttribute != nullptr)
-      TheState().fn.DeviceGetAttribute(field, attr, device);
-  };
-  attribute(infinirtDevAttrComputeCapabilityMajor, &prop->major);
-  attribute(infinirtDevAttrComputeCapabilityMinor, &prop->minor);
-  attribute(infinirtDevAttrMultiProcessorCount, &prop->multiProcessorCount);
-  attribute(infinirtDevAttrMaxThreadsPerBlock, &prop->maxThreadsPerBlock);
-  for (int axis = 0; axis < 3; ++axis) {
-    attribute(static_cast<enum infinirtDeviceAttr>(infinirtDevAttrMaxBlockDimX + axis),
-              &prop->maxThreadsDim[axis]);
-    attribute(static_cast<enum infinirtDeviceAttr>(infinirtDevAttrMaxGridDimX + axis),
-              &prop->maxGridSize[axis]);
-  }
-  // Sizes in bytes are size_t in the properties, int as attributes.
-  auto byte_attribute = [&](enum infinirtDeviceAttr attr, size_t* field) {
-    int value = 0;
-    attribute(attr, &value);
-    *field = value > 0 ? static_cast<size_t>(value) : 0;
-  };
-  byte_attribute(infinirtDevAttrMaxSharedMemoryPerBlock, &prop->sharedMemPerBlock);
-  byte_attribute(infinirtDevAttrMaxSharedMemoryPerMultiprocessor,
-                 &prop->sharedMemPerMultiprocessor);
-  byte_attribute(infinirtDevAttrTotalConstantMemory, &prop->totalConstMem);
-  attribute(infinirtDevAttrMaxThreadsPerMultiProcessor, &prop->maxThreadsPerMultiProcessor);
-  attribute(infinirtDevAttrWarpSize, &prop->warpSize);
-  attribute(infinirtDevAttrMaxRegistersPerBlock, &prop->regsPerBlock);
-  attribute(infinirtDevAttrL2CacheSize, &prop->l2CacheSize);
-  attribute(infinirtDevAttrGlobalMemoryBusWidth, &prop->memoryBusWidth);
-  attribute(infinirtDevAttrAsyncEngineCount, &prop->asyncEngineCount);
-  attribute(infinirtDevAttrConcurrentKernels, &prop->concurrentKernels);
-  attribute(infinirtDevAttrUnifiedAddressing, &prop->unifiedAddressing);
-  attribute(infinirtDevAttrMemoryPoolsSupported, &prop->memoryPoolsSupported);
-  attribute(infinirtDevAttrPciBusId, &prop->pciBusID);
-  attribute(infinirtDevAttrPciDeviceId, &prop->pciDeviceID);
-  attribute(infinirtDevAttrPciDomainId, &prop->pciDomainID);
   size_t free_bytes = 0;
   if (TheState().fn.MemGetInfo != nullptr && Bind(device) == infinirtSuccess) {
     TheState().fn.MemGetInfo(&free_bytes, &prop->totalGlobalMem);
@@ -250,6 +217,42 @@ infinirtError_t CudaFamilyPlugin::HostGetDevicePointer(int device, void** device
   if (const infinirtError_t e = Bind(device)) return e;
   if (TheState().fn.HostGetDevicePointer == nullptr) return infinirtErrorNotSupported;
   return CF_CALL(HostGetDevicePointer, device_ptr, host_ptr, 0);
+}
+
+// Limits and the cache split: the family numbers cudaLimit and cudaFuncCache as CUDA does, so
+// the values pass unchanged.
+infinirtError_t CudaFamilyPlugin::DeviceGetLimit(int device, enum infinirtLimit limit,
+                                                 size_t* value) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.DeviceGetLimit == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(DeviceGetLimit, value, static_cast<int>(limit));
+}
+
+infinirtError_t CudaFamilyPlugin::DeviceSetLimit(int device, enum infinirtLimit limit,
+                                                 size_t value) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.DeviceSetLimit == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(DeviceSetLimit, static_cast<int>(limit), value);
+}
+
+infinirtError_t CudaFamilyPlugin::DeviceGetCacheConfig(int device, enum infinirtFuncCache* config) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.DeviceGetCacheConfig == nullptr) return infinirtErrorNotSupported;
+  int vendor = 0;
+  if (const infinirtError_t e = CF_CALL(DeviceGetCacheConfig, &vendor)) return e;
+  if (vendor < infinirtFuncCachePreferNone || vendor > infinirtFuncCachePreferEqual) {
+    TheState().log(INFINIRT_LOG_DEBUG, "DeviceGetCacheConfig answered " + std::to_string(vendor) +
+                                           ", which is no cache configuration");
+    return infinirtErrorUnknown;
+  }
+  *config = static_cast<enum infinirtFuncCache>(vendor);
+  return infinirtSuccess;
+}
+
+infinirtError_t CudaFamilyPlugin::DeviceSetCacheConfig(int device, enum infinirtFuncCache config) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.DeviceSetCacheConfig == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(DeviceSetCacheConfig, static_cast<int>(config));
 }
 
 // Without the vendor's stream-ordered allocator the plugin keeps the order by waiting for the

@@ -14,6 +14,8 @@
 #define CF_KIND enum cudaMemcpyKind
 #define CF_CAPTURE_MODE enum cudaStreamCaptureMode
 #define CF_ATTR enum cudaDeviceAttr
+#define CF_LIMIT enum cudaLimit
+#define CF_FUNC_CACHE enum cudaFuncCache
 #define CF_HOST_FN cudaHostFn_t
 #include "cuda_family_api.h"
 
@@ -30,6 +32,7 @@ static_assert(sizeof(cudaError_t) == sizeof(int) && std::is_enum_v<cudaError_t>)
 static_assert(sizeof(enum cudaMemcpyKind) == sizeof(int));
 static_assert(sizeof(enum cudaStreamCaptureMode) == sizeof(int));
 static_assert(sizeof(enum cudaDeviceAttr) == sizeof(int));
+static_assert(sizeof(enum cudaLimit) == sizeof(int) && sizeof(enum cudaFuncCache) == sizeof(int));
 static_assert(std::is_pointer_v<cudaStream_t> && std::is_pointer_v<cudaEvent_t> &&
               std::is_pointer_v<cudaGraph_t> && std::is_pointer_v<cudaGraphExec_t>);
 static_assert(std::is_same_v<decltype(&cudaGetErrorName), const char* (*)(cudaError_t)>);

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -266,9 +267,13 @@ testing::AssertionResult EveryCudaEnumeratorIsListed(const std::string& cuda_enu
 
 bool SkipNothing(const std::string&) { return false; }
 
-// Reserved attribute numbers have no meaning, and cudaDevAttrMax is the count sentinel.
+// Reserved attribute numbers (cudaDevAttrReserved92) have no meaning, and cudaDevAttrMax is the
+// count sentinel. cudaDevAttrReservedSharedMemoryPerBlock is a real attribute.
 bool SkipReservedOrSentinelAttr(const std::string& name) {
-  return name.find("Reserved") != std::string::npos || name == "cudaDevAttrMax";
+  const std::string prefix = "cudaDevAttrReserved";
+  const bool reserved_number = name.size() > prefix.size() && name.rfind(prefix, 0) == 0 &&
+                               std::isdigit(static_cast<unsigned char>(name[prefix.size()]));
+  return reserved_number || name == "cudaDevAttrMax";
 }
 
 TEST(CudaContract, EveryCudaErrorIsInTheErrorList) {
@@ -315,6 +320,17 @@ std::vector<ValueRow> SmallEnumRows() {
       INFINIRT_CONTRACT_VALUE_ROW(MemPoolAttrUsedMemHigh),
       INFINIRT_CONTRACT_VALUE_ROW(GraphDependencyTypeDefault),
       INFINIRT_CONTRACT_VALUE_ROW(GraphDependencyTypeProgrammatic),
+      INFINIRT_CONTRACT_VALUE_ROW(LimitStackSize),
+      INFINIRT_CONTRACT_VALUE_ROW(LimitPrintfFifoSize),
+      INFINIRT_CONTRACT_VALUE_ROW(LimitMallocHeapSize),
+      INFINIRT_CONTRACT_VALUE_ROW(LimitDevRuntimeSyncDepth),
+      INFINIRT_CONTRACT_VALUE_ROW(LimitDevRuntimePendingLaunchCount),
+      INFINIRT_CONTRACT_VALUE_ROW(LimitMaxL2FetchGranularity),
+      INFINIRT_CONTRACT_VALUE_ROW(LimitPersistingL2CacheSize),
+      INFINIRT_CONTRACT_VALUE_ROW(FuncCachePreferNone),
+      INFINIRT_CONTRACT_VALUE_ROW(FuncCachePreferShared),
+      INFINIRT_CONTRACT_VALUE_ROW(FuncCachePreferL1),
+      INFINIRT_CONTRACT_VALUE_ROW(FuncCachePreferEqual),
   };
 }
 
@@ -324,7 +340,8 @@ TEST(CudaContract, SmallEnumTableCoversEveryCudaEnumerator) {
   const auto ours = ValuesBySuffix(SmallEnumRows());
   for (const char* cuda_enum :
        {"cudaMemcpyKind", "cudaMemoryType", "cudaStreamCaptureStatus", "cudaStreamCaptureMode",
-        "cudaGraphInstantiateFlags", "cudaMemPoolAttr", "cudaGraphDependencyType_enum"}) {
+        "cudaGraphInstantiateFlags", "cudaMemPoolAttr", "cudaGraphDependencyType_enum", "cudaLimit",
+        "cudaFuncCache"}) {
     EXPECT_TRUE(EveryCudaEnumeratorIsListed(cuda_enum, ours, "infinirt.h", &SkipNothing));
   }
 }
@@ -346,6 +363,7 @@ std::vector<ValueRow> FlagRows() {
       INFINIRT_CONTRACT_VALUE_ROW(DeviceLmemResizeToMax),
       INFINIRT_CONTRACT_VALUE_ROW(DeviceSyncMemops),
       INFINIRT_CONTRACT_VALUE_ROW(DeviceMask),
+      INFINIRT_CONTRACT_VALUE_ROW(InitDeviceFlagsAreValid),
       INFINIRT_CONTRACT_VALUE_ROW(HostRegisterDefault),
       INFINIRT_CONTRACT_VALUE_ROW(HostRegisterPortable),
       INFINIRT_CONTRACT_VALUE_ROW(HostRegisterMapped),
@@ -566,70 +584,135 @@ TEST(CudaContract, UuidHasCudasLayout) {
                           {INFINIRT_CONTRACT_FIELD_ROW(infinirtUUID_st, CUuuid_st, bytes)}, true));
 }
 
-// infinirtDeviceProp keeps a subset of cudaDeviceProp's fields (same names and renamed types, not
-// the same layout), then InfiniRT's own fields.
-#define INFINIRT_CONTRACT_SHARED_DEVICE_PROP_FIELDS(X) \
-  X(name)                                              \
-  X(uuid)                                              \
-  X(totalGlobalMem)                                    \
-  X(sharedMemPerBlock)                                 \
-  X(regsPerBlock)                                      \
-  X(warpSize)                                          \
-  X(memPitch)                                          \
-  X(maxThreadsPerBlock)                                \
-  X(maxThreadsDim)                                     \
-  X(maxGridSize)                                       \
-  X(totalConstMem)                                     \
-  X(major)                                             \
-  X(minor)                                             \
-  X(multiProcessorCount)                               \
-  X(integrated)                                        \
-  X(canMapHostMemory)                                  \
-  X(concurrentKernels)                                 \
-  X(ECCEnabled)                                        \
-  X(pciBusID)                                          \
-  X(pciDeviceID)                                       \
-  X(pciDomainID)                                       \
-  X(asyncEngineCount)                                  \
-  X(unifiedAddressing)                                 \
-  X(memoryBusWidth)                                    \
-  X(l2CacheSize)                                       \
-  X(maxThreadsPerMultiProcessor)                       \
-  X(streamPrioritiesSupported)                         \
-  X(sharedMemPerMultiprocessor)                        \
-  X(regsPerMultiprocessor)                             \
-  X(managedMemory)                                     \
-  X(isMultiGpuBoard)                                   \
-  X(pageableMemoryAccess)                              \
-  X(concurrentManagedAccess)                           \
-  X(hostRegisterSupported)                             \
-  X(memoryPoolsSupported)
+// infinirtDeviceProp begins with every field of cudaDeviceProp (same names, renamed types, same
+// offsets), then has InfiniRT's own fields.
+#define INFINIRT_CONTRACT_CUDA_DEVICE_PROP_FIELDS(X) \
+  X(name)                                            \
+  X(uuid)                                            \
+  X(luid)                                            \
+  X(luidDeviceNodeMask)                              \
+  X(totalGlobalMem)                                  \
+  X(sharedMemPerBlock)                               \
+  X(regsPerBlock)                                    \
+  X(warpSize)                                        \
+  X(memPitch)                                        \
+  X(maxThreadsPerBlock)                              \
+  X(maxThreadsDim)                                   \
+  X(maxGridSize)                                     \
+  X(totalConstMem)                                   \
+  X(major)                                           \
+  X(minor)                                           \
+  X(textureAlignment)                                \
+  X(texturePitchAlignment)                           \
+  X(multiProcessorCount)                             \
+  X(integrated)                                      \
+  X(canMapHostMemory)                                \
+  X(maxTexture1D)                                    \
+  X(maxTexture1DMipmap)                              \
+  X(maxTexture2D)                                    \
+  X(maxTexture2DMipmap)                              \
+  X(maxTexture2DLinear)                              \
+  X(maxTexture2DGather)                              \
+  X(maxTexture3D)                                    \
+  X(maxTexture3DAlt)                                 \
+  X(maxTextureCubemap)                               \
+  X(maxTexture1DLayered)                             \
+  X(maxTexture2DLayered)                             \
+  X(maxTextureCubemapLayered)                        \
+  X(maxSurface1D)                                    \
+  X(maxSurface2D)                                    \
+  X(maxSurface3D)                                    \
+  X(maxSurface1DLayered)                             \
+  X(maxSurface2DLayered)                             \
+  X(maxSurfaceCubemap)                               \
+  X(maxSurfaceCubemapLayered)                        \
+  X(surfaceAlignment)                                \
+  X(concurrentKernels)                               \
+  X(ECCEnabled)                                      \
+  X(pciBusID)                                        \
+  X(pciDeviceID)                                     \
+  X(pciDomainID)                                     \
+  X(tccDriver)                                       \
+  X(asyncEngineCount)                                \
+  X(unifiedAddressing)                               \
+  X(memoryBusWidth)                                  \
+  X(l2CacheSize)                                     \
+  X(persistingL2CacheMaxSize)                        \
+  X(maxThreadsPerMultiProcessor)                     \
+  X(streamPrioritiesSupported)                       \
+  X(globalL1CacheSupported)                          \
+  X(localL1CacheSupported)                           \
+  X(sharedMemPerMultiprocessor)                      \
+  X(regsPerMultiprocessor)                           \
+  X(managedMemory)                                   \
+  X(isMultiGpuBoard)                                 \
+  X(multiGpuBoardGroupID)                            \
+  X(hostNativeAtomicSupported)                       \
+  X(pageableMemoryAccess)                            \
+  X(concurrentManagedAccess)                         \
+  X(computePreemptionSupported)                      \
+  X(canUseHostPointerForRegisteredMem)               \
+  X(cooperativeLaunch)                               \
+  X(sharedMemPerBlockOptin)                          \
+  X(pageableMemoryAccessUsesHostPageTables)          \
+  X(directManagedMemAccessFromHost)                  \
+  X(maxBlocksPerMultiProcessor)                      \
+  X(accessPolicyMaxWindowSize)                       \
+  X(reservedSharedMemPerBlock)                       \
+  X(hostRegisterSupported)                           \
+  X(sparseCudaArraySupported)                        \
+  X(hostRegisterReadOnlySupported)                   \
+  X(timelineSemaphoreInteropSupported)               \
+  X(memoryPoolsSupported)                            \
+  X(gpuDirectRDMASupported)                          \
+  X(gpuDirectRDMAFlushWritesOptions)                 \
+  X(gpuDirectRDMAWritesOrdering)                     \
+  X(memoryPoolSupportedHandleTypes)                  \
+  X(deferredMappingCudaArraySupported)               \
+  X(ipcEventSupported)                               \
+  X(clusterLaunch)                                   \
+  X(unifiedFunctionPointers)                         \
+  X(deviceNumaConfig)                                \
+  X(deviceNumaId)                                    \
+  X(mpsEnabled)                                      \
+  X(hostNumaId)                                      \
+  X(gpuPciDeviceID)                                  \
+  X(gpuPciSubsystemID)                               \
+  X(hostNumaMultinodeIpcSupported)                   \
+  X(reserved)
 
-// InfiniRT's own fields, which must come after the shared ones.
+// InfiniRT's own fields, which must come after CUDA's.
 const std::vector<std::string> kOwnDevicePropFields = {"deviceType", "vendorDeviceIndex",
-                                                       "backendName", "reserved"};
+                                                       "backendName", "infinirtReserved"};
 
-std::vector<FieldRow> SharedDevicePropRows() {
+std::vector<FieldRow> CudaDevicePropRows() {
 #define INFINIRT_CONTRACT_ROW(field) \
   INFINIRT_CONTRACT_FIELD_ROW(infinirtDeviceProp, cudaDeviceProp, field)
-  return {INFINIRT_CONTRACT_SHARED_DEVICE_PROP_FIELDS(INFINIRT_CONTRACT_ROW)};
+  return {INFINIRT_CONTRACT_CUDA_DEVICE_PROP_FIELDS(INFINIRT_CONTRACT_ROW)};
 #undef INFINIRT_CONTRACT_ROW
 }
 
 #undef INFINIRT_CONTRACT_FIELD_ROW
 
-TEST(CudaContract, DevicePropSharedFieldsHaveCudasTypes) {
-  EXPECT_TRUE(FieldsMatch("infinirtDeviceProp", SharedDevicePropRows(), false));
+TEST(CudaContract, DevicePropHasCudasLayout) {
+  EXPECT_TRUE(FieldsMatch("infinirtDeviceProp", CudaDevicePropRows(), true));
+  EXPECT_EQ(alignof(infinirtDeviceProp), alignof(cudaDeviceProp));
+  // CUDA's structure is a prefix of ours: InfiniRT's fields start where it ends.
+  EXPECT_EQ(offsetof(infinirtDeviceProp, deviceType), sizeof(cudaDeviceProp));
+  // The list above is complete: driver_types.h declares exactly these fields, in order.
+  EXPECT_TRUE(SameFieldNames(WrittenFields(CudaDriverTypesText(), "cudaDeviceProp"),
+                             NamesOf(CudaDevicePropRows())))
+      << "in driver_types.h";
 }
 
-TEST(CudaContract, DevicePropIsSharedFieldsThenOwnFields) {
-  // Read from infinirt.h, so that a field added there must be added to the shared list above
-  // (and so compared with CUDA) or be one of InfiniRT's own.
-  std::vector<std::string> expected = NamesOf(SharedDevicePropRows());
+TEST(CudaContract, DevicePropIsCudasFieldsThenOwnFields) {
+  // Read from infinirt.h, so that a field added there must be compared with CUDA's (the list
+  // above) or be one of InfiniRT's own, which come last.
+  std::vector<std::string> expected = NamesOf(CudaDevicePropRows());
   expected.insert(expected.end(), kOwnDevicePropFields.begin(), kOwnDevicePropFields.end());
   EXPECT_TRUE(SameFieldNames(WrittenFields(InfinirtHeaderText(), "infinirtDeviceProp"), expected))
-      << "in infinirt.h: a field must be in the shared list (compared with cudaDeviceProp) or be "
-         "one of InfiniRT's own, which come last";
+      << "in infinirt.h: a field must be one of cudaDeviceProp's (in its place) or one of "
+         "InfiniRT's own, which come last";
 }
 
 }  // namespace

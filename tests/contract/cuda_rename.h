@@ -100,6 +100,8 @@ INFINIRT_CONTRACT_RENAME(cudaMemPool_t, infinirtMemPool_t)
 INFINIRT_CONTRACT_RENAME(enum cudaMemPoolAttr, enum infinirtMemPoolAttr)
 INFINIRT_CONTRACT_RENAME(struct cudaGraphEdgeData_st, struct infinirtGraphEdgeData_st)
 INFINIRT_CONTRACT_RENAME(enum cudaGraphDependencyType_enum, enum infinirtGraphDependencyType_enum)
+INFINIRT_CONTRACT_RENAME(enum cudaLimit, enum infinirtLimit)
+INFINIRT_CONTRACT_RENAME(enum cudaFuncCache, enum infinirtFuncCache)
 
 #undef INFINIRT_CONTRACT_RENAME
 

@@ -179,7 +179,9 @@ std::map<std::string, Exercise> Exercises() {
   x["HostRegister"] = [] {
     std::vector<unsigned char> host(kBytes);
     const infinirtError_t e = infinirtHostRegister(host.data(), kBytes, 0);
-    if (e == infinirtSuccess) EXPECT_EQ(infinirtHostUnregister(host.data()), infinirtSuccess);
+    if (e == infinirtSuccess) {
+      EXPECT_EQ(infinirtHostUnregister(host.data()), infinirtSuccess);
+    }
     return e;
   };
   x["HostUnregister"] = [] {
@@ -195,6 +197,29 @@ std::map<std::string, Exercise> Exercises() {
     EXPECT_TRUE(e != infinirtSuccess || device != nullptr);
     infinirtFreeHost(pinned);
     return e;
+  };
+  x["DeviceGetLimit"] = [] {
+    size_t value = 0;
+    return infinirtDeviceGetLimit(&value, infinirtLimitStackSize);
+  };
+  x["DeviceSetLimit"] = [] {
+    size_t before = 0;
+    if (auto e = infinirtDeviceGetLimit(&before, infinirtLimitMallocHeapSize)) return e;
+    const infinirtError_t e = infinirtDeviceSetLimit(infinirtLimitMallocHeapSize, 16 << 20);
+    size_t after = 0;
+    if (e == infinirtSuccess) {
+      EXPECT_EQ(infinirtDeviceGetLimit(&after, infinirtLimitMallocHeapSize), infinirtSuccess);
+      EXPECT_EQ(after, size_t{16} << 20);
+      EXPECT_EQ(infinirtDeviceSetLimit(infinirtLimitMallocHeapSize, before), infinirtSuccess);
+    }
+    return e;
+  };
+  x["DeviceGetCacheConfig"] = [] {
+    enum infinirtFuncCache config = infinirtFuncCachePreferEqual;
+    return infinirtDeviceGetCacheConfig(&config);
+  };
+  x["DeviceSetCacheConfig"] = [] {
+    return infinirtDeviceSetCacheConfig(infinirtFuncCachePreferShared);
   };
   x["StreamDestroy"] = [] {
     infinirtStream_t stream = nullptr;

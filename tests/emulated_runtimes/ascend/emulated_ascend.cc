@@ -473,6 +473,38 @@ EMU_EXPORT int aclrtCreateStream(void** stream) {
   return kSuccess;
 }
 
+#ifndef EMU_ASCEND_MINIMAL
+// Stream priorities: [7, 0] here (lower runs first), mapped onto the CPU backend's [0, -5] so
+// that a stream of greater priority is picked first. The flags (fast launch, ...) change nothing.
+constexpr int32_t kLeastPriority = 7;
+constexpr int32_t kGreatestPriority = 0;
+
+EMU_EXPORT int aclrtDeviceGetStreamPriorityRange(int32_t* least, int32_t* greatest) {
+  ENTER("aclrtDeviceGetStreamPriorityRange", "", kDevice);
+  if (least == nullptr || greatest == nullptr) return kInvalidParam;
+  *least = kLeastPriority;
+  *greatest = kGreatestPriority;
+  return kSuccess;
+}
+
+EMU_EXPORT int aclrtCreateStreamWithConfig(void** stream, uint32_t priority, uint32_t flag) {
+  ENTER("aclrtCreateStreamWithConfig", "priority=" + N(priority) + " flag=" + N(flag), kDevice);
+  if (stream == nullptr || priority > static_cast<uint32_t>(kLeastPriority) || (flag & ~0x3fu)) {
+    return kInvalidParam;
+  }
+  auto made = std::make_unique<AclStream>();
+  made->device = emu::CurrentDevice();
+  const int cpu_priority = -5 * (kLeastPriority - static_cast<int>(priority)) / kLeastPriority;
+  if (const infinirtError_t e = emu::Cpu().StreamCreateWithPriority(
+          0, &made->cpu, infinirtStreamNonBlocking, cpu_priority)) {
+    return Status(e);
+  }
+  *stream = made.release();
+  Track(*stream, Kind::kStream);
+  return kSuccess;
+}
+#endif  // EMU_ASCEND_MINIMAL
+
 // Waits for the stream's pending work before destroying it, as CANN documents.
 EMU_EXPORT int aclrtDestroyStream(void* stream) {
   ENTER("aclrtDestroyStream", P(stream), kDevice);

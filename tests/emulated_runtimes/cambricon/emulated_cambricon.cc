@@ -580,12 +580,20 @@ EMU_EXPORT int cnrtMemPoolTrimTo(void* pool, size_t min_bytes_to_keep) {
 
 namespace {
 
-int CreateQueue(void** queue) {
+// CNRT's queue priorities, [7, 0] as a real MLU has them (lower runs first).
+constexpr int kLeastPriority = 7;
+constexpr int kGreatestPriority = 0;
+
+// cpu_priority: the CPU backend's, in its own range [0, -5].
+int CreateQueue(void** queue, int cpu_priority = 0) {
   if (queue == nullptr) return kErrorArgsInvalid;
   auto made = std::make_unique<emu::Stream>();
   made->device = emu::CurrentDevice();
   // Blocking: a CNDrv >= 3 queue synchronises with the legacy (NULL) queue.
-  if (const infinirtError_t e = emu::Cpu().StreamCreate(0, &made->cpu, 0)) return Status(e);
+  if (const infinirtError_t e =
+          emu::Cpu().StreamCreateWithPriority(0, &made->cpu, 0, cpu_priority)) {
+    return Status(e);
+  }
   *queue = made.release();
   emu::Register(*queue);
   return kSuccess;
@@ -598,11 +606,22 @@ EMU_EXPORT int cnrtQueueCreate(void** queue) {
   return CreateQueue(queue);
 }
 
-// The flags are reserved (0); priorities are accepted and have no effect here.
+EMU_EXPORT int cnrtDeviceGetQueuePriorityRange(int* least, int* greatest) {
+  ENTER("");
+  if (least == nullptr || greatest == nullptr) return kErrorArgsInvalid;
+  *least = kLeastPriority;
+  *greatest = kGreatestPriority;
+  return kSuccess;
+}
+
+// The flags are reserved (0). CNRT's priorities map onto the CPU backend's, so that a queue of
+// greater priority is picked first here too.
 EMU_EXPORT int cnrtQueueCreateWithPriority(void** queue, unsigned int flags, int priority) {
   ENTER("flags=" + N(flags) + " priority=" + std::to_string(priority));
-  if (flags != 0) return kErrorArgsInvalid;
-  return CreateQueue(queue);
+  if (flags != 0 || priority < kGreatestPriority || priority > kLeastPriority) {
+    return kErrorArgsInvalid;
+  }
+  return CreateQueue(queue, -5 * (kLeastPriority - priority) / kLeastPriority);
 }
 
 EMU_EXPORT int cnrtQueueDestroy(void* queue) {

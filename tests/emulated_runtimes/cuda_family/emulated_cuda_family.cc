@@ -36,6 +36,7 @@ constexpr int kInvalidValue = 1;
 constexpr int kInitializationError = 3;
 constexpr int kInvalidMemcpyDirection = 21;
 constexpr int kInvalidDevice = 101;
+constexpr int kUnsupportedLimit = 215;
 constexpr int kHostMemoryAlreadyRegistered = 712;
 constexpr int kHostMemoryNotRegistered = 713;
 constexpr int kInvalidResourceHandle = 400;
@@ -406,6 +407,35 @@ EMU_EXPORT int EMU_FN(StreamGetFlags)(void* stream, unsigned int* flags) {
   if (flags == nullptr) return kInvalidValue;
   *flags = s != nullptr ? s->flags : 0;
   return kSuccess;
+}
+
+// Limits and the cache split are the CPU backend's (one set, shared by the emulated devices).
+EMU_EXPORT int EMU_FN(DeviceGetLimit)(size_t* value, int limit) {
+  ENTER("DeviceGetLimit", N(limit));
+  if (value == nullptr) return kInvalidValue;
+  if (limit < 0 || limit > infinirtLimitPersistingL2CacheSize) return kUnsupportedLimit;
+  return Status(emu::Cpu().DeviceGetLimit(0, static_cast<enum infinirtLimit>(limit), value));
+}
+
+EMU_EXPORT int EMU_FN(DeviceSetLimit)(int limit, size_t value) {
+  ENTER("DeviceSetLimit", N(limit) + " " + N(value));
+  if (limit < 0 || limit > infinirtLimitPersistingL2CacheSize) return kUnsupportedLimit;
+  return Status(emu::Cpu().DeviceSetLimit(0, static_cast<enum infinirtLimit>(limit), value));
+}
+
+EMU_EXPORT int EMU_FN(DeviceGetCacheConfig)(int* config) {
+  ENTER("DeviceGetCacheConfig", "");
+  if (config == nullptr) return kInvalidValue;
+  enum infinirtFuncCache cpu = infinirtFuncCachePreferNone;
+  if (const infinirtError_t e = emu::Cpu().DeviceGetCacheConfig(0, &cpu)) return Status(e);
+  *config = static_cast<int>(cpu);
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(DeviceSetCacheConfig)(int config) {
+  ENTER("DeviceSetCacheConfig", N(config));
+  if (config < 0 || config > infinirtFuncCachePreferEqual) return kInvalidValue;
+  return Status(emu::Cpu().DeviceSetCacheConfig(0, static_cast<enum infinirtFuncCache>(config)));
 }
 
 // Priorities are the CPU backend's (its worker pool picks higher-priority streams first).
