@@ -627,6 +627,37 @@ struct infinirtDeviceProp {
   int infinirtReserved[32];
 };
 
+/* Pitched memory and 2D/3D copies (CUDA's driver_types.h layouts). For linear memory, widths and
+ * x positions are in bytes. */
+struct infinirtPitchedPtr {
+  void* ptr;
+  size_t pitch; /* bytes from one row to the next */
+  size_t xsize; /* the logical width of a row, in bytes */
+  size_t ysize; /* rows per slice */
+};
+struct infinirtExtent {
+  size_t width;
+  size_t height;
+  size_t depth;
+};
+struct infinirtPos {
+  size_t x;
+  size_t y;
+  size_t z;
+};
+/* CUDA arrays (textures' storage): InfiniRT has none, so the array fields must be NULL. */
+typedef struct infinirtArray* infinirtArray_t;
+struct infinirtMemcpy3DParms {
+  infinirtArray_t srcArray;
+  struct infinirtPos srcPos;
+  struct infinirtPitchedPtr srcPtr;
+  infinirtArray_t dstArray;
+  struct infinirtPos dstPos;
+  struct infinirtPitchedPtr dstPtr;
+  struct infinirtExtent extent;
+  enum infinirtMemcpyKind kind;
+};
+
 /* Backend listing (InfiniRT extension): one entry per plugin considered, loaded or not. */
 typedef enum INFINIRT_ENUM_BASE {
   infinirtBackendLoaded = 0,       /* loaded and contributing its devices */
@@ -752,6 +783,39 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, Memset, (void* devPtr, int value, size_t count))                              \
   X(infinirtError_t, MemsetAsync,                                                                  \
     (void* devPtr, int value, size_t count, infinirtStream_t stream INFINIRT_DV(0)))               \
+  /* Pitched memory: rows of `width` bytes, `*pitch` apart (a multiple of 256 bytes). */          \
+  X(infinirtError_t, MallocPitch, (void** devPtr, size_t* pitch, size_t width, size_t height))     \
+  X(infinirtError_t, Malloc3D,                                                                     \
+    (struct infinirtPitchedPtr * pitchedDevPtr, struct infinirtExtent extent))                     \
+  /* 2D and 3D copies and memsets: row by row, each row as MemcpyAsync/MemsetAsync does it (one    \
+     copy where the rows are contiguous). The whole region is checked first: a pitch smaller      \
+     than the width is InvalidPitchValue; a region that leaves its allocation, or a destination   \
+     that overlaps the source, InvalidValue; nothing is copied then. */                           \
+  X(infinirtError_t, Memcpy2D,                                                                     \
+    (void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,        \
+     enum infinirtMemcpyKind kind))                                                                \
+  X(infinirtError_t, Memcpy2DAsync,                                                                \
+    (void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,        \
+     enum infinirtMemcpyKind kind, infinirtStream_t stream INFINIRT_DV(0)))                        \
+  X(infinirtError_t, Memset2D, (void* devPtr, size_t pitch, int value, size_t width, size_t height)) \
+  X(infinirtError_t, Memset2DAsync,                                                                \
+    (void* devPtr, size_t pitch, int value, size_t width, size_t height,                           \
+     infinirtStream_t stream INFINIRT_DV(0)))                                                      \
+  X(infinirtError_t, Memcpy3D, (const struct infinirtMemcpy3DParms* p))                           \
+  X(infinirtError_t, Memcpy3DAsync,                                                                \
+    (const struct infinirtMemcpy3DParms* p, infinirtStream_t stream INFINIRT_DV(0)))              \
+  X(infinirtError_t, Memset3D,                                                                     \
+    (struct infinirtPitchedPtr pitchedDevPtr, int value, struct infinirtExtent extent))            \
+  X(infinirtError_t, Memset3DAsync,                                                                \
+    (struct infinirtPitchedPtr pitchedDevPtr, int value, struct infinirtExtent extent,             \
+     infinirtStream_t stream INFINIRT_DV(0)))                                                      \
+  /* A copy between the memory of two devices (each pointer, when it is device memory, must be    \
+     of the device named), as MemcpyAsync with infinirtMemcpyDefault does it. */                  \
+  X(infinirtError_t, MemcpyPeer,                                                                   \
+    (void* dst, int dstDevice, const void* src, int srcDevice, size_t count))                      \
+  X(infinirtError_t, MemcpyPeerAsync,                                                              \
+    (void* dst, int dstDevice, const void* src, int srcDevice, size_t count,                       \
+     infinirtStream_t stream INFINIRT_DV(0)))                                                      \
   X(infinirtError_t, PointerGetAttributes,                                                         \
     (struct infinirtPointerAttributes * attributes, const void* ptr))                              \
   /* Streams */                                                                                    \
@@ -874,6 +938,31 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, LaunchNativeFunc,                                                             \
     (infinirtStream_t stream, infinirtNativeFn_t fn, void* userData,                               \
      infinirtNativeReleaseFn_t release))
+
+/* cudaPitchedPtr's, cudaExtent's and cudaPos's makers (CUDA's driver_functions.h). */
+static inline struct infinirtPitchedPtr make_infinirtPitchedPtr(void* d, size_t p, size_t xsz,
+                                                                size_t ysz) {
+  struct infinirtPitchedPtr s;
+  s.ptr = d;
+  s.pitch = p;
+  s.xsize = xsz;
+  s.ysize = ysz;
+  return s;
+}
+static inline struct infinirtExtent make_infinirtExtent(size_t w, size_t h, size_t d) {
+  struct infinirtExtent e;
+  e.width = w;
+  e.height = h;
+  e.depth = d;
+  return e;
+}
+static inline struct infinirtPos make_infinirtPos(size_t x, size_t y, size_t z) {
+  struct infinirtPos p;
+  p.x = x;
+  p.y = y;
+  p.z = z;
+  return p;
+}
 
 #define INFINIRT_DECLARE_(ret, name, params) INFINIRT_API ret INFINIRTAPI infinirt##name params;
 INFINIRT_CUDA_FUNCTIONS(INFINIRT_DECLARE_)

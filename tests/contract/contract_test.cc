@@ -14,6 +14,11 @@
 
 // The C declarations only, as CUDA's cuda_runtime.h would add C++ overloads.
 #include <cuda_runtime_api.h>
+// make_cudaPitchedPtr and the other makers, without cuda_runtime.h's C++ overloads (which would
+// make &cudaMalloc ambiguous). cuda_runtime.h includes driver_functions.h the same way.
+#define __CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__
+#include <driver_functions.h>
+#undef __CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -576,6 +581,48 @@ TEST(CudaContract, PointerAttributesHasCudasLayout) {
       << "in infinirt.h";
   EXPECT_TRUE(SameFieldNames(WrittenFields(CudaDriverTypesText(), "cudaPointerAttributes"), listed))
       << "in driver_types.h";
+}
+
+// The structures of pitched memory and 3D copies, field for field.
+TEST(CudaContract, PitchedMemoryStructuresHaveCudasLayout) {
+  EXPECT_EQ(sizeof(infinirtPitchedPtr), sizeof(cudaPitchedPtr));
+  EXPECT_TRUE(FieldsMatch(
+      "infinirtPitchedPtr",
+      {INFINIRT_CONTRACT_FIELD_ROW(infinirtPitchedPtr, cudaPitchedPtr, ptr)
+           INFINIRT_CONTRACT_FIELD_ROW(infinirtPitchedPtr, cudaPitchedPtr, pitch)
+               INFINIRT_CONTRACT_FIELD_ROW(infinirtPitchedPtr, cudaPitchedPtr, xsize)
+                   INFINIRT_CONTRACT_FIELD_ROW(infinirtPitchedPtr, cudaPitchedPtr, ysize)},
+      true));
+  EXPECT_EQ(sizeof(infinirtExtent), sizeof(cudaExtent));
+  EXPECT_TRUE(FieldsMatch("infinirtExtent",
+                          {INFINIRT_CONTRACT_FIELD_ROW(infinirtExtent, cudaExtent, width)
+                               INFINIRT_CONTRACT_FIELD_ROW(infinirtExtent, cudaExtent, height)
+                                   INFINIRT_CONTRACT_FIELD_ROW(infinirtExtent, cudaExtent, depth)},
+                          true));
+  EXPECT_EQ(sizeof(infinirtPos), sizeof(cudaPos));
+  EXPECT_TRUE(FieldsMatch("infinirtPos",
+                          {INFINIRT_CONTRACT_FIELD_ROW(infinirtPos, cudaPos, x)
+                               INFINIRT_CONTRACT_FIELD_ROW(infinirtPos, cudaPos, y)
+                                   INFINIRT_CONTRACT_FIELD_ROW(infinirtPos, cudaPos, z)},
+                          true));
+  EXPECT_EQ(sizeof(infinirtMemcpy3DParms), sizeof(cudaMemcpy3DParms));
+#define INFINIRT_CONTRACT_ROW(field) \
+  INFINIRT_CONTRACT_FIELD_ROW(infinirtMemcpy3DParms, cudaMemcpy3DParms, field)
+  EXPECT_TRUE(FieldsMatch("infinirtMemcpy3DParms",
+                          {INFINIRT_CONTRACT_ROW(srcArray) INFINIRT_CONTRACT_ROW(srcPos)
+                               INFINIRT_CONTRACT_ROW(srcPtr) INFINIRT_CONTRACT_ROW(dstArray)
+                                   INFINIRT_CONTRACT_ROW(dstPos) INFINIRT_CONTRACT_ROW(dstPtr)
+                                       INFINIRT_CONTRACT_ROW(extent) INFINIRT_CONTRACT_ROW(kind)},
+                          true));
+#undef INFINIRT_CONTRACT_ROW
+  // The makers give what CUDA's give.
+  const infinirtPitchedPtr ours = make_infinirtPitchedPtr(nullptr, 512, 100, 7);
+  const cudaPitchedPtr theirs = make_cudaPitchedPtr(nullptr, 512, 100, 7);
+  EXPECT_EQ(ours.pitch, theirs.pitch);
+  EXPECT_EQ(ours.xsize, theirs.xsize);
+  EXPECT_EQ(ours.ysize, theirs.ysize);
+  EXPECT_EQ(make_infinirtExtent(1, 2, 3).depth, make_cudaExtent(1, 2, 3).depth);
+  EXPECT_EQ(make_infinirtPos(4, 5, 6).y, make_cudaPos(4, 5, 6).y);
 }
 
 TEST(CudaContract, UuidHasCudasLayout) {

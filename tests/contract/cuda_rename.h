@@ -101,6 +101,11 @@ INFINIRT_CONTRACT_RENAME(enum cudaMemPoolAttr, enum infinirtMemPoolAttr)
 INFINIRT_CONTRACT_RENAME(struct cudaGraphEdgeData_st, struct infinirtGraphEdgeData_st)
 INFINIRT_CONTRACT_RENAME(enum cudaGraphDependencyType_enum, enum infinirtGraphDependencyType_enum)
 INFINIRT_CONTRACT_RENAME(enum cudaLimit, enum infinirtLimit)
+INFINIRT_CONTRACT_RENAME(struct cudaPitchedPtr, struct infinirtPitchedPtr)
+INFINIRT_CONTRACT_RENAME(struct cudaExtent, struct infinirtExtent)
+INFINIRT_CONTRACT_RENAME(struct cudaPos, struct infinirtPos)
+INFINIRT_CONTRACT_RENAME(struct cudaMemcpy3DParms, struct infinirtMemcpy3DParms)
+INFINIRT_CONTRACT_RENAME(cudaArray_t, infinirtArray_t)
 INFINIRT_CONTRACT_RENAME(enum cudaFuncCache, enum infinirtFuncCache)
 
 #undef INFINIRT_CONTRACT_RENAME

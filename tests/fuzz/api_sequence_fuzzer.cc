@@ -234,7 +234,7 @@ class Program {
   // --- One call -------------------------------------------------------------------------------
 
   void Step() {
-    switch (in_.ConsumeIntegralInRange(0, 36)) {
+    switch (in_.ConsumeIntegralInRange(0, 38)) {
       case 0: {
         infinirtStream_t s = nullptr;
         if (infinirtStreamCreateWithFlags(&s, AnyFlags()) == infinirtSuccess) streams_.push_back(s);
@@ -428,6 +428,42 @@ class Program {
         if (!Capturing()) infinirtDeviceReset();  // refused in capture; tested elsewhere
         ForgetEverythingAfterReset();
         break;
+      case 37: {  // 2D copies and memsets, over spans that fit the buffers (or pitches too narrow)
+        const size_t height = in_.ConsumeIntegralInRange<size_t>(0, 8);
+        const size_t width = in_.ConsumeIntegralInRange<size_t>(0, kMaxSize / 8);
+        const size_t pitch = in_.ConsumeIntegralInRange<size_t>(width / 2, width + kMaxSize / 16);
+        const size_t span = height == 0 ? 0 : (height - 1) * pitch + width;
+        if (span > kMaxSize) break;
+        const Span dst = AnySpan(true, span), src = AnySpan(true, span);
+        if (in_.ConsumeBool()) {
+          infinirtMemcpy2DAsync(dst.pointer, pitch, src.pointer, pitch, width, height, AnyKind(),
+                                WorkStream());
+        } else {
+          infinirtMemset2DAsync(dst.pointer, pitch, AnyInt(), width, height, WorkStream());
+        }
+        break;
+      }
+      case 36: {  // the device's configuration
+        size_t value = 0;
+        const auto limit = static_cast<infinirtLimit>(AnyInt());
+        infinirtDeviceSetLimit(limit, AnySize());
+        infinirtDeviceGetLimit(in_.ConsumeBool() ? &value : nullptr, limit);
+        enum infinirtFuncCache config;
+        infinirtDeviceSetCacheConfig(static_cast<infinirtFuncCache>(AnyInt()));
+        infinirtDeviceGetCacheConfig(in_.ConsumeBool() ? &config : nullptr);
+        int devices[2] = {AnyInt(), AnyInt()};
+        infinirtSetValidDevices(in_.ConsumeBool() ? devices : nullptr, AnyInt());
+        infinirtInitDevice(AnyInt(), AnyFlags(), AnyFlags());
+        infinirtDeviceProp wanted{};
+        wanted.major = AnyInt();
+        wanted.totalGlobalMem = AnySize();
+        int chosen = 0;
+        infinirtChooseDevice(in_.ConsumeBool() ? &chosen : nullptr, &wanted);
+        infinirtMemPool_t pool = nullptr;
+        infinirtDeviceGetMemPool(in_.ConsumeBool() ? &pool : nullptr, AnyInt());
+        infinirtDeviceSetMemPool(AnyInt(), pool);
+        break;
+      }
       default: {
         void* p = nullptr;
         infinirtMallocHost(in_.ConsumeBool() ? &p : nullptr, AnySize());

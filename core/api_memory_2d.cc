@@ -1,0 +1,389 @@
+// The public C API for pitched memory, 2D and 3D copies and memsets, and copies between the
+// memory of two devices. They are built from the one-dimensional calls (api_memory.cc): the
+// whole region is checked first, so that a bad region changes nothing, then each row is copied
+// or set as MemcpyAsync and MemsetAsync do it (one call where the rows are contiguous), which
+// also records them when the stream captures.
+
+#include <cstdint>
+#include <functional>
+
+#include "api_support.h"
+
+using namespace infinirt::core;       // NOLINT: this file implements the core's C API
+using namespace infinirt::core::api;  // NOLINT
+
+namespace {
+
+// Rows are this many bytes apart at least, as CUDA aligns them for the GPU's memory transactions.
+constexpr size_t kPitchAlignment = 256;
+
+// A box of linear memory: `depth` slices of `height` rows of `width` bytes.
+struct Box {
+  const unsigned char* base = nullptr;  // the first byte of the first row
+  size_t pitch = 0;                     // bytes from a row to the next
+  size_t slice_pitch = 0;               // bytes from a slice to the next
+  size_t width = 0, height = 0, depth = 0;
+
+  const unsigned char* Row(size_t y, size_t z) const { return base + z * slice_pitch + y * pitch; }
+  bool Contiguous() const {
+    return pitch == width && (depth == 1 || slice_pitch == width * height);
+  }
+};
+
+Box PlaneBox(const void* base, size_t pitch, size_t width, size_t height) {
+  Box box;
+  box.base = static_cast<const unsigned char*>(base);
+  box.pitch = pitch;
+  box.slice_pitch = pitch * height;
+  box.width = width;
+  box.height = height;
+  box.depth = 1;
+  return box;
+}
+
+bool MultiplyAdd(size_t a, size_t b, size_t c, size_t* out) {
+  size_t product = 0;
+  return !__builtin_mul_overflow(a, b, &product) && !__builtin_add_overflow(product, c, out);
+}
+
+// Bytes from the box's first byte to one past its last; false when that overflows.
+bool SpanOf(const Box& box, size_t* span) {
+  size_t rows_part = 0;
+  return MultiplyAdd(box.depth - 1, box.slice_pitch, 0, &rows_part) &&
+         MultiplyAdd(box.height - 1, box.pitch, box.width, span) &&
+         !__builtin_add_overflow(*span, rows_part, span) &&
+         !__builtin_add_overflow(reinterpret_cast<uintptr_t>(box.base), *span, &rows_part);
+}
+
+// Checks a box before any of it is touched: a pitch narrower than a row, a size that overflows,
+// or a box that leaves its allocation (or runs from memory InfiniRT does not know into memory it
+// does) is refused.
+infinirtError_t CheckBox(Runtime& runtime, const Box& box, const char* what, const char* function,
+                         size_t* span) {
+  if (box.base == nullptr) return Fail(infinirtErrorInvalidValue, "{}: {} is NULL", function, what);
+  if (box.pitch < box.width) {
+    return Fail(infinirtErrorInvalidPitchValue, "{}: {}'s pitch {} is less than the width {}",
+                function, what, box.pitch, box.width);
+  }
+  if (!SpanOf(box, span)) {
+    return Fail(infinirtErrorInvalidValue, "{}: {}'s size overflows", function, what);
+  }
+  const uintptr_t first = reinterpret_cast<uintptr_t>(box.base);
+  const auto first_owner = runtime.allocations().Find(first);
+  const auto last_owner = runtime.allocations().Find(first + *span - 1);
+  const bool unknown_memory = !first_owner && !last_owner;
+  if (!unknown_memory && !(first_owner && last_owner && first_owner->base == last_owner->base)) {
+    return Fail(infinirtErrorInvalidValue,
+                "{}: {} ({} bytes from {}) does not lie within one allocation", function, what,
+                *span, static_cast<const void*>(box.base));
+  }
+  return infinirtSuccess;
+}
+
+// Whether a row of one box shares a byte with a row of the other. Planes of the same pitch are
+// compared row against row (copying one column range of an image to another is no overlap);
+// otherwise any shared byte of their spans counts.
+bool BoxesOverlap(const Box& a, size_t span_a, const Box& b, size_t span_b) {
+  const auto start_a = reinterpret_cast<intptr_t>(a.base);
+  const auto start_b = reinterpret_cast<intptr_t>(b.base);
+  if (start_a >= start_b + static_cast<intptr_t>(span_b) ||
+      start_b >= start_a + static_cast<intptr_t>(span_a)) {
+    return false;
+  }
+  if (a.depth != 1 || b.depth != 1 || a.pitch != b.pitch || a.pitch == 0) return true;
+  // Row i of a starts at delta + (i - j) * pitch from row j of b: overlap when that offset is
+  // within (-width, width) for some difference k = i - j of row indices.
+  const intptr_t delta = start_a - start_b;
+  const auto pitch = static_cast<intptr_t>(a.pitch);
+  const auto width = static_cast<intptr_t>(a.width);
+  const auto rows = static_cast<intptr_t>(a.height);
+  const intptr_t nearest = -delta / pitch;
+  for (intptr_t k = nearest - 1; k <= nearest + 1; ++k) {
+    if (k <= -rows || k >= rows) continue;
+    const intptr_t offset = delta + k * pitch;
+    if (offset > -width && offset < width) return true;
+  }
+  return false;
+}
+
+using RowCopy = std::function<infinirtError_t(void* dst, const void* src, size_t count)>;
+using RowSet = std::function<infinirtError_t(void* ptr, size_t count)>;
+
+// Copies a checked box, row by row (or at once when both are contiguous).
+infinirtError_t CopyBox(const Box& dst, const Box& src, const RowCopy& copy) {
+  if (dst.Contiguous() && src.Contiguous()) {
+    return copy(const_cast<unsigned char*>(dst.base), src.base, dst.width * dst.height * dst.depth);
+  }
+  for (size_t z = 0; z < dst.depth; ++z) {
+    for (size_t y = 0; y < dst.height; ++y) {
+      if (auto error = copy(const_cast<unsigned char*>(dst.Row(y, z)), src.Row(y, z), dst.width)) {
+        return error;
+      }
+    }
+  }
+  return infinirtSuccess;
+}
+
+infinirtError_t SetBox(const Box& box, const RowSet& set) {
+  if (box.Contiguous()) return set(const_cast<unsigned char*>(box.base), box.width * box.height);
+  for (size_t z = 0; z < box.depth; ++z) {
+    for (size_t y = 0; y < box.height; ++y) {
+      if (auto error = set(const_cast<unsigned char*>(box.Row(y, z)), box.width)) return error;
+    }
+  }
+  return infinirtSuccess;
+}
+
+bool IsEmpty(const Box& box) { return box.width == 0 || box.height == 0 || box.depth == 0; }
+
+// Checks both boxes (and that the destination does not overlap the source), then copies.
+infinirtError_t CheckedCopy(const Box& dst, const Box& src, const RowCopy& copy,
+                            const char* function) {
+  if (IsEmpty(dst)) return infinirtSuccess;
+  Runtime& runtime = Runtime::Get();
+  size_t dst_span = 0, src_span = 0;
+  if (auto error = CheckBox(runtime, dst, "the destination", function, &dst_span)) return error;
+  if (auto error = CheckBox(runtime, src, "the source", function, &src_span)) return error;
+  if (BoxesOverlap(dst, dst_span, src, src_span)) {
+    return Fail(infinirtErrorInvalidValue, "{}: the destination overlaps the source", function);
+  }
+  return CopyBox(dst, src, copy);
+}
+
+infinirtError_t CheckedSet(const Box& box, const RowSet& set, const char* function) {
+  if (IsEmpty(box)) return infinirtSuccess;
+  size_t span = 0;
+  if (auto error = CheckBox(Runtime::Get(), box, "devPtr", function, &span)) return error;
+  return SetBox(box, set);
+}
+
+RowCopy SyncCopy(enum infinirtMemcpyKind kind) {
+  return [kind](void* dst, const void* src, size_t count) {
+    return infinirtMemcpy(dst, src, count, kind);
+  };
+}
+
+RowCopy AsyncCopy(enum infinirtMemcpyKind kind, infinirtStream_t stream) {
+  return [kind, stream](void* dst, const void* src, size_t count) {
+    return infinirtMemcpyAsync(dst, src, count, kind, stream);
+  };
+}
+
+// The source and destination boxes of a 3D copy of linear memory.
+infinirtError_t BoxesOf3DCopy(const infinirtMemcpy3DParms* p, Box* dst, Box* src,
+                              const char* function) {
+  if (p == nullptr) return Fail(infinirtErrorInvalidValue, "{}: p is NULL", function);
+  if (p->srcArray != nullptr || p->dstArray != nullptr) {
+    return Fail(infinirtErrorInvalidValue, "{}: InfiniRT has no CUDA arrays (srcArray, dstArray)",
+                function);
+  }
+  auto box_of = [&](const infinirtPitchedPtr& ptr, const infinirtPos& pos, Box* box,
+                    const char* what) -> infinirtError_t {
+    const infinirtExtent& e = p->extent;
+    if (pos.x + e.width > ptr.pitch && e.width != 0) {
+      return Fail(infinirtErrorInvalidPitchValue,
+                  "{}: {} rows of {} bytes from x {} leave the "
+                  "pitch {}",
+                  function, what, e.width, pos.x, ptr.pitch);
+    }
+    if ((e.depth > 1 || pos.z > 0) && pos.y + e.height > ptr.ysize) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} rows from y {} leave the slice of {} rows",
+                  function, what, e.height, pos.y, ptr.ysize);
+    }
+    box->pitch = ptr.pitch;
+    box->slice_pitch = ptr.pitch * ptr.ysize;
+    box->width = e.width;
+    box->height = e.height;
+    box->depth = e.depth;
+    size_t offset = 0;
+    if (ptr.ptr == nullptr || !MultiplyAdd(pos.z, box->slice_pitch, pos.x, &offset) ||
+        !MultiplyAdd(pos.y, ptr.pitch, offset, &offset)) {
+      box->base = nullptr;  // refused by CheckBox
+      return infinirtSuccess;
+    }
+    box->base = static_cast<const unsigned char*>(ptr.ptr) + offset;
+    return infinirtSuccess;
+  };
+  if (auto error = box_of(p->dstPtr, p->dstPos, dst, "the destination")) return error;
+  return box_of(p->srcPtr, p->srcPos, src, "the source");
+}
+
+Box VolumeBox(const infinirtPitchedPtr& ptr, const infinirtExtent& extent) {
+  Box box = PlaneBox(ptr.ptr, ptr.pitch, extent.width, extent.height);
+  box.slice_pitch = ptr.pitch * ptr.ysize;
+  box.depth = extent.depth;
+  return box;
+}
+
+infinirtError_t CheckVolumeRows(const infinirtPitchedPtr& ptr, const infinirtExtent& extent,
+                                const char* function) {
+  if (extent.depth > 1 && extent.height > ptr.ysize) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} rows leave the slice of {} rows", function,
+                extent.height, ptr.ysize);
+  }
+  return infinirtSuccess;
+}
+
+size_t RoundUpToPitch(size_t width) {
+  return (width + kPitchAlignment - 1) / kPitchAlignment * kPitchAlignment;
+}
+
+// A device's memory for MemcpyPeer: memory InfiniRT knows as device memory must be that
+// device's; other memory (pinned, host) is taken as it is.
+infinirtError_t CheckPeerPointer(Runtime& runtime, const void* ptr, int device, const char* what,
+                                 const char* function) {
+  Target target;
+  if (auto error = DeviceTarget(runtime, device, &target, function)) return error;
+  const auto owner = runtime.allocations().Find(reinterpret_cast<uintptr_t>(ptr));
+  if (owner && owner->IsDeviceMemory() && owner->device != device) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} is memory of device {}, not {}", function, what,
+                owner->device, device);
+  }
+  return infinirtSuccess;
+}
+
+infinirtError_t PeerCopy(void* dst, int dstDevice, const void* src, int srcDevice, size_t count,
+                         const std::function<infinirtError_t()>& copy, const char* function_name) {
+  return Guard(function_name, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    if (auto error = CheckPeerPointer(runtime, dst, dstDevice, "dst", function)) return error;
+    if (auto error = CheckPeerPointer(runtime, src, srcDevice, "src", function)) return error;
+    if (count == 0) return infinirtSuccess;
+    return copy();
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+infinirtError_t infinirtMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) {
+  return Guard(__func__, [&](const char* function) {
+    if (devPtr == nullptr || pitch == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is NULL", function,
+                  devPtr == nullptr ? "devPtr" : "pitch");
+    }
+    const size_t row = RoundUpToPitch(width);
+    size_t bytes = 0;
+    if (row < width || __builtin_mul_overflow(row, height, &bytes)) {
+      return Fail(infinirtErrorMemoryAllocation, "{}: {} rows of {} bytes overflow", function,
+                  height, width);
+    }
+    if (auto error = infinirtMalloc(devPtr, bytes)) return error;
+    *pitch = row;
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtMalloc3D(struct infinirtPitchedPtr* pitchedDevPtr,
+                                 struct infinirtExtent extent) {
+  return Guard(__func__, [&](const char* function) {
+    if (pitchedDevPtr == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: pitchedDevPtr is NULL", function);
+    }
+    size_t rows = 0;
+    if (__builtin_mul_overflow(extent.height, extent.depth, &rows)) {
+      return Fail(infinirtErrorMemoryAllocation, "{}: the extent overflows", function);
+    }
+    void* ptr = nullptr;
+    size_t pitch = 0;
+    if (auto error = infinirtMallocPitch(&ptr, &pitch, extent.width, rows)) return error;
+    *pitchedDevPtr = make_infinirtPitchedPtr(ptr, pitch, extent.width, extent.height);
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                 size_t width, size_t height, enum infinirtMemcpyKind kind) {
+  return Guard(__func__, [&](const char* function) {
+    return CheckedCopy(PlaneBox(dst, dpitch, width, height), PlaneBox(src, spitch, width, height),
+                       SyncCopy(kind), function);
+  });
+}
+
+infinirtError_t infinirtMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                      size_t width, size_t height, enum infinirtMemcpyKind kind,
+                                      infinirtStream_t stream) {
+  return Guard(__func__, [&](const char* function) {
+    return CheckedCopy(PlaneBox(dst, dpitch, width, height), PlaneBox(src, spitch, width, height),
+                       AsyncCopy(kind, stream), function);
+  });
+}
+
+infinirtError_t infinirtMemset2D(void* devPtr, size_t pitch, int value, size_t width,
+                                 size_t height) {
+  return Guard(__func__, [&](const char* function) {
+    return CheckedSet(
+        PlaneBox(devPtr, pitch, width, height),
+        [value](void* ptr, size_t count) { return infinirtMemset(ptr, value, count); }, function);
+  });
+}
+
+infinirtError_t infinirtMemset2DAsync(void* devPtr, size_t pitch, int value, size_t width,
+                                      size_t height, infinirtStream_t stream) {
+  return Guard(__func__, [&](const char* function) {
+    return CheckedSet(
+        PlaneBox(devPtr, pitch, width, height),
+        [value, stream](void* ptr, size_t count) {
+          return infinirtMemsetAsync(ptr, value, count, stream);
+        },
+        function);
+  });
+}
+
+infinirtError_t infinirtMemcpy3D(const struct infinirtMemcpy3DParms* p) {
+  return Guard(__func__, [&](const char* function) {
+    Box dst, src;
+    if (auto error = BoxesOf3DCopy(p, &dst, &src, function)) return error;
+    return CheckedCopy(dst, src, SyncCopy(p->kind), function);
+  });
+}
+
+infinirtError_t infinirtMemcpy3DAsync(const struct infinirtMemcpy3DParms* p,
+                                      infinirtStream_t stream) {
+  return Guard(__func__, [&](const char* function) {
+    Box dst, src;
+    if (auto error = BoxesOf3DCopy(p, &dst, &src, function)) return error;
+    return CheckedCopy(dst, src, AsyncCopy(p->kind, stream), function);
+  });
+}
+
+infinirtError_t infinirtMemset3D(struct infinirtPitchedPtr pitchedDevPtr, int value,
+                                 struct infinirtExtent extent) {
+  return Guard(__func__, [&](const char* function) {
+    if (auto error = CheckVolumeRows(pitchedDevPtr, extent, function)) return error;
+    return CheckedSet(
+        VolumeBox(pitchedDevPtr, extent),
+        [value](void* ptr, size_t count) { return infinirtMemset(ptr, value, count); }, function);
+  });
+}
+
+infinirtError_t infinirtMemset3DAsync(struct infinirtPitchedPtr pitchedDevPtr, int value,
+                                      struct infinirtExtent extent, infinirtStream_t stream) {
+  return Guard(__func__, [&](const char* function) {
+    if (auto error = CheckVolumeRows(pitchedDevPtr, extent, function)) return error;
+    return CheckedSet(
+        VolumeBox(pitchedDevPtr, extent),
+        [value, stream](void* ptr, size_t count) {
+          return infinirtMemsetAsync(ptr, value, count, stream);
+        },
+        function);
+  });
+}
+
+infinirtError_t infinirtMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice,
+                                   size_t count) {
+  return PeerCopy(
+      dst, dstDevice, src, srcDevice, count,
+      [&] { return infinirtMemcpy(dst, src, count, infinirtMemcpyDefault); }, __func__);
+}
+
+infinirtError_t infinirtMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice,
+                                        size_t count, infinirtStream_t stream) {
+  return PeerCopy(
+      dst, dstDevice, src, srcDevice, count,
+      [&] { return infinirtMemcpyAsync(dst, src, count, infinirtMemcpyDefault, stream); },
+      __func__);
+}
+
+}  // extern "C"

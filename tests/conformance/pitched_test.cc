@@ -1,0 +1,259 @@
+// S48, S49: pitched memory, 2D and 3D copies and memsets; copies between devices' memory.
+#include <cstring>
+#include <vector>
+
+#include "conformance.h"
+
+namespace infinirt::conformance {
+namespace {
+
+constexpr size_t kWidth = 100;  // bytes of a row
+constexpr size_t kHeight = 9;   // rows
+
+// A host image of `rows` rows `pitch` bytes apart; byte (x, y) is Pattern(x, y), padding 0xEE.
+std::vector<unsigned char> Image(size_t pitch, size_t width, size_t rows) {
+  std::vector<unsigned char> image(pitch * rows, 0xEE);
+  for (size_t y = 0; y < rows; ++y) {
+    for (size_t x = 0; x < width; ++x) image[y * pitch + x] = static_cast<unsigned char>(x * 7 + y);
+  }
+  return image;
+}
+
+bool SameRows(const unsigned char* a, size_t a_pitch, const unsigned char* b, size_t b_pitch,
+              size_t width, size_t rows) {
+  for (size_t y = 0; y < rows; ++y) {
+    if (std::memcmp(a + y * a_pitch, b + y * b_pitch, width) != 0) return false;
+  }
+  return true;
+}
+
+// Device memory from MallocPitch, freed at the end of the test.
+struct PitchedMemory {
+  void* ptr = nullptr;
+  size_t pitch = 0;
+  PitchedMemory(size_t width, size_t height) {
+    EXPECT_EQ(infinirtMallocPitch(&ptr, &pitch, width, height), infinirtSuccess);
+  }
+  ~PitchedMemory() { infinirtFree(ptr); }
+  unsigned char* bytes() const { return static_cast<unsigned char*>(ptr); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// S48: 2D and 3D copies and memsets.
+
+TEST_F(Conformance, S48_Copy2DRoundTripsThroughPitchedMemory) {
+  PitchedMemory device(kWidth, kHeight);
+  ASSERT_NE(device.ptr, nullptr);
+  EXPECT_GE(device.pitch, kWidth);
+  const std::vector<unsigned char> source = Image(128, kWidth, kHeight);
+  ASSERT_EQ(infinirtMemcpy2D(device.ptr, device.pitch, source.data(), 128, kWidth, kHeight,
+                             infinirtMemcpyHostToDevice),
+            infinirtSuccess);
+  std::vector<unsigned char> back(kWidth * kHeight, 0);
+  infinirtStream_t stream = NewStream();
+  ASSERT_EQ(infinirtMemcpy2DAsync(back.data(), kWidth, device.ptr, device.pitch, kWidth, kHeight,
+                                  infinirtMemcpyDeviceToHost, stream),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_TRUE(SameRows(back.data(), kWidth, source.data(), 128, kWidth, kHeight));
+}
+
+TEST_F(Conformance, S48_Memset2DSetsTheRowsAndNotThePadding) {
+  PitchedMemory device(kWidth, kHeight);
+  ASSERT_NE(device.ptr, nullptr);
+  const size_t bytes = device.pitch * kHeight;
+  ASSERT_EQ(infinirtMemset(device.ptr, 0x11, bytes), infinirtSuccess);
+  ASSERT_EQ(infinirtMemset2D(device.ptr, device.pitch, 0x22, kWidth - 10, kHeight),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtMemset2DAsync(device.bytes() + device.pitch, device.pitch, 0x33, 5, 2, nullptr),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(nullptr), infinirtSuccess);
+  const std::vector<unsigned char> back = ReadBack(device.ptr, bytes);
+  for (size_t y = 0; y < kHeight; ++y) {
+    for (size_t x = 0; x < device.pitch; ++x) {
+      const unsigned char expected = (y == 1 || y == 2) && x < 5 ? 0x33
+                                     : x < kWidth - 10           ? 0x22
+                                                                 : 0x11;
+      ASSERT_EQ(back[y * device.pitch + x], expected) << "x " << x << " y " << y;
+    }
+  }
+}
+
+// Copying one column range of an image into another of the same image: the spans overlap, the
+// rows do not.
+TEST_F(Conformance, S48_ColumnsOfOneImageCopyWithoutOverlap) {
+  PitchedMemory device(256, kHeight);
+  ASSERT_NE(device.ptr, nullptr);
+  const std::vector<unsigned char> source = Image(device.pitch, 256, kHeight);
+  ASSERT_EQ(infinirtMemcpy(device.ptr, source.data(), source.size(), infinirtMemcpyHostToDevice),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtMemcpy2D(device.bytes() + 128, device.pitch, device.ptr, device.pitch, 100,
+                             kHeight, infinirtMemcpyDeviceToDevice),
+            infinirtSuccess);
+  const std::vector<unsigned char> back = ReadBack(device.ptr, source.size());
+  EXPECT_TRUE(SameRows(back.data() + 128, device.pitch, source.data(), device.pitch, 100, kHeight));
+  EXPECT_TRUE(SameRows(back.data(), device.pitch, source.data(), device.pitch, 128, kHeight))
+      << "the source columns changed";
+}
+
+TEST_F(Conformance, S48_BadRegionsAreRefusedAndChangeNothing) {
+  PitchedMemory device(kWidth, kHeight);
+  ASSERT_NE(device.ptr, nullptr);
+  const size_t bytes = device.pitch * kHeight;
+  ASSERT_EQ(infinirtMemset(device.ptr, 0x5A, bytes), infinirtSuccess);
+  std::vector<unsigned char> host = Image(kWidth, kWidth, kHeight + 1);
+  // A pitch narrower than the rows.
+  EXPECT_EQ(infinirtMemcpy2D(device.ptr, kWidth - 1, host.data(), kWidth, kWidth, kHeight,
+                             infinirtMemcpyHostToDevice),
+            infinirtErrorInvalidPitchValue);
+  EXPECT_EQ(infinirtMemset2D(device.ptr, 10, 0, 11, 2), infinirtErrorInvalidPitchValue);
+  // One row more than the allocation has.
+  EXPECT_EQ(infinirtMemcpy2D(device.ptr, device.pitch, host.data(), kWidth, kWidth, kHeight + 1,
+                             infinirtMemcpyHostToDevice),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemset2DAsync(device.ptr, device.pitch, 0, kWidth, kHeight + 1, nullptr),
+            infinirtErrorInvalidValue);
+  // Overlapping rows within one allocation.
+  EXPECT_EQ(infinirtMemcpy2D(device.bytes() + 1, device.pitch, device.ptr, device.pitch, kWidth,
+                             kHeight - 1, infinirtMemcpyDeviceToDevice),
+            infinirtErrorInvalidValue);
+  // NULL pointers.
+  EXPECT_EQ(
+      infinirtMemcpy2D(nullptr, kWidth, host.data(), kWidth, kWidth, 1, infinirtMemcpyHostToDevice),
+      infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemset2D(nullptr, kWidth, 0, kWidth, 1), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidValue);
+  ASSERT_EQ(infinirtDeviceSynchronize(), infinirtSuccess);
+  const std::vector<unsigned char> back = ReadBack(device.ptr, bytes);
+  EXPECT_TRUE(AllBytesAre(back.data(), bytes, 0x5A)) << "a refused call changed the memory";
+  // Nothing to do is no error.
+  EXPECT_EQ(infinirtMemcpy2D(device.ptr, device.pitch, host.data(), kWidth, 0, kHeight,
+                             infinirtMemcpyHostToDevice),
+            infinirtSuccess);
+  EXPECT_EQ(infinirtMemset2D(device.ptr, device.pitch, 0, kWidth, 0), infinirtSuccess);
+}
+
+TEST_F(Conformance, S48_Copy3DMovesABoxBetweenVolumes) {
+  const infinirtExtent volume = make_infinirtExtent(40, 6, 4);
+  infinirtPitchedPtr device{};
+  ASSERT_EQ(infinirtMalloc3D(&device, volume), infinirtSuccess);
+  EXPECT_GE(device.pitch, volume.width);
+  EXPECT_EQ(device.xsize, volume.width);
+  EXPECT_EQ(device.ysize, volume.height);
+  const size_t device_bytes = device.pitch * volume.height * volume.depth;
+  ASSERT_EQ(infinirtMemset3D(device, 0, volume), infinirtSuccess);
+
+  // A 10 x 3 x 2 box of a host volume (pitch 64, 8 rows a slice), from (5, 2, 1) to (7, 1, 2).
+  const std::vector<unsigned char> host = Image(64, 64, 8 * 4);
+  infinirtMemcpy3DParms p{};
+  p.srcPtr = make_infinirtPitchedPtr(const_cast<unsigned char*>(host.data()), 64, 64, 8);
+  p.srcPos = make_infinirtPos(5, 2, 1);
+  p.dstPtr = device;
+  p.dstPos = make_infinirtPos(7, 1, 2);
+  p.extent = make_infinirtExtent(10, 3, 2);
+  p.kind = infinirtMemcpyHostToDevice;
+  ASSERT_EQ(infinirtMemcpy3DAsync(&p, nullptr), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(nullptr), infinirtSuccess);
+
+  const std::vector<unsigned char> back = ReadBack(device.ptr, device_bytes);
+  for (size_t z = 0; z < volume.depth; ++z) {
+    for (size_t y = 0; y < volume.height; ++y) {
+      for (size_t x = 0; x < volume.width; ++x) {
+        const bool inside = z >= 2 && z < 4 && y >= 1 && y < 4 && x >= 7 && x < 17;
+        const unsigned char expected = inside ? host[(z - 1) * 64 * 8 + (y + 1) * 64 + (x - 2)] : 0;
+        ASSERT_EQ(back[z * device.pitch * volume.height + y * device.pitch + x], expected)
+            << x << "," << y << "," << z;
+      }
+    }
+  }
+  ASSERT_EQ(infinirtMemcpy3D(&p), infinirtSuccess);
+  // Refused: a CUDA array, NULL, a box leaving the slice or the pitch.
+  infinirtMemcpy3DParms bad = p;
+  bad.srcArray = reinterpret_cast<infinirtArray_t>(&bad);
+  EXPECT_EQ(infinirtMemcpy3D(&bad), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemcpy3D(nullptr), infinirtErrorInvalidValue);
+  bad = p;
+  bad.dstPos.y = 4;
+  EXPECT_EQ(infinirtMemcpy3D(&bad), infinirtErrorInvalidValue);
+  bad = p;
+  bad.dstPos.x = device.pitch - 5;
+  EXPECT_EQ(infinirtMemcpy3D(&bad), infinirtErrorInvalidPitchValue);
+  bad = p;
+  bad.dstPos.z = 3;  // the last slice and one past it
+  EXPECT_EQ(infinirtMemcpy3D(&bad), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemset3DAsync(device, 1, make_infinirtExtent(40, 7, 4), nullptr),
+            infinirtErrorInvalidValue);
+  infinirtGetLastError();
+  EXPECT_EQ(infinirtFree(device.ptr), infinirtSuccess);
+}
+
+// Captured, a 2D copy is its rows' copies: the graph does it again at each launch.
+TEST_F(Conformance, S48_Copy2DCanBeCaptured) {
+  PitchedMemory device(kWidth, kHeight);
+  ASSERT_NE(device.ptr, nullptr);
+  std::vector<unsigned char>& source = NewPageableMemory(kWidth * kHeight);
+  unsigned char* pinned = NewPinnedMemory(kWidth * kHeight);
+  ASSERT_NE(pinned, nullptr);
+  infinirtStream_t stream = NewStream();
+  ASSERT_OK_OR_SKIP(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
+  ASSERT_EQ(infinirtMemcpy2DAsync(device.ptr, device.pitch, pinned, kWidth, kWidth, kHeight,
+                                  infinirtMemcpyHostToDevice, stream),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtMemset2DAsync(device.ptr, device.pitch, 0x44, 3, kHeight, stream),
+            infinirtSuccess);
+  infinirtGraph_t graph = nullptr;
+  ASSERT_EQ(infinirtStreamEndCapture(stream, &graph), infinirtSuccess);
+  infinirtGraphExec_t exec = nullptr;
+  ASSERT_EQ(infinirtGraphInstantiate(&exec, graph, 0), infinirtSuccess);
+  for (unsigned char fill : {0x10, 0x20}) {
+    for (size_t i = 0; i < source.size(); ++i) pinned[i] = static_cast<unsigned char>(fill + i);
+    ASSERT_EQ(infinirtGraphLaunch(exec, stream), infinirtSuccess);
+    ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+    std::vector<unsigned char> back(kWidth * kHeight);
+    ASSERT_EQ(infinirtMemcpy2D(back.data(), kWidth, device.ptr, device.pitch, kWidth, kHeight,
+                               infinirtMemcpyDeviceToHost),
+              infinirtSuccess);
+    for (size_t i = 0; i < back.size(); ++i) {
+      const unsigned char expected = i % kWidth < 3 ? 0x44 : static_cast<unsigned char>(fill + i);
+      ASSERT_EQ(back[i], expected) << i;
+    }
+  }
+  EXPECT_EQ(infinirtGraphExecDestroy(exec), infinirtSuccess);
+  EXPECT_EQ(infinirtGraphDestroy(graph), infinirtSuccess);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S49: copies between the memory of two devices.
+
+TEST_F(Conformance, S49_MemcpyPeerCopiesBetweenDevices) {
+  const int other = device_count() > 1 ? 1 : 0;
+  unsigned char* mine = NewDeviceMemory(kBytes);
+  ASSERT_EQ(infinirtSetDevice(other), infinirtSuccess);
+  unsigned char* theirs = NewDeviceMemory(kBytes);
+  ASSERT_EQ(infinirtSetDevice(0), infinirtSuccess);
+  ASSERT_NE(mine, nullptr);
+  ASSERT_NE(theirs, nullptr);
+  ASSERT_EQ(infinirtMemset(mine, 0x61, kBytes), infinirtSuccess);
+  ASSERT_EQ(infinirtMemcpyPeer(theirs, other, mine, 0, kBytes), infinirtSuccess);
+  EXPECT_TRUE(AllBytesAre(ReadBack(theirs, kBytes).data(), kBytes, 0x61));
+  infinirtStream_t stream = NewStream();
+  ASSERT_EQ(infinirtMemset(theirs, 0x62, kBytes / 2), infinirtSuccess);
+  ASSERT_EQ(infinirtMemcpyPeerAsync(mine, 0, theirs, other, kBytes / 2, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  const std::vector<unsigned char> back = ReadBack(mine, kBytes);
+  EXPECT_TRUE(AllBytesAre(back.data(), kBytes / 2, 0x62));
+  EXPECT_TRUE(AllBytesAre(back.data() + kBytes / 2, kBytes / 2, 0x61));
+
+  EXPECT_EQ(infinirtMemcpyPeer(theirs, device_count(), mine, 0, kBytes),
+            infinirtErrorInvalidDevice);
+  EXPECT_EQ(infinirtMemcpyPeer(theirs, other, mine, -1, kBytes), infinirtErrorInvalidDevice);
+  if (other != 0) {
+    EXPECT_EQ(infinirtMemcpyPeer(theirs, 0, mine, 0, kBytes), infinirtErrorInvalidValue)
+        << "dst is memory of device 1";
+  }
+  EXPECT_EQ(infinirtMemcpyPeer(theirs, other, mine, 0, 0), infinirtSuccess);
+  infinirtGetLastError();
+}
+
+}  // namespace
+}  // namespace infinirt::conformance
