@@ -83,6 +83,46 @@ int RequirementsMet(const infinirtDeviceProp& wanted, const infinirtDeviceProp& 
   return met;
 }
 
+// Whether `device` can reach `peer`'s memory directly: devices of one backend only, as the
+// backend answers (0 where it has no peer functions). A device is not its own peer.
+infinirtError_t PeerAccessible(const Target& device, const Target& peer, int* can,
+                               const char* function) {
+  *can = 0;
+  if (device.backend_index != peer.backend_index || device.device == peer.device) {
+    return infinirtSuccess;
+  }
+  const infinirtError_t answer =
+      device.backend->table.DeviceCanAccessPeer(device.local, can, peer.local);
+  if (answer == infinirtErrorNotSupported) {
+    *can = 0;
+    return infinirtSuccess;
+  }
+  return BackendAnswer(answer, *device.backend, function);
+}
+
+// The current device and a peer of it, for enabling and disabling access.
+infinirtError_t PeerTargets(Runtime& runtime, int peerDevice, Target* current, Target* peer,
+                            const char* function) {
+  if (auto error = CurrentTarget(runtime, current, function)) return error;
+  if (auto error = DeviceTarget(runtime, peerDevice, peer, function)) return error;
+  if (current->device == peer->device) {
+    return Fail(infinirtErrorInvalidDevice, "{}: device {} is not a peer of itself", function,
+                peerDevice);
+  }
+  return infinirtSuccess;
+}
+
+bool IsP2PAttribute(enum infinirtDeviceP2PAttr attr) {
+  return attr >= infinirtDevP2PAttrPerformanceRank &&
+         attr <= infinirtDevP2PAttrOnlyPartialNativeAtomicSupported;
+}
+
+// 0000:00:00.0 is the host bridge, never an accelerator: all zero means the backend does not
+// know the device's address.
+bool HasPciAddress(const infinirtDeviceProp& prop) {
+  return prop.pciDomainID != 0 || prop.pciBusID != 0 || prop.pciDeviceID != 0;
+}
+
 struct PciAddress {
   int domain = 0, bus = 0, device = 0;
 };
@@ -459,6 +499,12 @@ infinirtError_t infinirtDeviceGetPCIBusId(char* pciBusId, int len, int device) {
     }
     infinirtDeviceProp prop;
     if (auto error = infinirtGetDeviceProperties(&prop, device)) return error;
+    if (!HasPciAddress(prop)) {
+      return Fail(infinirtErrorNotSupported,
+                  "{}: the backend of device {} does not tell its PCI "
+                  "address",
+                  function_name, device);
+    }
     std::snprintf(pciBusId, static_cast<size_t>(len), "%04x:%02x:%02x.0",
                   static_cast<unsigned>(prop.pciDomainID), static_cast<unsigned>(prop.pciBusID),
                   static_cast<unsigned>(prop.pciDeviceID));
@@ -486,13 +532,101 @@ infinirtError_t infinirtDeviceGetByPCIBusId(int* device, const char* pciBusId) {
         infinirtGetLastError();
         continue;
       }
-      if (prop.pciDomainID == wanted.domain && prop.pciBusID == wanted.bus &&
+      if (HasPciAddress(prop) && prop.pciDomainID == wanted.domain && prop.pciBusID == wanted.bus &&
           prop.pciDeviceID == wanted.device) {
         *device = ordinal;
         return infinirtSuccess;
       }
     }
     return Fail(infinirtErrorInvalidDevice, "{}: no device at {}", function_name, pciBusId);
+  });
+}
+
+infinirtError_t infinirtDeviceCanAccessPeer(int* canAccessPeer, int device, int peerDevice) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (canAccessPeer == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: canAccessPeer is NULL", function_name);
+    }
+    Runtime& runtime = Runtime::Get();
+    Target target, peer;
+    if (auto error = DeviceTarget(runtime, device, &target, function_name)) return error;
+    if (auto error = DeviceTarget(runtime, peerDevice, &peer, function_name)) return error;
+    return PeerAccessible(target, peer, canAccessPeer, function_name);
+  });
+}
+
+infinirtError_t infinirtDeviceEnablePeerAccess(int peerDevice, unsigned int flags) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (flags != 0) {
+      return Fail(infinirtErrorInvalidValue, "{}: flags must be 0, not {:#x}", function_name,
+                  flags);
+    }
+    Runtime& runtime = Runtime::Get();
+    Target current, peer;
+    if (auto error = PeerTargets(runtime, peerDevice, &current, &peer, function_name)) return error;
+    int can = 0;
+    if (auto error = PeerAccessible(current, peer, &can, function_name)) return error;
+    if (!can) {
+      return Fail(infinirtErrorPeerAccessUnsupported,
+                  "{}: device {} cannot reach the memory of device {}", function_name,
+                  current.device, peerDevice);
+    }
+    if (!runtime.EnablePeerAccess(current.device, peer.device)) {
+      return Fail(infinirtErrorPeerAccessAlreadyEnabled, "{}: device {} already reaches device {}",
+                  function_name, current.device, peerDevice);
+    }
+    const infinirtError_t answer =
+        current.backend->table.DeviceEnablePeerAccess(current.local, peer.local);
+    if (answer != infinirtSuccess) runtime.DisablePeerAccess(current.device, peer.device);
+    return BackendAnswer(answer, *current.backend, function_name);
+  });
+}
+
+infinirtError_t infinirtDeviceDisablePeerAccess(int peerDevice) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    Target current, peer;
+    if (auto error = PeerTargets(runtime, peerDevice, &current, &peer, function_name)) return error;
+    if (!runtime.DisablePeerAccess(current.device, peer.device)) {
+      return Fail(infinirtErrorPeerAccessNotEnabled,
+                  "{}: device {} has no access to device {} to disable", function_name,
+                  current.device, peerDevice);
+    }
+    const infinirtError_t answer =
+        current.backend->table.DeviceDisablePeerAccess(current.local, peer.local);
+    if (answer != infinirtSuccess) runtime.EnablePeerAccess(current.device, peer.device);
+    return BackendAnswer(answer, *current.backend, function_name);
+  });
+}
+
+infinirtError_t infinirtDeviceGetP2PAttribute(int* value, enum infinirtDeviceP2PAttr attr,
+                                              int srcDevice, int dstDevice) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (value == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: value is NULL", function_name);
+    if (!IsP2PAttribute(attr)) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not a peer attribute", function_name,
+                  static_cast<int>(attr));
+    }
+    Runtime& runtime = Runtime::Get();
+    Target source, destination;
+    if (auto error = DeviceTarget(runtime, srcDevice, &source, function_name)) return error;
+    if (auto error = DeviceTarget(runtime, dstDevice, &destination, function_name)) return error;
+    if (srcDevice == dstDevice) {
+      return Fail(infinirtErrorInvalidDevice, "{}: device {} is not a peer of itself",
+                  function_name, srcDevice);
+    }
+    int can = 0;
+    if (auto error = PeerAccessible(source, destination, &can, function_name)) return error;
+    *value = 0;
+    if (!can) return infinirtSuccess;  // nothing between them: every attribute is 0
+    const infinirtError_t answer =
+        source.backend->table.DeviceGetP2PAttribute(source.local, value, attr, destination.local);
+    if (answer == infinirtErrorNotSupported) {
+      *value = attr == infinirtDevP2PAttrAccessSupported ? 1 : 0;
+      return infinirtSuccess;
+    }
+    return BackendAnswer(answer, *source.backend, function_name);
   });
 }
 

@@ -296,6 +296,7 @@ infinirtError_t Runtime::ReleaseDeviceObjects(int device) {
   const DeviceEntry entry = devices_[device];
   Backend& owner = *backends_[entry.backend];
   if (auto error = owner.table.DeviceSynchronize(entry.local_device)) return error;
+  ForgetPeerAccess(device);
   std::vector<uint64_t> retired;
   captures_.DiscardDevice(device, &retired);
   for (uint64_t handle : retired) RetireGraphHandle(handle);
@@ -393,6 +394,23 @@ void Runtime::SetCurrentMemPool(int device, uint64_t handle) {
   std::lock_guard<std::mutex> lock(mem_pool_mutex_);
   if (current_mem_pools_.size() < devices_.size()) current_mem_pools_.resize(devices_.size(), 0);
   current_mem_pools_[device] = handle;
+}
+
+bool Runtime::EnablePeerAccess(int device, int peer) {
+  std::lock_guard<std::mutex> lock(peer_mutex_);
+  return peer_access_.emplace(device, peer).second;
+}
+
+bool Runtime::DisablePeerAccess(int device, int peer) {
+  std::lock_guard<std::mutex> lock(peer_mutex_);
+  return peer_access_.erase({device, peer}) == 1;
+}
+
+void Runtime::ForgetPeerAccess(int device) {
+  std::lock_guard<std::mutex> lock(peer_mutex_);
+  for (auto pair = peer_access_.begin(); pair != peer_access_.end();) {
+    pair = pair->first == device || pair->second == device ? peer_access_.erase(pair) : ++pair;
+  }
 }
 
 Runtime::~Runtime() {

@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "allocation_registry.h"
@@ -90,6 +92,13 @@ class Runtime {
   uint64_t CurrentMemPool(int device);
   void SetCurrentMemPool(int device, uint64_t handle);
 
+  // Peer access enabled from one device to another's memory (infinirtDeviceEnablePeerAccess).
+  // Enable answers false when it already was, Disable when it was not.
+  bool EnablePeerAccess(int device, int peer);
+  bool DisablePeerAccess(int device, int peer);
+  // A reset device loses its access to peers, and theirs to it.
+  void ForgetPeerAccess(int device);
+
   // The device a thread starts on until it calls infinirtSetDevice (infinirtSetValidDevices).
   int first_device() const { return first_device_.load(std::memory_order_relaxed); }
   void set_first_device(int device) { first_device_.store(device, std::memory_order_relaxed); }
@@ -154,6 +163,8 @@ class Runtime {
   std::vector<uint64_t> mem_pool_handles_;   // by device; 0 until asked for
   std::vector<uint64_t> current_mem_pools_;  // by device; 0 for the default pool
   std::atomic<int> first_device_{0};
+  std::mutex peer_mutex_;
+  std::set<std::pair<int, int>> peer_access_;  // (device, peer)
   AllocationRegistry allocations_;
   Captures captures_;
   GraphMemory graph_memory_;

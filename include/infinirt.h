@@ -276,6 +276,15 @@ enum infinirtLimit INFINIRT_ENUM_BASE {
   infinirtLimitPersistingL2CacheSize = 0x06
 };
 
+/* infinirtDeviceGetP2PAttribute: what one device can do with another's memory. */
+enum infinirtDeviceP2PAttr INFINIRT_ENUM_BASE {
+  infinirtDevP2PAttrPerformanceRank = 1,
+  infinirtDevP2PAttrAccessSupported = 2,
+  infinirtDevP2PAttrNativeAtomicSupported = 3,
+  infinirtDevP2PAttrCudaArrayAccessSupported = 4,
+  infinirtDevP2PAttrOnlyPartialNativeAtomicSupported = 5
+};
+
 /* infinirtDeviceGetCacheConfig/SetCacheConfig: how the device splits L1 cache and shared
  * memory. */
 enum infinirtFuncCache INFINIRT_ENUM_BASE {
@@ -713,6 +722,15 @@ typedef struct infinirtBackendProp {
   /* "dddd:bb:dd.0" from the device's properties, and the device of such a string. */              \
   X(infinirtError_t, DeviceGetPCIBusId, (char* pciBusId, int len, int device))                     \
   X(infinirtError_t, DeviceGetByPCIBusId, (int* device, const char* pciBusId))                     \
+  /* Peers: whether `device` can reach `peerDevice`'s memory directly (devices of one backend     \
+     that allows it; never devices of two backends, whose copies InfiniRT stages through host     \
+     memory), and the current device's access to a peer's memory, kept until disabled or until    \
+     either device is reset. */                                                                   \
+  X(infinirtError_t, DeviceCanAccessPeer, (int* canAccessPeer, int device, int peerDevice))       \
+  X(infinirtError_t, DeviceEnablePeerAccess, (int peerDevice, unsigned int flags))                \
+  X(infinirtError_t, DeviceDisablePeerAccess, (int peerDevice))                                   \
+  X(infinirtError_t, DeviceGetP2PAttribute,                                                        \
+    (int* value, enum infinirtDeviceP2PAttr attr, int srcDevice, int dstDevice))                  \
   /* Waits for all work on the current device, in every stream. */                                 \
   X(infinirtError_t, DeviceSynchronize, (void))                                                    \
   /* Destroys every allocation, stream and event of the current device (stream-ordered             \

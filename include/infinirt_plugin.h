@@ -230,7 +230,13 @@ typedef struct infinirtPluginSupport {
   X(DeviceGetLimit, (int device, enum infinirtLimit limit, size_t* value))                        \
   X(DeviceSetLimit, (int device, enum infinirtLimit limit, size_t value))                         \
   X(DeviceGetCacheConfig, (int device, enum infinirtFuncCache* config))                           \
-  X(DeviceSetCacheConfig, (int device, enum infinirtFuncCache config))
+  X(DeviceSetCacheConfig, (int device, enum infinirtFuncCache config))                            \
+  /* Peers among the plugin's own devices (the core never asks about another backend's): */     \
+  /* whether `device` can reach `peer`'s memory, and its access to it. */                         \
+  X(DeviceCanAccessPeer, (int device, int* can_access, int peer))                                 \
+  X(DeviceEnablePeerAccess, (int device, int peer))                                               \
+  X(DeviceDisablePeerAccess, (int device, int peer))                                              \
+  X(DeviceGetP2PAttribute, (int device, int* value, enum infinirtDeviceP2PAttr attr, int peer))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
  * their support declarations by it (GetSupport itself takes the entry's name). */

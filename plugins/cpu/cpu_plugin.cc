@@ -342,6 +342,21 @@ struct CpuPlugin {
     return Dev(device).limits.Set(limit, value);
   }
 
+  // Every CPU device computes on the host's memory: each reaches the others' memory, enabled
+  // or not, with the processor's own atomics.
+  static infinirtError_t DeviceCanAccessPeer(int, int* can_access, int) {
+    *can_access = 1;
+    return infinirtSuccess;
+  }
+  static infinirtError_t DeviceEnablePeerAccess(int, int) { return infinirtSuccess; }
+  static infinirtError_t DeviceDisablePeerAccess(int, int) { return infinirtSuccess; }
+  static infinirtError_t DeviceGetP2PAttribute(int, int* value, enum infinirtDeviceP2PAttr attr,
+                                               int) {
+    *value = attr == infinirtDevP2PAttrAccessSupported ||
+             attr == infinirtDevP2PAttrNativeAtomicSupported;
+    return infinirtSuccess;
+  }
+
   // The split of cache and scratch memory is the processor's, fixed: a preference is accepted
   // and changes nothing, as CUDA does on devices whose split is fixed.
   static infinirtError_t DeviceGetCacheConfig(int, enum infinirtFuncCache* config) {

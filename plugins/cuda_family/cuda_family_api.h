@@ -21,6 +21,7 @@ typedef void (*CfHostFn)(void*);
 #define CF_ATTR int
 #define CF_LIMIT int
 #define CF_FUNC_CACHE int
+#define CF_P2P_ATTR int
 #define CF_HOST_FN CfHostFn
 #endif
 
@@ -72,6 +73,10 @@ typedef void (*CfHostFn)(void*);
   X(DeviceSetLimit, (CF_LIMIT limit, size_t value))                                        \
   X(DeviceGetCacheConfig, (CF_FUNC_CACHE * config))                                        \
   X(DeviceSetCacheConfig, (CF_FUNC_CACHE config))                                          \
+  X(DeviceCanAccessPeer, (int* can_access, int device, int peer))                          \
+  X(DeviceEnablePeerAccess, (int peer, unsigned int flags))                                \
+  X(DeviceDisablePeerAccess, (int peer))                                                   \
+  X(DeviceGetP2PAttribute, (int* value, CF_P2P_ATTR attr, int src, int dst))               \
   X(StreamBeginCapture, (CF_STREAM stream, CF_CAPTURE_MODE mode))                          \
   X(StreamEndCapture, (CF_STREAM stream, CF_GRAPH * graph))                                \
   X(GraphInstantiateWithFlags, (CF_EXEC * exec, CF_GRAPH graph, unsigned long long flags)) \

@@ -24,8 +24,8 @@ bool Has(Pointer function) {
 }
 
 // The vendor function behind an optional entry, or NotSupported when the runtime lacks it.
-Declaration NativeIfPresent(bool present, const char* function) {
-  if (present) return Native({function});
+Declaration NativeIfPresent(bool present, const char* function, const char* note = "") {
+  if (present) return Native({function}, note);
   return None(std::string("the runtime lacks ") + function);
 }
 
@@ -144,6 +144,16 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
       return NativeIfPresent(Has(fn.DeviceGetCacheConfig), "DeviceGetCacheConfig");
     case entry::DeviceSetCacheConfig:
       return NativeIfPresent(Has(fn.DeviceSetCacheConfig), "DeviceSetCacheConfig");
+    case entry::DeviceCanAccessPeer:
+      return NativeIfPresent(Has(fn.DeviceCanAccessPeer), "DeviceCanAccessPeer");
+    case entry::DeviceEnablePeerAccess:
+      return NativeIfPresent(Has(fn.DeviceEnablePeerAccess), "DeviceEnablePeerAccess",
+                             "access another library enabled already counts as enabled");
+    case entry::DeviceDisablePeerAccess:
+      return NativeIfPresent(Has(fn.DeviceDisablePeerAccess), "DeviceDisablePeerAccess",
+                             "access another library disabled already counts as disabled");
+    case entry::DeviceGetP2PAttribute:
+      return NativeIfPresent(Has(fn.DeviceGetP2PAttribute), "DeviceGetP2PAttribute");
     case entry::LaunchHostFunc:
       if (!Has(fn.LaunchHostFunc)) return None("the runtime lacks LaunchHostFunc");
       return Native({"LaunchHostFunc"},

@@ -120,6 +120,10 @@ struct CudaFamilyPlugin : plugin::VendorPluginBase<CudaFamilyPlugin> {
   INFINIRT_PLUGIN_ENTRY(DeviceSetLimit);
   INFINIRT_PLUGIN_ENTRY(DeviceGetCacheConfig);
   INFINIRT_PLUGIN_ENTRY(DeviceSetCacheConfig);
+  INFINIRT_PLUGIN_ENTRY(DeviceCanAccessPeer);
+  INFINIRT_PLUGIN_ENTRY(DeviceEnablePeerAccess);
+  INFINIRT_PLUGIN_ENTRY(DeviceDisablePeerAccess);
+  INFINIRT_PLUGIN_ENTRY(DeviceGetP2PAttribute);
   // The memory-pool attributes are left out: no vendor function of the lists serves them.
 
   // Support declarations (cuda_family_declarations.cc).

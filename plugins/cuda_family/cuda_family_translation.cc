@@ -255,6 +255,34 @@ infinirtError_t CudaFamilyPlugin::DeviceSetCacheConfig(int device, enum infinirt
   return CF_CALL(DeviceSetCacheConfig, static_cast<int>(config));
 }
 
+// Peers. The core keeps which access it enabled; the runtime's own answer that access is already
+// enabled (or not enabled) means another library of the process changed it, which leaves it as
+// asked.
+infinirtError_t CudaFamilyPlugin::DeviceCanAccessPeer(int device, int* can_access, int peer) {
+  if (TheState().fn.DeviceCanAccessPeer == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(DeviceCanAccessPeer, can_access, device, peer);
+}
+
+infinirtError_t CudaFamilyPlugin::DeviceEnablePeerAccess(int device, int peer) {
+  if (TheState().fn.DeviceEnablePeerAccess == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  const infinirtError_t e = CF_CALL(DeviceEnablePeerAccess, peer, 0u);
+  return e == infinirtErrorPeerAccessAlreadyEnabled ? infinirtSuccess : e;
+}
+
+infinirtError_t CudaFamilyPlugin::DeviceDisablePeerAccess(int device, int peer) {
+  if (TheState().fn.DeviceDisablePeerAccess == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  const infinirtError_t e = CF_CALL(DeviceDisablePeerAccess, peer);
+  return e == infinirtErrorPeerAccessNotEnabled ? infinirtSuccess : e;
+}
+
+infinirtError_t CudaFamilyPlugin::DeviceGetP2PAttribute(int device, int* value,
+                                                        enum infinirtDeviceP2PAttr attr, int peer) {
+  if (TheState().fn.DeviceGetP2PAttribute == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(DeviceGetP2PAttribute, value, static_cast<int>(attr), device, peer);
+}
+
 // Without the vendor's stream-ordered allocator the plugin keeps the order by waiting for the
 // stream: correct, not asynchronous.
 infinirtError_t CudaFamilyPlugin::MallocAsync(int device, void** ptr, size_t size,

@@ -16,6 +16,7 @@
 #define CF_ATTR enum cudaDeviceAttr
 #define CF_LIMIT enum cudaLimit
 #define CF_FUNC_CACHE enum cudaFuncCache
+#define CF_P2P_ATTR enum cudaDeviceP2PAttr
 #define CF_HOST_FN cudaHostFn_t
 #include "cuda_family_api.h"
 
@@ -33,6 +34,7 @@ static_assert(sizeof(enum cudaMemcpyKind) == sizeof(int));
 static_assert(sizeof(enum cudaStreamCaptureMode) == sizeof(int));
 static_assert(sizeof(enum cudaDeviceAttr) == sizeof(int));
 static_assert(sizeof(enum cudaLimit) == sizeof(int) && sizeof(enum cudaFuncCache) == sizeof(int));
+static_assert(sizeof(enum cudaDeviceP2PAttr) == sizeof(int));
 static_assert(std::is_pointer_v<cudaStream_t> && std::is_pointer_v<cudaEvent_t> &&
               std::is_pointer_v<cudaGraph_t> && std::is_pointer_v<cudaGraphExec_t>);
 static_assert(std::is_same_v<decltype(&cudaGetErrorName), const char* (*)(cudaError_t)>);

@@ -263,5 +263,68 @@ TEST_F(Conformance, S47_TheCurrentMemPoolIsTheDefaultUntilSet) {
   infinirtGetLastError();
 }
 
+// ---------------------------------------------------------------------------------------------
+// S50: peers.
+
+TEST_F(Conformance, S50_PeerAccessIsEnabledOnceAndDisabledOnce) {
+  int can = -1;
+  ASSERT_EQ(infinirtDeviceCanAccessPeer(&can, 0, 0), infinirtSuccess);
+  EXPECT_EQ(can, 0) << "a device is not its own peer";
+  EXPECT_EQ(infinirtDeviceEnablePeerAccess(0, 0), infinirtErrorInvalidDevice);
+  EXPECT_EQ(infinirtDeviceDisablePeerAccess(0), infinirtErrorInvalidDevice);
+  EXPECT_EQ(infinirtDeviceCanAccessPeer(nullptr, 0, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtDeviceCanAccessPeer(&can, 0, device_count()), infinirtErrorInvalidDevice);
+  EXPECT_EQ(infinirtDeviceEnablePeerAccess(device_count(), 0), infinirtErrorInvalidDevice);
+  int value = -1;
+  EXPECT_EQ(infinirtDeviceGetP2PAttribute(&value, infinirtDevP2PAttrAccessSupported, 0, 0),
+            infinirtErrorInvalidDevice);
+  infinirtGetLastError();
+  if (device_count() < 2) GTEST_SKIP() << "peers need two devices";
+
+  ASSERT_EQ(infinirtDeviceCanAccessPeer(&can, 0, 1), infinirtSuccess);
+  ASSERT_EQ(infinirtDeviceGetP2PAttribute(&value, infinirtDevP2PAttrAccessSupported, 0, 1),
+            infinirtSuccess);
+  EXPECT_EQ(value, can) << "the attribute says what DeviceCanAccessPeer says";
+  if (!can) {
+    EXPECT_EQ(infinirtDeviceEnablePeerAccess(1, 0), infinirtErrorPeerAccessUnsupported);
+    infinirtGetLastError();
+    if (SkipsUnsupported()) GTEST_SKIP() << "device 0 cannot reach device 1's memory";
+    FAIL() << "the backend's devices are not peers";
+  }
+  EXPECT_EQ(infinirtDeviceEnablePeerAccess(1, 1), infinirtErrorInvalidValue) << "flags";
+  EXPECT_EQ(infinirtDeviceDisablePeerAccess(1), infinirtErrorPeerAccessNotEnabled);
+  ASSERT_EQ(infinirtDeviceEnablePeerAccess(1, 0), infinirtSuccess);
+  EXPECT_EQ(infinirtDeviceEnablePeerAccess(1, 0), infinirtErrorPeerAccessAlreadyEnabled);
+
+  // One direction only: device 1 has no access to device 0 yet.
+  ASSERT_EQ(infinirtSetDevice(1), infinirtSuccess);
+  EXPECT_EQ(infinirtDeviceDisablePeerAccess(0), infinirtErrorPeerAccessNotEnabled);
+  ASSERT_EQ(infinirtSetDevice(0), infinirtSuccess);
+
+  // Enabled, device 0 copies device 1's memory in its stream.
+  unsigned char* mine = NewDeviceMemory(kBytes);
+  ASSERT_EQ(infinirtSetDevice(1), infinirtSuccess);
+  unsigned char* theirs = NewDeviceMemory(kBytes);
+  ASSERT_EQ(infinirtMemset(theirs, 0x50, kBytes), infinirtSuccess);
+  ASSERT_EQ(infinirtSetDevice(0), infinirtSuccess);
+  infinirtStream_t stream = NewStream();
+  ASSERT_EQ(infinirtMemcpyAsync(mine, theirs, kBytes, infinirtMemcpyDeviceToDevice, stream),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_TRUE(AllBytesAre(ReadBack(mine, kBytes).data(), kBytes, 0x50));
+
+  ASSERT_EQ(infinirtDeviceDisablePeerAccess(1), infinirtSuccess);
+  EXPECT_EQ(infinirtDeviceDisablePeerAccess(1), infinirtErrorPeerAccessNotEnabled);
+  // A reset ends the access.
+  ASSERT_EQ(infinirtDeviceEnablePeerAccess(1, 0), infinirtSuccess);
+  ASSERT_EQ(infinirtDeviceReset(), infinirtSuccess);
+  EXPECT_EQ(infinirtDeviceDisablePeerAccess(1), infinirtErrorPeerAccessNotEnabled);
+  EXPECT_EQ(infinirtDeviceGetP2PAttribute(&value, static_cast<infinirtDeviceP2PAttr>(9), 0, 1),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtDeviceGetP2PAttribute(nullptr, infinirtDevP2PAttrAccessSupported, 0, 1),
+            infinirtErrorInvalidValue);
+  infinirtGetLastError();
+}
+
 }  // namespace
 }  // namespace infinirt::conformance

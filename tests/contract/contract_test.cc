@@ -336,6 +336,11 @@ std::vector<ValueRow> SmallEnumRows() {
       INFINIRT_CONTRACT_VALUE_ROW(FuncCachePreferShared),
       INFINIRT_CONTRACT_VALUE_ROW(FuncCachePreferL1),
       INFINIRT_CONTRACT_VALUE_ROW(FuncCachePreferEqual),
+      INFINIRT_CONTRACT_VALUE_ROW(DevP2PAttrPerformanceRank),
+      INFINIRT_CONTRACT_VALUE_ROW(DevP2PAttrAccessSupported),
+      INFINIRT_CONTRACT_VALUE_ROW(DevP2PAttrNativeAtomicSupported),
+      INFINIRT_CONTRACT_VALUE_ROW(DevP2PAttrCudaArrayAccessSupported),
+      INFINIRT_CONTRACT_VALUE_ROW(DevP2PAttrOnlyPartialNativeAtomicSupported),
   };
 }
 
@@ -346,7 +351,7 @@ TEST(CudaContract, SmallEnumTableCoversEveryCudaEnumerator) {
   for (const char* cuda_enum :
        {"cudaMemcpyKind", "cudaMemoryType", "cudaStreamCaptureStatus", "cudaStreamCaptureMode",
         "cudaGraphInstantiateFlags", "cudaMemPoolAttr", "cudaGraphDependencyType_enum", "cudaLimit",
-        "cudaFuncCache"}) {
+        "cudaFuncCache", "cudaDeviceP2PAttr"}) {
     EXPECT_TRUE(EveryCudaEnumeratorIsListed(cuda_enum, ours, "infinirt.h", &SkipNothing));
   }
 }

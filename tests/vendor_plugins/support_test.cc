@@ -221,6 +221,30 @@ std::map<std::string, Exercise> Exercises() {
   x["DeviceSetCacheConfig"] = [] {
     return infinirtDeviceSetCacheConfig(infinirtFuncCachePreferShared);
   };
+  // The peer entries need two devices of the plugin: the emulated runtimes have two.
+  x["DeviceCanAccessPeer"] = [] {
+    int can = -1;
+    const infinirtError_t e = infinirtDeviceCanAccessPeer(&can, 0, 1);
+    EXPECT_TRUE(e != infinirtSuccess || can == 0 || can == 1);
+    return e;
+  };
+  x["DeviceEnablePeerAccess"] = [] {
+    const infinirtError_t e = infinirtDeviceEnablePeerAccess(1, 0);
+    if (e == infinirtSuccess) {
+      EXPECT_EQ(infinirtDeviceDisablePeerAccess(1), infinirtSuccess);
+    }
+    return e == infinirtErrorPeerAccessUnsupported ? infinirtErrorNotSupported : e;
+  };
+  x["DeviceDisablePeerAccess"] = [] {
+    const infinirtError_t e = infinirtDeviceEnablePeerAccess(1, 0);
+    if (e != infinirtSuccess)
+      return e == infinirtErrorPeerAccessUnsupported ? infinirtErrorNotSupported : e;
+    return infinirtDeviceDisablePeerAccess(1);
+  };
+  x["DeviceGetP2PAttribute"] = [] {
+    int value = -1;
+    return infinirtDeviceGetP2PAttribute(&value, infinirtDevP2PAttrAccessSupported, 0, 1);
+  };
   x["StreamDestroy"] = [] {
     infinirtStream_t stream = nullptr;
     EXPECT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);

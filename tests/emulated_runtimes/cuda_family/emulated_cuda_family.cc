@@ -15,7 +15,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "emu_core.h"
 
@@ -37,6 +40,8 @@ constexpr int kInitializationError = 3;
 constexpr int kInvalidMemcpyDirection = 21;
 constexpr int kInvalidDevice = 101;
 constexpr int kUnsupportedLimit = 215;
+constexpr int kPeerAccessAlreadyEnabled = 704;
+constexpr int kPeerAccessNotEnabled = 705;
 constexpr int kHostMemoryAlreadyRegistered = 712;
 constexpr int kHostMemoryNotRegistered = 713;
 constexpr int kInvalidResourceHandle = 400;
@@ -187,6 +192,16 @@ EMU_EXPORT int EMU_FN(DriverGetVersion)(int* version) {
 EMU_EXPORT int EMU_FN(DeviceGetAttribute)(int* value, int attr, int device) {
   ENTER("DeviceGetAttribute", N(attr) + " " + N(device));
   if (device < 0 || device >= emu::DeviceCount()) return kInvalidDevice;
+  if (value == nullptr) return kInvalidValue;
+  // Each emulated device has a PCI address of its own: bus 0, its index as the device number.
+  if (attr == infinirtDevAttrPciDomainId || attr == infinirtDevAttrPciBusId) {
+    *value = 0;
+    return kSuccess;
+  }
+  if (attr == infinirtDevAttrPciDeviceId) {
+    *value = device + 1;  // device 0 of bus 0 is the host bridge
+    return kSuccess;
+  }
   return Status(
       emu::Cpu().DeviceGetAttribute(0, value, static_cast<enum infinirtDeviceAttr>(attr)));
 }
@@ -406,6 +421,48 @@ EMU_EXPORT int EMU_FN(StreamGetFlags)(void* stream, unsigned int* flags) {
   if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
   if (flags == nullptr) return kInvalidValue;
   *flags = s != nullptr ? s->flags : 0;
+  return kSuccess;
+}
+
+// Peers: the emulated devices share the host's memory, so each reaches every other; the access
+// enabled from the current device is kept per pair, with CUDA's errors.
+namespace {
+std::mutex g_peer_mutex;
+std::set<std::pair<int, int>> g_peer_access;
+
+bool ValidDevice(int device) { return device >= 0 && device < emu::DeviceCount(); }
+}  // namespace
+
+EMU_EXPORT int EMU_FN(DeviceCanAccessPeer)(int* can_access, int device, int peer) {
+  ENTER("DeviceCanAccessPeer", N(device) + " " + N(peer));
+  if (can_access == nullptr) return kInvalidValue;
+  if (!ValidDevice(device) || !ValidDevice(peer)) return kInvalidDevice;
+  *can_access = device != peer;
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(DeviceEnablePeerAccess)(int peer, unsigned int flags) {
+  ENTER("DeviceEnablePeerAccess", N(peer) + " flags=" + N(flags));
+  if (flags != 0) return kInvalidValue;
+  const int device = emu::CurrentDevice();
+  if (!ValidDevice(peer) || peer == device) return kInvalidDevice;
+  std::lock_guard<std::mutex> lock(g_peer_mutex);
+  return g_peer_access.emplace(device, peer).second ? kSuccess : kPeerAccessAlreadyEnabled;
+}
+
+EMU_EXPORT int EMU_FN(DeviceDisablePeerAccess)(int peer) {
+  ENTER("DeviceDisablePeerAccess", N(peer));
+  if (!ValidDevice(peer)) return kInvalidDevice;
+  std::lock_guard<std::mutex> lock(g_peer_mutex);
+  return g_peer_access.erase({emu::CurrentDevice(), peer}) ? kSuccess : kPeerAccessNotEnabled;
+}
+
+EMU_EXPORT int EMU_FN(DeviceGetP2PAttribute)(int* value, int attr, int src, int dst) {
+  ENTER("DeviceGetP2PAttribute", N(attr) + " " + N(src) + " " + N(dst));
+  if (value == nullptr || attr < 1 || attr > 5) return kInvalidValue;
+  if (!ValidDevice(src) || !ValidDevice(dst) || src == dst) return kInvalidDevice;
+  *value =
+      attr == infinirtDevP2PAttrAccessSupported || attr == infinirtDevP2PAttrNativeAtomicSupported;
   return kSuccess;
 }
 
