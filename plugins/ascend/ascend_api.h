@@ -45,19 +45,22 @@ using AclHostFunc = void (*)(void* args);  // aclrtHostFunc
 
 // Used where present (newer CANN releases); an InfiniRT call that needs a missing one answers
 // NotSupported, as GetSupport says.
-#define ASCEND_OPTIONAL_FUNCTIONS(X)                                          \
-  X(aclrtCreateEventExWithFlag, (void** event, uint32_t flag))                \
-  X(aclrtGetVersion, (int32_t * major, int32_t * minor, int32_t * patch))     \
-  X(aclrtGetMemInfo, (int attr, size_t* free_bytes, size_t* total_bytes))     \
-  X(aclGetDeviceCapability, (uint32_t device, int info, int64_t* value))      \
-  X(aclrtLaunchHostFunc, (void* stream, AclHostFunc fn, void* args))          \
-  X(aclmdlRICaptureBegin, (void* stream, int mode))                           \
-  X(aclmdlRICaptureGetInfo, (void* stream, int* status, void** model))        \
-  X(aclmdlRICaptureEnd, (void* stream, void** model))                         \
-  X(aclmdlRIExecuteAsync, (void* model, void* stream))                        \
-  X(aclmdlRIDestroy, (void* model))                                           \
-  X(aclrtDeviceGetStreamPriorityRange, (int32_t * least, int32_t * greatest)) \
-  X(aclrtCreateStreamWithConfig, (void** stream, uint32_t priority, uint32_t flag))
+#define ASCEND_OPTIONAL_FUNCTIONS(X)                                                \
+  X(aclrtCreateEventExWithFlag, (void** event, uint32_t flag))                      \
+  X(aclrtGetVersion, (int32_t * major, int32_t * minor, int32_t * patch))           \
+  X(aclrtGetMemInfo, (int attr, size_t* free_bytes, size_t* total_bytes))           \
+  X(aclGetDeviceCapability, (uint32_t device, int info, int64_t* value))            \
+  X(aclrtLaunchHostFunc, (void* stream, AclHostFunc fn, void* args))                \
+  X(aclmdlRICaptureBegin, (void* stream, int mode))                                 \
+  X(aclmdlRICaptureGetInfo, (void* stream, int* status, void** model))              \
+  X(aclmdlRICaptureEnd, (void* stream, void** model))                               \
+  X(aclmdlRIExecuteAsync, (void* model, void* stream))                              \
+  X(aclmdlRIDestroy, (void* model))                                                 \
+  X(aclrtDeviceGetStreamPriorityRange, (int32_t * least, int32_t * greatest))       \
+  X(aclrtCreateStreamWithConfig, (void** stream, uint32_t priority, uint32_t flag)) \
+  X(aclrtDeviceCanAccessPeer, (int32_t * can_access, int32_t device, int32_t peer)) \
+  X(aclrtDeviceEnablePeerAccess, (int32_t peer, uint32_t flags))                    \
+  X(aclrtDeviceDisablePeerAccess, (int32_t peer))
 
 // The vendor's numbers (acl_base_rt.h, acl_rt.h, error_codes/rt_error_codes.h).
 namespace acl {

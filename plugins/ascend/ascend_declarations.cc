@@ -52,6 +52,23 @@ std::optional<Declaration> DeviceEntry(infinirtPluginEntry_t id, const Functions
     return None("ACL has no device query with CUDA's attributes");
   if (id == entry::DriverGetVersion) return None("no ACL function of the plugin's list tells it");
   if (id == entry::DeviceSynchronize) return Native({"aclrtSynchronizeDevice"});
+  if (id == entry::DeviceCanAccessPeer || id == entry::DeviceEnablePeerAccess ||
+      id == entry::DeviceDisablePeerAccess) {
+    const char* function = id == entry::DeviceCanAccessPeer      ? "aclrtDeviceCanAccessPeer"
+                           : id == entry::DeviceEnablePeerAccess ? "aclrtDeviceEnablePeerAccess"
+                                                                 : "aclrtDeviceDisablePeerAccess";
+    const bool present = id == entry::DeviceCanAccessPeer ? Has(fn.aclrtDeviceCanAccessPeer)
+                         : id == entry::DeviceEnablePeerAccess
+                             ? Has(fn.aclrtDeviceEnablePeerAccess)
+                             : Has(fn.aclrtDeviceDisablePeerAccess);
+    if (!present) return None(std::string("the runtime lacks ") + function);
+    return Native({function});
+  }
+  if (id == entry::DeviceGetP2PAttribute) {
+    return None(
+        "ACL has no peer attributes; the core answers AccessSupported from "
+        "aclrtDeviceCanAccessPeer and 0 for the others");
+  }
   if (id == entry::DeviceReset) {
     return Emulated({"aclrtSynchronizeDevice"},
                     "waits for the device; aclrtResetDevice would also destroy the context that "

@@ -191,6 +191,9 @@ struct AscendPlugin : plugin::VendorPluginBase<AscendPlugin> {
   INFINIRT_PLUGIN_ENTRY(StreamCreate);
   INFINIRT_PLUGIN_ENTRY(DeviceGetStreamPriorityRange);
   INFINIRT_PLUGIN_ENTRY(StreamCreateWithPriority);
+  INFINIRT_PLUGIN_ENTRY(DeviceCanAccessPeer);
+  INFINIRT_PLUGIN_ENTRY(DeviceEnablePeerAccess);
+  INFINIRT_PLUGIN_ENTRY(DeviceDisablePeerAccess);
   INFINIRT_PLUGIN_ENTRY(StreamDestroy);
   INFINIRT_PLUGIN_ENTRY(StreamSynchronize);
   INFINIRT_PLUGIN_ENTRY(StreamQuery);

@@ -111,6 +111,28 @@ infinirtError_t AscendPlugin::GetDeviceProperties(int device, struct infinirtDev
   return infinirtSuccess;
 }
 
+// Peers: ACL's functions as they are (flags 0). The core keeps which access it enabled.
+infinirtError_t AscendPlugin::DeviceCanAccessPeer(int device, int* can_access, int peer) {
+  if (TheState().fn.aclrtDeviceCanAccessPeer == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  int32_t can = 0;
+  if (const infinirtError_t e = ACL_CALL(aclrtDeviceCanAccessPeer, &can, device, peer)) return e;
+  *can_access = can != 0;
+  return infinirtSuccess;
+}
+
+infinirtError_t AscendPlugin::DeviceEnablePeerAccess(int device, int peer) {
+  if (TheState().fn.aclrtDeviceEnablePeerAccess == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return ACL_CALL(aclrtDeviceEnablePeerAccess, peer, 0u);
+}
+
+infinirtError_t AscendPlugin::DeviceDisablePeerAccess(int device, int peer) {
+  if (TheState().fn.aclrtDeviceDisablePeerAccess == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return ACL_CALL(aclrtDeviceDisablePeerAccess, peer);
+}
+
 infinirtError_t AscendPlugin::DeviceSynchronize(int device) {
   REFUSE_IN_HOST_FUNCTION("DeviceSynchronize");
   if (const infinirtError_t e = Bind(device)) return e;

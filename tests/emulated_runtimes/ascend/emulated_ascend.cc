@@ -505,6 +505,33 @@ EMU_EXPORT int aclrtCreateStreamWithConfig(void** stream, uint32_t priority, uin
 }
 #endif  // EMU_ASCEND_MINIMAL
 
+#ifndef EMU_ASCEND_MINIMAL
+// Peers: the emulated devices share the host's memory, so each reaches every other.
+EMU_EXPORT int aclrtDeviceCanAccessPeer(int32_t* can_access, int32_t device, int32_t peer) {
+  ENTER("aclrtDeviceCanAccessPeer", N(device) + " " + N(peer), kDevice);
+  if (can_access == nullptr || device < 0 || peer < 0 || device >= emu::DeviceCount() ||
+      peer >= emu::DeviceCount() || device == peer) {
+    return kInvalidParam;
+  }
+  *can_access = 1;
+  return kSuccess;
+}
+
+EMU_EXPORT int aclrtDeviceEnablePeerAccess(int32_t peer, uint32_t flags) {
+  ENTER("aclrtDeviceEnablePeerAccess", N(peer) + " flags=" + N(flags), kDevice);
+  if (flags != 0 || peer < 0 || peer >= emu::DeviceCount() || peer == emu::CurrentDevice()) {
+    return kInvalidParam;
+  }
+  return kSuccess;
+}
+
+EMU_EXPORT int aclrtDeviceDisablePeerAccess(int32_t peer) {
+  ENTER("aclrtDeviceDisablePeerAccess", N(peer), kDevice);
+  if (peer < 0 || peer >= emu::DeviceCount() || peer == emu::CurrentDevice()) return kInvalidParam;
+  return kSuccess;
+}
+#endif  // EMU_ASCEND_MINIMAL
+
 // Waits for the stream's pending work before destroying it, as CANN documents.
 EMU_EXPORT int aclrtDestroyStream(void* stream) {
   ENTER("aclrtDestroyStream", P(stream), kDevice);
