@@ -49,7 +49,8 @@ enum class MemoryKind {
   kPinnedHost,      // infinirtMallocHost / infinirtHostAlloc
   kRegisteredHost,  // the program's host memory, infinirtHostRegister
   kStreamOrdered,   // infinirtMallocAsync
-  kGraph            // infinirtMallocAsync during capture: owned by the graph (owner = graph id)
+  kGraph,           // infinirtMallocAsync during capture: owned by the graph (owner = graph id)
+  kManaged          // infinirtMallocManaged: device memory the host uses too
 };
 
 struct Allocation {

@@ -22,7 +22,8 @@ infinirtError_t FreeRegistered(void* pointer, bool host, const char* function) {
   auto accept = [host](const Allocation& allocation) {
     const MemoryKind kind = allocation.kind;
     return host ? kind == MemoryKind::kPinnedHost
-                : kind == MemoryKind::kDevice || kind == MemoryKind::kStreamOrdered;
+                : kind == MemoryKind::kDevice || kind == MemoryKind::kStreamOrdered ||
+                      kind == MemoryKind::kManaged;
   };
   auto removed = runtime.allocations().RemoveExact(address, accept);
   if (!removed) {
@@ -176,6 +177,50 @@ infinirtError_t GetDevicePool(infinirtMemPool_t* memPool, int device,
   });
 }
 
+// count bytes from ptr, all within one infinirtMallocManaged allocation.
+infinirtError_t ManagedRange(Runtime& runtime, const void* ptr, size_t count,
+                             Allocation* allocation, const char* function) {
+  if (ptr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function);
+  auto found = runtime.allocations().Find(reinterpret_cast<uintptr_t>(ptr));
+  if (!found || found->kind != MemoryKind::kManaged) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} is not managed memory (infinirtMallocManaged)",
+                function, ptr);
+  }
+  if (count > found->base + found->size - reinterpret_cast<uintptr_t>(ptr)) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} bytes from {} run past its allocation", function,
+                count, ptr);
+  }
+  *allocation = *found;
+  return infinirtSuccess;
+}
+
+// A location as the memory's backend knows it: a device of that backend by its own index, or the
+// host (NUMA node ids as they are).
+infinirtError_t BackendLocation(Runtime& runtime, const infinirtMemLocation& location,
+                                const Allocation& memory, infinirtMemLocation* local,
+                                const char* function) {
+  *local = location;
+  switch (location.type) {
+    case infinirtMemLocationTypeHost:
+    case infinirtMemLocationTypeHostNuma:
+    case infinirtMemLocationTypeHostNumaCurrent:
+      return infinirtSuccess;
+    case infinirtMemLocationTypeDevice: {
+      Target target;
+      if (auto error = DeviceTarget(runtime, location.id, &target, function)) return error;
+      if (target.backend_index != memory.backend) {
+        return Fail(infinirtErrorInvalidValue,
+                    "{}: device {} is of another backend than the memory's", function, location.id);
+      }
+      local->id = target.local;
+      return infinirtSuccess;
+    }
+    default:
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not a memory location type", function,
+                  static_cast<int>(location.type));
+  }
+}
+
 bool IsPoolAttribute(enum infinirtMemPoolAttr attr) {
   const int value = static_cast<int>(attr);
   return value >= infinirtMemPoolReuseFollowEventDependencies &&
@@ -205,6 +250,87 @@ infinirtError_t infinirtMalloc(void** devPtr, size_t size) {
         runtime, target, size, MemoryKind::kDevice,
         [&](void** pointer) { return table.Malloc(target.local, pointer, size); },
         [&](void* pointer) { table.Free(target.local, pointer); }, devPtr, function_name);
+  });
+}
+
+infinirtError_t infinirtMallocManaged(void** devPtr, size_t size, unsigned int flags) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (devPtr == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function_name);
+    if (flags != infinirtMemAttachGlobal && flags != infinirtMemAttachHost) {
+      return Fail(infinirtErrorInvalidValue,
+                  "{}: flags {:#x} is neither infinirtMemAttachGlobal nor infinirtMemAttachHost",
+                  function_name, flags);
+    }
+    if (size == 0) return Fail(infinirtErrorInvalidValue, "{}: size is 0", function_name);
+    Runtime& runtime = Runtime::Get();
+    Target target;
+    if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
+    if (auto error = runtime.captures().CheckUnsafeCall()) return error;
+    *devPtr = nullptr;
+    const infinirtPluginTable& table = target.backend->table;
+    return AllocateRegistered(
+        runtime, target, size, MemoryKind::kManaged,
+        [&](void** pointer) { return table.MallocManaged(target.local, pointer, size, flags); },
+        [&](void* pointer) { table.Free(target.local, pointer); }, devPtr, function_name);
+  });
+}
+
+infinirtError_t infinirtMemPrefetchAsync(const void* devPtr, size_t count,
+                                         struct infinirtMemLocation location, unsigned int flags,
+                                         infinirtStream_t stream) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
+    if (flags != 0) {
+      return Fail(infinirtErrorInvalidValue, "{}: flags must be 0, not {:#x}", function_name,
+                  flags);
+    }
+    Allocation memory;
+    if (auto error = ManagedRange(runtime, devPtr, count, &memory, function_name)) return error;
+    infinirtMemLocation local;
+    if (auto error = BackendLocation(runtime, location, memory, &local, function_name)) {
+      return error;
+    }
+    if (target.backend_index != memory.backend) {
+      return Fail(infinirtErrorInvalidValue, "{}: the stream is of another backend than the memory",
+                  function_name);
+    }
+    if (auto error = runtime.captures().CheckStreamUse(target.ref, false)) return error;
+    // A prefetch moves no data a program sees: captured, it is a hint the graph can do without.
+    infinirtStreamCaptureStatus capture = infinirtStreamCaptureStatusNone;
+    if (auto error = infinirtStreamIsCapturing(stream, &capture)) return error;
+    if (count == 0 || capture != infinirtStreamCaptureStatusNone) return infinirtSuccess;
+    return BackendAnswer(
+        target.backend->table.MemPrefetchAsync(target.local, devPtr, count, local, target.stream),
+        *target.backend, function_name);
+  });
+}
+
+infinirtError_t infinirtMemAdvise(const void* devPtr, size_t count,
+                                  enum infinirtMemoryAdvise advice,
+                                  struct infinirtMemLocation location) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (advice < infinirtMemAdviseSetReadMostly || advice > infinirtMemAdviseUnsetAccessedBy) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is no advice", function_name,
+                  static_cast<int>(advice));
+    }
+    Runtime& runtime = Runtime::Get();
+    Allocation memory;
+    if (auto error = ManagedRange(runtime, devPtr, count, &memory, function_name)) return error;
+    // Read-mostly advice names no location (CUDA ignores it).
+    const bool needs_location =
+        advice != infinirtMemAdviseSetReadMostly && advice != infinirtMemAdviseUnsetReadMostly;
+    infinirtMemLocation local = location;
+    if (needs_location) {
+      if (auto error = BackendLocation(runtime, location, memory, &local, function_name)) {
+        return error;
+      }
+    }
+    Backend& owner = runtime.backend(memory.backend);
+    return BackendAnswer(owner.table.MemAdvise(memory.local_device, devPtr, count, advice, local),
+                         owner, function_name);
   });
 }
 
@@ -487,6 +613,9 @@ infinirtError_t infinirtPointerGetAttributes(struct infinirtPointerAttributes* a
     attributes->devicePointer = pointer;
     if (!allocation->IsDeviceMemory()) {  // pinned or registered host memory
       attributes->type = infinirtMemoryTypeHost;
+      attributes->hostPointer = pointer;
+    } else if (allocation->kind == MemoryKind::kManaged) {
+      attributes->type = infinirtMemoryTypeManaged;
       attributes->hostPointer = pointer;
     } else {
       attributes->type = infinirtMemoryTypeDevice;

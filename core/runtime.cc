@@ -325,7 +325,7 @@ infinirtError_t Runtime::ReleaseDeviceObjects(int device) {
   const auto allocations = allocations_.Snapshot([&](const Allocation& a) {
     return a.device == device &&
            (a.kind == MemoryKind::kDevice || a.kind == MemoryKind::kPinnedHost ||
-            a.kind == MemoryKind::kRegisteredHost);
+            a.kind == MemoryKind::kRegisteredHost || a.kind == MemoryKind::kManaged);
   });
   for (const Allocation& allocation : allocations) {
     auto removed =

@@ -276,6 +276,25 @@ enum infinirtLimit INFINIRT_ENUM_BASE {
   infinirtLimitPersistingL2CacheSize = 0x06
 };
 
+/* Managed memory: where it should live (infinirtMemPrefetchAsync, infinirtMemAdvise). */
+enum infinirtMemLocationType INFINIRT_ENUM_BASE {
+  infinirtMemLocationTypeInvalid = 0,
+  infinirtMemLocationTypeNone = 0,
+  infinirtMemLocationTypeDevice = 1,
+  infinirtMemLocationTypeHost = 2,
+  infinirtMemLocationTypeHostNuma = 3,
+  infinirtMemLocationTypeHostNumaCurrent = 4
+};
+
+enum infinirtMemoryAdvise INFINIRT_ENUM_BASE {
+  infinirtMemAdviseSetReadMostly = 1,
+  infinirtMemAdviseUnsetReadMostly = 2,
+  infinirtMemAdviseSetPreferredLocation = 3,
+  infinirtMemAdviseUnsetPreferredLocation = 4,
+  infinirtMemAdviseSetAccessedBy = 5,
+  infinirtMemAdviseUnsetAccessedBy = 6
+};
+
 /* infinirtDeviceGetP2PAttribute: what one device can do with another's memory. */
 enum infinirtDeviceP2PAttr INFINIRT_ENUM_BASE {
   infinirtDevP2PAttrPerformanceRank = 1,
@@ -449,6 +468,10 @@ enum infinirtDeviceAttr INFINIRT_ENUM_BASE { INFINIRT_DEVICE_ATTR_LIST(INFINIRT_
 #define infinirtDeviceSyncMemops 0x80
 #define infinirtDeviceMask 0xff
 
+#define infinirtMemAttachGlobal 0x01
+#define infinirtMemAttachHost 0x02
+#define infinirtMemAttachSingle 0x04
+
 #define infinirtHostRegisterDefault 0x00
 #define infinirtHostRegisterPortable 0x01
 #define infinirtHostRegisterMapped 0x02
@@ -525,6 +548,12 @@ struct infinirtPointerAttributes {
   void* devicePointer;
   void* hostPointer;
   long reserved[8];
+};
+
+/* A place for memory: a device (id its ordinal), the host, or a host NUMA node (id the node). */
+struct infinirtMemLocation {
+  enum infinirtMemLocationType type;
+  int id;
 };
 
 typedef struct infinirtUUID_st {
@@ -778,6 +807,17 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, HostUnregister, (void* ptr))                                                  \
   X(infinirtError_t, HostGetDevicePointer, (void** pDevice, void* pHost, unsigned int flags))      \
   X(infinirtError_t, HostGetFlags, (unsigned int* pFlags, void* pHost))                            \
+  /* Memory the host and the current device both use, freed with Free. Where the backend moves    \
+     it, MemPrefetchAsync and MemAdvise say where it should be; on the CPU they change nothing   \
+     (it is all the host's). */                                                                   \
+  X(infinirtError_t, MallocManaged,                                                                \
+    (void** devPtr, size_t size, unsigned int flags INFINIRT_DV(infinirtMemAttachGlobal)))        \
+  X(infinirtError_t, MemPrefetchAsync,                                                             \
+    (const void* devPtr, size_t count, struct infinirtMemLocation location, unsigned int flags,   \
+     infinirtStream_t stream INFINIRT_DV(0)))                                                      \
+  X(infinirtError_t, MemAdvise,                                                                    \
+    (const void* devPtr, size_t count, enum infinirtMemoryAdvise advice,                           \
+     struct infinirtMemLocation location))                                                         \
   X(infinirtError_t, MallocAsync, (void** devPtr, size_t size, infinirtStream_t hStream))          \
   X(infinirtError_t, FreeAsync, (void* devPtr, infinirtStream_t hStream))                          \
   X(infinirtError_t, MemGetInfo, (size_t * free, size_t * total))                                  \

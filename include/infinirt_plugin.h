@@ -236,7 +236,13 @@ typedef struct infinirtPluginSupport {
   X(DeviceCanAccessPeer, (int device, int* can_access, int peer))                                 \
   X(DeviceEnablePeerAccess, (int device, int peer))                                               \
   X(DeviceDisablePeerAccess, (int device, int peer))                                              \
-  X(DeviceGetP2PAttribute, (int device, int* value, enum infinirtDeviceP2PAttr attr, int peer))
+  X(DeviceGetP2PAttribute, (int device, int* value, enum infinirtDeviceP2PAttr attr, int peer))   \
+  /* Managed memory. A location of type Device names one of the plugin's own devices. */          \
+  X(MallocManaged, (int device, void** ptr, size_t size, unsigned int flags))                     \
+  X(MemPrefetchAsync, (int device, const void* ptr, size_t count,                                 \
+                       struct infinirtMemLocation location, infinirtPluginStream_t stream))       \
+  X(MemAdvise, (int device, const void* ptr, size_t count, enum infinirtMemoryAdvise advice,     \
+                struct infinirtMemLocation location))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
  * their support declarations by it (GetSupport itself takes the entry's name). */

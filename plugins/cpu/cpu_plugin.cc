@@ -342,6 +342,20 @@ struct CpuPlugin {
     return Dev(device).limits.Set(limit, value);
   }
 
+  // Managed memory is device memory, which on the CPU is the host's already: there is nothing to
+  // move or advise.
+  static infinirtError_t MallocManaged(int device, void** ptr, size_t size, unsigned int) {
+    return Malloc(device, ptr, size);
+  }
+  static infinirtError_t MemPrefetchAsync(int, const void*, size_t, struct infinirtMemLocation,
+                                          infinirtPluginStream_t) {
+    return infinirtSuccess;
+  }
+  static infinirtError_t MemAdvise(int, const void*, size_t, enum infinirtMemoryAdvise,
+                                   struct infinirtMemLocation) {
+    return infinirtSuccess;
+  }
+
   // Every CPU device computes on the host's memory: each reaches the others' memory, enabled
   // or not, with the processor's own atomics.
   static infinirtError_t DeviceCanAccessPeer(int, int* can_access, int) {

@@ -153,6 +153,9 @@ int DeviceAttributeValue(enum infinirtDeviceAttr attr, const DeviceFacts& device
     case infinirtDevAttrHostRegisterSupported:
     case infinirtDevAttrHostRegisterReadOnlySupported:
     case infinirtDevAttrCanUseHostPointerForRegisteredMem:  // the device pointer is the host's
+    case infinirtDevAttrManagedMemory:                      // device memory is the host's
+    case infinirtDevAttrConcurrentManagedAccess:
+    case infinirtDevAttrDirectManagedMemAccessFromHost:
       return 1;
     case infinirtDevAttrHostNumaId:
     case infinirtDevAttrNumaId:

@@ -74,6 +74,7 @@ typedef void (*CfHostFn)(void*);
   X(DeviceGetCacheConfig, (CF_FUNC_CACHE * config))                                        \
   X(DeviceSetCacheConfig, (CF_FUNC_CACHE config))                                          \
   X(DeviceCanAccessPeer, (int* can_access, int device, int peer))                          \
+  X(MallocManaged, (void** ptr, size_t size, unsigned int flags))                          \
   X(DeviceEnablePeerAccess, (int peer, unsigned int flags))                                \
   X(DeviceDisablePeerAccess, (int peer))                                                   \
   X(DeviceGetP2PAttribute, (int* value, CF_P2P_ATTR attr, int src, int dst))               \

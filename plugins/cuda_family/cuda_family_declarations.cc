@@ -154,6 +154,13 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
                              "access another library disabled already counts as disabled");
     case entry::DeviceGetP2PAttribute:
       return NativeIfPresent(Has(fn.DeviceGetP2PAttribute), "DeviceGetP2PAttribute");
+    case entry::MallocManaged:
+      return NativeIfPresent(Has(fn.MallocManaged), "MallocManaged", "flags as CUDA's");
+    case entry::MemPrefetchAsync:
+    case entry::MemAdvise:
+      return None(
+          "CUDA 13 gave these a location argument that CUDA 12 has only in the _v2 "
+          "forms: not translated until the plugin tells the forms apart");
     case entry::LaunchHostFunc:
       if (!Has(fn.LaunchHostFunc)) return None("the runtime lacks LaunchHostFunc");
       return Native({"LaunchHostFunc"},

@@ -255,6 +255,13 @@ infinirtError_t CudaFamilyPlugin::DeviceSetCacheConfig(int device, enum infinirt
   return CF_CALL(DeviceSetCacheConfig, static_cast<int>(config));
 }
 
+infinirtError_t CudaFamilyPlugin::MallocManaged(int device, void** ptr, size_t size,
+                                                unsigned int flags) {
+  if (TheState().fn.MallocManaged == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(MallocManaged, ptr, size, flags);
+}
+
 // Peers. The core keeps which access it enabled; the runtime's own answer that access is already
 // enabled (or not enabled) means another library of the process changed it, which leaves it as
 // asked.

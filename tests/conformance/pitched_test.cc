@@ -255,5 +255,86 @@ TEST_F(Conformance, S49_MemcpyPeerCopiesBetweenDevices) {
   infinirtGetLastError();
 }
 
+// ---------------------------------------------------------------------------------------------
+// S51: managed memory.
+
+TEST_F(Conformance, S51_ManagedMemoryIsUsedByTheHostAndTheDevice) {
+  void* managed = nullptr;
+  ASSERT_OK_OR_SKIP(infinirtMallocManaged(&managed, kBytes, infinirtMemAttachGlobal));
+  ASSERT_NE(managed, nullptr);
+  infinirtPointerAttributes attributes{};
+  ASSERT_EQ(infinirtPointerGetAttributes(&attributes, static_cast<char*>(managed) + 10),
+            infinirtSuccess);
+  EXPECT_EQ(attributes.type, infinirtMemoryTypeManaged);
+  EXPECT_EQ(attributes.hostPointer, static_cast<char*>(managed) + 10);
+  EXPECT_EQ(attributes.devicePointer, static_cast<char*>(managed) + 10);
+  infinirtDeviceProp prop{};
+  ASSERT_EQ(infinirtGetDeviceProperties(&prop, 0), infinirtSuccess);
+  EXPECT_EQ(prop.managedMemory, 1) << "MallocManaged works";
+
+  // Written by the device (a memset in a stream), read by the host; written by the host, copied
+  // by the device.
+  infinirtStream_t stream = NewStream();
+  infinirtMemLocation device{infinirtMemLocationTypeDevice, 0};
+  const infinirtError_t prefetched = infinirtMemPrefetchAsync(managed, kBytes, device, 0, stream);
+  EXPECT_TRUE(prefetched == infinirtSuccess ||
+              (prefetched == infinirtErrorNotSupported && SkipsUnsupported()));
+  ASSERT_EQ(infinirtMemsetAsync(managed, 0x71, kBytes, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_TRUE(AllBytesAre(static_cast<unsigned char*>(managed), kBytes, 0x71));
+  std::memset(managed, 0x72, kBytes / 2);
+  unsigned char* other = NewDeviceMemory(kBytes);
+  ASSERT_EQ(infinirtMemcpy(other, managed, kBytes, infinirtMemcpyDefault), infinirtSuccess);
+  const std::vector<unsigned char> back = ReadBack(other, kBytes);
+  EXPECT_TRUE(AllBytesAre(back.data(), kBytes / 2, 0x72));
+  EXPECT_TRUE(AllBytesAre(back.data() + kBytes / 2, kBytes / 2, 0x71));
+
+  infinirtMemLocation host{infinirtMemLocationTypeHost, 0};
+  const infinirtError_t advised =
+      infinirtMemAdvise(managed, kBytes, infinirtMemAdviseSetPreferredLocation, host);
+  EXPECT_TRUE(advised == infinirtSuccess ||
+              (advised == infinirtErrorNotSupported && SkipsUnsupported()));
+  EXPECT_EQ(infinirtFree(managed), infinirtSuccess);
+  infinirtGetLastError();
+}
+
+TEST_F(Conformance, S51_BadManagedCallsAreRefused) {
+  void* managed = nullptr;
+  EXPECT_EQ(infinirtMallocManaged(nullptr, kBytes, infinirtMemAttachGlobal),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMallocManaged(&managed, 0, infinirtMemAttachGlobal), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMallocManaged(&managed, kBytes, infinirtMemAttachSingle),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMallocManaged(&managed, kBytes, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(managed, nullptr);
+  ASSERT_OK_OR_SKIP(infinirtMallocManaged(&managed, kBytes, infinirtMemAttachHost));
+  unsigned char* plain = NewDeviceMemory(kBytes);
+  const infinirtMemLocation device{infinirtMemLocationTypeDevice, 0};
+  // Memory not from MallocManaged, a range past the allocation, a bad location, flags, advice.
+  EXPECT_EQ(infinirtMemPrefetchAsync(plain, kBytes, device, 0, nullptr), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPrefetchAsync(managed, kBytes + 1, device, 0, nullptr),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPrefetchAsync(managed, kBytes, device, 1, nullptr),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(
+      infinirtMemPrefetchAsync(managed, kBytes,
+                               infinirtMemLocation{infinirtMemLocationTypeInvalid, 0}, 0, nullptr),
+      infinirtErrorInvalidValue);
+  EXPECT_EQ(
+      infinirtMemPrefetchAsync(managed, kBytes,
+                               infinirtMemLocation{infinirtMemLocationTypeDevice, 99}, 0, nullptr),
+      infinirtErrorInvalidDevice);
+  EXPECT_EQ(infinirtMemPrefetchAsync(nullptr, kBytes, device, 0, nullptr),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemAdvise(managed, kBytes, static_cast<infinirtMemoryAdvise>(7), device),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemAdvise(plain, kBytes, infinirtMemAdviseSetAccessedBy, device),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtFreeHost(managed), infinirtErrorInvalidValue) << "freed with Free";
+  EXPECT_EQ(infinirtFree(managed), infinirtSuccess);
+  EXPECT_EQ(infinirtFree(managed), infinirtErrorInvalidValue);
+  infinirtGetLastError();
+}
+
 }  // namespace
 }  // namespace infinirt::conformance

@@ -336,6 +336,18 @@ std::vector<ValueRow> SmallEnumRows() {
       INFINIRT_CONTRACT_VALUE_ROW(FuncCachePreferShared),
       INFINIRT_CONTRACT_VALUE_ROW(FuncCachePreferL1),
       INFINIRT_CONTRACT_VALUE_ROW(FuncCachePreferEqual),
+      INFINIRT_CONTRACT_VALUE_ROW(MemLocationTypeInvalid),
+      INFINIRT_CONTRACT_VALUE_ROW(MemLocationTypeNone),
+      INFINIRT_CONTRACT_VALUE_ROW(MemLocationTypeDevice),
+      INFINIRT_CONTRACT_VALUE_ROW(MemLocationTypeHost),
+      INFINIRT_CONTRACT_VALUE_ROW(MemLocationTypeHostNuma),
+      INFINIRT_CONTRACT_VALUE_ROW(MemLocationTypeHostNumaCurrent),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAdviseSetReadMostly),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAdviseUnsetReadMostly),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAdviseSetPreferredLocation),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAdviseUnsetPreferredLocation),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAdviseSetAccessedBy),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAdviseUnsetAccessedBy),
       INFINIRT_CONTRACT_VALUE_ROW(DevP2PAttrPerformanceRank),
       INFINIRT_CONTRACT_VALUE_ROW(DevP2PAttrAccessSupported),
       INFINIRT_CONTRACT_VALUE_ROW(DevP2PAttrNativeAtomicSupported),
@@ -351,7 +363,7 @@ TEST(CudaContract, SmallEnumTableCoversEveryCudaEnumerator) {
   for (const char* cuda_enum :
        {"cudaMemcpyKind", "cudaMemoryType", "cudaStreamCaptureStatus", "cudaStreamCaptureMode",
         "cudaGraphInstantiateFlags", "cudaMemPoolAttr", "cudaGraphDependencyType_enum", "cudaLimit",
-        "cudaFuncCache", "cudaDeviceP2PAttr"}) {
+        "cudaFuncCache", "cudaDeviceP2PAttr", "cudaMemLocationType", "cudaMemoryAdvise"}) {
     EXPECT_TRUE(EveryCudaEnumeratorIsListed(cuda_enum, ours, "infinirt.h", &SkipNothing));
   }
 }
@@ -374,6 +386,9 @@ std::vector<ValueRow> FlagRows() {
       INFINIRT_CONTRACT_VALUE_ROW(DeviceSyncMemops),
       INFINIRT_CONTRACT_VALUE_ROW(DeviceMask),
       INFINIRT_CONTRACT_VALUE_ROW(InitDeviceFlagsAreValid),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAttachGlobal),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAttachHost),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAttachSingle),
       INFINIRT_CONTRACT_VALUE_ROW(HostRegisterDefault),
       INFINIRT_CONTRACT_VALUE_ROW(HostRegisterPortable),
       INFINIRT_CONTRACT_VALUE_ROW(HostRegisterMapped),
@@ -628,6 +643,15 @@ TEST(CudaContract, PitchedMemoryStructuresHaveCudasLayout) {
   EXPECT_EQ(ours.ysize, theirs.ysize);
   EXPECT_EQ(make_infinirtExtent(1, 2, 3).depth, make_cudaExtent(1, 2, 3).depth);
   EXPECT_EQ(make_infinirtPos(4, 5, 6).y, make_cudaPos(4, 5, 6).y);
+}
+
+TEST(CudaContract, MemLocationHasCudasLayout) {
+  EXPECT_EQ(sizeof(infinirtMemLocation), sizeof(cudaMemLocation));
+  EXPECT_TRUE(
+      FieldsMatch("infinirtMemLocation",
+                  {INFINIRT_CONTRACT_FIELD_ROW(infinirtMemLocation, cudaMemLocation, type)
+                       INFINIRT_CONTRACT_FIELD_ROW(infinirtMemLocation, cudaMemLocation, id)},
+                  true));
 }
 
 TEST(CudaContract, UuidHasCudasLayout) {

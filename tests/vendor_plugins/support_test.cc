@@ -245,6 +245,32 @@ std::map<std::string, Exercise> Exercises() {
     int value = -1;
     return infinirtDeviceGetP2PAttribute(&value, infinirtDevP2PAttrAccessSupported, 0, 1);
   };
+  x["MallocManaged"] = [] {
+    void* p = nullptr;
+    const infinirtError_t e = infinirtMallocManaged(&p, kBytes, infinirtMemAttachGlobal);
+    if (e == infinirtSuccess) {
+      EXPECT_EQ(infinirtFree(p), infinirtSuccess);
+    }
+    return e;
+  };
+  x["MemPrefetchAsync"] = [] {
+    void* p = nullptr;
+    if (auto e = infinirtMallocManaged(&p, kBytes, infinirtMemAttachGlobal)) return e;
+    infinirtMemLocation device{infinirtMemLocationTypeDevice, 0};
+    const infinirtError_t e = infinirtMemPrefetchAsync(p, kBytes, device, 0, nullptr);
+    infinirtStreamSynchronize(nullptr);
+    infinirtFree(p);
+    return e;
+  };
+  x["MemAdvise"] = [] {
+    void* p = nullptr;
+    if (auto e = infinirtMallocManaged(&p, kBytes, infinirtMemAttachGlobal)) return e;
+    infinirtMemLocation host{infinirtMemLocationTypeHost, 0};
+    const infinirtError_t e =
+        infinirtMemAdvise(p, kBytes, infinirtMemAdviseSetPreferredLocation, host);
+    infinirtFree(p);
+    return e;
+  };
   x["StreamDestroy"] = [] {
     infinirtStream_t stream = nullptr;
     EXPECT_EQ(infinirtStreamCreate(&stream), infinirtSuccess);

@@ -279,6 +279,15 @@ EMU_EXPORT int EMU_FN(MallocHost)(void** ptr, size_t size) {
   return kSuccess;
 }
 
+// Managed memory is the CPU backend's device memory, which the host reaches too.
+EMU_EXPORT int EMU_FN(MallocManaged)(void** ptr, size_t size, unsigned int flags) {
+  ENTER("MallocManaged", N(size) + " flags=" + N(flags));
+  if (ptr == nullptr || size == 0 || (flags != 1 && flags != 2)) return kInvalidValue;
+  if (const infinirtError_t e = emu::Cpu().MallocManaged(0, ptr, size, flags)) return Status(e);
+  emu::TrackMemory(*ptr, size, emu::MemoryKind::kDevice, emu::CurrentDevice());
+  return kSuccess;
+}
+
 // Registered host memory behaves as pinned memory from then on.
 EMU_EXPORT int EMU_FN(HostRegister)(void* ptr, size_t size, unsigned int flags) {
   ENTER("HostRegister", P(ptr) + " " + N(size) + " flags=" + N(flags));
