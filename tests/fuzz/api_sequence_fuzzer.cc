@@ -234,7 +234,7 @@ class Program {
   // --- One call -------------------------------------------------------------------------------
 
   void Step() {
-    switch (in_.ConsumeIntegralInRange(0, 38)) {
+    switch (in_.ConsumeIntegralInRange(0, 39)) {
       case 0: {
         infinirtStream_t s = nullptr;
         if (infinirtStreamCreateWithFlags(&s, AnyFlags()) == infinirtSuccess) streams_.push_back(s);
@@ -441,6 +441,26 @@ class Program {
         } else {
           infinirtMemset2DAsync(dst.pointer, pitch, AnyInt(), width, height, WorkStream());
         }
+        break;
+      }
+      case 38: {  // managed memory, and peers
+        void* p = nullptr;
+        infinirtMallocManaged(in_.ConsumeBool() ? &p : nullptr, AnySize(), AnyFlags());
+        if (p) allocations_.push_back({p, 0, Allocation::kDevice});
+        const infinirtMemLocation location{static_cast<infinirtMemLocationType>(AnyInt()),
+                                           AnyInt()};
+        const void* target = p != nullptr && in_.ConsumeBool() ? p : AnyPointer();
+        infinirtMemPrefetchAsync(target, AnySize(), location, AnyFlags(), AnyStream());
+        infinirtMemAdvise(target, AnySize(), static_cast<infinirtMemoryAdvise>(AnyInt()), location);
+        int can = 0;
+        infinirtDeviceCanAccessPeer(in_.ConsumeBool() ? &can : nullptr, AnyInt(), AnyInt());
+        if (in_.ConsumeBool()) {
+          infinirtDeviceEnablePeerAccess(AnyInt(), AnyFlags());
+        } else {
+          infinirtDeviceDisablePeerAccess(AnyInt());
+        }
+        infinirtDeviceGetP2PAttribute(&can, static_cast<infinirtDeviceP2PAttr>(AnyInt()), AnyInt(),
+                                      AnyInt());
         break;
       }
       case 36: {  // the device's configuration
