@@ -230,6 +230,22 @@ void Structures() {
   BACKEND_PROP_FIELD_(status)
   BACKEND_PROP_FIELD_(reason)
   std::printf("    }),\n");
+  // Passed by value: the binding makes ctypes structures of these (every field listed, in order).
+  std::printf("    'infinirtMemLocation': (%zu, {\n", sizeof(infinirtMemLocation));
+  FIELD_(infinirtMemLocation, type)
+  FIELD_(infinirtMemLocation, id)
+  std::printf("    }),\n");
+  std::printf("    'infinirtPitchedPtr': (%zu, {\n", sizeof(infinirtPitchedPtr));
+  FIELD_(infinirtPitchedPtr, ptr)
+  FIELD_(infinirtPitchedPtr, pitch)
+  FIELD_(infinirtPitchedPtr, xsize)
+  FIELD_(infinirtPitchedPtr, ysize)
+  std::printf("    }),\n");
+  std::printf("    'infinirtExtent': (%zu, {\n", sizeof(infinirtExtent));
+  FIELD_(infinirtExtent, width)
+  FIELD_(infinirtExtent, height)
+  FIELD_(infinirtExtent, depth)
+  std::printf("    }),\n");
   std::printf("    'infinirtPointerAttributes': (%zu, {\n", sizeof(infinirtPointerAttributes));
   FIELD_(infinirtPointerAttributes, type)
   FIELD_(infinirtPointerAttributes, device)

@@ -25,6 +25,29 @@ class UniqueId(ctypes.Structure):
     _fields_ = [("internal", ctypes.c_char * _c_api.CONSTANTS["INFINICCL_UNIQUE_ID_BYTES"])]
 
 
+# The structures the C API passes by value, as ctypes structures made from the layout the build
+# measured (every field listed, in order); a layout ctypes would not reproduce is refused.
+_FIELD_TYPES: Dict[str, Any] = {
+    "i": ctypes.c_int32,
+    "I": ctypes.c_uint32,
+    "q": ctypes.c_int64,
+    "Q": ctypes.c_uint64,
+    "P": ctypes.c_void_p,
+}
+_BY_VALUE = ("infinirtMemLocation", "infinirtPitchedPtr", "infinirtExtent")
+
+
+def _by_value_struct(name: str) -> Any:
+    size, fields = _c_api.STRUCTS[name]
+    ordered = sorted(fields.items(), key=lambda item: item[1][0])
+    made = type(name, (ctypes.Structure,), {
+        "_fields_": [(field, _FIELD_TYPES[code]) for field, (_, code) in ordered]})
+    offsets = [getattr(made, field).offset for field, _ in ordered]
+    if ctypes.sizeof(made) != size or offsets != [offset for _, (offset, _) in ordered]:
+        raise TypeError(f"ctypes does not lay out {name} as the C compiler does")
+    return made
+
+
 # C type spellings of the headers, as ctypes types. Pointers are all c_void_p (callers pass
 # ctypes.byref or an address); handles are opaque pointers.
 _SCALARS: Dict[str, Any] = {
@@ -43,6 +66,7 @@ _SCALARS: Dict[str, Any] = {
     "infinicclReduceOp_t": ctypes.c_int,
     "infinicclUniqueId": UniqueId,
 }
+_SCALARS.update({name: _by_value_struct(name) for name in _BY_VALUE})
 _HANDLE = re.compile(r"^(infinirt|infiniccl)\w*_t$")
 
 

@@ -123,3 +123,34 @@ def test_a_closed_buffer_is_refused():
         buffer.ptr
     with pytest.raises(ValueError, match="closed"):
         infinirt.Buffer(8).copy_from(buffer)
+
+
+def test_structures_passed_by_value_reach_the_c_api_intact():
+    """Every function of the C API is bound, those taking structures by value (3D memsets,
+    managed-memory locations) included, and the structures arrive as the C compiler lays them
+    out."""
+    import ctypes
+
+    from infinirt import _library
+
+    rt = _library.rt
+    Pitched = _library.ctype_of("struct infinirtPitchedPtr")
+    Extent = _library.ctype_of("struct infinirtExtent")
+    Location = _library.ctype_of("struct infinirtMemLocation")
+    ptr, pitch = ctypes.c_void_p(), ctypes.c_size_t()
+    assert rt.MallocPitch(ctypes.byref(ptr), ctypes.byref(pitch), 10, 6) == 0
+    assert rt.Memset(ptr, 0, pitch.value * 6) == 0
+    # A 10 x 3 x 2 box of value 7: rows 0-2 of two slices of 3 rows.
+    assert rt.Memset3D(Pitched(ptr.value, pitch.value, 10, 3), 7, Extent(10, 3, 2)) == 0
+    out = (ctypes.c_ubyte * (pitch.value * 6))()
+    assert rt.Memcpy(out, ptr, len(out), 2) == 0
+    rows = [bytes(out[r * pitch.value:r * pitch.value + pitch.value]) for r in range(6)]
+    assert all(row[:10] == b"\x07" * 10 and row[10:] == bytes(pitch.value - 10) for row in rows)
+    assert rt.Free(ptr) == 0
+
+    managed = ctypes.c_void_p()
+    assert rt.MallocManaged(ctypes.byref(managed), 64, 1) == 0
+    assert rt.MemPrefetchAsync(managed, 64, Location(1, 0), 0, None) == 0  # device 0
+    assert rt.MemPrefetchAsync(managed, 64, Location(1, 99), 0, None) != 0  # no device 99
+    assert rt.GetLastError() != 0
+    assert rt.Free(managed) == 0
