@@ -751,40 +751,40 @@ typedef struct infinirtBackendProp {
   /* "dddd:bb:dd.0" from the device's properties, and the device of such a string. */              \
   X(infinirtError_t, DeviceGetPCIBusId, (char* pciBusId, int len, int device))                     \
   X(infinirtError_t, DeviceGetByPCIBusId, (int* device, const char* pciBusId))                     \
-  /* Peers: whether `device` can reach `peerDevice`'s memory directly (devices of one backend     \
-     that allows it; never devices of two backends, whose copies InfiniRT stages through host     \
-     memory), and the current device's access to a peer's memory, kept until disabled or until    \
-     either device is reset. */                                                                   \
-  X(infinirtError_t, DeviceCanAccessPeer, (int* canAccessPeer, int device, int peerDevice))       \
-  X(infinirtError_t, DeviceEnablePeerAccess, (int peerDevice, unsigned int flags))                \
-  X(infinirtError_t, DeviceDisablePeerAccess, (int peerDevice))                                   \
+  /* Peers: whether `device` can reach `peerDevice`'s memory directly (devices of one backend      \
+     that allows it; never devices of two backends, whose copies InfiniRT stages through host      \
+     memory), and the current device's access to a peer's memory, kept until disabled or until     \
+     either device is reset. */                                                                    \
+  X(infinirtError_t, DeviceCanAccessPeer, (int* canAccessPeer, int device, int peerDevice))        \
+  X(infinirtError_t, DeviceEnablePeerAccess, (int peerDevice, unsigned int flags))                 \
+  X(infinirtError_t, DeviceDisablePeerAccess, (int peerDevice))                                    \
   X(infinirtError_t, DeviceGetP2PAttribute,                                                        \
-    (int* value, enum infinirtDeviceP2PAttr attr, int srcDevice, int dstDevice))                  \
+    (int* value, enum infinirtDeviceP2PAttr attr, int srcDevice, int dstDevice))                   \
   /* Waits for all work on the current device, in every stream. */                                 \
   X(infinirtError_t, DeviceSynchronize, (void))                                                    \
   /* Destroys every allocation, stream and event of the current device (stream-ordered             \
      allocations excepted), after waiting for its queued work. */                                  \
   X(infinirtError_t, DeviceReset, (void))                                                          \
   X(infinirtError_t, GetDeviceProperties, (struct infinirtDeviceProp * prop, int device))          \
-  /* The device (among those whose backend matches a non-empty backendName) whose properties      \
-     meet most of prop's non-zero requirements: name, major.minor at least, totalGlobalMem,       \
-     multiProcessorCount and the capabilities (integrated, canMapHostMemory, managedMemory, ...)  \
-     asked for; the lowest ordinal among equals. */                                               \
-  X(infinirtError_t, ChooseDevice, (int* device, const struct infinirtDeviceProp* prop))          \
+  /* The device (among those whose backend matches a non-empty backendName) whose properties       \
+     meet most of prop's non-zero requirements: name, major.minor at least, totalGlobalMem,        \
+     multiProcessorCount and the capabilities (integrated, canMapHostMemory, managedMemory, ...)   \
+     asked for; the lowest ordinal among equals. */                                                \
+  X(infinirtError_t, ChooseDevice, (int* device, const struct infinirtDeviceProp* prop))           \
   /* The devices a thread that never called SetDevice starts on, in order: it gets the first.      \
      len 0 restores the default (device 0). */                                                     \
-  X(infinirtError_t, SetValidDevices, (int* device_arr, int len))                                 \
-  /* Initialises the device without making it current; with infinirtInitDeviceFlagsAreValid in    \
+  X(infinirtError_t, SetValidDevices, (int* device_arr, int len))                                  \
+  /* Initialises the device without making it current; with infinirtInitDeviceFlagsAreValid in     \
      flags, deviceFlags become its flags (as SetDeviceFlags). */                                   \
-  X(infinirtError_t, InitDevice, (int device, unsigned int deviceFlags, unsigned int flags))      \
-  /* Resources of the current device's kernels (infinirtLimit); a backend without kernels keeps   \
-     the values set and applies them to nothing. */                                               \
+  X(infinirtError_t, InitDevice, (int device, unsigned int deviceFlags, unsigned int flags))       \
+  /* Resources of the current device's kernels (infinirtLimit); a backend without kernels keeps    \
+     the values set and applies them to nothing. */                                                \
   X(infinirtError_t, DeviceSetLimit, (enum infinirtLimit limit, size_t value))                     \
   X(infinirtError_t, DeviceGetLimit, (size_t * pValue, enum infinirtLimit limit))                  \
   /* The current device's preferred split of L1 cache and shared memory: a hint; a device whose    \
      split is fixed accepts it and reports infinirtFuncCachePreferNone. */                         \
-  X(infinirtError_t, DeviceSetCacheConfig, (enum infinirtFuncCache cacheConfig))                  \
-  X(infinirtError_t, DeviceGetCacheConfig, (enum infinirtFuncCache * pCacheConfig))               \
+  X(infinirtError_t, DeviceSetCacheConfig, (enum infinirtFuncCache cacheConfig))                   \
+  X(infinirtError_t, DeviceGetCacheConfig, (enum infinirtFuncCache * pCacheConfig))                \
   X(infinirtError_t, DeviceGetAttribute, (int* value, enum infinirtDeviceAttr attr, int device))   \
   /* The CUDA Runtime API version implemented (INFINIRT_CUDA_API_VERSION). */                      \
   X(infinirtError_t, RuntimeGetVersion, (int* runtimeVersion))                                     \
@@ -807,13 +807,13 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, HostUnregister, (void* ptr))                                                  \
   X(infinirtError_t, HostGetDevicePointer, (void** pDevice, void* pHost, unsigned int flags))      \
   X(infinirtError_t, HostGetFlags, (unsigned int* pFlags, void* pHost))                            \
-  /* Memory the host and the current device both use, freed with Free. Where the backend moves    \
-     it, MemPrefetchAsync and MemAdvise say where it should be; on the CPU they change nothing   \
-     (it is all the host's). */                                                                   \
+  /* Memory the host and the current device both use, freed with Free. Where the backend moves     \
+     it, MemPrefetchAsync and MemAdvise say where it should be; on the CPU they change nothing     \
+     (it is all the host's). */                                                                    \
   X(infinirtError_t, MallocManaged,                                                                \
-    (void** devPtr, size_t size, unsigned int flags INFINIRT_DV(infinirtMemAttachGlobal)))        \
+    (void** devPtr, size_t size, unsigned int flags INFINIRT_DV(infinirtMemAttachGlobal)))         \
   X(infinirtError_t, MemPrefetchAsync,                                                             \
-    (const void* devPtr, size_t count, struct infinirtMemLocation location, unsigned int flags,   \
+    (const void* devPtr, size_t count, struct infinirtMemLocation location, unsigned int flags,    \
      infinirtStream_t stream INFINIRT_DV(0)))                                                      \
   X(infinirtError_t, MemAdvise,                                                                    \
     (const void* devPtr, size_t count, enum infinirtMemoryAdvise advice,                           \
@@ -841,34 +841,35 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, Memset, (void* devPtr, int value, size_t count))                              \
   X(infinirtError_t, MemsetAsync,                                                                  \
     (void* devPtr, int value, size_t count, infinirtStream_t stream INFINIRT_DV(0)))               \
-  /* Pitched memory: rows of `width` bytes, `*pitch` apart (a multiple of 256 bytes). */          \
+  /* Pitched memory: rows of `width` bytes, `*pitch` apart (a multiple of 256 bytes). */           \
   X(infinirtError_t, MallocPitch, (void** devPtr, size_t* pitch, size_t width, size_t height))     \
   X(infinirtError_t, Malloc3D,                                                                     \
     (struct infinirtPitchedPtr * pitchedDevPtr, struct infinirtExtent extent))                     \
   /* 2D and 3D copies and memsets: row by row, each row as MemcpyAsync/MemsetAsync does it (one    \
-     copy where the rows are contiguous). The whole region is checked first: a pitch smaller      \
-     than the width is InvalidPitchValue; a region that leaves its allocation, or a destination   \
-     that overlaps the source, InvalidValue; nothing is copied then. */                           \
+     copy where the rows are contiguous). The whole region is checked first: a pitch smaller       \
+     than the width is InvalidPitchValue; a region that leaves its allocation, or a destination    \
+     that overlaps the source, InvalidValue; nothing is copied then. */                            \
   X(infinirtError_t, Memcpy2D,                                                                     \
     (void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,        \
      enum infinirtMemcpyKind kind))                                                                \
   X(infinirtError_t, Memcpy2DAsync,                                                                \
     (void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,        \
      enum infinirtMemcpyKind kind, infinirtStream_t stream INFINIRT_DV(0)))                        \
-  X(infinirtError_t, Memset2D, (void* devPtr, size_t pitch, int value, size_t width, size_t height)) \
+  X(infinirtError_t, Memset2D,                                                                     \
+    (void* devPtr, size_t pitch, int value, size_t width, size_t height))                          \
   X(infinirtError_t, Memset2DAsync,                                                                \
     (void* devPtr, size_t pitch, int value, size_t width, size_t height,                           \
      infinirtStream_t stream INFINIRT_DV(0)))                                                      \
-  X(infinirtError_t, Memcpy3D, (const struct infinirtMemcpy3DParms* p))                           \
+  X(infinirtError_t, Memcpy3D, (const struct infinirtMemcpy3DParms* p))                            \
   X(infinirtError_t, Memcpy3DAsync,                                                                \
-    (const struct infinirtMemcpy3DParms* p, infinirtStream_t stream INFINIRT_DV(0)))              \
+    (const struct infinirtMemcpy3DParms* p, infinirtStream_t stream INFINIRT_DV(0)))               \
   X(infinirtError_t, Memset3D,                                                                     \
     (struct infinirtPitchedPtr pitchedDevPtr, int value, struct infinirtExtent extent))            \
   X(infinirtError_t, Memset3DAsync,                                                                \
     (struct infinirtPitchedPtr pitchedDevPtr, int value, struct infinirtExtent extent,             \
      infinirtStream_t stream INFINIRT_DV(0)))                                                      \
-  /* A copy between the memory of two devices (each pointer, when it is device memory, must be    \
-     of the device named), as MemcpyAsync with infinirtMemcpyDefault does it. */                  \
+  /* A copy between the memory of two devices (each pointer, when it is device memory, must be     \
+     of the device named), as MemcpyAsync with infinirtMemcpyDefault does it. */                   \
   X(infinirtError_t, MemcpyPeer,                                                                   \
     (void* dst, int dstDevice, const void* src, int srcDevice, size_t count))                      \
   X(infinirtError_t, MemcpyPeerAsync,                                                              \

@@ -217,8 +217,8 @@ typedef struct infinirtPluginSupport {
   X(StreamAdopt,                                                                                  \
     (int device, void* native_stream, infinirtPluginStream_t* stream, unsigned int* flags))       \
   X(StreamRelease, (int device, infinirtPluginStream_t stream))                                   \
-  /* Stream priorities (lower numbers first; *greatest <= *least); host memory registration      \
-   * (flags as CUDA's) and the device's address of pinned or registered memory. */                 \
+  /* Stream priorities (lower numbers first; *greatest <= *least); host memory registration       \
+   * (flags as CUDA's) and the device's address of pinned or registered memory. */                \
   X(DeviceGetStreamPriorityRange, (int device, int* least, int* greatest))                        \
   X(StreamCreateWithPriority,                                                                     \
     (int device, infinirtPluginStream_t* stream, unsigned int flags, int priority))               \
@@ -231,7 +231,7 @@ typedef struct infinirtPluginSupport {
   X(DeviceSetLimit, (int device, enum infinirtLimit limit, size_t value))                         \
   X(DeviceGetCacheConfig, (int device, enum infinirtFuncCache* config))                           \
   X(DeviceSetCacheConfig, (int device, enum infinirtFuncCache config))                            \
-  /* Peers among the plugin's own devices (the core never asks about another backend's): */     \
+  /* Peers among the plugin's own devices (the core never asks about another backend's): */       \
   /* whether `device` can reach `peer`'s memory, and its access to it. */                         \
   X(DeviceCanAccessPeer, (int device, int* can_access, int peer))                                 \
   X(DeviceEnablePeerAccess, (int device, int peer))                                               \
@@ -241,7 +241,7 @@ typedef struct infinirtPluginSupport {
   X(MallocManaged, (int device, void** ptr, size_t size, unsigned int flags))                     \
   X(MemPrefetchAsync, (int device, const void* ptr, size_t count,                                 \
                        struct infinirtMemLocation location, infinirtPluginStream_t stream))       \
-  X(MemAdvise, (int device, const void* ptr, size_t count, enum infinirtMemoryAdvise advice,     \
+  X(MemAdvise, (int device, const void* ptr, size_t count, enum infinirtMemoryAdvise advice,      \
                 struct infinirtMemLocation location))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
