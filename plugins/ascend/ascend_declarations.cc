@@ -13,6 +13,7 @@ namespace {
 using plugin::Declaration;
 using plugin::Emulated;
 using plugin::Native;
+using plugin::NativeIfPresent;
 using plugin::None;
 namespace entry = plugin::entry;
 
@@ -54,15 +55,13 @@ std::optional<Declaration> DeviceEntry(infinirtPluginEntry_t id, const Functions
   if (id == entry::DeviceSynchronize) return Native({"aclrtSynchronizeDevice"});
   if (id == entry::DeviceCanAccessPeer || id == entry::DeviceEnablePeerAccess ||
       id == entry::DeviceDisablePeerAccess) {
-    const char* function = id == entry::DeviceCanAccessPeer      ? "aclrtDeviceCanAccessPeer"
-                           : id == entry::DeviceEnablePeerAccess ? "aclrtDeviceEnablePeerAccess"
-                                                                 : "aclrtDeviceDisablePeerAccess";
-    const bool present = id == entry::DeviceCanAccessPeer ? Has(fn.aclrtDeviceCanAccessPeer)
-                         : id == entry::DeviceEnablePeerAccess
-                             ? Has(fn.aclrtDeviceEnablePeerAccess)
-                             : Has(fn.aclrtDeviceDisablePeerAccess);
-    if (!present) return None(std::string("the runtime lacks ") + function);
-    return Native({function});
+    if (id == entry::DeviceCanAccessPeer) {
+      return NativeIfPresent(Has(fn.aclrtDeviceCanAccessPeer), "aclrtDeviceCanAccessPeer");
+    }
+    if (id == entry::DeviceEnablePeerAccess) {
+      return NativeIfPresent(Has(fn.aclrtDeviceEnablePeerAccess), "aclrtDeviceEnablePeerAccess");
+    }
+    return NativeIfPresent(Has(fn.aclrtDeviceDisablePeerAccess), "aclrtDeviceDisablePeerAccess");
   }
   if (id == entry::DeviceGetP2PAttribute) {
     return None(
@@ -124,11 +123,9 @@ std::optional<Declaration> StreamEntry(infinirtPluginEntry_t id, const Functions
                     std::string(kLegacyNote) + " (blocking streams: one event each)");
   }
   if (id == entry::DeviceGetStreamPriorityRange) {
-    if (!Has(fn.aclrtDeviceGetStreamPriorityRange)) {
-      return None("the runtime lacks aclrtDeviceGetStreamPriorityRange");
-    }
-    return Native({"aclrtDeviceGetStreamPriorityRange"},
-                  "ACL's numbers as they are: lower runs first, as CUDA's");
+    return NativeIfPresent(Has(fn.aclrtDeviceGetStreamPriorityRange),
+                           "aclrtDeviceGetStreamPriorityRange",
+                           "ACL's numbers as they are: lower runs first, as CUDA's");
   }
   if (id == entry::StreamCreateWithPriority) {
     if (!Has(fn.aclrtCreateStreamWithConfig)) {

@@ -14,6 +14,7 @@ namespace {
 using plugin::Declaration;
 using plugin::Emulated;
 using plugin::Native;
+using plugin::NativeIfPresent;
 using plugin::None;
 namespace entry = plugin::entry;
 
@@ -21,11 +22,6 @@ namespace entry = plugin::entry;
 template <class Pointer>
 bool Has(Pointer function) {
   return g_state == nullptr || !TheState().library.is_open() || function != nullptr;
-}
-
-Declaration NativeIfPresent(bool present, const std::string& function, std::string note = "") {
-  if (present) return Native({function}, std::move(note));
-  return None("the runtime lacks " + function);
 }
 
 const char* MemcpyAsyncSymbol() {

@@ -94,6 +94,12 @@ inline Declaration Emulated(std::vector<std::string> functions, std::string note
   return {INFINIRT_SUPPORT_EMULATED, std::move(functions), std::move(note)};
 }
 inline Declaration None(std::string note) { return {INFINIRT_SUPPORT_NONE, {}, std::move(note)}; }
+// The vendor function behind an optional entry, or NotSupported when the runtime lacks it.
+inline Declaration NativeIfPresent(bool present, const std::string& function,
+                                   std::string note = "") {
+  if (present) return Native({function}, std::move(note));
+  return None("the runtime lacks " + function);
+}
 
 namespace table_detail {
 

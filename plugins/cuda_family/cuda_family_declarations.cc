@@ -12,6 +12,7 @@ namespace {
 using plugin::Declaration;
 using plugin::Emulated;
 using plugin::Native;
+using plugin::NativeIfPresent;
 using plugin::None;
 namespace entry = plugin::entry;
 
@@ -21,12 +22,6 @@ bool RuntimeLoaded() { return g_state != nullptr && TheState().library.is_open()
 template <class Pointer>
 bool Has(Pointer function) {
   return !RuntimeLoaded() || function != nullptr;
-}
-
-// The vendor function behind an optional entry, or NotSupported when the runtime lacks it.
-Declaration NativeIfPresent(bool present, const char* function, const char* note = "") {
-  if (present) return Native({function}, note);
-  return None(std::string("the runtime lacks ") + function);
 }
 
 // Adopting another library's stream: its flags and device read where the runtime can tell them.
