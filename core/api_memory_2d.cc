@@ -48,11 +48,12 @@ bool MultiplyAdd(size_t a, size_t b, size_t c, size_t* out) {
 
 // Bytes from the box's first byte to one past its last; false when that overflows.
 bool SpanOf(const Box& box, size_t* span) {
-  size_t rows_part = 0;
-  return MultiplyAdd(box.depth - 1, box.slice_pitch, 0, &rows_part) &&
-         MultiplyAdd(box.height - 1, box.pitch, box.width, span) &&
-         !__builtin_add_overflow(*span, rows_part, span) &&
-         !__builtin_add_overflow(reinterpret_cast<uintptr_t>(box.base), *span, &rows_part);
+  size_t slices = 0, rows = 0;
+  uintptr_t end = 0;
+  return MultiplyAdd(box.depth - 1, box.slice_pitch, 0, &slices) &&
+         MultiplyAdd(box.height - 1, box.pitch, box.width, &rows) &&
+         !__builtin_add_overflow(slices, rows, span) &&
+         !__builtin_add_overflow(reinterpret_cast<uintptr_t>(box.base), *span, &end);
 }
 
 // Checks a box before any of it is touched: a pitch narrower than a row, a size that overflows,
@@ -169,6 +170,33 @@ RowCopy AsyncCopy(enum infinirtMemcpyKind kind, infinirtStream_t stream) {
   };
 }
 
+// The box of `extent` at `pos` in a pitched volume (3D copies and memsets). A row that leaves the
+// pitch is InvalidPitchValue, rows that leave a slice of `ysize` rows InvalidValue; a NULL
+// pointer, or an offset that overflows, gives a NULL base, which CheckBox refuses.
+infinirtError_t BoxOf(const infinirtPitchedPtr& ptr, const infinirtPos& pos,
+                      const infinirtExtent& extent, const char* what, const char* function,
+                      Box* box) {
+  if (pos.x + extent.width > ptr.pitch && extent.width != 0) {
+    return Fail(infinirtErrorInvalidPitchValue,
+                "{}: {} rows of {} bytes from x {} leave the pitch {}", function, what,
+                extent.width, pos.x, ptr.pitch);
+  }
+  if ((extent.depth > 1 || pos.z > 0) && pos.y + extent.height > ptr.ysize) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} rows from y {} leave the slice of {} rows",
+                function, what, extent.height, pos.y, ptr.ysize);
+  }
+  box->pitch = ptr.pitch;
+  box->slice_pitch = ptr.pitch * ptr.ysize;
+  box->width = extent.width;
+  box->height = extent.height;
+  box->depth = extent.depth;
+  size_t offset = 0;
+  const bool placed = ptr.ptr != nullptr && MultiplyAdd(pos.z, box->slice_pitch, pos.x, &offset) &&
+                      MultiplyAdd(pos.y, ptr.pitch, offset, &offset);
+  box->base = placed ? static_cast<const unsigned char*>(ptr.ptr) + offset : nullptr;
+  return infinirtSuccess;
+}
+
 // The source and destination boxes of a 3D copy of linear memory.
 infinirtError_t BoxesOf3DCopy(const infinirtMemcpy3DParms* p, Box* dst, Box* src,
                               const char* function) {
@@ -177,51 +205,16 @@ infinirtError_t BoxesOf3DCopy(const infinirtMemcpy3DParms* p, Box* dst, Box* src
     return Fail(infinirtErrorInvalidValue, "{}: InfiniRT has no CUDA arrays (srcArray, dstArray)",
                 function);
   }
-  auto box_of = [&](const infinirtPitchedPtr& ptr, const infinirtPos& pos, Box* box,
-                    const char* what) -> infinirtError_t {
-    const infinirtExtent& e = p->extent;
-    if (pos.x + e.width > ptr.pitch && e.width != 0) {
-      return Fail(infinirtErrorInvalidPitchValue,
-                  "{}: {} rows of {} bytes from x {} leave the "
-                  "pitch {}",
-                  function, what, e.width, pos.x, ptr.pitch);
-    }
-    if ((e.depth > 1 || pos.z > 0) && pos.y + e.height > ptr.ysize) {
-      return Fail(infinirtErrorInvalidValue, "{}: {} rows from y {} leave the slice of {} rows",
-                  function, what, e.height, pos.y, ptr.ysize);
-    }
-    box->pitch = ptr.pitch;
-    box->slice_pitch = ptr.pitch * ptr.ysize;
-    box->width = e.width;
-    box->height = e.height;
-    box->depth = e.depth;
-    size_t offset = 0;
-    if (ptr.ptr == nullptr || !MultiplyAdd(pos.z, box->slice_pitch, pos.x, &offset) ||
-        !MultiplyAdd(pos.y, ptr.pitch, offset, &offset)) {
-      box->base = nullptr;  // refused by CheckBox
-      return infinirtSuccess;
-    }
-    box->base = static_cast<const unsigned char*>(ptr.ptr) + offset;
-    return infinirtSuccess;
-  };
-  if (auto error = box_of(p->dstPtr, p->dstPos, dst, "the destination")) return error;
-  return box_of(p->srcPtr, p->srcPos, src, "the source");
-}
-
-Box VolumeBox(const infinirtPitchedPtr& ptr, const infinirtExtent& extent) {
-  Box box = PlaneBox(ptr.ptr, ptr.pitch, extent.width, extent.height);
-  box.slice_pitch = ptr.pitch * ptr.ysize;
-  box.depth = extent.depth;
-  return box;
-}
-
-infinirtError_t CheckVolumeRows(const infinirtPitchedPtr& ptr, const infinirtExtent& extent,
-                                const char* function) {
-  if (extent.depth > 1 && extent.height > ptr.ysize) {
-    return Fail(infinirtErrorInvalidValue, "{}: {} rows leave the slice of {} rows", function,
-                extent.height, ptr.ysize);
+  if (auto error = BoxOf(p->dstPtr, p->dstPos, p->extent, "the destination", function, dst)) {
+    return error;
   }
-  return infinirtSuccess;
+  return BoxOf(p->srcPtr, p->srcPos, p->extent, "the source", function, src);
+}
+
+// The whole volume a 3D memset sets.
+infinirtError_t BoxOfMemset3D(const infinirtPitchedPtr& ptr, const infinirtExtent& extent,
+                              const char* function, Box* box) {
+  return BoxOf(ptr, make_infinirtPos(0, 0, 0), extent, "devPtr", function, box);
 }
 
 size_t RoundUpToPitch(size_t width) {
@@ -351,19 +344,21 @@ infinirtError_t infinirtMemcpy3DAsync(const struct infinirtMemcpy3DParms* p,
 infinirtError_t infinirtMemset3D(struct infinirtPitchedPtr pitchedDevPtr, int value,
                                  struct infinirtExtent extent) {
   return Guard(__func__, [&](const char* function) {
-    if (auto error = CheckVolumeRows(pitchedDevPtr, extent, function)) return error;
+    Box box;
+    if (auto error = BoxOfMemset3D(pitchedDevPtr, extent, function, &box)) return error;
     return CheckedSet(
-        VolumeBox(pitchedDevPtr, extent),
-        [value](void* ptr, size_t count) { return infinirtMemset(ptr, value, count); }, function);
+        box, [value](void* ptr, size_t count) { return infinirtMemset(ptr, value, count); },
+        function);
   });
 }
 
 infinirtError_t infinirtMemset3DAsync(struct infinirtPitchedPtr pitchedDevPtr, int value,
                                       struct infinirtExtent extent, infinirtStream_t stream) {
   return Guard(__func__, [&](const char* function) {
-    if (auto error = CheckVolumeRows(pitchedDevPtr, extent, function)) return error;
+    Box box;
+    if (auto error = BoxOfMemset3D(pitchedDevPtr, extent, function, &box)) return error;
     return CheckedSet(
-        VolumeBox(pitchedDevPtr, extent),
+        box,
         [value, stream](void* ptr, size_t count) {
           return infinirtMemsetAsync(ptr, value, count, stream);
         },
