@@ -474,7 +474,7 @@ EMU_EXPORT int aclrtCreateStream(void** stream) {
 }
 
 #ifndef EMU_ASCEND_MINIMAL
-// Stream priorities: [7, 0] here (lower runs first), mapped onto the CPU backend's [0, -5] so
+// Stream priorities: [7, 0] here (lower runs first), mapped onto the CPU backend's range so
 // that a stream of greater priority is picked first. The flags (fast launch, ...) change nothing.
 constexpr int32_t kLeastPriority = 7;
 constexpr int32_t kGreatestPriority = 0;
@@ -494,7 +494,7 @@ EMU_EXPORT int aclrtCreateStreamWithConfig(void** stream, uint32_t priority, uin
   }
   auto made = std::make_unique<AclStream>();
   made->device = emu::CurrentDevice();
-  const int cpu_priority = -5 * (kLeastPriority - static_cast<int>(priority)) / kLeastPriority;
+  const int cpu_priority = emu::CpuPriority(static_cast<int>(priority), kLeastPriority);
   if (const infinirtError_t e = emu::Cpu().StreamCreateWithPriority(
           0, &made->cpu, infinirtStreamNonBlocking, cpu_priority)) {
     return Status(e);

@@ -584,7 +584,7 @@ namespace {
 constexpr int kLeastPriority = 7;
 constexpr int kGreatestPriority = 0;
 
-// cpu_priority: the CPU backend's, in its own range [0, -5].
+// cpu_priority: the CPU backend's, in its own range (emu::CpuPriority).
 int CreateQueue(void** queue, int cpu_priority = 0) {
   if (queue == nullptr) return kErrorArgsInvalid;
   auto made = std::make_unique<emu::Stream>();
@@ -621,7 +621,7 @@ EMU_EXPORT int cnrtQueueCreateWithPriority(void** queue, unsigned int flags, int
   if (flags != 0 || priority < kGreatestPriority || priority > kLeastPriority) {
     return kErrorArgsInvalid;
   }
-  return CreateQueue(queue, -5 * (kLeastPriority - priority) / kLeastPriority);
+  return CreateQueue(queue, emu::CpuPriority(priority, kLeastPriority));
 }
 
 EMU_EXPORT int cnrtQueueDestroy(void* queue) {

@@ -80,6 +80,13 @@ void Configure(const char* vendor) {
   }
 }
 
+int CpuPriority(int priority, int least) {
+  int cpu_least = 0, cpu_greatest = 0;
+  Cpu().DeviceGetStreamPriorityRange(0, &cpu_least, &cpu_greatest);
+  if (least <= 0) return cpu_least;
+  return cpu_least + (cpu_greatest - cpu_least) * (least - priority) / least;
+}
+
 int DeviceCount() { return TheSettings().device_count; }
 bool InitFails() { return TheSettings().init_error != 0; }
 int InitError() { return TheSettings().init_error; }

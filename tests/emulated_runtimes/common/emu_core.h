@@ -37,6 +37,11 @@ bool InitFails();
 // The error code EMU_<VENDOR>_FAIL_INIT asks for (1 = the vendor's initialisation error).
 int InitError();
 
+// A vendor's stream priority, from `least` down to 0 (the greatest; CNRT and ACL number them so),
+// as the CPU backend's: the same order over the CPU's range, so that a greater priority is
+// picked first there too.
+int CpuPriority(int priority, int least);
+
 // The calling thread's current device; -1 when it never selected one.
 int CurrentDevice();
 void SetCurrentDevice(int device);
