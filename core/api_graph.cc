@@ -20,29 +20,38 @@ constexpr unsigned long long kKnownInstantiateFlags =
     infinirtGraphInstantiateFlagAutoFreeOnLaunch | infinirtGraphInstantiateFlagUpload |
     infinirtGraphInstantiateFlagDeviceLaunch | infinirtGraphInstantiateFlagUseNodePriority;
 
-// Hands out a handle for a graph; 0 when the table is full.
-uint64_t PublishGraph(Runtime& runtime, const std::shared_ptr<GraphData>& graph) {
-  ObjectRecord record;
-  record.backend = graph->backend_index();
-  record.device = graph->device();
-  record.local_device = graph->local_device();
-  auto* holder = new GraphHolder{graph};
-  record.plugin_handle = holder;
-  const uint64_t handle = runtime.graphs().Insert(record);
-  if (handle == 0) delete holder;
-  return handle;
-}
-
-infinirtError_t ResolveGraph(Runtime& runtime, infinirtGraph_t graph, ObjectRecord* record,
-                             const char* function) {
-  if (graph == nullptr) return Fail(infinirtErrorInvalidValue, "{}: graph is NULL", function);
-  return ResolveObject(runtime.graphs(), graph, "graph", record, function);
-}
-
 infinirtError_t ResolveExec(Runtime& runtime, infinirtGraphExec_t exec, ObjectRecord* record,
                             const char* function) {
   if (exec == nullptr) return Fail(infinirtErrorInvalidValue, "{}: graphExec is NULL", function);
   return ResolveObject(runtime.graph_execs(), exec, "graph exec", record, function);
+}
+
+// The events of a graph's event nodes: handle and plugin event.
+std::vector<std::pair<uint64_t, void*>> EventsOf(const GraphData& graph) {
+  std::vector<std::pair<uint64_t, void*>> events;
+  for (const GraphNode& node : graph.nodes()) {
+    if (node.kind() == INFINIRT_GRAPH_NODE_EVENT_WAIT) {
+      events.emplace_back(node.event, node.desc.params.wait.event);
+    } else if (node.kind() == INFINIRT_GRAPH_NODE_EVENT_RECORD) {
+      events.emplace_back(node.event, node.desc.params.record.event);
+    }
+  }
+  return events;
+}
+
+// An event destroyed since its node was made fails instantiation and launches, rather than
+// reaching the plugin.
+infinirtError_t CheckEventsLive(Runtime& runtime,
+                                const std::vector<std::pair<uint64_t, void*>>& events,
+                                const char* function) {
+  for (const auto& [handle, plugin_event] : events) {
+    ObjectRecord record;
+    if (!runtime.events().Lookup(handle, &record) || record.plugin_handle != plugin_event) {
+      return Fail(infinirtErrorInvalidResourceHandle,
+                  "{}: event {:#x} of an event node was destroyed", function, handle);
+    }
+  }
+  return infinirtSuccess;
 }
 
 // A host-to-host copy node, replayed as a host function: the plugin's MemcpyAsync would copy at
@@ -102,6 +111,9 @@ infinirtError_t Replay(Backend& backend, int local, ExecData& exec, void* stream
         break;
       case INFINIRT_GRAPH_NODE_EVENT_WAIT:
         error = table.StreamWaitEvent(local, stream, p.wait.event, 0);
+        break;
+      case INFINIRT_GRAPH_NODE_EVENT_RECORD:
+        error = table.EventRecord(local, p.record.event, stream);
         break;
       case INFINIRT_GRAPH_NODE_NATIVE:
         error = ReplayNativeFunc(table, local, stream, node.desc);
@@ -240,8 +252,8 @@ infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infini
       return Fail(infinirtErrorInvalidValue, "{}: pGraphExec is NULL", function);
     }
     Runtime& runtime = Runtime::Get();
-    ObjectRecord graph_record;
-    if (auto error = ResolveGraph(runtime, graph, &graph_record, function)) return error;
+    std::shared_ptr<GraphData> source;
+    if (auto error = ResolveGraph(runtime, graph, &source, function)) return error;
     if (flags & ~kKnownInstantiateFlags) {
       return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function, flags);
     }
@@ -249,17 +261,23 @@ infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infini
       return Fail(infinirtErrorNotSupported, "{}: graphs cannot be launched from a device",
                   function);
     }
-    std::shared_ptr<GraphData> data = static_cast<GraphHolder*>(graph_record.plugin_handle)->graph;
+    std::shared_ptr<GraphData> data;
+    if (source->Flatten(&data) != infinirtSuccess) {
+      return Fail(infinirtErrorInvalidValue, "{}: the graph's dependencies form a cycle", function);
+    }
+    std::vector<std::pair<uint64_t, void*>> events = EventsOf(*data);
+    if (auto error = CheckEventsLive(runtime, events, function)) return error;
     {
-      std::lock_guard<std::mutex> lock(data->exec_mutex());
-      if (data->HasMemoryNodes() && data->live_execs > 0) {
+      std::lock_guard<std::mutex> lock(data->allocations().exec_mutex());
+      if (data->HasMemoryNodes() && data->allocations().live_execs > 0) {
         return Fail(infinirtErrorInvalidValue,
                     "{}: a graph with memory nodes can have only one exec at a time", function);
       }
-      ++data->live_execs;
+      ++data->allocations().live_execs;
     }
     auto exec = std::make_unique<ExecData>();
     exec->graph = data;
+    exec->events = std::move(events);
     exec->flags = flags;
     Backend& backend = data->backend();
     const int local = data->local_device();
@@ -271,7 +289,10 @@ infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infini
       exec->plugin_exec = nullptr;
       error = backend.table.EventCreate(local, &exec->order_event, infinirtEventDisableTiming);
     }
-    ObjectRecord exec_record = graph_record;
+    ObjectRecord exec_record;
+    exec_record.backend = data->backend_index();
+    exec_record.device = data->device();
+    exec_record.local_device = data->local_device();
     exec_record.flags = static_cast<unsigned int>(flags);
     exec_record.plugin_handle = exec.get();
     uint64_t handle = 0;
@@ -311,12 +332,13 @@ infinirtError_t infinirtGraphLaunch(infinirtGraphExec_t graphExec, infinirtStrea
     }
     auto* exec = static_cast<ExecData*>(record.plugin_handle);
     const GraphData& graph = *exec->graph;
+    if (auto error = CheckEventsLive(runtime, exec->events, function)) return error;
     if (runtime.captures().Active()) {
       if (target.ref.legacy) {
         if (auto error = runtime.captures().CheckLegacyUse(target.device)) return error;
       } else {
         infinirtError_t captured;
-        if (runtime.captures().RecordSubgraph(target.ref, graph, &captured)) return captured;
+        if (runtime.captures().RecordSubgraph(target.ref, exec->graph, &captured)) return captured;
       }
     }
     std::lock_guard<std::mutex> lock(exec->mutex);

@@ -71,21 +71,14 @@ infinirtError_t AllocateRegistered(Runtime& runtime, const Target& target, size_
 // Node makers for work recorded during stream capture.
 auto CopyNode(void* dst, const void* src, size_t count, enum infinirtMemcpyKind kind) {
   return [=](GraphData&, GraphNode* node) {
-    node->desc.kind = INFINIRT_GRAPH_NODE_MEMCPY;
-    node->desc.params.copy.dst = dst;
-    node->desc.params.copy.src = src;
-    node->desc.params.copy.count = count;
-    node->desc.params.copy.kind = kind;
+    DescribeCopy(node, dst, src, count, kind);
     return infinirtSuccess;
   };
 }
 
 auto SetNode(void* pointer, int value, size_t count) {
   return [=](GraphData&, GraphNode* node) {
-    node->desc.kind = INFINIRT_GRAPH_NODE_MEMSET;
-    node->desc.params.set.ptr = pointer;
-    node->desc.params.set.value = value;
-    node->desc.params.set.count = count;
+    DescribeSet(node, pointer, value, count);
     return infinirtSuccess;
   };
 }
@@ -94,48 +87,13 @@ auto SetNode(void* pointer, int value, size_t count) {
 auto AllocationNode(Runtime& runtime, const Target& target, size_t size, void** pointer_out,
                     const char* function) {
   return [&runtime, target, size, pointer_out, function](GraphData& graph, GraphNode* node) {
-    void* pointer = nullptr;
-    if (auto error = target.backend->table.Malloc(target.local, &pointer, size)) {
-      return BackendAnswer(error, *target.backend, function);
-    }
-    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kGraph,
-                                        graph.id(), function)) {
-      target.backend->table.Free(target.local, pointer);
-      return error;
-    }
-    graph.AdoptAllocation(pointer);
-    node->desc.kind = INFINIRT_GRAPH_NODE_MEM_ALLOC;
-    node->desc.params.memory.ptr = pointer;
-    node->desc.params.memory.size = size;
-    *pointer_out = pointer;
-    return infinirtSuccess;
+    return MakeAllocationNode(runtime, graph, target, size, node, pointer_out, function);
   };
 }
 
 auto FreeNode(Runtime& runtime, void* pointer, const char* function) {
   return [&runtime, pointer, function](GraphData& graph, GraphNode* node) {
-    auto allocation = runtime.allocations().FindExact(reinterpret_cast<uintptr_t>(pointer));
-    if (!allocation) {
-      return Fail(infinirtErrorInvalidValue, "{}: {} is not a live allocation", function, pointer);
-    }
-    if (allocation->kind != MemoryKind::kGraph || allocation->owner != graph.id()) {
-      return Fail(infinirtErrorNotSupported,
-                  "{}: during capture only memory allocated by the same capture can be freed",
-                  function);
-    }
-    const bool freed_before =
-        std::any_of(graph.nodes().begin(), graph.nodes().end(), [&](const GraphNode& other) {
-          return other.kind() == INFINIRT_GRAPH_NODE_MEM_FREE &&
-                 other.desc.params.memory.ptr == pointer;
-        });
-    if (freed_before) {
-      return Fail(infinirtErrorInvalidValue, "{}: {} is already freed in this graph", function,
-                  pointer);
-    }
-    node->desc.kind = INFINIRT_GRAPH_NODE_MEM_FREE;
-    node->desc.params.memory.ptr = pointer;
-    node->desc.params.memory.size = allocation->size;
-    return infinirtSuccess;
+    return MakeFreeNode(runtime, graph, pointer, node, function);
   };
 }
 

@@ -75,6 +75,75 @@ infinirtError_t InvalidHandle(const void* handle, const char* what, const char* 
               what);
 }
 
+infinirtError_t MakeAllocationNode(Runtime& runtime, GraphData& graph, const Target& target,
+                                   size_t size, GraphNode* node, void** pointer_out,
+                                   const char* function) {
+  void* pointer = nullptr;
+  if (auto error = target.backend->table.Malloc(target.local, &pointer, size)) {
+    return BackendAnswer(error, *target.backend, function);
+  }
+  if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kGraph,
+                                      graph.allocations().owner(), function)) {
+    target.backend->table.Free(target.local, pointer);
+    return error;
+  }
+  graph.allocations().Adopt(pointer);
+  node->desc.kind = INFINIRT_GRAPH_NODE_MEM_ALLOC;
+  node->desc.params.memory.ptr = pointer;
+  node->desc.params.memory.size = size;
+  *pointer_out = pointer;
+  return infinirtSuccess;
+}
+
+infinirtError_t MakeFreeNode(Runtime& runtime, GraphData& graph, void* pointer, GraphNode* node,
+                             const char* function) {
+  auto allocation = runtime.allocations().FindExact(reinterpret_cast<uintptr_t>(pointer));
+  if (!allocation) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} is not a live allocation", function, pointer);
+  }
+  if (allocation->kind != MemoryKind::kGraph || allocation->owner != graph.allocations().owner()) {
+    return Fail(infinirtErrorNotSupported,
+                "{}: a graph can free only memory that its own allocation nodes made", function);
+  }
+  std::lock_guard<std::recursive_mutex> lock(graph.mutex());
+  const bool freed_before =
+      std::any_of(graph.nodes().begin(), graph.nodes().end(), [&](const GraphNode& other) {
+        return other.kind() == INFINIRT_GRAPH_NODE_MEM_FREE &&
+               other.desc.params.memory.ptr == pointer;
+      });
+  if (freed_before) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} is already freed in this graph", function,
+                pointer);
+  }
+  node->desc.kind = INFINIRT_GRAPH_NODE_MEM_FREE;
+  node->desc.params.memory.ptr = pointer;
+  node->desc.params.memory.size = allocation->size;
+  return infinirtSuccess;
+}
+
+uint64_t PublishGraph(Runtime& runtime, const std::shared_ptr<GraphData>& graph) {
+  ObjectRecord record;
+  record.backend = graph->backend_index();
+  record.device = graph->device();
+  record.local_device = graph->local_device();
+  auto* holder = new GraphHolder{graph};
+  record.plugin_handle = holder;
+  const uint64_t handle = runtime.graphs().Insert(record);
+  if (handle == 0) delete holder;
+  return handle;
+}
+
+infinirtError_t ResolveGraph(Runtime& runtime, infinirtGraph_t graph,
+                             std::shared_ptr<GraphData>* data, const char* function) {
+  if (graph == nullptr) return Fail(infinirtErrorInvalidValue, "{}: graph is NULL", function);
+  ObjectRecord record;
+  if (auto error = ResolveObject(runtime.graphs(), graph, "graph", &record, function)) {
+    return error;
+  }
+  *data = static_cast<GraphHolder*>(record.plugin_handle)->graph;
+  return infinirtSuccess;
+}
+
 infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void* pointer,
                                    size_t size, MemoryKind kind, uint64_t owner,
                                    const char* function, unsigned int flags) {

@@ -201,6 +201,22 @@ infinirtError_t StagedCopy(Runtime& runtime, void* dst, const void* src, size_t 
 infinirtError_t RouteMemset(Runtime& runtime, void* pointer, size_t count,
                             const StreamTarget* stream, Target* target, const char* function);
 
+// An allocation node: memory of `size` bytes allocated now on target's device, owned by the
+// graph's allocations (graph.h), its address in *pointer_out.
+infinirtError_t MakeAllocationNode(Runtime& runtime, GraphData& graph, const Target& target,
+                                   size_t size, GraphNode* node, void** pointer_out,
+                                   const char* function);
+// A free node, for memory that one of this graph's allocation nodes made and that no free node
+// of the graph releases yet.
+infinirtError_t MakeFreeNode(Runtime& runtime, GraphData& graph, void* pointer, GraphNode* node,
+                             const char* function);
+
+// Hands out a handle for a graph; 0 when the table is full.
+uint64_t PublishGraph(Runtime& runtime, const std::shared_ptr<GraphData>& graph);
+// A live graph, or InvalidValue (NULL) / InvalidResourceHandle.
+infinirtError_t ResolveGraph(Runtime& runtime, infinirtGraph_t graph,
+                             std::shared_ptr<GraphData>* data, const char* function);
+
 }  // namespace infinirt::core::api
 
 #endif  // INFINIRT_CORE_API_SUPPORT_H_

@@ -11,12 +11,6 @@ namespace {
 
 thread_local infinirtStreamCaptureMode tls_thread_mode = infinirtStreamCaptureModeGlobal;
 
-// Node handles of StreamGetCaptureInfo: opaque values naming a graph's node.
-infinirtGraphNode_t NodeHandle(uint64_t graph_id, uint32_t index) {
-  const uint64_t value = (uint64_t{0xB} << 60) | ((graph_id & 0xFFFFFFF) << 32) | index;
-  return reinterpret_cast<infinirtGraphNode_t>(static_cast<uintptr_t>(value));
-}
-
 void AppendUnique(std::vector<uint32_t>* into, const std::vector<uint32_t>& nodes) {
   for (uint32_t node : nodes) {
     if (std::find(into->begin(), into->end(), node) == into->end()) into->push_back(node);
@@ -262,7 +256,7 @@ bool Captures::RefuseUncapturable(const StreamRef& stream, const char* what,
   return true;
 }
 
-bool Captures::RecordSubgraph(const StreamRef& stream, const GraphData& child,
+bool Captures::RecordSubgraph(const StreamRef& stream, std::shared_ptr<const GraphData> child,
                               infinirtError_t* error) {
   if (!Active()) return false;
   std::lock_guard<std::mutex> lock(mutex_);
@@ -275,13 +269,17 @@ bool Captures::RecordSubgraph(const StreamRef& stream, const GraphData& child,
     case Destination::kCapture:
       break;
   }
-  if (child.HasMemoryNodes()) {
+  if (child->HasMemoryNodes()) {
     *error = Fail(infinirtErrorNotSupported,
                   "a graph with memory nodes cannot be launched into a capture");
     return true;
   }
+  // As CUDA, the launch becomes a child-graph node holding the exec's graph.
   const Key key = KeyOf(stream);
-  sequence->tails[key] = {sequence->graph->AddSubgraph(child, sequence->tails[key])};
+  GraphNode node;
+  node.child = std::move(child);
+  node.dependencies = sequence->tails[key];
+  sequence->tails[key] = {sequence->graph->Add(std::move(node))};
   *error = infinirtSuccess;
   return true;
 }
@@ -367,6 +365,7 @@ bool Captures::WaitEvent(const StreamRef& stream, uint64_t event, void* plugin_e
   GraphNode node;
   node.desc.kind = INFINIRT_GRAPH_NODE_EVENT_WAIT;
   node.desc.params.wait.event = plugin_event;
+  node.event = event;
   node.dependencies = mine->tails[key];
   mine->tails[key] = {mine->graph->Add(std::move(node))};
   *error = infinirtSuccess;

@@ -87,9 +87,10 @@ class Captures {
   // in no capture; otherwise the capture is invalidated and *error is
   // StreamCaptureUnsupported (as CUDA answers for an operation a capture cannot hold).
   bool RefuseUncapturable(const StreamRef& stream, const char* what, infinirtError_t* error);
-  // Records a launch of another graph into the capture (its nodes, inlined; a graph with memory
-  // nodes is refused).
-  bool RecordSubgraph(const StreamRef& stream, const GraphData& child, infinirtError_t* error);
+  // Records a launch of another graph into the capture, as a child-graph node (a graph with
+  // memory nodes is refused).
+  bool RecordSubgraph(const StreamRef& stream, std::shared_ptr<const GraphData> child,
+                      infinirtError_t* error);
 
   // EventRecord on a capturing stream: the event now stands for the stream's position in the
   // capture. Returns false when the stream does not capture.

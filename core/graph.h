@@ -12,6 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "infinirt.h"
 #include "infinirt_plugin.h"
 
 namespace infinirt::core {
@@ -40,36 +41,103 @@ class NativeFuncData {
   std::atomic<bool> armed_{false};
 };
 
-struct GraphNode {
-  infinirtPluginGraphNode desc{};      // kind and parameters (its dependency fields unused here)
-  std::vector<uint32_t> dependencies;  // indices of earlier nodes
-  std::shared_ptr<NativeFuncData> native;  // native-function nodes only
+// Memory that a graph's allocation nodes made (MallocAsync during capture,
+// infinirtGraphAddMemAllocNode). Its addresses are fixed when the node is made, so a graph, its
+// clones and the execs made from any of them share it; the last of them to go releases it. As in
+// CUDA, at most one exec may exist at a time for graphs sharing memory nodes.
+class GraphAllocations {
+ public:
+  GraphAllocations(Backend* backend, int local_device, AllocationRegistry* registry, uint64_t owner)
+      : backend_(backend), local_device_(local_device), registry_(registry), owner_(owner) {}
+  ~GraphAllocations();  // unregisters and frees the memory
+  GraphAllocations(const GraphAllocations&) = delete;
+  GraphAllocations& operator=(const GraphAllocations&) = delete;
 
-  infinirtPluginGraphNodeKind_t kind() const { return desc.kind; }
+  // The owner recorded with each allocation in the registry (the id of the graph that made it).
+  uint64_t owner() const { return owner_; }
+  void Adopt(void* pointer);
+
+  std::mutex& exec_mutex() { return exec_mutex_; }
+  int live_execs = 0;
+
+ private:
+  Backend* const backend_;
+  const int local_device_;
+  AllocationRegistry* const registry_;
+  const uint64_t owner_;
+  std::mutex mutex_;
+  std::vector<void*> memory_;
+  std::mutex exec_mutex_;
 };
 
-// A captured graph. It owns the memory of its allocation nodes (MallocAsync during capture),
-// which lives as long as the graph or any exec made from it.
-class GraphData {
+class GraphData;
+
+struct GraphNode {
+  uint32_t id = 0;                     // stable within its graph (and kept by clones)
+  infinirtPluginGraphNode desc{};      // kind and parameters (its dependency fields unused here)
+  std::vector<uint32_t> dependencies;  // ids of nodes of the same graph
+  std::shared_ptr<NativeFuncData> native;  // native-function nodes only
+  std::shared_ptr<const GraphData> child;  // child-graph nodes: a copy of the child graph
+  uint64_t event = 0;                      // event nodes: the event's handle
+  // Memset nodes: the shape asked for; rows that are not contiguous become one plugin node each
+  // when the graph is instantiated. desc.params.set holds the first row.
+  size_t memset_pitch = 0;
+  size_t memset_height = 1;
+  unsigned int memset_element_size = 1;
+  unsigned int memset_value = 0;  // as given, for elements wider than a byte
+
+  infinirtPluginGraphNodeKind_t kind() const { return desc.kind; }
+  enum infinirtGraphNodeType type() const;
+};
+
+// The copy and memset nodes that capture and the node API both make.
+void DescribeCopy(GraphNode* node, void* dst, const void* src, size_t count,
+                  enum infinirtMemcpyKind kind);
+void DescribeSet(GraphNode* node, void* pointer, int value, size_t count);
+
+// Node handles name a graph (by its id) and one of its nodes (by the node's id).
+infinirtGraphNode_t NodeHandle(uint64_t graph_id, uint32_t node_id);
+// Splits a node handle; false when the value is not one.
+bool SplitNodeHandle(infinirtGraphNode_t handle, uint64_t* graph_id, uint32_t* node_id);
+
+// A graph: captured, built node by node, or both. Nodes keep the order they were added in;
+// dependencies may point either way (infinirtGraphAddDependencies), and Flatten puts them in
+// an executable order. Every method locks the graph (recursively, since node makers run while
+// a caller holds it).
+class GraphData : public std::enable_shared_from_this<GraphData> {
  public:
   GraphData(Backend* backend, int backend_index, int device, int local_device,
             AllocationRegistry* registry);
-  ~GraphData();  // releases the owned memory (unregistering it first)
+  ~GraphData();
   GraphData(const GraphData&) = delete;
   GraphData& operator=(const GraphData&) = delete;
+
+  // A live graph by its id (the part a node handle carries); null when it is gone.
+  static std::shared_ptr<GraphData> Find(uint64_t id);
 
   uint64_t id() const { return id_; }
   int backend_index() const { return backend_index_; }
   Backend& backend() const { return *backend_; }
   int device() const { return device_; }
   int local_device() const { return local_device_; }
+  GraphAllocations& allocations() const { return *allocations_; }
+  std::recursive_mutex& mutex() const { return mutex_; }
+  // The id of the graph this one is a clone of; 0 for an original.
+  uint64_t cloned_from() const { return cloned_from_; }
 
-  // Appends a node; returns its index.
+  // Appends a node, giving it the next id; returns the id.
   uint32_t Add(GraphNode node);
-  // Appends the nodes of another graph, their roots depending on `dependencies`; returns the
-  // index of an empty node that depends on all of them.
-  uint32_t AddSubgraph(const GraphData& child, const std::vector<uint32_t>& dependencies);
-  void AdoptAllocation(void* pointer) { owned_memory_.push_back(pointer); }
+  // The node with this id, or null. Valid until the graph changes.
+  GraphNode* FindNode(uint32_t id);
+  const GraphNode* FindNode(uint32_t id) const;
+  // Removes a node and every edge to and from it.
+  void Remove(uint32_t id);
+  // A copy with the same nodes and node ids, sharing the allocations.
+  std::shared_ptr<GraphData> Clone() const;
+  // What an exec runs: a copy whose nodes come in an order where each follows its dependencies,
+  // child graphs inlined and memsets split into rows, node ids equal to positions. Fails with
+  // InvalidValue when the dependencies form a cycle.
+  infinirtError_t Flatten(std::shared_ptr<GraphData>* flat) const;
 
   const std::vector<GraphNode>& nodes() const { return nodes_; }
   bool HasMemoryNodes() const;
@@ -78,23 +146,30 @@ class GraphData {
   // a launch until the program frees it (relaunching then is an error: docs/cuda-semantics.md S38).
   std::vector<void*> AllocationsLeftLive() const;
 
-  // The node list in the plugin ABI's form; valid while this graph is unchanged.
+  // The node list in the plugin ABI's form, for a flattened graph; valid while it is unchanged.
   std::vector<infinirtPluginGraphNode> PluginNodes() const;
 
-  // At most one exec may exist at a time for a graph with memory nodes (as CUDA).
-  std::mutex& exec_mutex() { return exec_mutex_; }
-  int live_execs = 0;
-
  private:
+  struct CloneOf {
+    const GraphData* source;
+  };
+  explicit GraphData(CloneOf clone);
+  // Appends the nodes of node (a child graph inlined, a memset split) to *flat, depending on
+  // `dependencies`; returns the position that stands for node's completion.
+  uint32_t AppendFlattened(const GraphNode& node, const std::vector<uint32_t>& dependencies,
+                           std::vector<GraphNode>* flat) const;
+  bool TopologicalOrder(std::vector<size_t>* order) const;
+
   const uint64_t id_;
   Backend* const backend_;
   const int backend_index_;
   const int device_;
   const int local_device_;
-  AllocationRegistry* const registry_;
-  std::vector<GraphNode> nodes_;
-  std::vector<void*> owned_memory_;
-  std::mutex exec_mutex_;
+  std::shared_ptr<GraphAllocations> allocations_;
+  const uint64_t cloned_from_ = 0;
+  mutable std::recursive_mutex mutex_;
+  std::vector<GraphNode> nodes_;  // in increasing id order
+  uint32_t next_node_id_ = 0;
 };
 
 // What a graph handle's record points to.
@@ -104,7 +179,10 @@ struct GraphHolder {
 
 // An executable graph.
 struct ExecData {
-  std::shared_ptr<GraphData> graph;  // keeps the nodes and their memory alive
+  std::shared_ptr<GraphData> graph;  // a flattened copy; keeps its memory alive
+  // Event nodes' events, checked at each launch: a destroyed event fails the launch instead of
+  // reaching the plugin.
+  std::vector<std::pair<uint64_t, void*>> events;
   unsigned long long flags = 0;
   void* plugin_exec = nullptr;  // native: the plugin's exec
   void* order_event = nullptr;  // replayed: a plugin event recorded after every launch

@@ -353,8 +353,8 @@ void Runtime::DestroyExec(const ObjectRecord& record) {
   if (exec->plugin_exec) owner.table.GraphExecDestroy(record.local_device, exec->plugin_exec);
   if (exec->order_event) owner.table.EventDestroy(record.local_device, exec->order_event);
   {
-    std::lock_guard<std::mutex> lock(exec->graph->exec_mutex());
-    --exec->graph->live_execs;
+    std::lock_guard<std::mutex> lock(exec->graph->allocations().exec_mutex());
+    --exec->graph->allocations().live_execs;
   }
   graph_memory_.Release(exec->graph->AllocationsLeftLive());
   delete exec;

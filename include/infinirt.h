@@ -265,6 +265,48 @@ enum infinirtMemPoolAttr INFINIRT_ENUM_BASE {
   infinirtMemPoolAttrUsedMemHigh = 0x8
 };
 
+/* The kind of a graph node (infinirtGraphNodeGetType). InfiniRT makes no kernel, external
+ * semaphore or conditional nodes; a native-function node (infinirtLaunchNativeFunc) reports
+ * infinirtGraphNodeTypeKernel, the device work it stands for. */
+enum infinirtGraphNodeType INFINIRT_ENUM_BASE {
+  infinirtGraphNodeTypeKernel = 0x00,
+  infinirtGraphNodeTypeMemcpy = 0x01,
+  infinirtGraphNodeTypeMemset = 0x02,
+  infinirtGraphNodeTypeHost = 0x03,
+  infinirtGraphNodeTypeGraph = 0x04,
+  infinirtGraphNodeTypeEmpty = 0x05,
+  infinirtGraphNodeTypeWaitEvent = 0x06,
+  infinirtGraphNodeTypeEventRecord = 0x07,
+  infinirtGraphNodeTypeExtSemaphoreSignal = 0x08,
+  infinirtGraphNodeTypeExtSemaphoreWait = 0x09,
+  infinirtGraphNodeTypeMemAlloc = 0x0a,
+  infinirtGraphNodeTypeMemFree = 0x0b,
+  infinirtGraphNodeTypeConditional = 0x0d,
+  infinirtGraphNodeTypeCount
+};
+
+/* Memory pools and graph allocations: how memory may be accessed, and what a pool allocates. */
+enum infinirtMemAccessFlags INFINIRT_ENUM_BASE {
+  infinirtMemAccessFlagsProtNone = 0,
+  infinirtMemAccessFlagsProtRead = 1,
+  infinirtMemAccessFlagsProtReadWrite = 3
+};
+
+enum infinirtMemAllocationType INFINIRT_ENUM_BASE {
+  infinirtMemAllocationTypeInvalid = 0x0,
+  infinirtMemAllocationTypePinned = 0x1,
+  infinirtMemAllocationTypeManaged = 0x2,
+  infinirtMemAllocationTypeMax = 0x7FFFFFFF
+};
+
+enum infinirtMemAllocationHandleType INFINIRT_ENUM_BASE {
+  infinirtMemHandleTypeNone = 0x0,
+  infinirtMemHandleTypePosixFileDescriptor = 0x1,
+  infinirtMemHandleTypeWin32 = 0x2,
+  infinirtMemHandleTypeWin32Kmt = 0x4,
+  infinirtMemHandleTypeFabric = 0x8
+};
+
 /* infinirtDeviceGetLimit/SetLimit: resources of the device's kernels. */
 enum infinirtLimit INFINIRT_ENUM_BASE {
   infinirtLimitStackSize = 0x00,
@@ -696,6 +738,46 @@ struct infinirtMemcpy3DParms {
   enum infinirtMemcpyKind kind;
 };
 
+/* Parameters of graph nodes built by hand (infinirtGraphAdd*Node). */
+struct infinirtMemsetParams {
+  void* dst;
+  size_t pitch; /* bytes from one row to the next; unused when height is 1 */
+  unsigned int value;
+  unsigned int elementSize; /* 1, 2 or 4 */
+  size_t width;             /* elements per row */
+  size_t height;            /* rows */
+};
+
+struct infinirtHostNodeParams {
+  infinirtHostFn_t fn;
+  void* userData;
+};
+
+struct infinirtMemAccessDesc {
+  struct infinirtMemLocation location;
+  enum infinirtMemAccessFlags flags;
+};
+
+struct infinirtMemPoolProps {
+  enum infinirtMemAllocationType allocType;
+  enum infinirtMemAllocationHandleType handleTypes;
+  struct infinirtMemLocation location;
+  void* win32SecurityAttributes;
+  size_t maxSize;
+  unsigned short usage;
+  unsigned char reserved[54];
+};
+
+/* infinirtGraphAddMemAllocNode: poolProps say where (a device), bytesize how much; dptr
+ * receives the address, fixed for the graph's lifetime. */
+struct infinirtMemAllocNodeParams {
+  struct infinirtMemPoolProps poolProps;
+  const struct infinirtMemAccessDesc* accessDescs;
+  size_t accessDescCount;
+  size_t bytesize;
+  void* dptr;
+};
+
 /* Backend listing (InfiniRT extension): one entry per plugin considered, loaded or not. */
 typedef enum INFINIRT_ENUM_BASE {
   infinirtBackendLoaded = 0,       /* loaded and contributing its devices */
@@ -936,7 +1018,90 @@ typedef struct infinirtBackendProp {
      unsigned long long flags INFINIRT_DV(0)))                                                     \
   X(infinirtError_t, GraphLaunch, (infinirtGraphExec_t graphExec, infinirtStream_t stream))        \
   X(infinirtError_t, GraphExecDestroy, (infinirtGraphExec_t graphExec))                            \
-  X(infinirtError_t, GraphDestroy, (infinirtGraph_t graph))
+  X(infinirtError_t, GraphDestroy, (infinirtGraph_t graph))                                        \
+  /* Graphs built node by node. A graph belongs to the device current when it is created. */       \
+  X(infinirtError_t, GraphCreate, (infinirtGraph_t * pGraph, unsigned int flags))                  \
+  X(infinirtError_t, GraphAddEmptyNode,                                                            \
+    (infinirtGraphNode_t * pGraphNode, infinirtGraph_t graph,                                      \
+     const infinirtGraphNode_t* pDependencies, size_t numDependencies))                            \
+  X(infinirtError_t, GraphAddHostNode,                                                             \
+    (infinirtGraphNode_t * pGraphNode, infinirtGraph_t graph,                                      \
+     const infinirtGraphNode_t* pDependencies, size_t numDependencies,                             \
+     const struct infinirtHostNodeParams* pNodeParams))                                            \
+  X(infinirtError_t, GraphAddMemcpyNode1D,                                                         \
+    (infinirtGraphNode_t * pGraphNode, infinirtGraph_t graph,                                      \
+     const infinirtGraphNode_t* pDependencies, size_t numDependencies, void* dst, const void* src, \
+     size_t count, enum infinirtMemcpyKind kind))                                                  \
+  X(infinirtError_t, GraphAddMemsetNode,                                                           \
+    (infinirtGraphNode_t * pGraphNode, infinirtGraph_t graph,                                      \
+     const infinirtGraphNode_t* pDependencies, size_t numDependencies,                             \
+     const struct infinirtMemsetParams* pMemsetParams))                                            \
+  X(infinirtError_t, GraphAddEventRecordNode,                                                      \
+    (infinirtGraphNode_t * pGraphNode, infinirtGraph_t graph,                                      \
+     const infinirtGraphNode_t* pDependencies, size_t numDependencies, infinirtEvent_t event))     \
+  X(infinirtError_t, GraphAddEventWaitNode,                                                        \
+    (infinirtGraphNode_t * pGraphNode, infinirtGraph_t graph,                                      \
+     const infinirtGraphNode_t* pDependencies, size_t numDependencies, infinirtEvent_t event))     \
+  /* The child graph is copied into the node: later changes to it do not reach the node. */        \
+  X(infinirtError_t, GraphAddChildGraphNode,                                                       \
+    (infinirtGraphNode_t * pGraphNode, infinirtGraph_t graph,                                      \
+     const infinirtGraphNode_t* pDependencies, size_t numDependencies,                             \
+     infinirtGraph_t childGraph))                                                                  \
+  X(infinirtError_t, GraphAddMemAllocNode,                                                         \
+    (infinirtGraphNode_t * pGraphNode, infinirtGraph_t graph,                                      \
+     const infinirtGraphNode_t* pDependencies, size_t numDependencies,                             \
+     struct infinirtMemAllocNodeParams* nodeParams))                                               \
+  X(infinirtError_t, GraphAddMemFreeNode,                                                          \
+    (infinirtGraphNode_t * pGraphNode, infinirtGraph_t graph,                                      \
+     const infinirtGraphNode_t* pDependencies, size_t numDependencies, void* dptr))                \
+  X(infinirtError_t, GraphAddDependencies,                                                         \
+    (infinirtGraph_t graph, const infinirtGraphNode_t* from, const infinirtGraphNode_t* to,        \
+     const infinirtGraphEdgeData* edgeData, size_t numDependencies))                               \
+  X(infinirtError_t, GraphRemoveDependencies,                                                      \
+    (infinirtGraph_t graph, const infinirtGraphNode_t* from, const infinirtGraphNode_t* to,        \
+     const infinirtGraphEdgeData* edgeData, size_t numDependencies))                               \
+  /* The listing functions: with a NULL array, *count receives the number; with an array of        \
+   *count entries, up to that many are written and the rest of a longer array is set to NULL,      \
+   *count then saying how many were written. */                                                    \
+  X(infinirtError_t, GraphGetNodes,                                                                \
+    (infinirtGraph_t graph, infinirtGraphNode_t * nodes, size_t * numNodes))                       \
+  X(infinirtError_t, GraphGetRootNodes,                                                            \
+    (infinirtGraph_t graph, infinirtGraphNode_t * pRootNodes, size_t * pNumRootNodes))             \
+  X(infinirtError_t, GraphGetEdges,                                                                \
+    (infinirtGraph_t graph, infinirtGraphNode_t * from, infinirtGraphNode_t * to,                  \
+     infinirtGraphEdgeData * edgeData, size_t * numEdges))                                         \
+  X(infinirtError_t, GraphNodeGetType,                                                             \
+    (infinirtGraphNode_t node, enum infinirtGraphNodeType * pType))                                \
+  X(infinirtError_t, GraphNodeGetDependencies,                                                     \
+    (infinirtGraphNode_t node, infinirtGraphNode_t * pDependencies,                                \
+     infinirtGraphEdgeData * edgeData, size_t * pNumDependencies))                                 \
+  X(infinirtError_t, GraphNodeGetDependentNodes,                                                   \
+    (infinirtGraphNode_t node, infinirtGraphNode_t * pDependentNodes,                              \
+     infinirtGraphEdgeData * edgeData, size_t * pNumDependentNodes))                               \
+  X(infinirtError_t, GraphClone, (infinirtGraph_t * pGraphClone, infinirtGraph_t originalGraph))   \
+  X(infinirtError_t, GraphNodeFindInClone,                                                         \
+    (infinirtGraphNode_t * pNode, infinirtGraphNode_t originalNode, infinirtGraph_t clonedGraph))  \
+  X(infinirtError_t, GraphDestroyNode, (infinirtGraphNode_t node))                                 \
+  X(infinirtError_t, GraphHostNodeGetParams,                                                       \
+    (infinirtGraphNode_t node, struct infinirtHostNodeParams * pNodeParams))                       \
+  X(infinirtError_t, GraphHostNodeSetParams,                                                       \
+    (infinirtGraphNode_t node, const struct infinirtHostNodeParams* pNodeParams))                  \
+  X(infinirtError_t, GraphMemcpyNodeGetParams,                                                     \
+    (infinirtGraphNode_t node, struct infinirtMemcpy3DParms * pNodeParams))                        \
+  X(infinirtError_t, GraphMemcpyNodeSetParams1D,                                                   \
+    (infinirtGraphNode_t node, void* dst, const void* src, size_t count,                           \
+     enum infinirtMemcpyKind kind))                                                                \
+  X(infinirtError_t, GraphMemsetNodeGetParams,                                                     \
+    (infinirtGraphNode_t node, struct infinirtMemsetParams * pNodeParams))                         \
+  X(infinirtError_t, GraphMemsetNodeSetParams,                                                     \
+    (infinirtGraphNode_t node, const struct infinirtMemsetParams* pNodeParams))                    \
+  X(infinirtError_t, GraphEventRecordNodeGetEvent,                                                 \
+    (infinirtGraphNode_t node, infinirtEvent_t * event_out))                                       \
+  X(infinirtError_t, GraphEventWaitNodeGetEvent,                                                   \
+    (infinirtGraphNode_t node, infinirtEvent_t * event_out))                                       \
+  X(infinirtError_t, GraphMemAllocNodeGetParams,                                                   \
+    (infinirtGraphNode_t node, struct infinirtMemAllocNodeParams * params_out))                    \
+  X(infinirtError_t, GraphMemFreeNodeGetParams, (infinirtGraphNode_t node, void* dptr_out))
 
 #define INFINIRT_EXTENSION_FUNCTIONS(X)                                                            \
   /* Discovers and loads plugins. Optional (every call initialises lazily), idempotent and         \

@@ -95,7 +95,7 @@ typedef struct infinirtPluginInfo {
                                  a required function missing, or its initialisation failed */
 } infinirtPluginInfo;
 
-/* A node of a graph the core captured, handed to GraphInstantiate. The nodes come in an order
+/* A node of a graph (captured or built), handed to GraphInstantiate. The nodes come in an order
  * where every dependency precedes its dependent; dependencies index earlier nodes. */
 typedef enum INFINIRT_ENUM_BASE {
   INFINIRT_GRAPH_NODE_EMPTY = 0,      /* ordering only */
@@ -107,7 +107,11 @@ typedef enum INFINIRT_ENUM_BASE {
   INFINIRT_GRAPH_NODE_EVENT_WAIT = 6, /* params.wait: waits for the event's latest record */
   /* params.native (infinirtLaunchNativeFunc): fn queues work on the vendor stream behind a plugin
    * stream (StreamGetNativeHandle). */
-  INFINIRT_GRAPH_NODE_NATIVE = 7
+  INFINIRT_GRAPH_NODE_NATIVE = 7,
+  /* params.record: records the event when the node runs. A plugin answers GraphInstantiate with
+   * infinirtErrorNotSupported for a kind it does not handle; the core then replays the graph
+   * through the plugin's asynchronous entries. */
+  INFINIRT_GRAPH_NODE_EVENT_RECORD = 8
 } infinirtPluginGraphNodeKind_t;
 
 typedef struct infinirtPluginGraphNode {
@@ -137,6 +141,9 @@ typedef struct infinirtPluginGraphNode {
     struct {
       infinirtPluginEvent_t event;
     } wait;
+    struct {
+      infinirtPluginEvent_t event;
+    } record;
     struct {
       infinirtNativeFn_t fn;
       void* user_data;

@@ -4,7 +4,11 @@ namespace infinirt::plugin {
 namespace {
 
 bool CapturableAsIs(const infinirtPluginGraphNode& node) {
-  if (node.kind == INFINIRT_GRAPH_NODE_EVENT_WAIT) return false;
+  // Event nodes have no capturable form (a record in a capture orders the capture itself);
+  // kinds added after these are unknown here.
+  if (node.kind == INFINIRT_GRAPH_NODE_EVENT_WAIT || node.kind > INFINIRT_GRAPH_NODE_NATIVE) {
+    return false;
+  }
   return node.kind != INFINIRT_GRAPH_NODE_MEMCPY ||
          node.params.copy.kind != infinirtMemcpyHostToHost;
 }

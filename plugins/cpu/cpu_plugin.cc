@@ -578,6 +578,10 @@ struct CpuPlugin {
   static infinirtError_t GraphInstantiate(int, infinirtPluginGraphExec_t* exec,
                                           const infinirtPluginGraphNode* nodes, size_t node_count,
                                           unsigned long long) {
+    // Event records are replayed by the core, which records them in stream order.
+    for (size_t i = 0; i < node_count; ++i) {
+      if (nodes[i].kind > INFINIRT_GRAPH_NODE_NATIVE) return infinirtErrorNotSupported;
+    }
     *exec = new GraphExecHandle{std::make_shared<GraphExec>(nodes, node_count)};
     return infinirtSuccess;
   }

@@ -353,6 +353,32 @@ std::vector<ValueRow> SmallEnumRows() {
       INFINIRT_CONTRACT_VALUE_ROW(DevP2PAttrNativeAtomicSupported),
       INFINIRT_CONTRACT_VALUE_ROW(DevP2PAttrCudaArrayAccessSupported),
       INFINIRT_CONTRACT_VALUE_ROW(DevP2PAttrOnlyPartialNativeAtomicSupported),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphNodeTypeKernel),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphNodeTypeMemcpy),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphNodeTypeMemset),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphNodeTypeHost),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphNodeTypeGraph),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphNodeTypeEmpty),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphNodeTypeWaitEvent),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphNodeTypeEventRecord),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphNodeTypeExtSemaphoreSignal),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphNodeTypeExtSemaphoreWait),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphNodeTypeMemAlloc),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphNodeTypeMemFree),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphNodeTypeConditional),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphNodeTypeCount),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAccessFlagsProtNone),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAccessFlagsProtRead),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAccessFlagsProtReadWrite),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAllocationTypeInvalid),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAllocationTypePinned),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAllocationTypeManaged),
+      INFINIRT_CONTRACT_VALUE_ROW(MemAllocationTypeMax),
+      INFINIRT_CONTRACT_VALUE_ROW(MemHandleTypeNone),
+      INFINIRT_CONTRACT_VALUE_ROW(MemHandleTypePosixFileDescriptor),
+      INFINIRT_CONTRACT_VALUE_ROW(MemHandleTypeWin32),
+      INFINIRT_CONTRACT_VALUE_ROW(MemHandleTypeWin32Kmt),
+      INFINIRT_CONTRACT_VALUE_ROW(MemHandleTypeFabric),
   };
 }
 
@@ -642,6 +668,50 @@ TEST(CudaContract, MemLocationHasCudasLayout) {
                   {INFINIRT_CONTRACT_FIELD_ROW(infinirtMemLocation, cudaMemLocation, type)
                        INFINIRT_CONTRACT_FIELD_ROW(infinirtMemLocation, cudaMemLocation, id)},
                   true));
+}
+
+// The parameter structures of graph nodes built by hand, and of their memory.
+TEST(CudaContract, GraphNodeStructuresHaveCudasLayout) {
+#define INFINIRT_CONTRACT_LAYOUT(ours, theirs, ...) \
+  EXPECT_EQ(sizeof(ours), sizeof(theirs)) << #ours; \
+  EXPECT_TRUE(FieldsMatch(#ours, {__VA_ARGS__}, true));
+#define INFINIRT_CONTRACT_ROW(ours, theirs, field) INFINIRT_CONTRACT_FIELD_ROW(ours, theirs, field)
+  INFINIRT_CONTRACT_LAYOUT(
+      infinirtMemsetParams, cudaMemsetParams,
+      INFINIRT_CONTRACT_ROW(infinirtMemsetParams, cudaMemsetParams, dst)
+          INFINIRT_CONTRACT_ROW(infinirtMemsetParams, cudaMemsetParams, pitch)
+              INFINIRT_CONTRACT_ROW(infinirtMemsetParams, cudaMemsetParams, value)
+                  INFINIRT_CONTRACT_ROW(infinirtMemsetParams, cudaMemsetParams, elementSize)
+                      INFINIRT_CONTRACT_ROW(infinirtMemsetParams, cudaMemsetParams, width)
+                          INFINIRT_CONTRACT_ROW(infinirtMemsetParams, cudaMemsetParams, height))
+  INFINIRT_CONTRACT_LAYOUT(
+      infinirtHostNodeParams, cudaHostNodeParams,
+      INFINIRT_CONTRACT_ROW(infinirtHostNodeParams, cudaHostNodeParams, fn)
+          INFINIRT_CONTRACT_ROW(infinirtHostNodeParams, cudaHostNodeParams, userData))
+  INFINIRT_CONTRACT_LAYOUT(
+      infinirtMemAccessDesc, cudaMemAccessDesc,
+      INFINIRT_CONTRACT_ROW(infinirtMemAccessDesc, cudaMemAccessDesc, location)
+          INFINIRT_CONTRACT_ROW(infinirtMemAccessDesc, cudaMemAccessDesc, flags))
+  INFINIRT_CONTRACT_LAYOUT(
+      infinirtMemPoolProps, cudaMemPoolProps,
+      INFINIRT_CONTRACT_ROW(infinirtMemPoolProps, cudaMemPoolProps, allocType)
+          INFINIRT_CONTRACT_ROW(infinirtMemPoolProps, cudaMemPoolProps,
+                                handleTypes) INFINIRT_CONTRACT_ROW(infinirtMemPoolProps,
+                                                                   cudaMemPoolProps, location)
+              INFINIRT_CONTRACT_ROW(infinirtMemPoolProps, cudaMemPoolProps, win32SecurityAttributes)
+                  INFINIRT_CONTRACT_ROW(infinirtMemPoolProps, cudaMemPoolProps, maxSize)
+                      INFINIRT_CONTRACT_ROW(infinirtMemPoolProps, cudaMemPoolProps, usage)
+                          INFINIRT_CONTRACT_ROW(infinirtMemPoolProps, cudaMemPoolProps, reserved))
+  INFINIRT_CONTRACT_LAYOUT(
+      infinirtMemAllocNodeParams, cudaMemAllocNodeParams,
+      INFINIRT_CONTRACT_ROW(infinirtMemAllocNodeParams, cudaMemAllocNodeParams,
+                            poolProps) INFINIRT_CONTRACT_ROW(infinirtMemAllocNodeParams,
+                                                             cudaMemAllocNodeParams, accessDescs)
+          INFINIRT_CONTRACT_ROW(infinirtMemAllocNodeParams, cudaMemAllocNodeParams, accessDescCount)
+              INFINIRT_CONTRACT_ROW(infinirtMemAllocNodeParams, cudaMemAllocNodeParams, bytesize)
+                  INFINIRT_CONTRACT_ROW(infinirtMemAllocNodeParams, cudaMemAllocNodeParams, dptr))
+#undef INFINIRT_CONTRACT_ROW
+#undef INFINIRT_CONTRACT_LAYOUT
 }
 
 TEST(CudaContract, UuidHasCudasLayout) {

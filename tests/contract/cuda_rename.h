@@ -111,6 +111,15 @@ INFINIRT_CONTRACT_RENAME(struct cudaPos, struct infinirtPos)
 INFINIRT_CONTRACT_RENAME(struct cudaMemcpy3DParms, struct infinirtMemcpy3DParms)
 INFINIRT_CONTRACT_RENAME(cudaArray_t, infinirtArray_t)
 INFINIRT_CONTRACT_RENAME(enum cudaFuncCache, enum infinirtFuncCache)
+INFINIRT_CONTRACT_RENAME(struct cudaHostNodeParams, struct infinirtHostNodeParams)
+INFINIRT_CONTRACT_RENAME(struct cudaMemsetParams, struct infinirtMemsetParams)
+INFINIRT_CONTRACT_RENAME(struct cudaMemAllocNodeParams, struct infinirtMemAllocNodeParams)
+INFINIRT_CONTRACT_RENAME(enum cudaGraphNodeType, enum infinirtGraphNodeType)
+INFINIRT_CONTRACT_RENAME(enum cudaMemAccessFlags, enum infinirtMemAccessFlags)
+INFINIRT_CONTRACT_RENAME(enum cudaMemAllocationType, enum infinirtMemAllocationType)
+INFINIRT_CONTRACT_RENAME(enum cudaMemAllocationHandleType, enum infinirtMemAllocationHandleType)
+INFINIRT_CONTRACT_RENAME(struct cudaMemAccessDesc, struct infinirtMemAccessDesc)
+INFINIRT_CONTRACT_RENAME(struct cudaMemPoolProps, struct infinirtMemPoolProps)
 
 #undef INFINIRT_CONTRACT_RENAME
 
