@@ -4,7 +4,7 @@
 #include <cstring>
 #include <memory>
 
-#include "api_support.h"
+#include "graph_api_support.h"
 
 using namespace infinirt::core;       // NOLINT: this file implements the core's C API
 using namespace infinirt::core::api;  // NOLINT
@@ -19,40 +19,6 @@ bool IsCaptureMode(enum infinirtStreamCaptureMode mode) {
 constexpr unsigned long long kKnownInstantiateFlags =
     infinirtGraphInstantiateFlagAutoFreeOnLaunch | infinirtGraphInstantiateFlagUpload |
     infinirtGraphInstantiateFlagDeviceLaunch | infinirtGraphInstantiateFlagUseNodePriority;
-
-infinirtError_t ResolveExec(Runtime& runtime, infinirtGraphExec_t exec, ObjectRecord* record,
-                            const char* function) {
-  if (exec == nullptr) return Fail(infinirtErrorInvalidValue, "{}: graphExec is NULL", function);
-  return ResolveObject(runtime.graph_execs(), exec, "graph exec", record, function);
-}
-
-// The events of a graph's event nodes: handle and plugin event.
-std::vector<std::pair<uint64_t, void*>> EventsOf(const GraphData& graph) {
-  std::vector<std::pair<uint64_t, void*>> events;
-  for (const GraphNode& node : graph.nodes()) {
-    if (node.kind() == INFINIRT_GRAPH_NODE_EVENT_WAIT) {
-      events.emplace_back(node.event, node.desc.params.wait.event);
-    } else if (node.kind() == INFINIRT_GRAPH_NODE_EVENT_RECORD) {
-      events.emplace_back(node.event, node.desc.params.record.event);
-    }
-  }
-  return events;
-}
-
-// An event destroyed since its node was made fails instantiation and launches, rather than
-// reaching the plugin.
-infinirtError_t CheckEventsLive(Runtime& runtime,
-                                const std::vector<std::pair<uint64_t, void*>>& events,
-                                const char* function) {
-  for (const auto& [handle, plugin_event] : events) {
-    ObjectRecord record;
-    if (!runtime.events().Lookup(handle, &record) || record.plugin_handle != plugin_event) {
-      return Fail(infinirtErrorInvalidResourceHandle,
-                  "{}: event {:#x} of an event node was destroyed", function, handle);
-    }
-  }
-  return infinirtSuccess;
-}
 
 // A host-to-host copy node, replayed as a host function: the plugin's MemcpyAsync would copy at
 // once (host-to-host copies are synchronous), not in stream order. The function owns its
@@ -125,6 +91,24 @@ infinirtError_t Replay(Backend& backend, int local, ExecData& exec, void* stream
   }
   if (auto error = table.EventRecord(local, exec.order_event, stream)) return error;
   exec.launched = true;
+  return infinirtSuccess;
+}
+
+// A launch of a plugin's own exec. It remembers its stream: an update that replaces the plugin
+// exec orders the replacement's first launch after this one (api_graph_exec.cc).
+infinirtError_t LaunchNative(const StreamTarget& target, ExecData& exec) {
+  const infinirtPluginTable& table = target.backend->table;
+  if (exec.wait_order_event) {
+    if (auto error = table.StreamWaitEvent(target.local, target.stream, exec.order_event, 0)) {
+      return error;
+    }
+    exec.wait_order_event = false;
+  }
+  if (auto error = table.GraphLaunch(target.local, exec.plugin_exec, target.stream)) return error;
+  exec.last_stream = target.stream;
+  exec.last_stream_handle = target.ref.handle;
+  exec.last_stream_per_thread = target.ref.per_thread;
+  exec.launched_native = true;
   return infinirtSuccess;
 }
 
@@ -262,7 +246,8 @@ infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infini
                   function);
     }
     std::shared_ptr<GraphData> data;
-    if (source->Flatten(&data) != infinirtSuccess) {
+    GraphData::FlatSpans spans;
+    if (source->Flatten(&data, &spans) != infinirtSuccess) {
       return Fail(infinirtErrorInvalidValue, "{}: the graph's dependencies form a cycle", function);
     }
     std::vector<std::pair<uint64_t, void*>> events = EventsOf(*data);
@@ -278,6 +263,8 @@ infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infini
     auto exec = std::make_unique<ExecData>();
     exec->graph = data;
     exec->events = std::move(events);
+    exec->source_graph = source->id();
+    exec->spans = std::move(spans);
     exec->flags = flags;
     Backend& backend = data->backend();
     const int local = data->local_device();
@@ -322,13 +309,9 @@ infinirtError_t infinirtGraphLaunch(infinirtGraphExec_t graphExec, infinirtStrea
   return Guard(__func__, [&](const char* function) {
     Runtime& runtime = Runtime::Get();
     ObjectRecord record;
-    if (auto error = ResolveExec(runtime, graphExec, &record, function)) return error;
     StreamTarget target;
-    if (auto error = ResolveStream(runtime, stream, &target, function)) return error;
-    if (target.device != record.device) {
-      return Fail(infinirtErrorInvalidValue,
-                  "{}: the exec belongs to device {} and the stream to device {}", function,
-                  record.device, target.device);
+    if (auto error = ResolveExecOnStream(runtime, graphExec, stream, &record, &target, function)) {
+      return error;
     }
     auto* exec = static_cast<ExecData*>(record.plugin_handle);
     const GraphData& graph = *exec->graph;
@@ -352,10 +335,9 @@ infinirtError_t infinirtGraphLaunch(infinirtGraphExec_t graphExec, infinirtStrea
       }
       runtime.graph_memory().Release(left_live);
     }
-    const infinirtError_t error =
-        exec->native()
-            ? target.backend->table.GraphLaunch(target.local, exec->plugin_exec, target.stream)
-            : Replay(*target.backend, target.local, *exec, target.stream);
+    const infinirtError_t error = exec->native()
+                                      ? LaunchNative(target, *exec)
+                                      : Replay(*target.backend, target.local, *exec, target.stream);
     if (error == infinirtSuccess) runtime.graph_memory().MarkLive(left_live);
     return BackendAnswer(error, *target.backend, function);
   });

@@ -2,38 +2,28 @@
 // graphs are the same objects (graph.h): nodes can be added to a captured graph and a built one
 // can be launched into a capture.
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <set>
+#include <string>
 #include <utility>
 
-#include "api_support.h"
+#include "graph_api_support.h"
 
 using namespace infinirt::core;       // NOLINT: this file implements the core's C API
 using namespace infinirt::core::api;  // NOLINT
 
 namespace {
 
-// The device a graph belongs to, as the copy and memset checks want it.
-StreamTarget GraphTarget(Runtime& runtime, const GraphData& graph) {
-  StreamTarget target;
-  target.backend = &runtime.backend(graph.backend_index());
-  target.backend_index = graph.backend_index();
-  target.device = graph.device();
-  target.local = graph.local_device();
-  return target;
-}
-
-infinirtError_t ResolveNode(infinirtGraphNode_t handle, std::shared_ptr<GraphData>* graph,
-                            uint32_t* id, const char* function) {
-  if (handle == nullptr) return Fail(infinirtErrorInvalidValue, "{}: node is NULL", function);
-  uint64_t graph_id = 0;
-  if (SplitNodeHandle(handle, &graph_id, id)) *graph = GraphData::Find(graph_id);
-  if (!*graph || (*graph)->FindNode(*id) == nullptr) {
-    return Fail(infinirtErrorInvalidValue, "{}: {} is not a node of a live graph", function,
-                static_cast<const void*>(handle));
-  }
-  return infinirtSuccess;
-}
+constexpr unsigned int kKnownDotFlags =
+    infinirtGraphDebugDotFlagsVerbose | infinirtGraphDebugDotFlagsKernelNodeParams |
+    infinirtGraphDebugDotFlagsMemcpyNodeParams | infinirtGraphDebugDotFlagsMemsetNodeParams |
+    infinirtGraphDebugDotFlagsHostNodeParams | infinirtGraphDebugDotFlagsEventNodeParams |
+    infinirtGraphDebugDotFlagsExtSemasSignalNodeParams |
+    infinirtGraphDebugDotFlagsExtSemasWaitNodeParams |
+    infinirtGraphDebugDotFlagsKernelNodeAttributes | infinirtGraphDebugDotFlagsHandles |
+    infinirtGraphDebugDotFlagsConditionalNodeParams;
 
 // The id of a node that must belong to `graph`.
 infinirtError_t NodeOfGraph(const GraphData& graph, infinirtGraphNode_t handle, uint32_t* id,
@@ -124,87 +114,6 @@ void WriteNodeList(const std::vector<infinirtGraphNode_t>& all, infinirtGraphNod
 bool IsDefaultEdge(const infinirtGraphEdgeData& edge) {
   const infinirtGraphEdgeData zero{};
   return std::memcmp(&edge, &zero, sizeof(edge)) == 0;
-}
-
-// A 1D copy node, checked as infinirtMemcpyAsync checks a copy on a stream of the graph's device.
-infinirtError_t MakeCopyNode(Runtime& runtime, const GraphData& graph, void* dst, const void* src,
-                             size_t count, enum infinirtMemcpyKind kind, GraphNode* node,
-                             const char* function) {
-  const StreamTarget on_graph = GraphTarget(runtime, graph);
-  Target target;
-  enum infinirtMemcpyKind resolved = kind;
-  CrossBackendCopy cross;
-  if (auto error = RouteCopy(runtime, dst, src, count, kind, &on_graph, &target, &resolved, &cross,
-                             function)) {
-    return error;
-  }
-  if (cross.needed) {
-    return Fail(infinirtErrorNotSupported,
-                "{}: a graph cannot hold a copy with device memory of another backend", function);
-  }
-  DescribeCopy(node, dst, src, count, resolved);
-  return infinirtSuccess;
-}
-
-// The byte a memset of elementSize-byte elements of `value` writes, when every byte of the
-// element is the same; plugins set bytes.
-bool UniformByte(unsigned int value, unsigned int element_size, int* byte) {
-  const unsigned int low = value & 0xFFu;
-  for (unsigned int i = 1; i < element_size; ++i) {
-    if (((value >> (8 * i)) & 0xFFu) != low) return false;
-  }
-  *byte = static_cast<int>(low);
-  return true;
-}
-
-infinirtError_t MakeSetNode(Runtime& runtime, const GraphData& graph,
-                            const infinirtMemsetParams* params, GraphNode* node,
-                            const char* function) {
-  if (params == nullptr) return Fail(infinirtErrorInvalidValue, "{}: params is NULL", function);
-  const unsigned int size = params->elementSize;
-  if (size != 1 && size != 2 && size != 4) {
-    return Fail(infinirtErrorInvalidValue, "{}: elementSize {} is not 1, 2 or 4", function, size);
-  }
-  if (params->width == 0 || params->height == 0) {
-    return Fail(infinirtErrorInvalidValue, "{}: the region is empty", function);
-  }
-  const size_t row_bytes = params->width * size;
-  if (params->width > SIZE_MAX / size ||
-      (params->height > 1 && (params->pitch < row_bytes ||
-                              params->height - 1 > (SIZE_MAX - row_bytes) / params->pitch))) {
-    return Fail(infinirtErrorInvalidValue, "{}: pitch {} does not hold rows of {} bytes", function,
-                params->pitch, row_bytes);
-  }
-  int byte = 0;
-  if (!UniformByte(params->value, size, &byte)) {
-    return Fail(infinirtErrorNotSupported,
-                "{}: value {:#x} repeats no single byte; InfiniRT's memset nodes write bytes",
-                function, params->value);
-  }
-  const size_t span =
-      params->height > 1 ? params->pitch * (params->height - 1) + row_bytes : row_bytes;
-  const StreamTarget on_graph = GraphTarget(runtime, graph);
-  Target target;
-  if (auto error = RouteMemset(runtime, params->dst, span, &on_graph, &target, function)) {
-    return error;
-  }
-  DescribeSet(node, params->dst, byte, row_bytes);
-  node->memset_pitch = params->height > 1 ? params->pitch : row_bytes;
-  node->memset_height = params->height;
-  node->memset_element_size = size;
-  node->memset_value = params->value;
-  return infinirtSuccess;
-}
-
-infinirtError_t MakeHostNode(const infinirtHostNodeParams* params, GraphNode* node,
-                             const char* function) {
-  if (params == nullptr || params->fn == nullptr) {
-    return Fail(infinirtErrorInvalidValue, "{}: the host function is NULL", function);
-  }
-  node->desc.kind = INFINIRT_GRAPH_NODE_HOST;
-  node->desc.params.host.fn = params->fn;
-  node->desc.params.host.user_data = params->userData;
-  return infinirtSuccess;
 }
 
 infinirtError_t MakeEventNode(Runtime& runtime, const GraphData& graph, infinirtEvent_t event,
@@ -824,6 +733,29 @@ infinirtError_t infinirtGraphMemFreeNodeGetParams(infinirtGraphNode_t node, void
                             *static_cast<void**>(dptr_out) = found.desc.params.memory.ptr;
                             return infinirtSuccess;
                           });
+  });
+}
+
+infinirtError_t infinirtGraphDebugDotPrint(infinirtGraph_t graph, const char* path,
+                                           unsigned int flags) {
+  return Guard(__func__, [&](const char* function) {
+    std::shared_ptr<GraphData> data;
+    if (auto error = ResolveGraph(Runtime::Get(), graph, &data, function)) return error;
+    if (path == nullptr) return Fail(infinirtErrorInvalidValue, "{}: path is NULL", function);
+    if (flags & ~kKnownDotFlags) {
+      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function, flags);
+    }
+    const std::string dot = DotOf(*data, flags);
+    std::FILE* file = std::fopen(path, "w");
+    if (file == nullptr) {
+      return Fail(infinirtErrorOperatingSystem, "{}: cannot open {}: {}", function, path,
+                  std::strerror(errno));
+    }
+    const bool written = std::fwrite(dot.data(), 1, dot.size(), file) == dot.size();
+    if (std::fclose(file) != 0 || !written) {
+      return Fail(infinirtErrorOperatingSystem, "{}: cannot write {}", function, path);
+    }
+    return infinirtSuccess;
   });
 }
 

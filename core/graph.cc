@@ -249,6 +249,7 @@ uint32_t GraphData::AppendFlattened(const GraphNode& node,
     for (size_t row = 0; row < node.memset_height; ++row) {
       GraphNode row_node;
       row_node.desc = node.desc;
+      row_node.memset_pitch = node.memset_pitch;
       row_node.desc.params.set.ptr =
           static_cast<char*>(node.desc.params.set.ptr) + row * node.memset_pitch;
       row_node.dependencies = dependencies;
@@ -265,7 +266,7 @@ uint32_t GraphData::AppendFlattened(const GraphNode& node,
   return append(std::move(copy));
 }
 
-infinirtError_t GraphData::Flatten(std::shared_ptr<GraphData>* flat) const {
+infinirtError_t GraphData::Flatten(std::shared_ptr<GraphData>* flat, FlatSpans* spans) const {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   std::vector<size_t> order;
   if (!TopologicalOrder(&order)) return infinirtErrorInvalidValue;
@@ -275,7 +276,9 @@ infinirtError_t GraphData::Flatten(std::shared_ptr<GraphData>* flat) const {
     const GraphNode& node = nodes_[index];
     std::vector<uint32_t> dependencies;
     for (uint32_t dependency : node.dependencies) dependencies.push_back(completion.at(dependency));
+    const auto first = static_cast<uint32_t>(result->nodes_.size());
     completion[node.id] = AppendFlattened(node, dependencies, &result->nodes_);
+    if (spans) (*spans)[node.id] = FlatSpan{first, completion[node.id]};
   }
   result->next_node_id_ = static_cast<uint32_t>(result->nodes_.size());
   *flat = std::move(result);

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -137,7 +139,16 @@ class GraphData : public std::enable_shared_from_this<GraphData> {
   // What an exec runs: a copy whose nodes come in an order where each follows its dependencies,
   // child graphs inlined and memsets split into rows, node ids equal to positions. Fails with
   // InvalidValue when the dependencies form a cycle.
-  infinirtError_t Flatten(std::shared_ptr<GraphData>* flat) const;
+  // *spans, when given, receives where each node of this graph went in the copy.
+  struct FlatSpan {
+    uint32_t first;  // its first node in the copy
+    uint32_t last;   // the node standing for its completion
+  };
+  using FlatSpans = std::unordered_map<uint32_t, FlatSpan>;
+  infinirtError_t Flatten(std::shared_ptr<GraphData>* flat, FlatSpans* spans = nullptr) const;
+  // A copy of a flattened graph, to change before it replaces an exec's (ExecData::graph).
+  std::shared_ptr<GraphData> CopyFlat() const { return Clone(); }
+  std::vector<GraphNode>& mutable_nodes() { return nodes_; }
 
   const std::vector<GraphNode>& nodes() const { return nodes_; }
   bool HasMemoryNodes() const;
@@ -172,6 +183,9 @@ class GraphData : public std::enable_shared_from_this<GraphData> {
   uint32_t next_node_id_ = 0;
 };
 
+// The graph in Graphviz's DOT language, with the details infinirtGraphDebugDotFlags ask for.
+std::string DotOf(const GraphData& graph, unsigned int flags);
+
 // What a graph handle's record points to.
 struct GraphHolder {
   std::shared_ptr<GraphData> graph;
@@ -183,6 +197,15 @@ struct ExecData {
   // Event nodes' events, checked at each launch: a destroyed event fails the launch instead of
   // reaching the plugin.
   std::vector<std::pair<uint64_t, void*>> events;
+  uint64_t source_graph = 0;   // the graph instantiated (its id), for the exec's node updates
+  GraphData::FlatSpans spans;  // where that graph's nodes are in `graph`
+  // Native: the stream of the latest launch, so that a replaced plugin exec (GraphExecUpdate)
+  // can be ordered after it.
+  void* last_stream = nullptr;
+  uint64_t last_stream_handle = 0;  // 0 for the default streams
+  bool last_stream_per_thread = false;
+  bool launched_native = false;
+  bool wait_order_event = false;  // native: the next launch first waits for order_event
   unsigned long long flags = 0;
   void* plugin_exec = nullptr;  // native: the plugin's exec
   void* order_event = nullptr;  // replayed: a plugin event recorded after every launch

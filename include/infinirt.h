@@ -285,6 +285,43 @@ enum infinirtGraphNodeType INFINIRT_ENUM_BASE {
   infinirtGraphNodeTypeCount
 };
 
+/* infinirtGraphExecUpdate: why an exec could not take a graph's parameters. */
+enum infinirtGraphExecUpdateResult INFINIRT_ENUM_BASE {
+  infinirtGraphExecUpdateSuccess = 0x0,
+  infinirtGraphExecUpdateError = 0x1,
+  infinirtGraphExecUpdateErrorTopologyChanged = 0x2,
+  infinirtGraphExecUpdateErrorNodeTypeChanged = 0x3,
+  infinirtGraphExecUpdateErrorFunctionChanged = 0x4,
+  infinirtGraphExecUpdateErrorParametersChanged = 0x5,
+  infinirtGraphExecUpdateErrorNotSupported = 0x6,
+  infinirtGraphExecUpdateErrorUnsupportedFunctionChange = 0x7,
+  infinirtGraphExecUpdateErrorAttributesChanged = 0x8
+};
+
+typedef enum infinirtGraphInstantiateResult INFINIRT_ENUM_BASE {
+  infinirtGraphInstantiateSuccess = 0,
+  infinirtGraphInstantiateError = 1,
+  infinirtGraphInstantiateInvalidStructure = 2,
+  infinirtGraphInstantiateNodeOperationNotSupported = 3,
+  infinirtGraphInstantiateMultipleDevicesNotSupported = 4,
+  infinirtGraphInstantiateConditionalHandleUnused = 5
+} infinirtGraphInstantiateResult;
+
+/* infinirtGraphDebugDotPrint: what the DOT file shows of each node besides its type. */
+enum infinirtGraphDebugDotFlags INFINIRT_ENUM_BASE {
+  infinirtGraphDebugDotFlagsVerbose = 1 << 0,
+  infinirtGraphDebugDotFlagsKernelNodeParams = 1 << 2,
+  infinirtGraphDebugDotFlagsMemcpyNodeParams = 1 << 3,
+  infinirtGraphDebugDotFlagsMemsetNodeParams = 1 << 4,
+  infinirtGraphDebugDotFlagsHostNodeParams = 1 << 5,
+  infinirtGraphDebugDotFlagsEventNodeParams = 1 << 6,
+  infinirtGraphDebugDotFlagsExtSemasSignalNodeParams = 1 << 7,
+  infinirtGraphDebugDotFlagsExtSemasWaitNodeParams = 1 << 8,
+  infinirtGraphDebugDotFlagsKernelNodeAttributes = 1 << 9,
+  infinirtGraphDebugDotFlagsHandles = 1 << 10,
+  infinirtGraphDebugDotFlagsConditionalNodeParams = 1 << 15
+};
+
 /* Memory pools and graph allocations: how memory may be accessed, and what a pool allocates. */
 enum infinirtMemAccessFlags INFINIRT_ENUM_BASE {
   infinirtMemAccessFlagsProtNone = 0,
@@ -738,6 +775,19 @@ struct infinirtMemcpy3DParms {
   enum infinirtMemcpyKind kind;
 };
 
+typedef struct infinirtGraphExecUpdateResultInfo_st {
+  enum infinirtGraphExecUpdateResult result;
+  infinirtGraphNode_t errorNode;     /* the node at fault (the "to" node of an edge), or NULL */
+  infinirtGraphNode_t errorFromNode; /* the "from" node of an edge at fault, or NULL */
+} infinirtGraphExecUpdateResultInfo;
+
+typedef struct infinirtGraphInstantiateParams_st {
+  unsigned long long flags;
+  infinirtStream_t uploadStream;
+  infinirtGraphNode_t errNode_out;
+  infinirtGraphInstantiateResult result_out;
+} infinirtGraphInstantiateParams;
+
 /* Parameters of graph nodes built by hand (infinirtGraphAdd*Node). */
 struct infinirtMemsetParams {
   void* dst;
@@ -1101,7 +1151,27 @@ typedef struct infinirtBackendProp {
     (infinirtGraphNode_t node, infinirtEvent_t * event_out))                                       \
   X(infinirtError_t, GraphMemAllocNodeGetParams,                                                   \
     (infinirtGraphNode_t node, struct infinirtMemAllocNodeParams * params_out))                    \
-  X(infinirtError_t, GraphMemFreeNodeGetParams, (infinirtGraphNode_t node, void* dptr_out))
+  X(infinirtError_t, GraphMemFreeNodeGetParams, (infinirtGraphNode_t node, void* dptr_out))        \
+  /* Executable graphs changed in place: the next launch runs the new parameters. */               \
+  X(infinirtError_t, GraphExecUpdate,                                                              \
+    (infinirtGraphExec_t hGraphExec, infinirtGraph_t hGraph,                                       \
+     infinirtGraphExecUpdateResultInfo * resultInfo))                                              \
+  X(infinirtError_t, GraphExecHostNodeSetParams,                                                   \
+    (infinirtGraphExec_t hGraphExec, infinirtGraphNode_t node,                                     \
+     const struct infinirtHostNodeParams* pNodeParams))                                            \
+  X(infinirtError_t, GraphExecMemcpyNodeSetParams1D,                                               \
+    (infinirtGraphExec_t hGraphExec, infinirtGraphNode_t node, void* dst, const void* src,         \
+     size_t count, enum infinirtMemcpyKind kind))                                                  \
+  X(infinirtError_t, GraphExecMemsetNodeSetParams,                                                 \
+    (infinirtGraphExec_t hGraphExec, infinirtGraphNode_t node,                                     \
+     const struct infinirtMemsetParams* pNodeParams))                                              \
+  X(infinirtError_t, GraphUpload, (infinirtGraphExec_t graphExec, infinirtStream_t stream))        \
+  X(infinirtError_t, GraphInstantiateWithParams,                                                   \
+    (infinirtGraphExec_t * pGraphExec, infinirtGraph_t graph,                                      \
+     infinirtGraphInstantiateParams * instantiateParams))                                          \
+  /* Writes the graph in Graphviz's DOT language to the file at path. */                           \
+  X(infinirtError_t, GraphDebugDotPrint,                                                           \
+    (infinirtGraph_t graph, const char* path, unsigned int flags))
 
 #define INFINIRT_EXTENSION_FUNCTIONS(X)                                                            \
   /* Discovers and loads plugins. Optional (every call initialises lazily), idempotent and         \

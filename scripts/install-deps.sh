@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages InfiniRT builds with, unless they are already there; packages
+# Installs the Debian packages InfiniRT builds and tests with (graphviz: its dot parses the
+# graphs infinirtGraphDebugDotPrint writes), unless they are already there; packages
 # named as arguments too (scripts/fuzz.sh adds clang's).
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config libspdlog-dev nlohmann-json3-dev libgtest-dev libgmock-dev
-          libbenchmark-dev libopenblas-dev libdnnl-dev libgloo-dev "$@")
+          libbenchmark-dev libopenblas-dev libdnnl-dev libgloo-dev graphviz "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,11 +1,17 @@
-// S52-S55: graphs built node by node. A built graph runs its nodes in dependency order and the
+// S52-S57: graphs built node by node. A built graph runs its nodes in dependency order and the
 // listing functions describe it (S52); a graph built by hand and the graph a capture of the same
 // work produces are alike node for node (S53); editing a graph (edges, removals, parameters,
 // clones) changes later instantiations only, and a cycle is refused (S54); event and memory
-// nodes (S55). Bad input for every function: GraphNodes_BadInput*.
+// nodes (S55); executable graphs changed in place (S56); the DOT file (S57). Bad input for every
+// function: GraphNodes_BadInput*.
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "capture_support.h"
@@ -556,6 +562,220 @@ TEST_F(Built, S55_MemoryNodesRefuseWhatTheyCannotDo) {
   infinirtGraph_t parent = NewGraph();
   EXPECT_EQ(infinirtGraphAddChildGraphNode(&node, parent, nullptr, 0, graph),
             infinirtErrorInvalidValue);
+  infinirtGetLastError();
+}
+
+// ---------------------------------------------------------------------------------------------
+// S56: changing an executable graph in place.
+
+TEST_F(Built, S56_ExecUpdateTakesTheParametersOfAGraphOfTheSameShape) {
+  std::atomic<int>& first = Keep<std::atomic<int>>(0);
+  std::atomic<int>& second = Keep<std::atomic<int>>(0);
+  unsigned char* device = NewDeviceMemory(64);
+  unsigned char* host = NewPinnedMemory(64, 0);
+  ASSERT_NE(device, nullptr);
+  // Two graphs of the same shape: memset -> copy to host -> host function.
+  auto build = [&](std::atomic<int>* counter, unsigned int value) {
+    infinirtGraph_t graph = NewGraph();
+    const infinirtMemsetParams set = SetParams(device, value, 64);
+    const infinirtHostNodeParams count{CountRun, counter};
+    infinirtGraphNode_t a = nullptr;
+    infinirtGraphNode_t b = nullptr;
+    infinirtGraphNode_t c = nullptr;
+    EXPECT_EQ(infinirtGraphAddMemsetNode(&a, graph, nullptr, 0, &set), infinirtSuccess);
+    EXPECT_EQ(infinirtGraphAddMemcpyNode1D(&b, graph, &a, 1, host, device, 64,
+                                           infinirtMemcpyDeviceToHost),
+              infinirtSuccess);
+    EXPECT_EQ(infinirtGraphAddHostNode(&c, graph, &b, 1, &count), infinirtSuccess);
+    return graph;
+  };
+  infinirtGraphExec_t exec = Instantiate(build(&first, 0x11));
+  LAUNCH_AND_WAIT(exec);
+  EXPECT_TRUE(AllBytesAre(host, 64, 0x11));
+
+  infinirtGraphExecUpdateResultInfo info{};
+  ASSERT_EQ(infinirtGraphExecUpdate(exec, build(&second, 0x22), &info), infinirtSuccess);
+  EXPECT_EQ(info.result, infinirtGraphExecUpdateSuccess);
+  LAUNCH_AND_WAIT(exec);
+  EXPECT_TRUE(AllBytesAre(host, 64, 0x22));
+  EXPECT_EQ(first.load(), 1);
+  EXPECT_EQ(second.load(), 1);
+
+  // Another shape is refused, with the reason, and the exec keeps what it had.
+  infinirtGraph_t other = NewGraph();
+  infinirtGraphNode_t lone = nullptr;
+  ASSERT_EQ(infinirtGraphAddEmptyNode(&lone, other, nullptr, 0), infinirtSuccess);
+  EXPECT_EQ(infinirtGraphExecUpdate(exec, other, &info), infinirtErrorGraphExecUpdateFailure);
+  EXPECT_EQ(info.result, infinirtGraphExecUpdateErrorTopologyChanged);
+  infinirtGraph_t retyped = build(&first, 0x33);
+  std::vector<infinirtGraphNode_t> nodes = NodesOf(retyped);
+  ASSERT_EQ(nodes.size(), 3u);
+  ASSERT_EQ(infinirtGraphDestroyNode(nodes[2]), infinirtSuccess);
+  infinirtGraphNode_t empty = nullptr;
+  ASSERT_EQ(infinirtGraphAddEmptyNode(&empty, retyped, &nodes[1], 1), infinirtSuccess);
+  EXPECT_EQ(infinirtGraphExecUpdate(exec, retyped, &info), infinirtErrorGraphExecUpdateFailure);
+  EXPECT_EQ(info.result, infinirtGraphExecUpdateErrorNodeTypeChanged);
+  EXPECT_EQ(info.errorNode, empty);
+  LAUNCH_AND_WAIT(exec);
+  EXPECT_TRUE(AllBytesAre(host, 64, 0x22));
+  EXPECT_EQ(second.load(), 2);
+  infinirtGetLastError();
+}
+
+TEST_F(Built, S56_ExecNodeParametersChangeTheExecNotTheGraph) {
+  std::atomic<int>& first = Keep<std::atomic<int>>(0);
+  std::atomic<int>& second = Keep<std::atomic<int>>(0);
+  unsigned char* device = NewDeviceMemory(128);
+  unsigned char* host = NewPinnedMemory(128, 0);
+  ASSERT_NE(device, nullptr);
+  infinirtGraph_t graph = NewGraph();
+  const infinirtMemsetParams set = SetParams(device, 0x44, 64);
+  const infinirtHostNodeParams count{CountRun, &first};
+  infinirtGraphNode_t memset = nullptr;
+  infinirtGraphNode_t copy = nullptr;
+  infinirtGraphNode_t host_node = nullptr;
+  ASSERT_EQ(infinirtGraphAddMemsetNode(&memset, graph, nullptr, 0, &set), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphAddMemcpyNode1D(&copy, graph, &memset, 1, host, device, 64,
+                                         infinirtMemcpyDeviceToHost),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtGraphAddHostNode(&host_node, graph, &copy, 1, &count), infinirtSuccess);
+  infinirtGraphExec_t exec = Instantiate(graph);
+
+  // Now: set the second half of the device memory, copy it to the second half of the host's.
+  const infinirtMemsetParams moved = SetParams(device + 64, 0x55, 64);
+  const infinirtHostNodeParams recount{CountRun, &second};
+  ASSERT_EQ(infinirtGraphExecMemsetNodeSetParams(exec, memset, &moved), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphExecMemcpyNodeSetParams1D(exec, copy, host + 64, device + 64, 64,
+                                                   infinirtMemcpyDeviceToHost),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtGraphExecHostNodeSetParams(exec, host_node, &recount), infinirtSuccess);
+  LAUNCH_AND_WAIT(exec);
+  EXPECT_TRUE(AllBytesAre(host, 64, 0));
+  EXPECT_TRUE(AllBytesAre(host + 64, 64, 0x55));
+  EXPECT_EQ(first.load(), 0);
+  EXPECT_EQ(second.load(), 1);
+  // The graph is unchanged.
+  infinirtHostNodeParams read{};
+  ASSERT_EQ(infinirtGraphHostNodeGetParams(host_node, &read), infinirtSuccess);
+  EXPECT_EQ(read.userData, &first);
+
+  // Another shape, another type, a node of another graph: refused.
+  const infinirtMemsetParams wider = SetParams(device, 0x66, 128);
+  EXPECT_EQ(infinirtGraphExecMemsetNodeSetParams(exec, memset, &wider), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGraphExecHostNodeSetParams(exec, copy, &recount), infinirtErrorInvalidValue);
+  infinirtGraph_t other = NewGraph();
+  infinirtGraphNode_t foreign = nullptr;
+  ASSERT_EQ(infinirtGraphAddHostNode(&foreign, other, nullptr, 0, &count), infinirtSuccess);
+  EXPECT_EQ(infinirtGraphExecHostNodeSetParams(exec, foreign, &recount), infinirtErrorInvalidValue);
+  infinirtGetLastError();
+}
+
+TEST_F(Built, S56_UpdatedExecStillNeverRunsConcurrentlyWithItself) {
+  auto& log = Keep<OrderLog>();
+  auto& marks = Keep<std::array<Mark, 2>>();
+  marks[0] = Mark{&log, 0};
+  marks[1] = Mark{&log, 1};
+  infinirtGraph_t graph = NewGraph();
+  const infinirtHostNodeParams params = HostParams(&marks[0]);
+  infinirtGraphNode_t node = nullptr;
+  ASSERT_EQ(infinirtGraphAddHostNode(&node, graph, nullptr, 0, &params), infinirtSuccess);
+  infinirtGraphExec_t exec = Instantiate(graph);
+  infinirtStream_t held = NewStream();
+  infinirtStream_t other = NewStream();
+  infinirtEvent_t done = NewEvent();
+  Gate& gate = NewGate();
+  ASSERT_OK_OR_SKIP(gate.Block(held));
+  ASSERT_OK_OR_SKIP(infinirtGraphLaunch(exec, held));
+  const infinirtHostNodeParams changed = HostParams(&marks[1]);
+  ASSERT_EQ(infinirtGraphExecHostNodeSetParams(exec, node, &changed), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphLaunch(exec, other), infinirtSuccess);
+  ASSERT_EQ(infinirtEventRecord(done, other), infinirtSuccess);
+  EXPECT_TRUE(HoldsFor([&] { return log.next.load() == 0 && IsPending(done); }))
+      << "the updated exec ran while its previous launch was held";
+  gate.Open();
+  ASSERT_EQ(infinirtEventSynchronize(done), infinirtSuccess);
+  ASSERT_EQ(log.next.load(), 2);
+  EXPECT_EQ(log.slots[0], 0);
+  EXPECT_EQ(log.slots[1], 1);
+}
+
+TEST_F(Built, S56_UploadAndInstantiateWithParams) {
+  std::atomic<int>& runs = Keep<std::atomic<int>>(0);
+  infinirtGraph_t graph = NewGraph();
+  const infinirtHostNodeParams count{CountRun, &runs};
+  infinirtGraphNode_t node = nullptr;
+  ASSERT_EQ(infinirtGraphAddHostNode(&node, graph, nullptr, 0, &count), infinirtSuccess);
+  infinirtStream_t stream = NewStream();
+  infinirtGraphInstantiateParams params{};
+  params.flags = infinirtGraphInstantiateFlagUpload;
+  params.uploadStream = stream;
+  infinirtGraphExec_t exec = nullptr;
+  ASSERT_EQ(infinirtGraphInstantiateWithParams(&exec, graph, &params), infinirtSuccess);
+  Own(exec);
+  EXPECT_EQ(params.result_out, infinirtGraphInstantiateSuccess);
+  EXPECT_EQ(params.errNode_out, nullptr);
+  ASSERT_EQ(infinirtGraphUpload(exec, stream), infinirtSuccess);
+  LAUNCH_AND_WAIT(exec);
+  EXPECT_EQ(runs.load(), 1);
+
+  // A cycle: InvalidStructure.
+  infinirtGraphNode_t next = nullptr;
+  ASSERT_EQ(infinirtGraphAddEmptyNode(&next, graph, &node, 1), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphAddDependencies(graph, &next, &node, nullptr, 1), infinirtSuccess);
+  params = infinirtGraphInstantiateParams{};
+  infinirtGraphExec_t none = nullptr;
+  EXPECT_EQ(infinirtGraphInstantiateWithParams(&none, graph, &params), infinirtErrorInvalidValue);
+  EXPECT_EQ(params.result_out, infinirtGraphInstantiateInvalidStructure);
+  EXPECT_EQ(infinirtGraphInstantiateWithParams(&none, graph, nullptr), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGraphUpload(nullptr, stream), infinirtErrorInvalidValue);
+  infinirtGetLastError();
+}
+
+// ---------------------------------------------------------------------------------------------
+// S57: infinirtGraphDebugDotPrint.
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+TEST_F(Built, S57_DotPrintWritesEveryNodeAndEdge) {
+  infinirtGraph_t child = NewGraph();
+  infinirtGraphNode_t inner = nullptr;
+  ASSERT_EQ(infinirtGraphAddEmptyNode(&inner, child, nullptr, 0), infinirtSuccess);
+  infinirtGraph_t graph = NewGraph();
+  unsigned char* device = NewDeviceMemory(64);
+  const infinirtMemsetParams set = SetParams(device, 0x7, 64);
+  infinirtGraphNode_t a = nullptr;
+  infinirtGraphNode_t b = nullptr;
+  ASSERT_EQ(infinirtGraphAddMemsetNode(&a, graph, nullptr, 0, &set), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphAddChildGraphNode(&b, graph, &a, 1, child), infinirtSuccess);
+  const std::string path = ::testing::TempDir() + "infinirt_graph_dot_test.dot";
+  ASSERT_EQ(infinirtGraphDebugDotPrint(graph, path.c_str(), infinirtGraphDebugDotFlagsVerbose),
+            infinirtSuccess);
+  const std::string dot = ReadFile(path);
+  EXPECT_EQ(dot.rfind("digraph", 0), 0u) << dot;
+  EXPECT_NE(dot.find("Memset"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("value 0x7"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("\"n0\" -> \"n1\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find("subgraph \"cluster_n1\""), std::string::npos) << dot;
+
+  // Parsed by Graphviz where the test is given its `dot` (the graph_dot_parses test).
+  if (const char* dot_program = std::getenv("INFINIRT_TEST_DOT")) {
+    if (*dot_program == '\0') GTEST_SKIP() << "Graphviz's dot is not installed";
+    const std::string command =
+        std::string(dot_program) + " -Tcanon -o /dev/null '" + path + "' 2>&1";
+    EXPECT_EQ(std::system(command.c_str()), 0) << "dot rejected:\n" << dot;
+  }
+  std::remove(path.c_str());
+
+  EXPECT_EQ(infinirtGraphDebugDotPrint(graph, nullptr, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGraphDebugDotPrint(graph, path.c_str(), 1u << 20), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGraphDebugDotPrint(graph, "/nonexistent-directory/graph.dot", 0),
+            infinirtErrorOperatingSystem);
+  EXPECT_EQ(infinirtGraphDebugDotPrint(nullptr, path.c_str(), 0), infinirtErrorInvalidValue);
   infinirtGetLastError();
 }
 

@@ -379,6 +379,21 @@ std::vector<ValueRow> SmallEnumRows() {
       INFINIRT_CONTRACT_VALUE_ROW(MemHandleTypeWin32),
       INFINIRT_CONTRACT_VALUE_ROW(MemHandleTypeWin32Kmt),
       INFINIRT_CONTRACT_VALUE_ROW(MemHandleTypeFabric),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphExecUpdateSuccess),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphExecUpdateError),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphExecUpdateErrorTopologyChanged),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphExecUpdateErrorNodeTypeChanged),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphExecUpdateErrorFunctionChanged),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphExecUpdateErrorParametersChanged),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphExecUpdateErrorNotSupported),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphExecUpdateErrorUnsupportedFunctionChange),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphExecUpdateErrorAttributesChanged),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateSuccess),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateError),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateInvalidStructure),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateNodeOperationNotSupported),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateMultipleDevicesNotSupported),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateConditionalHandleUnused),
   };
 }
 
@@ -398,6 +413,17 @@ TEST(CudaContract, SmallEnumTableCoversEveryCudaEnumerator) {
 std::vector<ValueRow> FlagRows() {
   return {
       INFINIRT_CONTRACT_VALUE_ROW(HostAllocDefault),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsVerbose),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsKernelNodeParams),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsMemcpyNodeParams),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsMemsetNodeParams),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsHostNodeParams),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsEventNodeParams),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsExtSemasSignalNodeParams),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsExtSemasWaitNodeParams),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsKernelNodeAttributes),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsHandles),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsConditionalNodeParams),
       INFINIRT_CONTRACT_VALUE_ROW(HostAllocPortable),
       INFINIRT_CONTRACT_VALUE_ROW(HostAllocMapped),
       INFINIRT_CONTRACT_VALUE_ROW(HostAllocWriteCombined),
@@ -710,6 +736,22 @@ TEST(CudaContract, GraphNodeStructuresHaveCudasLayout) {
           INFINIRT_CONTRACT_ROW(infinirtMemAllocNodeParams, cudaMemAllocNodeParams, accessDescCount)
               INFINIRT_CONTRACT_ROW(infinirtMemAllocNodeParams, cudaMemAllocNodeParams, bytesize)
                   INFINIRT_CONTRACT_ROW(infinirtMemAllocNodeParams, cudaMemAllocNodeParams, dptr))
+  INFINIRT_CONTRACT_LAYOUT(
+      infinirtGraphExecUpdateResultInfo, cudaGraphExecUpdateResultInfo,
+      INFINIRT_CONTRACT_ROW(infinirtGraphExecUpdateResultInfo, cudaGraphExecUpdateResultInfo,
+                            result) INFINIRT_CONTRACT_ROW(infinirtGraphExecUpdateResultInfo,
+                                                          cudaGraphExecUpdateResultInfo, errorNode)
+          INFINIRT_CONTRACT_ROW(infinirtGraphExecUpdateResultInfo, cudaGraphExecUpdateResultInfo,
+                                errorFromNode))
+  INFINIRT_CONTRACT_LAYOUT(
+      infinirtGraphInstantiateParams, cudaGraphInstantiateParams,
+      INFINIRT_CONTRACT_ROW(infinirtGraphInstantiateParams, cudaGraphInstantiateParams, flags)
+          INFINIRT_CONTRACT_ROW(infinirtGraphInstantiateParams, cudaGraphInstantiateParams,
+                                uploadStream)
+              INFINIRT_CONTRACT_ROW(infinirtGraphInstantiateParams, cudaGraphInstantiateParams,
+                                    errNode_out)
+                  INFINIRT_CONTRACT_ROW(infinirtGraphInstantiateParams, cudaGraphInstantiateParams,
+                                        result_out))
 #undef INFINIRT_CONTRACT_ROW
 #undef INFINIRT_CONTRACT_LAYOUT
 }

@@ -120,6 +120,13 @@ INFINIRT_CONTRACT_RENAME(enum cudaMemAllocationType, enum infinirtMemAllocationT
 INFINIRT_CONTRACT_RENAME(enum cudaMemAllocationHandleType, enum infinirtMemAllocationHandleType)
 INFINIRT_CONTRACT_RENAME(struct cudaMemAccessDesc, struct infinirtMemAccessDesc)
 INFINIRT_CONTRACT_RENAME(struct cudaMemPoolProps, struct infinirtMemPoolProps)
+INFINIRT_CONTRACT_RENAME(struct cudaGraphExecUpdateResultInfo_st,
+                         struct infinirtGraphExecUpdateResultInfo_st)
+INFINIRT_CONTRACT_RENAME(struct cudaGraphInstantiateParams_st,
+                         struct infinirtGraphInstantiateParams_st)
+INFINIRT_CONTRACT_RENAME(enum cudaGraphExecUpdateResult, enum infinirtGraphExecUpdateResult)
+INFINIRT_CONTRACT_RENAME(enum cudaGraphInstantiateResult, enum infinirtGraphInstantiateResult)
+INFINIRT_CONTRACT_RENAME(enum cudaGraphDebugDotFlags, enum infinirtGraphDebugDotFlags)
 
 #undef INFINIRT_CONTRACT_RENAME
 

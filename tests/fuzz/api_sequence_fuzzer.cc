@@ -234,7 +234,7 @@ class Program {
   // --- One call -------------------------------------------------------------------------------
 
   void Step() {
-    switch (in_.ConsumeIntegralInRange(0, 39)) {
+    switch (in_.ConsumeIntegralInRange(0, 41)) {
       case 0: {
         infinirtStream_t s = nullptr;
         if (infinirtStreamCreateWithFlags(&s, AnyFlags()) == infinirtSuccess) streams_.push_back(s);
@@ -463,6 +463,12 @@ class Program {
                                       AnyInt());
         break;
       }
+      case 39:
+        BuildGraphNode();
+        break;
+      case 40:
+        EditOrListGraph();
+        break;
       case 36: {  // the device's configuration
         size_t value = 0;
         const auto limit = static_cast<infinirtLimit>(AnyInt());
@@ -490,6 +496,139 @@ class Program {
         if (p) allocations_.push_back({p, 0, Allocation::kPinned});
         break;
       }
+    }
+  }
+
+  // A graph built by hand: a node of any kind on a live, destroyed or garbage graph, depending
+  // on nodes of this graph, of another, destroyed or garbage. Its copies and memsets use the
+  // stable buffers; its host nodes do nothing.
+  infinirtGraphNode_t AnyNode() {
+    if (in_.ConsumeIntegralInRange(0, 7) == 0) return static_cast<infinirtGraphNode_t>(Garbage());
+    return Pick<infinirtGraphNode_t>(nodes_, nullptr);
+  }
+
+  void BuildGraphNode() {
+    if (graphs_.empty() || in_.ConsumeIntegralInRange(0, 5) == 0) {
+      infinirtGraph_t graph = nullptr;
+      infinirtGraphCreate(in_.ConsumeBool() ? &graph : nullptr, in_.ConsumeBool() ? 0 : AnyFlags());
+      if (graph) graphs_.push_back(graph);
+    }
+    infinirtGraph_t graph = AnyHandle(graphs_, dead_graphs_, {});
+    infinirtGraphNode_t dependencies[3] = {AnyNode(), AnyNode(), AnyNode()};
+    const size_t count = in_.ConsumeIntegralInRange<size_t>(0, 3);
+    infinirtGraphNode_t node = nullptr;
+    infinirtGraphNode_t* out = in_.ConsumeBool() ? &node : nullptr;
+    const Span span = AnySpan(true, in_.ConsumeIntegralInRange<size_t>(0, kMaxSize / 4));
+    switch (in_.ConsumeIntegralInRange(0, 8)) {
+      case 0:
+        infinirtGraphAddEmptyNode(out, graph, dependencies, count);
+        break;
+      case 1: {
+        const infinirtHostNodeParams params{in_.ConsumeBool() ? NoOp : nullptr, nullptr};
+        infinirtGraphAddHostNode(out, graph, dependencies, count, &params);
+        break;
+      }
+      case 2: {
+        const Span src = AnySpan(true, span.count);
+        infinirtGraphAddMemcpyNode1D(out, graph, dependencies, count, span.pointer, src.pointer,
+                                     span.count, AnyKind());
+        break;
+      }
+      case 3: {
+        infinirtMemsetParams params{span.pointer,
+                                    in_.ConsumeIntegralInRange<size_t>(0, 64),
+                                    in_.ConsumeIntegral<unsigned>(),
+                                    AnyFlags(),
+                                    in_.ConsumeIntegralInRange<size_t>(0, 64),
+                                    in_.ConsumeIntegralInRange<size_t>(0, 4)};
+        infinirtGraphAddMemsetNode(out, graph, dependencies, count, &params);
+        break;
+      }
+      case 4:
+        infinirtGraphAddEventRecordNode(out, graph, dependencies, count, AnyEvent());
+        break;
+      case 5:
+        infinirtGraphAddEventWaitNode(out, graph, dependencies, count, AnyEvent());
+        break;
+      case 6:
+        infinirtGraphAddChildGraphNode(out, graph, dependencies, count,
+                                       AnyHandle(graphs_, dead_graphs_, {}));
+        break;
+      case 7: {
+        infinirtMemAllocNodeParams params{};
+        params.poolProps.allocType =
+            static_cast<infinirtMemAllocationType>(in_.ConsumeIntegralInRange(0, 2));
+        params.poolProps.location = {infinirtMemLocationTypeDevice, AnyInt()};
+        params.bytesize = AnySize();
+        infinirtGraphAddMemAllocNode(out, graph, dependencies, count, &params);
+        if (params.dptr) graph_pointers_.push_back(params.dptr);
+        break;
+      }
+      default:
+        infinirtGraphAddMemFreeNode(out, graph, dependencies, count, AnyPointer());
+        break;
+    }
+    if (node) nodes_.push_back(node);
+  }
+
+  void EditOrListGraph() {
+    infinirtGraph_t graph = AnyHandle(graphs_, dead_graphs_, {});
+    infinirtGraphNode_t from[2] = {AnyNode(), AnyNode()};
+    infinirtGraphNode_t to[2] = {AnyNode(), AnyNode()};
+    infinirtGraphNode_t listed[4];
+    infinirtGraphEdgeData edges[4];
+    size_t count = in_.ConsumeIntegralInRange<size_t>(0, 4);
+    switch (in_.ConsumeIntegralInRange(0, 7)) {
+      case 0:
+        infinirtGraphAddDependencies(graph, from, to, nullptr, in_.ConsumeIntegralInRange(0, 2));
+        break;
+      case 1:
+        infinirtGraphRemoveDependencies(graph, from, to, nullptr, in_.ConsumeIntegralInRange(0, 2));
+        break;
+      case 2:
+        infinirtGraphGetNodes(graph, in_.ConsumeBool() ? listed : nullptr, &count);
+        infinirtGraphGetRootNodes(graph, in_.ConsumeBool() ? listed : nullptr, &count);
+        break;
+      case 3:
+        infinirtGraphGetEdges(graph, in_.ConsumeBool() ? listed : nullptr, listed,
+                              in_.ConsumeBool() ? edges : nullptr, &count);
+        break;
+      case 4: {
+        infinirtGraphNodeType type;
+        infinirtGraphNodeGetType(AnyNode(), &type);
+        infinirtGraphNodeGetDependencies(AnyNode(), listed, edges, &count);
+        infinirtGraphNodeGetDependentNodes(AnyNode(), nullptr, nullptr, &count);
+        break;
+      }
+      case 5: {
+        infinirtHostNodeParams host{};
+        infinirtGraphHostNodeGetParams(AnyNode(), &host);
+        infinirtMemsetParams set{};
+        if (infinirtGraphMemsetNodeGetParams(AnyNode(), &set) == infinirtSuccess) {
+          set.value = in_.ConsumeIntegral<unsigned>();
+          infinirtGraphMemsetNodeSetParams(AnyNode(), &set);
+        }
+        infinirtMemcpy3DParms copy{};
+        infinirtGraphMemcpyNodeGetParams(AnyNode(), &copy);
+        infinirtEvent_t event;
+        infinirtGraphEventRecordNodeGetEvent(AnyNode(), &event);
+        break;
+      }
+      case 6: {
+        infinirtGraph_t clone = nullptr;
+        infinirtGraphClone(&clone, graph);
+        if (clone) {
+          graphs_.push_back(clone);
+          infinirtGraphNode_t found = nullptr;
+          if (infinirtGraphNodeFindInClone(&found, AnyNode(), clone) == infinirtSuccess) {
+            nodes_.push_back(found);
+          }
+        }
+        break;
+      }
+      default:
+        infinirtGraphDestroyNode(AnyNode());
+        break;
     }
   }
 
@@ -548,6 +687,7 @@ class Program {
   std::vector<infinirtGraphExec_t> execs_, dead_execs_, leftover_execs_;
   std::vector<Allocation> allocations_, stable_;
   std::vector<void*> dead_pointers_, graph_pointers_;
+  std::vector<infinirtGraphNode_t> nodes_;  // live or not: node handles need no release
 };
 
 }  // namespace

@@ -1,0 +1,156 @@
+#include "graph_api_support.h"
+
+#include <algorithm>
+
+namespace infinirt::core::api {
+
+StreamTarget GraphTarget(Runtime& runtime, const GraphData& graph) {
+  StreamTarget target;
+  target.backend = &runtime.backend(graph.backend_index());
+  target.backend_index = graph.backend_index();
+  target.device = graph.device();
+  target.local = graph.local_device();
+  return target;
+}
+
+infinirtError_t ResolveNode(infinirtGraphNode_t handle, std::shared_ptr<GraphData>* graph,
+                            uint32_t* id, const char* function) {
+  if (handle == nullptr) return Fail(infinirtErrorInvalidValue, "{}: node is NULL", function);
+  uint64_t graph_id = 0;
+  if (SplitNodeHandle(handle, &graph_id, id)) *graph = GraphData::Find(graph_id);
+  if (!*graph || (*graph)->FindNode(*id) == nullptr) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} is not a node of a live graph", function,
+                static_cast<const void*>(handle));
+  }
+  return infinirtSuccess;
+}
+
+infinirtError_t MakeCopyNode(Runtime& runtime, const GraphData& graph, void* dst, const void* src,
+                             size_t count, enum infinirtMemcpyKind kind, GraphNode* node,
+                             const char* function) {
+  const StreamTarget on_graph = GraphTarget(runtime, graph);
+  Target target;
+  enum infinirtMemcpyKind resolved = kind;
+  CrossBackendCopy cross;
+  if (auto error = RouteCopy(runtime, dst, src, count, kind, &on_graph, &target, &resolved, &cross,
+                             function)) {
+    return error;
+  }
+  if (cross.needed) {
+    return Fail(infinirtErrorNotSupported,
+                "{}: a graph cannot hold a copy with device memory of another backend", function);
+  }
+  DescribeCopy(node, dst, src, count, resolved);
+  return infinirtSuccess;
+}
+
+namespace {
+
+// The byte a memset of elementSize-byte elements of `value` writes, when every byte of the
+// element is the same; plugins set bytes.
+bool UniformByte(unsigned int value, unsigned int element_size, int* byte) {
+  const unsigned int low = value & 0xFFu;
+  for (unsigned int i = 1; i < element_size; ++i) {
+    if (((value >> (8 * i)) & 0xFFu) != low) return false;
+  }
+  *byte = static_cast<int>(low);
+  return true;
+}
+
+}  // namespace
+
+infinirtError_t MakeSetNode(Runtime& runtime, const GraphData& graph,
+                            const infinirtMemsetParams* params, GraphNode* node,
+                            const char* function) {
+  if (params == nullptr) return Fail(infinirtErrorInvalidValue, "{}: params is NULL", function);
+  const unsigned int size = params->elementSize;
+  if (size != 1 && size != 2 && size != 4) {
+    return Fail(infinirtErrorInvalidValue, "{}: elementSize {} is not 1, 2 or 4", function, size);
+  }
+  if (params->width == 0 || params->height == 0) {
+    return Fail(infinirtErrorInvalidValue, "{}: the region is empty", function);
+  }
+  const size_t row_bytes = params->width * size;
+  if (params->width > SIZE_MAX / size ||
+      (params->height > 1 && (params->pitch < row_bytes ||
+                              params->height - 1 > (SIZE_MAX - row_bytes) / params->pitch))) {
+    return Fail(infinirtErrorInvalidValue, "{}: pitch {} does not hold rows of {} bytes", function,
+                params->pitch, row_bytes);
+  }
+  int byte = 0;
+  if (!UniformByte(params->value, size, &byte)) {
+    return Fail(infinirtErrorNotSupported,
+                "{}: value {:#x} repeats no single byte; InfiniRT's memset nodes write bytes",
+                function, params->value);
+  }
+  const size_t span =
+      params->height > 1 ? params->pitch * (params->height - 1) + row_bytes : row_bytes;
+  const StreamTarget on_graph = GraphTarget(runtime, graph);
+  Target target;
+  if (auto error = RouteMemset(runtime, params->dst, span, &on_graph, &target, function)) {
+    return error;
+  }
+  DescribeSet(node, params->dst, byte, row_bytes);
+  node->memset_pitch = params->height > 1 ? params->pitch : row_bytes;
+  node->memset_height = params->height;
+  node->memset_element_size = size;
+  node->memset_value = params->value;
+  return infinirtSuccess;
+}
+
+infinirtError_t MakeHostNode(const infinirtHostNodeParams* params, GraphNode* node,
+                             const char* function) {
+  if (params == nullptr || params->fn == nullptr) {
+    return Fail(infinirtErrorInvalidValue, "{}: the host function is NULL", function);
+  }
+  node->desc.kind = INFINIRT_GRAPH_NODE_HOST;
+  node->desc.params.host.fn = params->fn;
+  node->desc.params.host.user_data = params->userData;
+  return infinirtSuccess;
+}
+
+infinirtError_t ResolveExec(Runtime& runtime, infinirtGraphExec_t exec, ObjectRecord* record,
+                            const char* function) {
+  if (exec == nullptr) return Fail(infinirtErrorInvalidValue, "{}: graphExec is NULL", function);
+  return ResolveObject(runtime.graph_execs(), exec, "graph exec", record, function);
+}
+
+infinirtError_t ResolveExecOnStream(Runtime& runtime, infinirtGraphExec_t exec,
+                                    infinirtStream_t stream, ObjectRecord* record,
+                                    StreamTarget* target, const char* function) {
+  if (auto error = ResolveExec(runtime, exec, record, function)) return error;
+  if (auto error = ResolveStream(runtime, stream, target, function)) return error;
+  if (target->device != record->device) {
+    return Fail(infinirtErrorInvalidValue,
+                "{}: the exec belongs to device {} and the stream to device {}", function,
+                record->device, target->device);
+  }
+  return infinirtSuccess;
+}
+
+std::vector<std::pair<uint64_t, void*>> EventsOf(const GraphData& graph) {
+  std::vector<std::pair<uint64_t, void*>> events;
+  for (const GraphNode& node : graph.nodes()) {
+    if (node.kind() == INFINIRT_GRAPH_NODE_EVENT_WAIT) {
+      events.emplace_back(node.event, node.desc.params.wait.event);
+    } else if (node.kind() == INFINIRT_GRAPH_NODE_EVENT_RECORD) {
+      events.emplace_back(node.event, node.desc.params.record.event);
+    }
+  }
+  return events;
+}
+
+infinirtError_t CheckEventsLive(Runtime& runtime,
+                                const std::vector<std::pair<uint64_t, void*>>& events,
+                                const char* function) {
+  for (const auto& [handle, plugin_event] : events) {
+    ObjectRecord record;
+    if (!runtime.events().Lookup(handle, &record) || record.plugin_handle != plugin_event) {
+      return Fail(infinirtErrorInvalidResourceHandle,
+                  "{}: event {:#x} of an event node was destroyed", function, handle);
+    }
+  }
+  return infinirtSuccess;
+}
+
+}  // namespace infinirt::core::api

@@ -1,0 +1,52 @@
+// What the graph functions of the C API share (api_graph.cc, api_graph_nodes.cc,
+// api_graph_exec.cc): resolving nodes and execs, and making the nodes that both a graph and an
+// exec's update can hold, with the same checks.
+#ifndef INFINIRT_CORE_GRAPH_API_SUPPORT_H_
+#define INFINIRT_CORE_GRAPH_API_SUPPORT_H_
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "api_support.h"
+
+namespace infinirt::core::api {
+
+// The device a graph belongs to, as the copy and memset checks want it.
+StreamTarget GraphTarget(Runtime& runtime, const GraphData& graph);
+
+// A node handle's graph and node id; InvalidValue for NULL, a destroyed node or graph, garbage.
+infinirtError_t ResolveNode(infinirtGraphNode_t handle, std::shared_ptr<GraphData>* graph,
+                            uint32_t* id, const char* function);
+
+// A live exec, or InvalidValue (NULL) / InvalidResourceHandle.
+infinirtError_t ResolveExec(Runtime& runtime, infinirtGraphExec_t exec, ObjectRecord* record,
+                            const char* function);
+
+// A live exec and a stream of its device (InvalidValue for a stream of another device).
+infinirtError_t ResolveExecOnStream(Runtime& runtime, infinirtGraphExec_t exec,
+                                    infinirtStream_t stream, ObjectRecord* record,
+                                    StreamTarget* target, const char* function);
+
+// The events of a graph's event nodes: handle and plugin event.
+std::vector<std::pair<uint64_t, void*>> EventsOf(const GraphData& graph);
+// An event destroyed since its node was made fails instantiation, updates and launches, rather
+// than reaching the plugin.
+infinirtError_t CheckEventsLive(Runtime& runtime,
+                                const std::vector<std::pair<uint64_t, void*>>& events,
+                                const char* function);
+
+// Node makers, checked as the stream calls check the same work on a stream of the graph's
+// device.
+infinirtError_t MakeCopyNode(Runtime& runtime, const GraphData& graph, void* dst, const void* src,
+                             size_t count, enum infinirtMemcpyKind kind, GraphNode* node,
+                             const char* function);
+infinirtError_t MakeSetNode(Runtime& runtime, const GraphData& graph,
+                            const infinirtMemsetParams* params, GraphNode* node,
+                            const char* function);
+infinirtError_t MakeHostNode(const infinirtHostNodeParams* params, GraphNode* node,
+                             const char* function);
+
+}  // namespace infinirt::core::api
+
+#endif  // INFINIRT_CORE_GRAPH_API_SUPPORT_H_
