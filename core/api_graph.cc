@@ -94,8 +94,8 @@ infinirtError_t Replay(Backend& backend, int local, ExecData& exec, void* stream
   return infinirtSuccess;
 }
 
-// A launch of a plugin's own exec. It remembers its stream: an update that replaces the plugin
-// exec orders the replacement's first launch after this one (api_graph_exec.cc).
+// A launch of a plugin's own exec, after the latest launch of the plugin exec it replaced, if it
+// replaced one (api_graph_exec.cc).
 infinirtError_t LaunchNative(const StreamTarget& target, ExecData& exec) {
   const infinirtPluginTable& table = target.backend->table;
   if (exec.wait_order_event) {
@@ -105,9 +105,6 @@ infinirtError_t LaunchNative(const StreamTarget& target, ExecData& exec) {
     exec.wait_order_event = false;
   }
   if (auto error = table.GraphLaunch(target.local, exec.plugin_exec, target.stream)) return error;
-  exec.last_stream = target.stream;
-  exec.last_stream_handle = target.ref.handle;
-  exec.last_stream_per_thread = target.ref.per_thread;
   exec.launched_native = true;
   return infinirtSuccess;
 }
@@ -264,6 +261,8 @@ infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infini
     exec->graph = data;
     exec->events = std::move(events);
     exec->source_graph = source->id();
+    UserObjectRefs references(data->user_objects());
+    exec->user_objects.Take(&references);
     exec->spans = std::move(spans);
     exec->flags = flags;
     Backend& backend = data->backend();
@@ -338,7 +337,12 @@ infinirtError_t infinirtGraphLaunch(infinirtGraphExec_t graphExec, infinirtStrea
     const infinirtError_t error = exec->native()
                                       ? LaunchNative(target, *exec)
                                       : Replay(*target.backend, target.local, *exec, target.stream);
-    if (error == infinirtSuccess) runtime.graph_memory().MarkLive(left_live);
+    if (error == infinirtSuccess) {
+      runtime.graph_memory().MarkLive(left_live);
+      exec->last_stream = target.stream;
+      exec->last_stream_handle = target.ref.handle;
+      exec->last_stream_per_thread = target.ref.per_thread;
+    }
     return BackendAnswer(error, *target.backend, function);
   });
 }
@@ -353,6 +357,7 @@ infinirtError_t infinirtGraphExecDestroy(infinirtGraphExec_t graphExec) {
     if (!runtime.graph_execs().Remove(HandleValue(graphExec), &record)) {
       return InvalidHandle(graphExec, "graph exec", function);
     }
+    ReleaseUserObjectsAfterLaunches(runtime, record, *static_cast<ExecData*>(record.plugin_handle));
     runtime.DestroyExec(record);
     return infinirtSuccess;
   });

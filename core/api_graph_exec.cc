@@ -28,13 +28,7 @@ infinirtError_t OrderAfterLatestLaunch(Runtime& runtime, Backend& backend, int l
       return error;
     }
   }
-  bool nameable = !exec.last_stream_per_thread;
-  if (nameable && exec.last_stream_handle != 0) {
-    ObjectRecord record;
-    nameable = runtime.streams().Lookup(exec.last_stream_handle, &record) &&
-               record.plugin_handle == exec.last_stream;
-  }
-  if (!nameable) return table.DeviceSynchronize(local);
+  if (!LatestLaunchStreamNameable(runtime, exec)) return table.DeviceSynchronize(local);
   if (auto error = table.EventRecord(local, exec.order_event, exec.last_stream)) return error;
   exec.wait_order_event = true;  // a native launch waits for it
   exec.launched = true;          // and so does a replayed one
@@ -68,6 +62,8 @@ infinirtError_t ReplaceExecGraph(Runtime& runtime, const ObjectRecord& record, E
     backend.table.GraphExecDestroy(local, exec.plugin_exec);
     exec.plugin_exec = fresh;
   }
+  UserObjectRefs references(flat->user_objects());  // the exec keeps the old ones too
+  exec.user_objects.Take(&references);
   exec.graph = std::move(flat);
   exec.events = std::move(events);
   return infinirtSuccess;

@@ -182,6 +182,8 @@ std::shared_ptr<GraphData> GraphData::Clone() const {
   std::shared_ptr<GraphData> copy(new GraphData(CloneOf{this}));
   copy->nodes_ = nodes_;
   copy->next_node_id_ = next_node_id_;
+  UserObjectRefs references(user_objects_);
+  copy->user_objects_.Take(&references);
   return copy;
 }
 
@@ -281,6 +283,13 @@ infinirtError_t GraphData::Flatten(std::shared_ptr<GraphData>* flat, FlatSpans* 
     if (spans) (*spans)[node.id] = FlatSpan{first, completion[node.id]};
   }
   result->next_node_id_ = static_cast<uint32_t>(result->nodes_.size());
+  UserObjectRefs references(user_objects_);
+  result->user_objects_.Take(&references);
+  for (const GraphNode& node : nodes_) {
+    if (!node.child) continue;
+    UserObjectRefs inner(node.child->user_objects_);
+    result->user_objects_.Take(&inner);
+  }
   *flat = std::move(result);
   return infinirtSuccess;
 }

@@ -16,6 +16,7 @@
 
 #include "infinirt.h"
 #include "infinirt_plugin.h"
+#include "user_objects.h"
 
 namespace infinirt::core {
 
@@ -124,6 +125,10 @@ class GraphData : public std::enable_shared_from_this<GraphData> {
   int local_device() const { return local_device_; }
   GraphAllocations& allocations() const { return *allocations_; }
   std::recursive_mutex& mutex() const { return mutex_; }
+  // The user objects the graph holds references to (infinirtGraphRetainUserObject); copies of
+  // the graph (clones, child-graph nodes, execs' copies) hold references of their own. Changed
+  // with mutex() held.
+  UserObjectRefs& user_objects() { return user_objects_; }
   // The id of the graph this one is a clone of; 0 for an original.
   uint64_t cloned_from() const { return cloned_from_; }
 
@@ -180,6 +185,7 @@ class GraphData : public std::enable_shared_from_this<GraphData> {
   const uint64_t cloned_from_ = 0;
   mutable std::recursive_mutex mutex_;
   std::vector<GraphNode> nodes_;  // in increasing id order
+  UserObjectRefs user_objects_;
   uint32_t next_node_id_ = 0;
 };
 
@@ -199,13 +205,16 @@ struct ExecData {
   std::vector<std::pair<uint64_t, void*>> events;
   uint64_t source_graph = 0;   // the graph instantiated (its id), for the exec's node updates
   GraphData::FlatSpans spans;  // where that graph's nodes are in `graph`
-  // Native: the stream of the latest launch, so that a replaced plugin exec (GraphExecUpdate)
-  // can be ordered after it.
+  // The stream of the latest launch: a replaced plugin exec (GraphExecUpdate) is ordered after
+  // it, and the exec's user objects are released after it.
   void* last_stream = nullptr;
   uint64_t last_stream_handle = 0;  // 0 for the default streams
   bool last_stream_per_thread = false;
   bool launched_native = false;
   bool wait_order_event = false;  // native: the next launch first waits for order_event
+  // References to the graph's user objects, released once the exec is destroyed and its
+  // launches are done.
+  UserObjectRefs user_objects;
   unsigned long long flags = 0;
   void* plugin_exec = nullptr;  // native: the plugin's exec
   void* order_event = nullptr;  // replayed: a plugin event recorded after every launch

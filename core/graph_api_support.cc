@@ -153,4 +153,32 @@ infinirtError_t CheckEventsLive(Runtime& runtime,
   return infinirtSuccess;
 }
 
+bool LatestLaunchStreamNameable(Runtime& runtime, const ExecData& exec) {
+  if (exec.last_stream_per_thread) return false;
+  if (exec.last_stream_handle == 0) return true;  // the legacy stream
+  ObjectRecord record;
+  return runtime.streams().Lookup(exec.last_stream_handle, &record) &&
+         record.plugin_handle == exec.last_stream;
+}
+
+namespace {
+
+void ReleaseReferences(void* references) { delete static_cast<UserObjectRefs*>(references); }
+
+}  // namespace
+
+void ReleaseUserObjectsAfterLaunches(Runtime& runtime, const ObjectRecord& record, ExecData& exec) {
+  if (exec.user_objects.empty() || !(exec.launched || exec.launched_native)) return;
+  const infinirtPluginTable& table = runtime.backend(record.backend).table;
+  auto references = std::make_unique<UserObjectRefs>();
+  references->Take(&exec.user_objects);
+  if (LatestLaunchStreamNameable(runtime, exec) &&
+      table.LaunchHostFunc(record.local_device, exec.last_stream, ReleaseReferences,
+                           references.get()) == infinirtSuccess) {
+    references.release();  // ReleaseReferences deletes them
+    return;
+  }
+  table.DeviceSynchronize(record.local_device);  // then released here
+}
+
 }  // namespace infinirt::core::api

@@ -36,6 +36,14 @@ infinirtError_t CheckEventsLive(Runtime& runtime,
                                 const std::vector<std::pair<uint64_t, void*>>& events,
                                 const char* function);
 
+// Whether the stream of an exec's latest launch can still be named: a live stream (the same
+// one), or the legacy stream; not another thread's per-thread stream.
+bool LatestLaunchStreamNameable(Runtime& runtime, const ExecData& exec);
+
+// An exec is being destroyed: its user object references are released once its launches are
+// done (by a host function queued after the latest one), at once if it never ran.
+void ReleaseUserObjectsAfterLaunches(Runtime& runtime, const ObjectRecord& record, ExecData& exec);
+
 // Node makers, checked as the stream calls check the same work on a stream of the graph's
 // device.
 infinirtError_t MakeCopyNode(Runtime& runtime, const GraphData& graph, void* dst, const void* src,

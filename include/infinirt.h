@@ -285,6 +285,14 @@ enum infinirtGraphNodeType INFINIRT_ENUM_BASE {
   infinirtGraphNodeTypeCount
 };
 
+/* infinirtUserObjectCreate's flags: the one defined flag, which CUDA requires, says that no call
+ * waits for the destructor. */
+enum infinirtUserObjectFlags INFINIRT_ENUM_BASE { infinirtUserObjectNoDestructorSync = 0x1 };
+
+/* infinirtGraphRetainUserObject's flags: move the caller's references to the graph instead of
+ * making new ones. */
+enum infinirtUserObjectRetainFlags INFINIRT_ENUM_BASE { infinirtGraphUserObjectMove = 0x1 };
+
 /* infinirtGraphExecUpdate: why an exec could not take a graph's parameters. */
 enum infinirtGraphExecUpdateResult INFINIRT_ENUM_BASE {
   infinirtGraphExecUpdateSuccess = 0x0,
@@ -597,6 +605,8 @@ typedef struct infinirtGraph_st* infinirtGraph_t;
 typedef struct infinirtGraphExec_st* infinirtGraphExec_t;
 typedef struct infinirtGraphNode_st* infinirtGraphNode_t;
 typedef struct infinirtMemPool_st* infinirtMemPool_t;
+/* A program's object whose lifetime graphs share (infinirtUserObjectCreate). */
+typedef struct infinirtUserObject_st* infinirtUserObject_t;
 
 /* Annotation of a graph edge, as cudaGraphEdgeData; InfiniRT's edges are all plain
  * dependencies (every field zero). */
@@ -1171,7 +1181,21 @@ typedef struct infinirtBackendProp {
      infinirtGraphInstantiateParams * instantiateParams))                                          \
   /* Writes the graph in Graphviz's DOT language to the file at path. */                           \
   X(infinirtError_t, GraphDebugDotPrint,                                                           \
-    (infinirtGraph_t graph, const char* path, unsigned int flags))
+    (infinirtGraph_t graph, const char* path, unsigned int flags))                                 \
+  /* User objects: a pointer and its destructor, called once the program and every graph and       \
+     exec holding a reference have released theirs (an exec's after its pending launches). */      \
+  X(infinirtError_t, UserObjectCreate,                                                             \
+    (infinirtUserObject_t * object_out, void* ptr, infinirtHostFn_t destroy,                       \
+     unsigned int initialRefcount, unsigned int flags))                                            \
+  X(infinirtError_t, UserObjectRetain,                                                             \
+    (infinirtUserObject_t object, unsigned int count INFINIRT_DV(1)))                              \
+  X(infinirtError_t, UserObjectRelease,                                                            \
+    (infinirtUserObject_t object, unsigned int count INFINIRT_DV(1)))                              \
+  X(infinirtError_t, GraphRetainUserObject,                                                        \
+    (infinirtGraph_t graph, infinirtUserObject_t object, unsigned int count INFINIRT_DV(1),        \
+     unsigned int flags INFINIRT_DV(0)))                                                           \
+  X(infinirtError_t, GraphReleaseUserObject,                                                       \
+    (infinirtGraph_t graph, infinirtUserObject_t object, unsigned int count INFINIRT_DV(1)))
 
 #define INFINIRT_EXTENSION_FUNCTIONS(X)                                                            \
   /* Discovers and loads plugins. Optional (every call initialises lazily), idempotent and         \

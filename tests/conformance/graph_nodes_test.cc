@@ -1,17 +1,19 @@
-// S52-S57: graphs built node by node. A built graph runs its nodes in dependency order and the
+// S52-S58: graphs built node by node. A built graph runs its nodes in dependency order and the
 // listing functions describe it (S52); a graph built by hand and the graph a capture of the same
 // work produces are alike node for node (S53); editing a graph (edges, removals, parameters,
 // clones) changes later instantiations only, and a cycle is refused (S54); event and memory
 // nodes (S55); executable graphs changed in place (S56); the DOT file (S57). Bad input for every
-// function: GraphNodes_BadInput*.
+// function: GraphNodes_BadInput*. User objects (S58).
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "capture_support.h"
@@ -776,6 +778,127 @@ TEST_F(Built, S57_DotPrintWritesEveryNodeAndEdge) {
   EXPECT_EQ(infinirtGraphDebugDotPrint(graph, "/nonexistent-directory/graph.dot", 0),
             infinirtErrorOperatingSystem);
   EXPECT_EQ(infinirtGraphDebugDotPrint(nullptr, path.c_str(), 0), infinirtErrorInvalidValue);
+  infinirtGetLastError();
+}
+
+// ---------------------------------------------------------------------------------------------
+// S58: user objects.
+
+void CountDestruction(void* counter) { static_cast<std::atomic<int>*>(counter)->fetch_add(1); }
+
+infinirtUserObject_t NewUserObject(std::atomic<int>* destroyed, unsigned int references) {
+  infinirtUserObject_t object = nullptr;
+  EXPECT_EQ(infinirtUserObjectCreate(&object, destroyed, CountDestruction, references,
+                                     infinirtUserObjectNoDestructorSync),
+            infinirtSuccess);
+  return object;
+}
+
+bool Becomes(const std::atomic<int>& value, int expected) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (value.load() != expected && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return value.load() == expected;
+}
+
+TEST_F(Built, S58_DestructorRunsWhenTheLastReferenceGoes) {
+  std::atomic<int>& destroyed = Keep<std::atomic<int>>(0);
+  infinirtUserObject_t object = NewUserObject(&destroyed, 2);
+  ASSERT_EQ(infinirtUserObjectRetain(object, 3), infinirtSuccess);
+  ASSERT_EQ(infinirtUserObjectRelease(object, 4), infinirtSuccess);
+  EXPECT_EQ(destroyed.load(), 0);
+  ASSERT_EQ(infinirtUserObjectRelease(object), infinirtSuccess);
+  EXPECT_TRUE(Becomes(destroyed, 1));
+  EXPECT_EQ(infinirtUserObjectRetain(object), infinirtErrorInvalidValue) << "a released object";
+  infinirtGetLastError();
+}
+
+TEST_F(Built, S58_GraphsAndTheirClonesHoldReferences) {
+  std::atomic<int>& destroyed = Keep<std::atomic<int>>(0);
+  infinirtUserObject_t object = NewUserObject(&destroyed, 1);
+  infinirtGraph_t graph = nullptr;
+  ASSERT_EQ(infinirtGraphCreate(&graph, 0), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphRetainUserObject(graph, object, 2, 0), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphReleaseUserObject(graph, object, 1), infinirtSuccess);
+  ASSERT_EQ(infinirtUserObjectRelease(object), infinirtSuccess);  // the program's
+  infinirtGraph_t clone = nullptr;
+  ASSERT_EQ(infinirtGraphClone(&clone, graph), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphDestroy(graph), infinirtSuccess);
+  EXPECT_EQ(destroyed.load(), 0) << "the clone holds a reference";
+  ASSERT_EQ(infinirtGraphDestroy(clone), infinirtSuccess);
+  EXPECT_TRUE(Becomes(destroyed, 1));
+
+  // Moved: the program's reference becomes the graph's.
+  std::atomic<int>& moved = Keep<std::atomic<int>>(0);
+  infinirtUserObject_t other = NewUserObject(&moved, 1);
+  ASSERT_EQ(infinirtGraphCreate(&graph, 0), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphRetainUserObject(graph, other, 1, infinirtGraphUserObjectMove),
+            infinirtSuccess);
+  EXPECT_EQ(moved.load(), 0);
+  ASSERT_EQ(infinirtGraphDestroy(graph), infinirtSuccess);
+  EXPECT_TRUE(Becomes(moved, 1));
+}
+
+TEST_F(Built, S58_AnExecReleasesItsReferencesAfterItsLaunches) {
+  std::atomic<int>& destroyed = Keep<std::atomic<int>>(0);
+  std::atomic<int>& runs = Keep<std::atomic<int>>(0);
+  infinirtUserObject_t object = NewUserObject(&destroyed, 1);
+  infinirtGraph_t graph = nullptr;
+  ASSERT_EQ(infinirtGraphCreate(&graph, 0), infinirtSuccess);
+  const infinirtHostNodeParams count{CountRun, &runs};
+  infinirtGraphNode_t node = nullptr;
+  ASSERT_EQ(infinirtGraphAddHostNode(&node, graph, nullptr, 0, &count), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphRetainUserObject(graph, object, 1, infinirtGraphUserObjectMove),
+            infinirtSuccess);
+  infinirtGraphExec_t exec = nullptr;
+  ASSERT_EQ(infinirtGraphInstantiate(&exec, graph, 0), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphDestroy(graph), infinirtSuccess);
+  EXPECT_EQ(destroyed.load(), 0) << "the exec holds a reference";
+
+  infinirtStream_t stream = NewStream();
+  Gate& gate = NewGate();
+  ASSERT_OK_OR_SKIP(gate.Block(stream));
+  const infinirtError_t launched = infinirtGraphLaunch(exec, stream);
+  ASSERT_EQ(infinirtGraphExecDestroy(exec), infinirtSuccess);
+  ASSERT_OK_OR_SKIP(launched);
+  EXPECT_TRUE(HoldsFor([&] { return destroyed.load() == 0; }))
+      << "released while the exec's launch was pending";
+  gate.Open();
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_TRUE(Becomes(destroyed, 1));
+  EXPECT_EQ(runs.load(), 1);
+}
+
+TEST_F(Built, S58_BadUserObjectCallsAreRefused) {
+  std::atomic<int>& destroyed = Keep<std::atomic<int>>(0);
+  infinirtUserObject_t object = nullptr;
+  EXPECT_EQ(infinirtUserObjectCreate(nullptr, &destroyed, CountDestruction, 1,
+                                     infinirtUserObjectNoDestructorSync),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(
+      infinirtUserObjectCreate(&object, &destroyed, nullptr, 1, infinirtUserObjectNoDestructorSync),
+      infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtUserObjectCreate(&object, &destroyed, CountDestruction, 0,
+                                     infinirtUserObjectNoDestructorSync),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtUserObjectCreate(&object, &destroyed, CountDestruction, 1, 0),
+            infinirtErrorInvalidValue);
+  object = NewUserObject(&destroyed, 1);
+  const auto garbage = reinterpret_cast<infinirtUserObject_t>(static_cast<uintptr_t>(0x99));
+  EXPECT_EQ(infinirtUserObjectRetain(object, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtUserObjectRetain(garbage), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtUserObjectRetain(nullptr), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtUserObjectRelease(object, 2), infinirtErrorInvalidValue) << "more than held";
+  infinirtGraph_t graph = NewGraph();
+  EXPECT_EQ(infinirtGraphRetainUserObject(graph, object, 1, 2), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGraphRetainUserObject(graph, garbage, 1, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGraphRetainUserObject(nullptr, object, 1, 0), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGraphReleaseUserObject(graph, object, 1), infinirtErrorInvalidValue)
+      << "the graph holds none";
+  EXPECT_EQ(destroyed.load(), 0) << "a refused call released a reference";
+  ASSERT_EQ(infinirtUserObjectRelease(object), infinirtSuccess);
+  EXPECT_TRUE(Becomes(destroyed, 1));
   infinirtGetLastError();
 }
 

@@ -413,6 +413,8 @@ TEST(CudaContract, SmallEnumTableCoversEveryCudaEnumerator) {
 std::vector<ValueRow> FlagRows() {
   return {
       INFINIRT_CONTRACT_VALUE_ROW(HostAllocDefault),
+      INFINIRT_CONTRACT_VALUE_ROW(UserObjectNoDestructorSync),
+      INFINIRT_CONTRACT_VALUE_ROW(GraphUserObjectMove),
       INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsVerbose),
       INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsKernelNodeParams),
       INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsMemcpyNodeParams),

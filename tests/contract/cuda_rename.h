@@ -127,6 +127,9 @@ INFINIRT_CONTRACT_RENAME(struct cudaGraphInstantiateParams_st,
 INFINIRT_CONTRACT_RENAME(enum cudaGraphExecUpdateResult, enum infinirtGraphExecUpdateResult)
 INFINIRT_CONTRACT_RENAME(enum cudaGraphInstantiateResult, enum infinirtGraphInstantiateResult)
 INFINIRT_CONTRACT_RENAME(enum cudaGraphDebugDotFlags, enum infinirtGraphDebugDotFlags)
+INFINIRT_CONTRACT_RENAME(cudaUserObject_t, infinirtUserObject_t)
+INFINIRT_CONTRACT_RENAME(enum cudaUserObjectFlags, enum infinirtUserObjectFlags)
+INFINIRT_CONTRACT_RENAME(enum cudaUserObjectRetainFlags, enum infinirtUserObjectRetainFlags)
 
 #undef INFINIRT_CONTRACT_RENAME
 

@@ -578,7 +578,7 @@ class Program {
     infinirtGraphNode_t listed[4];
     infinirtGraphEdgeData edges[4];
     size_t count = in_.ConsumeIntegralInRange<size_t>(0, 4);
-    switch (in_.ConsumeIntegralInRange(0, 7)) {
+    switch (in_.ConsumeIntegralInRange(0, 8)) {
       case 0:
         infinirtGraphAddDependencies(graph, from, to, nullptr, in_.ConsumeIntegralInRange(0, 2));
         break;
@@ -623,6 +623,30 @@ class Program {
           if (infinirtGraphNodeFindInClone(&found, AnyNode(), clone) == infinirtSuccess) {
             nodes_.push_back(found);
           }
+        }
+        break;
+      }
+      case 7: {  // user objects, held by the program and by graphs
+        infinirtUserObject_t object = nullptr;
+        infinirtUserObjectCreate(&object, nullptr, in_.ConsumeBool() ? NoOp : nullptr,
+                                 in_.ConsumeIntegralInRange(0u, 3u), AnyFlags() & 1);
+        if (object) user_objects_.push_back(object);
+        object =
+            Pick<infinirtUserObject_t>(user_objects_, static_cast<infinirtUserObject_t>(Garbage()));
+        const unsigned int count = in_.ConsumeIntegralInRange(0u, 3u);
+        switch (in_.ConsumeIntegralInRange(0, 3)) {
+          case 0:
+            infinirtUserObjectRetain(object, count);
+            break;
+          case 1:
+            infinirtUserObjectRelease(object, count);
+            break;
+          case 2:
+            infinirtGraphRetainUserObject(graph, object, count, AnyFlags() & 3);
+            break;
+          default:
+            infinirtGraphReleaseUserObject(graph, object, count);
+            break;
         }
         break;
       }
@@ -687,7 +711,8 @@ class Program {
   std::vector<infinirtGraphExec_t> execs_, dead_execs_, leftover_execs_;
   std::vector<Allocation> allocations_, stable_;
   std::vector<void*> dead_pointers_, graph_pointers_;
-  std::vector<infinirtGraphNode_t> nodes_;  // live or not: node handles need no release
+  std::vector<infinirtGraphNode_t> nodes_;          // live or not: node handles need no release
+  std::vector<infinirtUserObject_t> user_objects_;  // live or released: they hold nothing
 };
 
 }  // namespace
