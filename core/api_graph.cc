@@ -20,6 +20,22 @@ constexpr unsigned long long kKnownInstantiateFlags =
     infinirtGraphInstantiateFlagAutoFreeOnLaunch | infinirtGraphInstantiateFlagUpload |
     infinirtGraphInstantiateFlagDeviceLaunch | infinirtGraphInstantiateFlagUseNodePriority;
 
+// Nodes a capture is to continue after: nodes of its graph, with plain edges.
+infinirtError_t ResolveCaptureDependencies(const GraphData& graph,
+                                           const infinirtGraphNode_t* dependencies,
+                                           const infinirtGraphEdgeData* edge_data, size_t count,
+                                           std::vector<uint32_t>* nodes, const char* function) {
+  for (size_t i = 0; edge_data != nullptr && i < count; ++i) {
+    if (!IsDefaultEdge(edge_data[i])) {
+      return Fail(infinirtErrorInvalidValue,
+                  "{}: dependency {} has edge data; InfiniRT's edges are plain dependencies",
+                  function, i);
+    }
+  }
+  std::lock_guard<std::recursive_mutex> lock(graph.mutex());
+  return ResolveDependencies(graph, dependencies, count, nodes, function);
+}
+
 // A host-to-host copy node, replayed as a host function: the plugin's MemcpyAsync would copy at
 // once (host-to-host copies are synchronous), not in stream order. The function owns its
 // parameters, since the exec may be destroyed while the launch is pending.
@@ -133,6 +149,36 @@ infinirtError_t infinirtStreamBeginCapture(infinirtStream_t stream,
   });
 }
 
+infinirtError_t infinirtStreamBeginCaptureToGraph(infinirtStream_t stream, infinirtGraph_t graph,
+                                                  const infinirtGraphNode_t* dependencies,
+                                                  const infinirtGraphEdgeData* dependencyData,
+                                                  size_t numDependencies,
+                                                  enum infinirtStreamCaptureMode mode) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function)) return error;
+    std::shared_ptr<GraphData> data;
+    if (auto error = ResolveGraph(runtime, graph, &data, function)) return error;
+    if (!IsCaptureMode(mode)) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not a capture mode", function,
+                  static_cast<int>(mode));
+    }
+    if (data->device() != target.device) {
+      return Fail(infinirtErrorInvalidValue,
+                  "{}: the graph belongs to device {} and the stream to device {}", function,
+                  data->device(), target.device);
+    }
+    std::vector<uint32_t> after;
+    if (auto error = ResolveCaptureDependencies(*data, dependencies, dependencyData,
+                                                numDependencies, &after, function)) {
+      return error;
+    }
+    return runtime.captures().Begin(target.ref, mode, std::move(data), HandleValue(graph),
+                                    std::move(after));
+  });
+}
+
 infinirtError_t infinirtStreamEndCapture(infinirtStream_t stream, infinirtGraph_t* pGraph) {
   return Guard(__func__, [&](const char* function) {
     Runtime& runtime = Runtime::Get();
@@ -143,7 +189,9 @@ infinirtError_t infinirtStreamEndCapture(infinirtStream_t stream, infinirtGraph_
     Captures::Ended ended;
     const infinirtError_t error = runtime.captures().End(target.ref, &ended);
     if (!ended.graph) {
-      if (ended.graph_handle) runtime.RetireGraphHandle(ended.graph_handle);
+      if (ended.graph_handle && !ended.programs_graph) {
+        runtime.RetireGraphHandle(ended.graph_handle);
+      }
       return error;
     }
     ObjectRecord record;
@@ -207,6 +255,29 @@ infinirtError_t infinirtStreamGetCaptureInfo(infinirtStream_t stream,
     if (edgeData_out) *edgeData_out = info.edge_data;
     if (numDependencies_out) *numDependencies_out = info.dependency_count;
     return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtStreamUpdateCaptureDependencies(infinirtStream_t stream,
+                                                        infinirtGraphNode_t* dependencies,
+                                                        const infinirtGraphEdgeData* dependencyData,
+                                                        size_t numDependencies,
+                                                        unsigned int flags) {
+  return Guard(__func__, [&](const char* function) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function)) return error;
+    if (flags != infinirtStreamAddCaptureDependencies &&
+        flags != infinirtStreamSetCaptureDependencies) {
+      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function, flags);
+    }
+    const Captures::DependencyResolver resolve = [&](const GraphData& graph,
+                                                     std::vector<uint32_t>* nodes) {
+      return ResolveCaptureDependencies(graph, dependencies, dependencyData, numDependencies, nodes,
+                                        function);
+    };
+    return runtime.captures().UpdateDependencies(target.ref, resolve,
+                                                 flags == infinirtStreamSetCaptureDependencies);
   });
 }
 

@@ -25,36 +25,6 @@ constexpr unsigned int kKnownDotFlags =
     infinirtGraphDebugDotFlagsKernelNodeAttributes | infinirtGraphDebugDotFlagsHandles |
     infinirtGraphDebugDotFlagsConditionalNodeParams;
 
-// The id of a node that must belong to `graph`.
-infinirtError_t NodeOfGraph(const GraphData& graph, infinirtGraphNode_t handle, uint32_t* id,
-                            const char* function) {
-  uint64_t graph_id = 0;
-  if (handle == nullptr || !SplitNodeHandle(handle, &graph_id, id) ||
-      graph_id != (graph.id() & 0xFFFFFFF) || graph.FindNode(*id) == nullptr) {
-    return Fail(infinirtErrorInvalidValue, "{}: {} is not a node of this graph", function,
-                static_cast<const void*>(handle));
-  }
-  return infinirtSuccess;
-}
-
-infinirtError_t ResolveDependencies(const GraphData& graph, const infinirtGraphNode_t* handles,
-                                    size_t count, std::vector<uint32_t>* ids,
-                                    const char* function) {
-  if (count > 0 && handles == nullptr) {
-    return Fail(infinirtErrorInvalidValue, "{}: pDependencies is NULL with {} dependencies",
-                function, count);
-  }
-  for (size_t i = 0; i < count; ++i) {
-    uint32_t id = 0;
-    if (auto error = NodeOfGraph(graph, handles[i], &id, function)) return error;
-    if (std::find(ids->begin(), ids->end(), id) != ids->end()) {
-      return Fail(infinirtErrorInvalidValue, "{}: dependency {} is listed twice", function, i);
-    }
-    ids->push_back(id);
-  }
-  return infinirtSuccess;
-}
-
 // The steps every infinirtGraphAdd*Node shares: the graph and the dependencies are checked,
 // then make_node fills the node (and may refuse), then it joins the graph.
 template <class MakeNode>
@@ -109,11 +79,6 @@ void WriteNodeList(const std::vector<infinirtGraphNode_t>& all, infinirtGraphNod
     if (edge_data) edge_data[i] = infinirtGraphEdgeData{};
   }
   *count = written;
-}
-
-bool IsDefaultEdge(const infinirtGraphEdgeData& edge) {
-  const infinirtGraphEdgeData zero{};
-  return std::memcmp(&edge, &zero, sizeof(edge)) == 0;
 }
 
 infinirtError_t MakeEventNode(Runtime& runtime, const GraphData& graph, infinirtEvent_t event,

@@ -99,7 +99,8 @@ void Captures::RemoveLocked(const std::shared_ptr<Sequence>& sequence,
 }
 
 infinirtError_t Captures::Begin(const StreamRef& stream, infinirtStreamCaptureMode mode,
-                                std::shared_ptr<GraphData> graph) {
+                                std::shared_ptr<GraphData> graph, uint64_t graph_handle,
+                                std::vector<uint32_t> dependencies) {
   if (stream.legacy) {
     return Fail(infinirtErrorStreamCaptureUnsupported,
                 "infinirtStreamBeginCapture: the legacy default stream cannot capture");
@@ -118,7 +119,9 @@ infinirtError_t Captures::Begin(const StreamRef& stream, infinirtStreamCaptureMo
   sequence->origin = key;
   sequence->origin_blocking = stream.blocking;
   sequence->graph = std::move(graph);
-  sequence->tails[key] = {};
+  sequence->graph_handle = graph_handle;
+  sequence->programs_graph = graph_handle != 0;
+  sequence->tails[key] = std::move(dependencies);
   sequence->blocking[key] = stream.blocking;
   members_[key] = sequence;
   sequences_.push_back(sequence);
@@ -127,20 +130,22 @@ infinirtError_t Captures::Begin(const StreamRef& stream, infinirtStreamCaptureMo
 }
 
 bool Captures::JoinedBackLocked(const Sequence& sequence) const {
-  // Every member's last nodes must be ancestors of (or among) the origin's last nodes.
-  const auto& nodes = sequence.graph->nodes();
-  std::vector<bool> reached(nodes.size(), false);
+  // Every member's last nodes must be ancestors of (or among) the origin's last nodes. Nodes
+  // are named by id: the program may have removed some from its own graph meanwhile.
+  const GraphData& graph = *sequence.graph;
+  std::lock_guard<std::recursive_mutex> graph_lock(graph.mutex());
+  std::unordered_set<uint32_t> reached;
   std::vector<uint32_t> pending = sequence.tails.at(sequence.origin);
   while (!pending.empty()) {
     const uint32_t node = pending.back();
     pending.pop_back();
-    if (reached[node]) continue;
-    reached[node] = true;
-    for (uint32_t dependency : nodes[node].dependencies) pending.push_back(dependency);
+    const GraphNode* found = graph.FindNode(node);
+    if (found == nullptr || !reached.insert(node).second) continue;
+    for (uint32_t dependency : found->dependencies) pending.push_back(dependency);
   }
   for (const auto& [member, tail] : sequence.tails) {
     for (uint32_t node : tail) {
-      if (!reached[node]) return false;
+      if (reached.count(node) == 0 && graph.FindNode(node) != nullptr) return false;
     }
   }
   return true;
@@ -166,6 +171,7 @@ infinirtError_t Captures::End(const StreamRef& stream, Ended* ended) {
                 "that began it");
   }
   ended->graph_handle = sequence->graph_handle;
+  ended->programs_graph = sequence->programs_graph;
   const bool invalidated = sequence->invalidated;
   const bool joined = invalidated || JoinedBackLocked(*sequence);
   RemoveLocked(sequence, &released);
@@ -214,6 +220,26 @@ infinirtError_t Captures::Query(
   info->dependencies = nodes.data();
   info->edge_data = edges.data();
   info->dependency_count = tail.size();
+  return infinirtSuccess;
+}
+
+infinirtError_t Captures::UpdateDependencies(const StreamRef& stream,
+                                             const DependencyResolver& resolve, bool replace) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Key key = KeyOf(stream);
+  std::shared_ptr<Sequence> sequence = stream.legacy ? nullptr : SequenceOfLocked(key);
+  if (!sequence) {
+    return Fail(infinirtErrorIllegalState,
+                "infinirtStreamUpdateCaptureDependencies: the stream is not capturing");
+  }
+  if (sequence->invalidated) {
+    return Fail(infinirtErrorStreamCaptureInvalidated, "capture {} was invalidated", sequence->id);
+  }
+  std::vector<uint32_t> nodes;
+  if (auto error = resolve(*sequence->graph, &nodes)) return error;
+  std::vector<uint32_t>& tail = sequence->tails[key];
+  if (replace) tail.clear();
+  AppendUnique(&tail, nodes);
   return infinirtSuccess;
 }
 
@@ -453,7 +479,9 @@ void Captures::StreamDestroyed(const StreamRef& stream, std::vector<uint64_t>* r
   auto sequence = SequenceOfLocked(key);
   if (!sequence) return;
   if (sequence->origin == key) {
-    if (sequence->graph_handle) retired->push_back(sequence->graph_handle);
+    if (sequence->graph_handle && !sequence->programs_graph) {
+      retired->push_back(sequence->graph_handle);
+    }
     RemoveLocked(sequence, &released);
     return;
   }
@@ -470,7 +498,9 @@ void Captures::DiscardDevice(int device, std::vector<uint64_t>* retired) {
   const auto all = sequences_;
   for (const auto& sequence : all) {
     if (sequence->device != device) continue;
-    if (sequence->graph_handle) retired->push_back(sequence->graph_handle);
+    if (sequence->graph_handle && !sequence->programs_graph) {
+      retired->push_back(sequence->graph_handle);
+    }
     RemoveLocked(sequence, &released);
   }
 }

@@ -54,12 +54,24 @@ class Captures {
   // Hot path: false when no capture exists anywhere in the process.
   bool Active() const { return active_.load(std::memory_order_acquire) > 0; }
 
+  // Begins a capture into `graph`: a new one, or the program's (infinirtStreamBeginCaptureToGraph:
+  // graph_handle is its handle, and the first captured node depends on `dependencies`).
   infinirtError_t Begin(const StreamRef& stream, infinirtStreamCaptureMode mode,
-                        std::shared_ptr<GraphData> graph);
+                        std::shared_ptr<GraphData> graph, uint64_t graph_handle = 0,
+                        std::vector<uint32_t> dependencies = {});
+
+  // infinirtStreamUpdateCaptureDependencies: the nodes the next node of a capturing stream
+  // depends on become (replace) or gain those `resolve` gives, a callable that checks the
+  // handles against the capture's graph (under the lock).
+  using DependencyResolver =
+      std::function<infinirtError_t(const GraphData& graph, std::vector<uint32_t>* nodes)>;
+  infinirtError_t UpdateDependencies(const StreamRef& stream, const DependencyResolver& resolve,
+                                     bool replace);
 
   struct Ended {
     std::shared_ptr<GraphData> graph;  // null unless the capture succeeded
     uint64_t graph_handle = 0;         // a handle handed out during the capture, if any
+    bool programs_graph = false;       // graph_handle is the program's, to keep on failure
   };
   // Ends a capture begun on `stream`. Whatever the outcome, the capture is over unless the
   // error is IllegalState (not capturing) or StreamCaptureWrongThread.
@@ -155,6 +167,7 @@ class Captures {
     bool invalidated = false;
     std::shared_ptr<GraphData> graph;
     uint64_t graph_handle = 0;
+    bool programs_graph = false;  // the program's graph: its handle is never retired here
     // Members (origin and joined streams) and the nodes the next node of each depends on.
     std::unordered_map<Key, std::vector<uint32_t>, KeyHash> tails;
     std::unordered_map<Key, bool, KeyHash> blocking;  // whether each member is blocking

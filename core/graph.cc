@@ -147,6 +147,11 @@ std::shared_ptr<GraphData> GraphData::Find(uint64_t id) {
 
 uint32_t GraphData::Add(GraphNode node) {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
+  // A capture's current nodes may have been removed by the program meanwhile.
+  auto& deps = node.dependencies;
+  deps.erase(std::remove_if(deps.begin(), deps.end(),
+                            [this](uint32_t id) { return FindNode(id) == nullptr; }),
+             deps.end());
   node.id = next_node_id_++;
   nodes_.push_back(std::move(node));
   return nodes_.back().id;

@@ -109,6 +109,40 @@ infinirtError_t MakeHostNode(const infinirtHostNodeParams* params, GraphNode* no
   return infinirtSuccess;
 }
 
+infinirtError_t NodeOfGraph(const GraphData& graph, infinirtGraphNode_t handle, uint32_t* id,
+                            const char* function) {
+  uint64_t graph_id = 0;
+  if (handle == nullptr || !SplitNodeHandle(handle, &graph_id, id) ||
+      graph_id != (graph.id() & 0xFFFFFFF) || graph.FindNode(*id) == nullptr) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} is not a node of this graph", function,
+                static_cast<const void*>(handle));
+  }
+  return infinirtSuccess;
+}
+
+infinirtError_t ResolveDependencies(const GraphData& graph, const infinirtGraphNode_t* handles,
+                                    size_t count, std::vector<uint32_t>* ids,
+                                    const char* function) {
+  if (count > 0 && handles == nullptr) {
+    return Fail(infinirtErrorInvalidValue, "{}: pDependencies is NULL with {} dependencies",
+                function, count);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t id = 0;
+    if (auto error = NodeOfGraph(graph, handles[i], &id, function)) return error;
+    if (std::find(ids->begin(), ids->end(), id) != ids->end()) {
+      return Fail(infinirtErrorInvalidValue, "{}: dependency {} is listed twice", function, i);
+    }
+    ids->push_back(id);
+  }
+  return infinirtSuccess;
+}
+
+bool IsDefaultEdge(const infinirtGraphEdgeData& edge) {
+  const infinirtGraphEdgeData zero{};
+  return std::memcmp(&edge, &zero, sizeof(edge)) == 0;
+}
+
 infinirtError_t ResolveExec(Runtime& runtime, infinirtGraphExec_t exec, ObjectRecord* record,
                             const char* function) {
   if (exec == nullptr) return Fail(infinirtErrorInvalidValue, "{}: graphExec is NULL", function);

@@ -19,6 +19,15 @@ StreamTarget GraphTarget(Runtime& runtime, const GraphData& graph);
 infinirtError_t ResolveNode(infinirtGraphNode_t handle, std::shared_ptr<GraphData>* graph,
                             uint32_t* id, const char* function);
 
+// The id of a node that must belong to `graph` (InvalidValue otherwise).
+infinirtError_t NodeOfGraph(const GraphData& graph, infinirtGraphNode_t handle, uint32_t* id,
+                            const char* function);
+// Dependencies given as handles: nodes of `graph`, each once.
+infinirtError_t ResolveDependencies(const GraphData& graph, const infinirtGraphNode_t* handles,
+                                    size_t count, std::vector<uint32_t>* ids, const char* function);
+// Edge data as InfiniRT has it: all zero (a plain dependency).
+bool IsDefaultEdge(const infinirtGraphEdgeData& edge);
+
 // A live exec, or InvalidValue (NULL) / InvalidResourceHandle.
 infinirtError_t ResolveExec(Runtime& runtime, infinirtGraphExec_t exec, ObjectRecord* record,
                             const char* function);

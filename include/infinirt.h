@@ -285,6 +285,12 @@ enum infinirtGraphNodeType INFINIRT_ENUM_BASE {
   infinirtGraphNodeTypeCount
 };
 
+/* infinirtStreamUpdateCaptureDependencies's flags. */
+enum infinirtStreamUpdateCaptureDependenciesFlags INFINIRT_ENUM_BASE {
+  infinirtStreamAddCaptureDependencies = 0x0,
+  infinirtStreamSetCaptureDependencies = 0x1
+};
+
 /* infinirtUserObjectCreate's flags: the one defined flag, which CUDA requires, says that no call
  * waits for the destructor. */
 enum infinirtUserObjectFlags INFINIRT_ENUM_BASE { infinirtUserObjectNoDestructorSync = 0x1 };
@@ -1070,6 +1076,17 @@ typedef struct infinirtBackendProp {
      const infinirtGraphEdgeData** edgeData_out INFINIRT_DV(0),                                    \
      size_t* numDependencies_out INFINIRT_DV(0)))                                                  \
   X(infinirtError_t, ThreadExchangeStreamCaptureMode, (enum infinirtStreamCaptureMode * mode))     \
+  /* A capture into the program's graph, after the nodes given; EndCapture returns that graph. */  \
+  X(infinirtError_t, StreamBeginCaptureToGraph,                                                    \
+    (infinirtStream_t stream, infinirtGraph_t graph, const infinirtGraphNode_t* dependencies,      \
+     const infinirtGraphEdgeData* dependencyData, size_t numDependencies,                          \
+     enum infinirtStreamCaptureMode mode))                                                         \
+  /* The nodes a capturing stream's next node depends on: flags infinirtStreamAddCapture-          \
+     Dependencies adds these, infinirtStreamSetCaptureDependencies makes them the only ones. */    \
+  X(infinirtError_t, StreamUpdateCaptureDependencies,                                              \
+    (infinirtStream_t stream, infinirtGraphNode_t * dependencies,                                  \
+     const infinirtGraphEdgeData* dependencyData, size_t numDependencies,                          \
+     unsigned int flags INFINIRT_DV(0)))                                                           \
   X(infinirtError_t, GraphInstantiate,                                                             \
     (infinirtGraphExec_t * pGraphExec, infinirtGraph_t graph,                                      \
      unsigned long long flags INFINIRT_DV(0)))                                                     \

@@ -1,9 +1,10 @@
-// S52-S58: graphs built node by node. A built graph runs its nodes in dependency order and the
+// S52-S59: graphs built node by node. A built graph runs its nodes in dependency order and the
 // listing functions describe it (S52); a graph built by hand and the graph a capture of the same
 // work produces are alike node for node (S53); editing a graph (edges, removals, parameters,
 // clones) changes later instantiations only, and a cycle is refused (S54); event and memory
 // nodes (S55); executable graphs changed in place (S56); the DOT file (S57). Bad input for every
-// function: GraphNodes_BadInput*. User objects (S58).
+// function: GraphNodes_BadInput*. User objects (S58); captures into the program's graph and
+// changes to what a capture continues after (S59).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -778,6 +779,109 @@ TEST_F(Built, S57_DotPrintWritesEveryNodeAndEdge) {
   EXPECT_EQ(infinirtGraphDebugDotPrint(graph, "/nonexistent-directory/graph.dot", 0),
             infinirtErrorOperatingSystem);
   EXPECT_EQ(infinirtGraphDebugDotPrint(nullptr, path.c_str(), 0), infinirtErrorInvalidValue);
+  infinirtGetLastError();
+}
+
+// ---------------------------------------------------------------------------------------------
+// S59: capturing into the program's graph, and changing what a capture continues after.
+
+TEST_F(Built, S59_CaptureToGraphAppendsAfterTheNodesGiven) {
+  auto& log = Keep<OrderLog>();
+  auto& marks = Keep<std::array<Mark, 3>>();
+  for (int i = 0; i < 3; ++i) marks[i] = Mark{&log, i};
+  infinirtGraph_t graph = NewGraph();
+  const infinirtHostNodeParams first = HostParams(&marks[0]);
+  infinirtGraphNode_t a = nullptr;
+  infinirtGraphNode_t unrelated = nullptr;
+  ASSERT_EQ(infinirtGraphAddHostNode(&a, graph, nullptr, 0, &first), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphAddEmptyNode(&unrelated, graph, nullptr, 0), infinirtSuccess);
+  infinirtStream_t stream = NewCaptureStream();
+  ASSERT_EQ(infinirtStreamBeginCaptureToGraph(stream, graph, &a, nullptr, 1,
+                                              infinirtStreamCaptureModeGlobal),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchHostFunc(stream, AppendMark, &marks[1]), infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchHostFunc(stream, AppendMark, &marks[2]), infinirtSuccess);
+  infinirtGraph_t ended = nullptr;
+  ASSERT_EQ(infinirtStreamEndCapture(stream, &ended), infinirtSuccess);
+  EXPECT_EQ(ended, graph) << "the capture ends in the program's graph";
+  EXPECT_EQ(NodesOf(graph).size(), 4u);
+  EXPECT_EQ(EdgesOf(graph), (std::vector<std::pair<size_t, size_t>>{{0, 2}, {2, 3}}));
+  LAUNCH_AND_WAIT(Instantiate(graph));
+  ASSERT_EQ(log.next.load(), 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(log.slots[i], i);
+}
+
+TEST_F(Built, S59_UpdateCaptureDependenciesSetsWhatTheNextNodeFollows) {
+  infinirtStream_t stream = NewCaptureStream();
+  ASSERT_EQ(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal), infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchHostFunc(stream, CountRun, &Keep<std::atomic<int>>(0)), infinirtSuccess);
+  infinirtStreamCaptureStatus status{};
+  infinirtGraph_t graph = nullptr;
+  const infinirtGraphNode_t* current = nullptr;
+  size_t count = 0;
+  ASSERT_EQ(
+      infinirtStreamGetCaptureInfo(stream, &status, nullptr, &graph, &current, nullptr, &count),
+      infinirtSuccess);
+  ASSERT_EQ(count, 1u);
+  const infinirtGraphNode_t captured = current[0];
+  // A node added by hand beside the captured one; the next captured node follows both.
+  infinirtGraphNode_t side = nullptr;
+  ASSERT_EQ(infinirtGraphAddEmptyNode(&side, graph, nullptr, 0), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamUpdateCaptureDependencies(stream, &side, nullptr, 1,
+                                                    infinirtStreamAddCaptureDependencies),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchHostFunc(stream, CountRun, &Keep<std::atomic<int>>(0)), infinirtSuccess);
+  // Then only the side node: the last node follows it alone.
+  ASSERT_EQ(infinirtStreamUpdateCaptureDependencies(stream, &side, nullptr, 1,
+                                                    infinirtStreamSetCaptureDependencies),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtLaunchHostFunc(stream, CountRun, &Keep<std::atomic<int>>(0)), infinirtSuccess);
+  infinirtGraphNode_t bogus = captured;
+  EXPECT_EQ(infinirtStreamUpdateCaptureDependencies(stream, &bogus, nullptr, 1, 7),
+            infinirtErrorInvalidValue);
+  infinirtGraph_t ended = EndCapture(stream);
+  ASSERT_EQ(ended, graph);
+  // Nodes: 0 captured, 1 side, 2 after both, 3 after side alone.
+  EXPECT_EQ(EdgesOf(graph), (std::vector<std::pair<size_t, size_t>>{{0, 2}, {1, 2}, {1, 3}}));
+  infinirtGetLastError();
+}
+
+TEST_F(Built, S59_BadCaptureToGraphCallsAreRefused) {
+  infinirtGraph_t graph = NewGraph();
+  infinirtGraph_t other = NewGraph();
+  infinirtGraphNode_t foreign = nullptr;
+  ASSERT_EQ(infinirtGraphAddEmptyNode(&foreign, other, nullptr, 0), infinirtSuccess);
+  infinirtStream_t stream = NewCaptureStream();
+  EXPECT_EQ(infinirtStreamBeginCaptureToGraph(stream, graph, &foreign, nullptr, 1,
+                                              infinirtStreamCaptureModeGlobal),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtStreamBeginCaptureToGraph(stream, nullptr, nullptr, nullptr, 0,
+                                              infinirtStreamCaptureModeGlobal),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtStreamBeginCaptureToGraph(stream, graph, nullptr, nullptr, 0,
+                                              static_cast<infinirtStreamCaptureMode>(9)),
+            infinirtErrorInvalidValue);
+  infinirtGraphNode_t none = nullptr;
+  EXPECT_EQ(infinirtStreamUpdateCaptureDependencies(stream, &none, nullptr, 0,
+                                                    infinirtStreamAddCaptureDependencies),
+            infinirtErrorIllegalState)
+      << "not capturing";
+  EXPECT_EQ(StatusOf(stream), infinirtStreamCaptureStatusNone) << "a refused begin began";
+
+  // A capture into the program's graph that fails leaves the graph to the program.
+  ASSERT_EQ(infinirtStreamBeginCaptureToGraph(stream, graph, nullptr, nullptr, 0,
+                                              infinirtStreamCaptureModeGlobal),
+            infinirtSuccess);
+  EXPECT_EQ(infinirtStreamUpdateCaptureDependencies(stream, &foreign, nullptr, 1,
+                                                    infinirtStreamAddCaptureDependencies),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtStreamSynchronize(stream), infinirtErrorStreamCaptureUnsupported);
+  infinirtGraph_t ended = nullptr;
+  EXPECT_EQ(infinirtStreamEndCapture(stream, &ended), infinirtErrorStreamCaptureInvalidated);
+  EXPECT_EQ(ended, nullptr);
+  size_t count = 0;
+  EXPECT_EQ(infinirtGraphGetNodes(graph, nullptr, &count), infinirtSuccess)
+      << "the program's graph was destroyed with the failed capture";
   infinirtGetLastError();
 }
 

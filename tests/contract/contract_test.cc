@@ -415,6 +415,8 @@ std::vector<ValueRow> FlagRows() {
       INFINIRT_CONTRACT_VALUE_ROW(HostAllocDefault),
       INFINIRT_CONTRACT_VALUE_ROW(UserObjectNoDestructorSync),
       INFINIRT_CONTRACT_VALUE_ROW(GraphUserObjectMove),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamAddCaptureDependencies),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamSetCaptureDependencies),
       INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsVerbose),
       INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsKernelNodeParams),
       INFINIRT_CONTRACT_VALUE_ROW(GraphDebugDotFlagsMemcpyNodeParams),

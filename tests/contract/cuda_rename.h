@@ -128,6 +128,8 @@ INFINIRT_CONTRACT_RENAME(enum cudaGraphExecUpdateResult, enum infinirtGraphExecU
 INFINIRT_CONTRACT_RENAME(enum cudaGraphInstantiateResult, enum infinirtGraphInstantiateResult)
 INFINIRT_CONTRACT_RENAME(enum cudaGraphDebugDotFlags, enum infinirtGraphDebugDotFlags)
 INFINIRT_CONTRACT_RENAME(cudaUserObject_t, infinirtUserObject_t)
+INFINIRT_CONTRACT_RENAME(enum cudaStreamUpdateCaptureDependenciesFlags,
+                         enum infinirtStreamUpdateCaptureDependenciesFlags)
 INFINIRT_CONTRACT_RENAME(enum cudaUserObjectFlags, enum infinirtUserObjectFlags)
 INFINIRT_CONTRACT_RENAME(enum cudaUserObjectRetainFlags, enum infinirtUserObjectRetainFlags)
 
