@@ -384,6 +384,8 @@ infinirtError_t infinirtGraphLaunch(infinirtGraphExec_t graphExec, infinirtStrea
       return error;
     }
     auto* exec = static_cast<ExecData*>(record.plugin_handle);
+    // Held throughout: an update (api_graph_exec.cc) replaces exec->graph under it.
+    std::lock_guard<std::mutex> lock(exec->mutex);
     const GraphData& graph = *exec->graph;
     if (auto error = CheckEventsLive(runtime, exec->events, function)) return error;
     if (runtime.captures().Active()) {
@@ -394,7 +396,6 @@ infinirtError_t infinirtGraphLaunch(infinirtGraphExec_t graphExec, infinirtStrea
         if (runtime.captures().RecordSubgraph(target.ref, exec->graph, &captured)) return captured;
       }
     }
-    std::lock_guard<std::mutex> lock(exec->mutex);
     const std::vector<void*> left_live = graph.AllocationsLeftLive();
     if (runtime.graph_memory().AnyLive(left_live)) {
       if (!(exec->flags & infinirtGraphInstantiateFlagAutoFreeOnLaunch)) {
@@ -428,7 +429,11 @@ infinirtError_t infinirtGraphExecDestroy(infinirtGraphExec_t graphExec) {
     if (!runtime.graph_execs().Remove(HandleValue(graphExec), &record)) {
       return InvalidHandle(graphExec, "graph exec", function);
     }
-    ReleaseUserObjectsAfterLaunches(runtime, record, *static_cast<ExecData*>(record.plugin_handle));
+    auto* exec = static_cast<ExecData*>(record.plugin_handle);
+    {
+      std::lock_guard<std::mutex> lock(exec->mutex);  // after a launch still being issued
+      ReleaseUserObjectsAfterLaunches(runtime, record, *exec);
+    }
     runtime.DestroyExec(record);
     return infinirtSuccess;
   });

@@ -26,7 +26,8 @@ constexpr unsigned int kKnownDotFlags =
     infinirtGraphDebugDotFlagsConditionalNodeParams;
 
 // The steps every infinirtGraphAdd*Node shares: the graph and the dependencies are checked,
-// then make_node fills the node (and may refuse), then it joins the graph.
+// then make_node fills the node (and may refuse), then it joins the graph. make_node runs
+// without the graph's lock, which a child-graph node's maker takes on the child.
 template <class MakeNode>
 infinirtError_t AddNode(infinirtGraphNode_t* pGraphNode, infinirtGraph_t graph,
                         const infinirtGraphNode_t* pDependencies, size_t numDependencies,
@@ -37,11 +38,13 @@ infinirtError_t AddNode(infinirtGraphNode_t* pGraphNode, infinirtGraph_t graph,
   if (pGraphNode == nullptr) {
     return Fail(infinirtErrorInvalidValue, "{}: pGraphNode is NULL", function);
   }
-  std::lock_guard<std::recursive_mutex> lock(data->mutex());
   GraphNode node;
-  if (auto error = ResolveDependencies(*data, pDependencies, numDependencies, &node.dependencies,
-                                       function)) {
-    return error;
+  {
+    std::lock_guard<std::recursive_mutex> lock(data->mutex());
+    if (auto error = ResolveDependencies(*data, pDependencies, numDependencies, &node.dependencies,
+                                         function)) {
+      return error;
+    }
   }
   if (auto error = make_node(runtime, *data, &node)) return error;
   *pGraphNode = NodeHandle(data->id(), data->Add(std::move(node)));
