@@ -5,6 +5,8 @@
 // nodes (S55); executable graphs changed in place (S56); the DOT file (S57). Bad input for every
 // function: GraphNodes_BadInput*. User objects (S58); captures into the program's graph and
 // changes to what a capture continues after (S59).
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -756,7 +758,9 @@ TEST_F(Built, S57_DotPrintWritesEveryNodeAndEdge) {
   infinirtGraphNode_t b = nullptr;
   ASSERT_EQ(infinirtGraphAddMemsetNode(&a, graph, nullptr, 0, &set), infinirtSuccess);
   ASSERT_EQ(infinirtGraphAddChildGraphNode(&b, graph, &a, 1, child), infinirtSuccess);
-  const std::string path = ::testing::TempDir() + "infinirt_graph_dot_test.dot";
+  // One file per process: CTest runs the suite over several backends at once.
+  const std::string path =
+      ::testing::TempDir() + "infinirt_graph_dot_test_" + std::to_string(getpid()) + ".dot";
   ASSERT_EQ(infinirtGraphDebugDotPrint(graph, path.c_str(), infinirtGraphDebugDotFlagsVerbose),
             infinirtSuccess);
   const std::string dot = ReadFile(path);
