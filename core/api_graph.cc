@@ -344,7 +344,7 @@ infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infini
     if (error == infinirtErrorNotSupported) {
       // No native graphs: launches replay the nodes, ordered by an event of the exec's own.
       exec->plugin_exec = nullptr;
-      error = backend.table.EventCreate(local, &exec->order_event, infinirtEventDisableTiming);
+      error = EnsureOrderEvent(backend.table, local, *exec);
     }
     ObjectRecord exec_record;
     exec_record.backend = data->backend_index();

@@ -23,11 +23,7 @@ namespace {
 infinirtError_t OrderAfterLatestLaunch(Runtime& runtime, Backend& backend, int local,
                                        ExecData& exec) {
   const infinirtPluginTable& table = backend.table;
-  if (exec.order_event == nullptr) {
-    if (auto error = table.EventCreate(local, &exec.order_event, infinirtEventDisableTiming)) {
-      return error;
-    }
-  }
+  if (auto error = EnsureOrderEvent(table, local, exec)) return error;
   if (!LatestLaunchStreamNameable(runtime, exec)) return table.DeviceSynchronize(local);
   if (auto error = table.EventRecord(local, exec.order_event, exec.last_stream)) return error;
   exec.wait_order_event = true;  // a native launch waits for it
@@ -52,8 +48,8 @@ infinirtError_t ReplaceExecGraph(Runtime& runtime, const ObjectRecord& record, E
     else if (error != infinirtSuccess)
       return BackendAnswer(error, backend, function);
     if (exec.launched_native) error = OrderAfterLatestLaunch(runtime, backend, local, exec);
-    if (error == infinirtSuccess && fresh == nullptr && exec.order_event == nullptr) {
-      error = backend.table.EventCreate(local, &exec.order_event, infinirtEventDisableTiming);
+    if (error == infinirtSuccess && fresh == nullptr) {
+      error = EnsureOrderEvent(backend.table, local, exec);
     }
     if (error != infinirtSuccess) {
       if (fresh) backend.table.GraphExecDestroy(local, fresh);
@@ -100,20 +96,21 @@ infinirtError_t CheckUpdatable(const GraphData& current, const GraphData& flat,
   for (uint32_t i = 0; i < new_nodes.size(); ++i) {
     const GraphNode& was = old_nodes[i];
     const GraphNode& now = new_nodes[i];
-    infinirtGraphNode_t at = NodeAt(graph, spans, i);
+    // Named only on failure: finding a position's node scans every node's span.
+    auto at = [&] { return NodeAt(graph, spans, i); };
     if (was.kind() != now.kind()) {
-      return UpdateFailure(info, infinirtGraphExecUpdateErrorNodeTypeChanged, at, nullptr, function,
-                           "a node has another type than the exec's");
+      return UpdateFailure(info, infinirtGraphExecUpdateErrorNodeTypeChanged, at(), nullptr,
+                           function, "a node has another type than the exec's");
     }
     if (was.dependencies != now.dependencies) {
-      return UpdateFailure(info, infinirtGraphExecUpdateErrorTopologyChanged, at, nullptr, function,
-                           "a node has other dependencies than the exec's");
+      return UpdateFailure(info, infinirtGraphExecUpdateErrorTopologyChanged, at(), nullptr,
+                           function, "a node has other dependencies than the exec's");
     }
     const bool memory =
         now.kind() == INFINIRT_GRAPH_NODE_MEM_ALLOC || now.kind() == INFINIRT_GRAPH_NODE_MEM_FREE;
     if (memory && std::memcmp(&was.desc.params.memory, &now.desc.params.memory,
                               sizeof(now.desc.params.memory)) != 0) {
-      return UpdateFailure(info, infinirtGraphExecUpdateErrorParametersChanged, at, nullptr,
+      return UpdateFailure(info, infinirtGraphExecUpdateErrorParametersChanged, at(), nullptr,
                            function, "memory nodes cannot change");
     }
   }
@@ -137,7 +134,7 @@ infinirtError_t ChangeExecNode(infinirtGraphExec_t graphExec, infinirtGraphNode_
     return Fail(infinirtErrorInvalidValue,
                 "{}: the node is not one of the graph the exec was instantiated from", function);
   }
-  std::shared_ptr<GraphData> copy = exec->graph->CopyFlat();
+  std::shared_ptr<GraphData> copy = exec->graph->Clone();
   auto& nodes = copy->mutable_nodes();
   if (auto error = change(*copy, nodes, span->second)) return error;
   return ReplaceExecGraph(runtime, record, *exec, std::move(copy), function);

@@ -630,15 +630,7 @@ infinirtError_t infinirtGraphMemsetNodeGetParams(infinirtGraphNode_t node,
     }
     return WithNodeOfType(node, infinirtGraphNodeTypeMemset, function,
                           [&](GraphData&, GraphNode& found) {
-                            const auto& set = found.desc.params.set;
-                            pNodeParams->dst = set.ptr;
-                            pNodeParams->elementSize = found.memset_element_size;
-                            pNodeParams->value = found.memset_element_size == 1
-                                                     ? static_cast<unsigned int>(set.value) & 0xFFu
-                                                     : found.memset_value;
-                            pNodeParams->width = set.count / found.memset_element_size;
-                            pNodeParams->height = found.memset_height;
-                            pNodeParams->pitch = found.memset_pitch;
+                            *pNodeParams = found.memset_params();
                             return infinirtSuccess;
                           });
   });

@@ -71,6 +71,19 @@ enum infinirtGraphNodeType GraphNode::type() const {
   }
 }
 
+infinirtMemsetParams GraphNode::memset_params() const {
+  const auto& set = desc.params.set;
+  infinirtMemsetParams params{};
+  params.dst = set.ptr;
+  params.elementSize = memset_element_size;
+  params.value =
+      memset_element_size == 1 ? static_cast<unsigned int>(set.value) & 0xFFu : memset_value;
+  params.width = set.count / memset_element_size;
+  params.height = memset_height;
+  params.pitch = memset_pitch;
+  return params;
+}
+
 void DescribeCopy(GraphNode* node, void* dst, const void* src, size_t count,
                   enum infinirtMemcpyKind kind) {
   node->desc.kind = INFINIRT_GRAPH_NODE_MEMCPY;
@@ -304,14 +317,6 @@ bool GraphData::HasMemoryNodes() const {
   return std::any_of(nodes_.begin(), nodes_.end(), [](const GraphNode& node) {
     return node.kind() == INFINIRT_GRAPH_NODE_MEM_ALLOC ||
            node.kind() == INFINIRT_GRAPH_NODE_MEM_FREE;
-  });
-}
-
-bool GraphData::HasNativeFuncNodes() const {
-  std::lock_guard<std::recursive_mutex> lock(mutex_);
-  return std::any_of(nodes_.begin(), nodes_.end(), [](const GraphNode& node) {
-    return node.kind() == INFINIRT_GRAPH_NODE_NATIVE ||
-           (node.child && node.child->HasNativeFuncNodes());
   });
 }
 

@@ -91,6 +91,8 @@ struct GraphNode {
 
   infinirtPluginGraphNodeKind_t kind() const { return desc.kind; }
   enum infinirtGraphNodeType type() const;
+  // A memset node's parameters as the program gives them (infinirtGraphMemsetNodeGetParams).
+  infinirtMemsetParams memset_params() const;
 };
 
 // The copy and memset nodes that capture and the node API both make.
@@ -151,13 +153,11 @@ class GraphData : public std::enable_shared_from_this<GraphData> {
   };
   using FlatSpans = std::unordered_map<uint32_t, FlatSpan>;
   infinirtError_t Flatten(std::shared_ptr<GraphData>* flat, FlatSpans* spans = nullptr) const;
-  // A copy of a flattened graph, to change before it replaces an exec's (ExecData::graph).
-  std::shared_ptr<GraphData> CopyFlat() const { return Clone(); }
+  // For changing a copy (Clone) of a flattened graph before it replaces an exec's.
   std::vector<GraphNode>& mutable_nodes() { return nodes_; }
 
   const std::vector<GraphNode>& nodes() const { return nodes_; }
   bool HasMemoryNodes() const;
-  bool HasNativeFuncNodes() const;
   // Memory allocated by the graph and not released by one of its own free nodes: live after
   // a launch until the program frees it (relaunching then is an error: docs/cuda-semantics.md S38).
   std::vector<void*> AllocationsLeftLive() const;

@@ -113,7 +113,7 @@ infinirtError_t NodeOfGraph(const GraphData& graph, infinirtGraphNode_t handle, 
                             const char* function) {
   uint64_t graph_id = 0;
   if (handle == nullptr || !SplitNodeHandle(handle, &graph_id, id) ||
-      graph_id != (graph.id() & 0xFFFFFFF) || graph.FindNode(*id) == nullptr) {
+      NodeHandle(graph.id(), *id) != handle || graph.FindNode(*id) == nullptr) {
     return Fail(infinirtErrorInvalidValue, "{}: {} is not a node of this graph", function,
                 static_cast<const void*>(handle));
   }
@@ -185,6 +185,11 @@ infinirtError_t CheckEventsLive(Runtime& runtime,
     }
   }
   return infinirtSuccess;
+}
+
+infinirtError_t EnsureOrderEvent(const infinirtPluginTable& table, int local, ExecData& exec) {
+  if (exec.order_event != nullptr) return infinirtSuccess;
+  return table.EventCreate(local, &exec.order_event, infinirtEventDisableTiming);
 }
 
 bool LatestLaunchStreamNameable(Runtime& runtime, const ExecData& exec) {

@@ -45,6 +45,9 @@ infinirtError_t CheckEventsLive(Runtime& runtime,
                                 const std::vector<std::pair<uint64_t, void*>>& events,
                                 const char* function);
 
+// The exec's order event (what a launch waits for to follow an earlier one), made once.
+infinirtError_t EnsureOrderEvent(const infinirtPluginTable& table, int local, ExecData& exec);
+
 // Whether the stream of an exec's latest launch can still be named: a live stream (the same
 // one), or the legacy stream; not another thread's per-thread stream.
 bool LatestLaunchStreamNameable(Runtime& runtime, const ExecData& exec);

@@ -48,13 +48,12 @@ std::string Details(const GraphNode& node, unsigned int flags) {
       if (!Wants(flags, infinirtGraphDebugDotFlagsMemcpyNodeParams)) return "";
       return fmt::format("\\ndst {} src {}\\ncount {} kind {}", p.copy.dst, p.copy.src,
                          p.copy.count, static_cast<int>(p.copy.kind));
-    case infinirtGraphNodeTypeMemset:
+    case infinirtGraphNodeTypeMemset: {
       if (!Wants(flags, infinirtGraphDebugDotFlagsMemsetNodeParams)) return "";
+      const infinirtMemsetParams set = node.memset_params();
       return fmt::format("\\ndst {} value {:#x}\\nelementSize {} width {} height {} pitch {}",
-                         p.set.ptr,
-                         node.memset_element_size == 1 ? p.set.value & 0xFF : node.memset_value,
-                         node.memset_element_size, p.set.count / node.memset_element_size,
-                         node.memset_height, node.memset_pitch);
+                         set.dst, set.value, set.elementSize, set.width, set.height, set.pitch);
+    }
     case infinirtGraphNodeTypeHost:
       if (!Wants(flags, infinirtGraphDebugDotFlagsHostNodeParams)) return "";
       return fmt::format("\\nfn {} userData {}", reinterpret_cast<void*>(p.host.fn),
