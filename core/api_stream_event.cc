@@ -1,6 +1,9 @@
 // The public C API for streams and events: creation and destruction, synchronisation and
 // queries, waits between streams, host functions, event timing.
 
+#include <algorithm>
+#include <iterator>
+
 #include "api_support.h"
 
 using namespace infinirt::core;       // NOLINT: this file implements the core's C API
@@ -118,6 +121,75 @@ void PriorityRange(const Target& target, int* least, int* greatest) {
       backend_greatest <= backend_least) {
     *least = backend_least;
     *greatest = backend_greatest;
+  }
+}
+
+// The attributes a stream has (CUDA's cudaStreamAttributeXxx); the other launch attributes
+// concern kernels.
+constexpr infinirtLaunchAttributeID kStreamAttributes[] = {
+    infinirtLaunchAttributeAccessPolicyWindow, infinirtLaunchAttributeSynchronizationPolicy,
+    infinirtLaunchAttributeMemSyncDomainMap, infinirtLaunchAttributeMemSyncDomain,
+    infinirtLaunchAttributePriority};
+
+bool IsStreamAttribute(infinirtLaunchAttributeID attr) {
+  return std::find(std::begin(kStreamAttributes), std::end(kStreamAttributes), attr) !=
+         std::end(kStreamAttributes);
+}
+
+infinirtError_t CheckStreamAttribute(infinirtLaunchAttributeID attr, const char* function) {
+  if (IsStreamAttribute(attr)) return infinirtSuccess;
+  return Fail(infinirtErrorInvalidValue, "{}: {} is not a stream attribute", function,
+              static_cast<int>(attr));
+}
+
+bool IsAccessProperty(infinirtAccessProperty property) {
+  return property == infinirtAccessPropertyNormal || property == infinirtAccessPropertyStreaming ||
+         property == infinirtAccessPropertyPersisting;
+}
+
+// A value for attr as CUDA accepts it; *value may then be adjusted (a priority clamped into the
+// device's range).
+infinirtError_t CheckAttributeValue(const Target& target, infinirtLaunchAttributeID attr,
+                                    infinirtLaunchAttributeValue* value, const char* function) {
+  switch (attr) {
+    case infinirtLaunchAttributeAccessPolicyWindow: {
+      const infinirtAccessPolicyWindow& window = value->accessPolicyWindow;
+      // Written so that a NaN ratio fails too.
+      if (!(window.hitRatio >= 0.0f && window.hitRatio <= 1.0f)) {
+        return Fail(infinirtErrorInvalidValue, "{}: hitRatio {} is not in [0, 1]", function,
+                    window.hitRatio);
+      }
+      if (!IsAccessProperty(window.hitProp) || !IsAccessProperty(window.missProp) ||
+          window.missProp == infinirtAccessPropertyPersisting) {
+        return Fail(infinirtErrorInvalidValue,
+                    "{}: hitProp {} or missProp {} is not an access property (a miss cannot be "
+                    "Persisting)",
+                    function, static_cast<int>(window.hitProp), static_cast<int>(window.missProp));
+      }
+      return infinirtSuccess;
+    }
+    case infinirtLaunchAttributeSynchronizationPolicy:
+      if (value->syncPolicy >= infinirtSyncPolicyAuto &&
+          value->syncPolicy <= infinirtSyncPolicyBlockingSync) {
+        return infinirtSuccess;
+      }
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not a synchronization policy", function,
+                  static_cast<int>(value->syncPolicy));
+    case infinirtLaunchAttributeMemSyncDomain:
+      if (value->memSyncDomain == infinirtLaunchMemSyncDomainDefault ||
+          value->memSyncDomain == infinirtLaunchMemSyncDomainRemote) {
+        return infinirtSuccess;
+      }
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not a memory synchronization domain",
+                  function, static_cast<int>(value->memSyncDomain));
+    case infinirtLaunchAttributePriority: {
+      int least = 0, greatest = 0;
+      PriorityRange(target, &least, &greatest);
+      value->priority = std::min(least, std::max(greatest, value->priority));  // as CUDA clamps
+      return infinirtSuccess;
+    }
+    default:
+      return infinirtSuccess;  // a domain map's ids are the device's to judge
   }
 }
 
@@ -281,12 +353,27 @@ infinirtError_t infinirtStreamGetPriority(infinirtStream_t hStream, int* priorit
     if (priority == nullptr) {
       return Fail(infinirtErrorInvalidValue, "{}: priority is NULL", function_name);
     }
+    Runtime& runtime = Runtime::Get();
     ObjectRecord record;
     bool is_default = false;
-    if (auto error = StreamRecord(Runtime::Get(), hStream, &record, &is_default, function_name)) {
+    if (auto error = StreamRecord(runtime, hStream, &record, &is_default, function_name)) {
       return error;
     }
-    *priority = is_default ? 0 : record.priority;  // the default streams have priority 0
+    // The stream's priority now (StreamSetAttribute may have changed it), where the backend
+    // tells; otherwise the one it was created with (the default streams': 0).
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, hStream, &target, function_name)) return error;
+    infinirtLaunchAttributeValue value{};
+    const infinirtError_t asked = target.backend->table.StreamGetAttribute(
+        target.local, target.stream, infinirtLaunchAttributePriority, &value);
+    if (asked == infinirtSuccess) {
+      *priority = value.priority;
+      return infinirtSuccess;
+    }
+    if (asked != infinirtErrorNotSupported) {
+      return BackendAnswer(asked, *target.backend, function_name);
+    }
+    *priority = is_default ? 0 : record.priority;
     return infinirtSuccess;
   });
 }
@@ -331,6 +418,71 @@ infinirtError_t infinirtStreamGetId(infinirtStream_t hStream, unsigned long long
       *streamId = (uint64_t{1} << 63) | (thread_number << 16) | static_cast<uint64_t>(device);
     } else {
       *streamId = 0;  // the legacy stream
+    }
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtStreamGetAttribute(infinirtStream_t hStream, infinirtStreamAttrID attr,
+                                           infinirtStreamAttrValue* value_out) {
+  return Guard(__func__, [&](const char* function_name) {
+    StreamTarget target;
+    if (auto error = ResolveStream(Runtime::Get(), hStream, &target, function_name)) return error;
+    if (auto error = CheckStreamAttribute(attr, function_name)) return error;
+    if (value_out == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: value_out is NULL", function_name);
+    }
+    infinirtLaunchAttributeValue value{};  // the bytes beyond the member are zero
+    if (auto error = target.backend->table.StreamGetAttribute(target.local, target.stream, attr,
+                                                              &value)) {
+      return BackendAnswer(error, *target.backend, function_name);
+    }
+    *value_out = value;
+    return infinirtSuccess;
+  });
+}
+
+infinirtError_t infinirtStreamSetAttribute(infinirtStream_t hStream, infinirtStreamAttrID attr,
+                                           const infinirtStreamAttrValue* value) {
+  return Guard(__func__, [&](const char* function_name) {
+    StreamTarget target;
+    if (auto error = ResolveStream(Runtime::Get(), hStream, &target, function_name)) return error;
+    if (auto error = CheckStreamAttribute(attr, function_name)) return error;
+    if (value == nullptr) return Fail(infinirtErrorInvalidValue, "{}: value is NULL", function_name);
+    infinirtLaunchAttributeValue checked = *value;
+    if (auto error = CheckAttributeValue(target, attr, &checked, function_name)) return error;
+    return BackendAnswer(
+        target.backend->table.StreamSetAttribute(target.local, target.stream, attr, &checked),
+        *target.backend, function_name);
+  });
+}
+
+// Every attribute is read before any is written, so that a refused read changes nothing.
+infinirtError_t infinirtStreamCopyAttributes(infinirtStream_t dst, infinirtStream_t src) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget to, from;
+    if (auto error = ResolveStream(runtime, dst, &to, function_name)) return error;
+    if (auto error = ResolveStream(runtime, src, &from, function_name)) return error;
+    if (to.device != from.device) {
+      return Fail(infinirtErrorInvalidValue,
+                  "{}: the streams belong to devices {} and {}; both must be on one device",
+                  function_name, to.device, from.device);
+    }
+    const infinirtPluginTable& table = to.backend->table;
+    constexpr size_t kCount = std::size(kStreamAttributes);
+    infinirtLaunchAttributeValue values[kCount] = {};
+    for (size_t i = 0; i < kCount; ++i) {
+      if (auto error =
+              table.StreamGetAttribute(from.local, from.stream, kStreamAttributes[i], &values[i])) {
+        return BackendAnswer(error, *from.backend, function_name);
+      }
+    }
+    for (size_t i = 0; i < kCount; ++i) {
+      if (auto error =
+              table.StreamSetAttribute(to.local, to.stream, kStreamAttributes[i], &values[i])) {
+        return BackendAnswer(error, *to.backend, function_name);
+      }
     }
     return infinirtSuccess;
   });

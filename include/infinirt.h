@@ -411,6 +411,53 @@ typedef enum infinirtGraphDependencyType_enum INFINIRT_ENUM_BASE {
   infinirtGraphDependencyTypeProgrammatic = 1
 } infinirtGraphDependencyType;
 
+/* Launch and stream attributes (infinirtStreamGetAttribute/SetAttribute). A stream takes the
+ * five that infinirtStreamAttributeXxx name; the others concern kernels. */
+typedef enum infinirtLaunchAttributeID INFINIRT_ENUM_BASE {
+  infinirtLaunchAttributeIgnore = 0,
+  infinirtLaunchAttributeAccessPolicyWindow = 1,
+  infinirtLaunchAttributeCooperative = 2,
+  infinirtLaunchAttributeSynchronizationPolicy = 3,
+  infinirtLaunchAttributeClusterDimension = 4,
+  infinirtLaunchAttributeClusterSchedulingPolicyPreference = 5,
+  infinirtLaunchAttributeProgrammaticStreamSerialization = 6,
+  infinirtLaunchAttributeProgrammaticEvent = 7,
+  infinirtLaunchAttributePriority = 8,
+  infinirtLaunchAttributeMemSyncDomainMap = 9,
+  infinirtLaunchAttributeMemSyncDomain = 10,
+  infinirtLaunchAttributePreferredClusterDimension = 11,
+  infinirtLaunchAttributeLaunchCompletionEvent = 12,
+  infinirtLaunchAttributeDeviceUpdatableKernelNode = 13,
+  infinirtLaunchAttributePreferredSharedMemoryCarveout = 14,
+  infinirtLaunchAttributeNvlinkUtilCentricScheduling = 16
+} infinirtLaunchAttributeID;
+
+/* How an access policy window's lines are kept in the device's L2 cache. */
+enum infinirtAccessProperty INFINIRT_ENUM_BASE {
+  infinirtAccessPropertyNormal = 0,
+  infinirtAccessPropertyStreaming = 1,
+  infinirtAccessPropertyPersisting = 2
+};
+
+/* How a host thread waits for the stream's work. */
+enum infinirtSynchronizationPolicy INFINIRT_ENUM_BASE {
+  infinirtSyncPolicyAuto = 1,
+  infinirtSyncPolicySpin = 2,
+  infinirtSyncPolicyYield = 3,
+  infinirtSyncPolicyBlockingSync = 4
+};
+
+enum infinirtClusterSchedulingPolicy INFINIRT_ENUM_BASE {
+  infinirtClusterSchedulingPolicyDefault = 0,
+  infinirtClusterSchedulingPolicySpread = 1,
+  infinirtClusterSchedulingPolicyLoadBalancing = 2
+};
+
+typedef enum infinirtLaunchMemSyncDomain INFINIRT_ENUM_BASE {
+  infinirtLaunchMemSyncDomainDefault = 0,
+  infinirtLaunchMemSyncDomainRemote = 1
+} infinirtLaunchMemSyncDomain;
+
 /* Device attributes: every non-reserved cudaDeviceAttr of CUDA 13. X(name without the
  * "infinirt" prefix, value): X(DevAttrWarpSize, 10) is infinirtDevAttrWarpSize = 10. */
 #define INFINIRT_DEVICE_ATTR_LIST(X)                    \
@@ -583,17 +630,6 @@ enum infinirtDeviceAttr INFINIRT_ENUM_BASE { INFINIRT_DEVICE_ATTR_LIST(INFINIRT_
 #define infinirtEventRecordExternal 0x01
 #define infinirtEventWaitDefault 0x00
 #define infinirtEventWaitExternal 0x01
-
-#define infinirtDeviceScheduleAuto 0x00
-#define infinirtDeviceScheduleSpin 0x01
-#define infinirtDeviceScheduleYield 0x02
-#define infinirtDeviceScheduleBlockingSync 0x04
-#define infinirtDeviceBlockingSync 0x04
-#define infinirtDeviceScheduleMask 0x07
-#define infinirtDeviceMapHost 0x08
-#define infinirtDeviceLmemResizeToMax 0x10
-#define infinirtDeviceSyncMemops 0x80
-#define infinirtDeviceMask 0xff
 
 #define infinirtInitDeviceFlagsAreValid 0x01
 
@@ -844,6 +880,71 @@ struct infinirtMemAllocNodeParams {
   void* dptr;
 };
 
+/* A region of memory and how its accesses use the device's L2 cache: hitRatio of its lines
+ * (in [0, 1]) get hitProp, the rest missProp (Normal or Streaming). */
+struct infinirtAccessPolicyWindow {
+  void* base_ptr;
+  size_t num_bytes;
+  float hitRatio;
+  enum infinirtAccessProperty hitProp;
+  enum infinirtAccessProperty missProp;
+};
+
+/* The memory synchronisation domain ids that the two logical domains stand for. */
+typedef struct infinirtLaunchMemSyncDomainMap_st {
+  unsigned char default_;
+  unsigned char remote;
+} infinirtLaunchMemSyncDomainMap;
+
+typedef struct infinirtGraphDeviceUpdatableNode_st* infinirtGraphDeviceNode_t;
+
+/* The value of one launch or stream attribute: the member its id names. 64 bytes, as CUDA's. */
+typedef union infinirtLaunchAttributeValue {
+  char pad[64];
+  struct infinirtAccessPolicyWindow accessPolicyWindow;
+  int cooperative;
+  enum infinirtSynchronizationPolicy syncPolicy;
+  struct {
+    unsigned int x;
+    unsigned int y;
+    unsigned int z;
+  } clusterDim;
+  enum infinirtClusterSchedulingPolicy clusterSchedulingPolicyPreference;
+  int programmaticStreamSerializationAllowed;
+  struct {
+    infinirtEvent_t event;
+    int flags;
+    int triggerAtBlockStart;
+  } programmaticEvent;
+  int priority;
+  infinirtLaunchMemSyncDomainMap memSyncDomainMap;
+  infinirtLaunchMemSyncDomain memSyncDomain;
+  struct {
+    unsigned int x;
+    unsigned int y;
+    unsigned int z;
+  } preferredClusterDim;
+  struct {
+    infinirtEvent_t event;
+    int flags;
+  } launchCompletionEvent;
+  struct {
+    int deviceUpdatable;
+    infinirtGraphDeviceNode_t devNode;
+  } deviceUpdatableKernelNode;
+  unsigned int sharedMemCarveout;
+  unsigned int nvlinkUtilCentricScheduling;
+} infinirtLaunchAttributeValue;
+
+/* A stream's attributes are launch attributes, under these names. */
+typedef infinirtLaunchAttributeID infinirtStreamAttrID;
+typedef infinirtLaunchAttributeValue infinirtStreamAttrValue;
+#define infinirtStreamAttributeAccessPolicyWindow infinirtLaunchAttributeAccessPolicyWindow
+#define infinirtStreamAttributeSynchronizationPolicy infinirtLaunchAttributeSynchronizationPolicy
+#define infinirtStreamAttributeMemSyncDomainMap infinirtLaunchAttributeMemSyncDomainMap
+#define infinirtStreamAttributeMemSyncDomain infinirtLaunchAttributeMemSyncDomain
+#define infinirtStreamAttributePriority infinirtLaunchAttributePriority
+
 /* Backend listing (InfiniRT extension): one entry per plugin considered, loaded or not. */
 typedef enum INFINIRT_ENUM_BASE {
   infinirtBackendLoaded = 0,       /* loaded and contributing its devices */
@@ -1050,6 +1151,14 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, StreamAddCallback,                                                            \
     (infinirtStream_t stream, infinirtStreamCallback_t callback, void* userData,                   \
      unsigned int flags))                                                                          \
+  /* The stream attributes (infinirtStreamAttributeXxx); the others answer InvalidValue. A         \
+     priority outside the device's range is clamped into it. CopyAttributes copies all five to     \
+     a stream of the same device. */                                                               \
+  X(infinirtError_t, StreamGetAttribute,                                                           \
+    (infinirtStream_t hStream, infinirtStreamAttrID attr, infinirtStreamAttrValue * value_out))    \
+  X(infinirtError_t, StreamSetAttribute,                                                           \
+    (infinirtStream_t hStream, infinirtStreamAttrID attr, const infinirtStreamAttrValue* value))   \
+  X(infinirtError_t, StreamCopyAttributes, (infinirtStream_t dst, infinirtStream_t src))           \
   /* Events */                                                                                     \
   X(infinirtError_t, EventCreate, (infinirtEvent_t * event))                                       \
   X(infinirtError_t, EventCreateWithFlags, (infinirtEvent_t * event, unsigned int flags))          \

@@ -249,7 +249,16 @@ typedef struct infinirtPluginSupport {
   X(MemPrefetchAsync, (int device, const void* ptr, size_t count,                                 \
                        struct infinirtMemLocation location, infinirtPluginStream_t stream))       \
   X(MemAdvise, (int device, const void* ptr, size_t count, enum infinirtMemoryAdvise advice,      \
-                struct infinirtMemLocation location))
+                struct infinirtMemLocation location))                                             \
+  /* The five stream attributes (infinirtStreamAttributeXxx); the core has checked the id and,    \
+   * for Set, the value (a priority clamped into the device's range). Get fills the member        \
+   * of a zeroed value. */                                                                        \
+  X(StreamGetAttribute, (int device, infinirtPluginStream_t stream,                               \
+                         enum infinirtLaunchAttributeID attr,                                     \
+                         union infinirtLaunchAttributeValue* value))                              \
+  X(StreamSetAttribute, (int device, infinirtPluginStream_t stream,                               \
+                         enum infinirtLaunchAttributeID attr,                                     \
+                         const union infinirtLaunchAttributeValue* value))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
  * their support declarations by it (GetSupport itself takes the entry's name). */

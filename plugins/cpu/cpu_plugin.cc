@@ -146,6 +146,16 @@ Stream& PerThreadStream(int device) {
   return *stream;
 }
 
+// A stream attribute that was never set: no access policy window, the automatic
+// synchronisation policy, the default domain, and the domain map 0 (default) and 1 (remote).
+union infinirtLaunchAttributeValue DefaultStreamAttribute(enum infinirtLaunchAttributeID attr) {
+  union infinirtLaunchAttributeValue value;
+  std::memset(&value, 0, sizeof(value));
+  if (attr == infinirtLaunchAttributeSynchronizationPolicy) value.syncPolicy = infinirtSyncPolicyAuto;
+  if (attr == infinirtLaunchAttributeMemSyncDomainMap) value.memSyncDomainMap.remote = 1;
+  return value;
+}
+
 // A stream of a device: the legacy and per-thread streams are the device's own.
 Stream& StreamOf(int device, infinirtPluginStream_t handle) {
   if (handle == INFINIRT_PLUGIN_STREAM_LEGACY) return *EngineOf(device).legacy();
@@ -451,6 +461,42 @@ struct CpuPlugin {
     handle->stream->set_priority(
         std::min(kLeastStreamPriority, std::max(kGreatestStreamPriority, priority)));
     *stream = handle;
+    return infinirtSuccess;
+  }
+
+  // The priority is the worker pool's; the other stream attributes are hints for a GPU's cache
+  // and host waits, kept and given back (a host thread's wait does not change with them).
+  static infinirtError_t StreamGetAttribute(int device, infinirtPluginStream_t stream,
+                                            enum infinirtLaunchAttributeID attr,
+                                            union infinirtLaunchAttributeValue* value) {
+    Stream& target = StreamOf(device, stream);
+    if (attr == infinirtLaunchAttributePriority) {
+      value->priority = target.priority();
+      return infinirtSuccess;
+    }
+    Stream::KeptValue kept;
+    if (target.Kept(attr, &kept)) {
+      static_assert(sizeof(kept) == sizeof(*value));
+      std::memcpy(value, kept.data(), sizeof(*value));
+    } else {
+      *value = DefaultStreamAttribute(attr);
+    }
+    return infinirtSuccess;
+  }
+
+  static infinirtError_t StreamSetAttribute(int device, infinirtPluginStream_t stream,
+                                            enum infinirtLaunchAttributeID attr,
+                                            const union infinirtLaunchAttributeValue* value) {
+    Stream& target = StreamOf(device, stream);
+    if (attr == infinirtLaunchAttributePriority) {
+      // Clamped here too: the pool indexes its queues by priority.
+      target.set_priority(
+          std::min(kLeastStreamPriority, std::max(kGreatestStreamPriority, value->priority)));
+      return infinirtSuccess;
+    }
+    Stream::KeptValue kept;
+    std::memcpy(kept.data(), value, sizeof(*value));
+    target.Keep(attr, kept);
     return infinirtSuccess;
   }
 

@@ -192,8 +192,25 @@ bool Stream::HasWaitedFor(const StreamPoint& point) {
 
 Stream::~Stream() { device_->Unregister(this); }
 
+void Stream::Keep(int key, const KeptValue& value) {
+  std::lock_guard<std::mutex> lock(kept_mutex_);
+  kept_[key] = value;
+}
+
+bool Stream::Kept(int key, KeptValue* value) const {
+  std::lock_guard<std::mutex> lock(kept_mutex_);
+  auto found = kept_.find(key);
+  if (found == kept_.end()) return false;
+  *value = found->second;
+  return true;
+}
+
 void Stream::Recycle() {
   id_.store(NextStreamId(), std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(kept_mutex_);
+    kept_.clear();
+  }
   // Nothing else refers to the stream, so no NoteWaitedFor runs meanwhile.
   if (!has_waited_.load(std::memory_order_relaxed)) return;
   std::lock_guard<std::mutex> lock(mutex_);

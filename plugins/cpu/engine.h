@@ -17,11 +17,13 @@
 #ifndef INFINIRT_PLUGINS_CPU_ENGINE_H_
 #define INFINIRT_PLUGINS_CPU_ENGINE_H_
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -136,8 +138,14 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
   Kind kind() const { return kind_; }
   int priority() const { return priority_.load(std::memory_order_relaxed); }
-  // Set while the stream is idle (just created or taken from the spares).
+  // Takes effect the next time the stream becomes ready.
   void set_priority(int priority) { priority_.store(priority, std::memory_order_relaxed); }
+
+  // Values a program gave the stream that the engine only keeps to give back (a GPU's cache
+  // and synchronisation hints), by key. A recycled stream has none.
+  using KeptValue = std::array<unsigned char, 64>;
+  void Keep(int key, const KeptValue& value);
+  bool Kept(int key, KeptValue* value) const;
   // Unique over the process's lifetime (unlike the object's address); a recycled stream gets a
   // new one.
   uint64_t id() const { return id_.load(std::memory_order_relaxed); }
@@ -213,6 +221,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   const Kind kind_;
   const bool non_blocking_;
   std::atomic<int> priority_{kLeastStreamPriority};
+  mutable std::mutex kept_mutex_;
+  std::map<int, KeptValue> kept_;
 
   std::mutex mutex_;
   std::condition_variable completed_cv_;

@@ -22,6 +22,8 @@ typedef void (*CfHostFn)(void*);
 #define CF_LIMIT int
 #define CF_FUNC_CACHE int
 #define CF_P2P_ATTR int
+#define CF_STREAM_ATTR int
+#define CF_STREAM_ATTR_VALUE union infinirtLaunchAttributeValue
 #define CF_HOST_FN CfHostFn
 #endif
 
@@ -78,6 +80,9 @@ typedef void (*CfHostFn)(void*);
   X(DeviceEnablePeerAccess, (int peer, unsigned int flags))                                \
   X(DeviceDisablePeerAccess, (int peer))                                                   \
   X(DeviceGetP2PAttribute, (int* value, CF_P2P_ATTR attr, int src, int dst))               \
+  X(StreamGetAttribute, (CF_STREAM stream, CF_STREAM_ATTR attr, CF_STREAM_ATTR_VALUE * value))  \
+  X(StreamSetAttribute,                                                                    \
+    (CF_STREAM stream, CF_STREAM_ATTR attr, const CF_STREAM_ATTR_VALUE* value))           \
   X(StreamBeginCapture, (CF_STREAM stream, CF_CAPTURE_MODE mode))                          \
   X(StreamEndCapture, (CF_STREAM stream, CF_GRAPH * graph))                                \
   X(GraphInstantiateWithFlags, (CF_EXEC * exec, CF_GRAPH graph, unsigned long long flags)) \

@@ -151,6 +151,12 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
       return NativeIfPresent(Has(fn.DeviceGetP2PAttribute), "DeviceGetP2PAttribute");
     case entry::MallocManaged:
       return NativeIfPresent(Has(fn.MallocManaged), "MallocManaged", "flags as CUDA's");
+    case entry::StreamGetAttribute:
+      return NativeIfPresent(Has(fn.StreamGetAttribute), "StreamGetAttribute",
+                             "the value union has CUDA's layout");
+    case entry::StreamSetAttribute:
+      return NativeIfPresent(Has(fn.StreamSetAttribute), "StreamSetAttribute",
+                             "the value union has CUDA's layout");
     case entry::MemPrefetchAsync:
     case entry::MemAdvise:
       return None(

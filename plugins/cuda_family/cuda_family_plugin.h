@@ -125,6 +125,8 @@ struct CudaFamilyPlugin : plugin::VendorPluginBase<CudaFamilyPlugin> {
   INFINIRT_PLUGIN_ENTRY(DeviceDisablePeerAccess);
   INFINIRT_PLUGIN_ENTRY(DeviceGetP2PAttribute);
   INFINIRT_PLUGIN_ENTRY(MallocManaged);
+  INFINIRT_PLUGIN_ENTRY(StreamGetAttribute);
+  INFINIRT_PLUGIN_ENTRY(StreamSetAttribute);
   // The memory-pool attributes are left out: no vendor function of the lists serves them.
 
   // Support declarations (cuda_family_declarations.cc).

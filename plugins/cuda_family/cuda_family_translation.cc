@@ -284,6 +284,23 @@ infinirtError_t CudaFamilyPlugin::DeviceDisablePeerAccess(int device, int peer) 
   return e == infinirtErrorPeerAccessNotEnabled ? infinirtSuccess : e;
 }
 
+// The attribute ids and the value union are CUDA's; the stream may be a default one.
+infinirtError_t CudaFamilyPlugin::StreamGetAttribute(int device, infinirtPluginStream_t stream,
+                                                     enum infinirtLaunchAttributeID attr,
+                                                     union infinirtLaunchAttributeValue* value) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.StreamGetAttribute == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(StreamGetAttribute, VendorStream(device, stream), static_cast<int>(attr), value);
+}
+
+infinirtError_t CudaFamilyPlugin::StreamSetAttribute(
+    int device, infinirtPluginStream_t stream, enum infinirtLaunchAttributeID attr,
+    const union infinirtLaunchAttributeValue* value) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.StreamSetAttribute == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(StreamSetAttribute, VendorStream(device, stream), static_cast<int>(attr), value);
+}
+
 infinirtError_t CudaFamilyPlugin::DeviceGetP2PAttribute(int device, int* value,
                                                         enum infinirtDeviceP2PAttr attr, int peer) {
   if (TheState().fn.DeviceGetP2PAttribute == nullptr) return infinirtErrorNotSupported;

@@ -6,6 +6,8 @@
 
 #include <type_traits>
 
+#include "infinirt.h"
+
 #define CF_ERROR cudaError_t
 #define CF_STREAM cudaStream_t
 #define CF_EVENT cudaEvent_t
@@ -17,6 +19,8 @@
 #define CF_LIMIT enum cudaLimit
 #define CF_FUNC_CACHE enum cudaFuncCache
 #define CF_P2P_ATTR enum cudaDeviceP2PAttr
+#define CF_STREAM_ATTR cudaStreamAttrID
+#define CF_STREAM_ATTR_VALUE cudaStreamAttrValue
 #define CF_HOST_FN cudaHostFn_t
 #include "cuda_family_api.h"
 
@@ -35,6 +39,9 @@ static_assert(sizeof(enum cudaStreamCaptureMode) == sizeof(int));
 static_assert(sizeof(enum cudaDeviceAttr) == sizeof(int));
 static_assert(sizeof(enum cudaLimit) == sizeof(int) && sizeof(enum cudaFuncCache) == sizeof(int));
 static_assert(sizeof(enum cudaDeviceP2PAttr) == sizeof(int));
+static_assert(sizeof(cudaStreamAttrID) == sizeof(int));
+// The plugin passes InfiniRT's value union, which has CUDA's layout (the contract test).
+static_assert(sizeof(cudaStreamAttrValue) == sizeof(union infinirtLaunchAttributeValue));
 static_assert(std::is_pointer_v<cudaStream_t> && std::is_pointer_v<cudaEvent_t> &&
               std::is_pointer_v<cudaGraph_t> && std::is_pointer_v<cudaGraphExec_t>);
 static_assert(std::is_same_v<decltype(&cudaGetErrorName), const char* (*)(cudaError_t)>);

@@ -60,6 +60,7 @@ _SCALARS: Dict[str, Any] = {
     "float": ctypes.c_float,
     "double": ctypes.c_double,
     "infinirtError_t": ctypes.c_int,
+    "infinirtStreamAttrID": ctypes.c_int,  # a typedef of an enum
     "infiniStatus_t": ctypes.c_int,
     "infiniDevice_t": ctypes.c_int,
     "infiniDtype_t": ctypes.c_int,

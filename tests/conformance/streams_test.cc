@@ -1,6 +1,11 @@
-// S1-S7 and S40: stream order, the legacy default stream, non-blocking and per-thread streams,
-// stream query and synchronisation, stream destruction, a stream's device.
+// S1-S7, S40 and S60: stream order, the legacy default stream, non-blocking and per-thread
+// streams, stream query and synchronisation, stream destruction, a stream's device, stream
+// attributes.
 #include <array>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -674,6 +679,180 @@ TEST_F(Conformance, S42_EventRecordWithFlagsRecordsAsEventRecord) {
   EXPECT_EQ(infinirtEventRecordWithFlags(event, stream, 0x2), infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtEventRecordWithFlags(nullptr, stream, 0), infinirtErrorInvalidResourceHandle);
   EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidResourceHandle);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S60: stream attributes.
+
+// Every stream attribute set to something other than its default.
+struct AttributeValues {
+  infinirtStreamAttrValue window{}, sync{}, domain_map{}, domain{}, priority{};
+  explicit AttributeValues(void* base, int priority_value) {
+    window.accessPolicyWindow = {base, 256, 0.5f, infinirtAccessPropertyPersisting,
+                                 infinirtAccessPropertyStreaming};
+    sync.syncPolicy = infinirtSyncPolicyBlockingSync;
+    domain_map.memSyncDomainMap = {1, 0};
+    domain.memSyncDomain = infinirtLaunchMemSyncDomainRemote;
+    priority.priority = priority_value;
+  }
+};
+
+infinirtError_t SetAll(infinirtStream_t stream, const AttributeValues& v) {
+  for (auto [attr, value] : {std::pair{infinirtStreamAttributeAccessPolicyWindow, &v.window},
+                             std::pair{infinirtStreamAttributeSynchronizationPolicy, &v.sync},
+                             std::pair{infinirtStreamAttributeMemSyncDomainMap, &v.domain_map},
+                             std::pair{infinirtStreamAttributeMemSyncDomain, &v.domain},
+                             std::pair{infinirtStreamAttributePriority, &v.priority}}) {
+    if (const infinirtError_t e = infinirtStreamSetAttribute(stream, attr, value)) return e;
+  }
+  return infinirtSuccess;
+}
+
+// Whether a stream's attributes read back as `v`.
+::testing::AssertionResult HasAll(infinirtStream_t stream, const AttributeValues& v) {
+  infinirtStreamAttrValue got{};
+  auto read = [&](infinirtStreamAttrID attr) {
+    got = infinirtStreamAttrValue{};
+    return infinirtStreamGetAttribute(stream, attr, &got) == infinirtSuccess;
+  };
+  if (!read(infinirtStreamAttributeAccessPolicyWindow) ||
+      got.accessPolicyWindow.base_ptr != v.window.accessPolicyWindow.base_ptr ||
+      got.accessPolicyWindow.num_bytes != 256 || got.accessPolicyWindow.hitRatio != 0.5f ||
+      got.accessPolicyWindow.hitProp != infinirtAccessPropertyPersisting ||
+      got.accessPolicyWindow.missProp != infinirtAccessPropertyStreaming) {
+    return ::testing::AssertionFailure() << "the access policy window differs";
+  }
+  if (!read(infinirtStreamAttributeSynchronizationPolicy) ||
+      got.syncPolicy != infinirtSyncPolicyBlockingSync) {
+    return ::testing::AssertionFailure() << "the synchronization policy is " << got.syncPolicy;
+  }
+  if (!read(infinirtStreamAttributeMemSyncDomainMap) || got.memSyncDomainMap.default_ != 1 ||
+      got.memSyncDomainMap.remote != 0) {
+    return ::testing::AssertionFailure() << "the domain map differs";
+  }
+  if (!read(infinirtStreamAttributeMemSyncDomain) ||
+      got.memSyncDomain != infinirtLaunchMemSyncDomainRemote) {
+    return ::testing::AssertionFailure() << "the domain is " << got.memSyncDomain;
+  }
+  if (!read(infinirtStreamAttributePriority) || got.priority != v.priority.priority) {
+    return ::testing::AssertionFailure() << "the priority is " << got.priority;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST_F(Conformance, S60_StreamAttributesReadBackAsSet) {
+  infinirtStream_t stream = NewStream();
+  infinirtStreamAttrValue value{};
+  ASSERT_OK_OR_SKIP(
+      infinirtStreamGetAttribute(stream, infinirtStreamAttributeAccessPolicyWindow, &value));
+  EXPECT_EQ(value.accessPolicyWindow.num_bytes, 0u) << "a new stream has no window";
+  int least = 0, greatest = 0;
+  ASSERT_EQ(infinirtDeviceGetStreamPriorityRange(&least, &greatest), infinirtSuccess);
+  const AttributeValues values(NewDeviceMemory(kBytes), greatest);
+  ASSERT_EQ(SetAll(stream, values), infinirtSuccess);
+  EXPECT_TRUE(HasAll(stream, values));
+  // The priority attribute is the stream's priority.
+  int priority = 99;
+  EXPECT_EQ(infinirtStreamGetPriority(stream, &priority), infinirtSuccess);
+  EXPECT_EQ(priority, greatest);
+  // Clamped into the device's range, as at creation.
+  infinirtStreamAttrValue beyond{};
+  beyond.priority = least + 100;
+  EXPECT_EQ(infinirtStreamSetAttribute(stream, infinirtStreamAttributePriority, &beyond),
+            infinirtSuccess);
+  EXPECT_EQ(infinirtStreamGetPriority(stream, &priority), infinirtSuccess);
+  EXPECT_EQ(priority, least);
+  // Work still runs on it.
+  auto& ran = Keep<std::atomic<bool>>(false);
+  ASSERT_EQ(infinirtLaunchHostFunc(stream, SetFlag, &ran), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_TRUE(ran.load());
+}
+
+TEST_F(Conformance, S60_BadStreamAttributesAreInvalidValueAndChangeNothing) {
+  infinirtStream_t stream = NewStream();
+  infinirtStreamAttrValue value{};
+  ASSERT_OK_OR_SKIP(
+      infinirtStreamGetAttribute(stream, infinirtStreamAttributeSynchronizationPolicy, &value));
+  int least = 0, greatest = 0;
+  ASSERT_EQ(infinirtDeviceGetStreamPriorityRange(&least, &greatest), infinirtSuccess);
+  const AttributeValues values(NewDeviceMemory(kBytes), greatest);
+  ASSERT_EQ(SetAll(stream, values), infinirtSuccess);
+  // Kernel attributes, and ids that are no attribute.
+  for (int attr : {0, 2, 4, 5, 6, 7, 11, 12, 13, 14, 15, 16, 99, -1}) {
+    const auto id = static_cast<infinirtStreamAttrID>(attr);
+    EXPECT_EQ(infinirtStreamGetAttribute(stream, id, &value), infinirtErrorInvalidValue) << attr;
+    EXPECT_EQ(infinirtStreamSetAttribute(stream, id, &value), infinirtErrorInvalidValue) << attr;
+  }
+  EXPECT_EQ(infinirtStreamGetAttribute(stream, infinirtStreamAttributePriority, nullptr),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtStreamSetAttribute(stream, infinirtStreamAttributePriority, nullptr),
+            infinirtErrorInvalidValue);
+  auto refused = [&](infinirtStreamAttrID attr, const infinirtStreamAttrValue& bad) {
+    return infinirtStreamSetAttribute(stream, attr, &bad) == infinirtErrorInvalidValue;
+  };
+  for (float ratio : {-0.25f, 1.5f, std::numeric_limits<float>::quiet_NaN()}) {
+    infinirtStreamAttrValue bad = values.window;
+    bad.accessPolicyWindow.hitRatio = ratio;
+    EXPECT_TRUE(refused(infinirtStreamAttributeAccessPolicyWindow, bad)) << ratio;
+  }
+  infinirtStreamAttrValue bad = values.window;
+  bad.accessPolicyWindow.missProp = infinirtAccessPropertyPersisting;
+  EXPECT_TRUE(refused(infinirtStreamAttributeAccessPolicyWindow, bad));
+  bad = values.window;
+  bad.accessPolicyWindow.hitProp = static_cast<infinirtAccessProperty>(7);
+  EXPECT_TRUE(refused(infinirtStreamAttributeAccessPolicyWindow, bad));
+  for (int policy : {0, 5}) {
+    bad = {};
+    bad.syncPolicy = static_cast<infinirtSynchronizationPolicy>(policy);
+    EXPECT_TRUE(refused(infinirtStreamAttributeSynchronizationPolicy, bad)) << policy;
+  }
+  bad = {};
+  bad.memSyncDomain = static_cast<infinirtLaunchMemSyncDomain>(2);
+  EXPECT_TRUE(refused(infinirtStreamAttributeMemSyncDomain, bad));
+  EXPECT_TRUE(HasAll(stream, values)) << "a refused call changed an attribute";
+  // Handles.
+  infinirtStream_t destroyed = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&destroyed), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamDestroy(destroyed), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamGetAttribute(destroyed, infinirtStreamAttributePriority, &value),
+            infinirtErrorContextIsDestroyed);
+  EXPECT_EQ(infinirtStreamSetAttribute(destroyed, infinirtStreamAttributePriority, &value),
+            infinirtErrorContextIsDestroyed);
+  auto* garbage = reinterpret_cast<infinirtStream_t>(uintptr_t{0x5a5a5a50});
+  EXPECT_EQ(infinirtStreamGetAttribute(garbage, infinirtStreamAttributePriority, &value),
+            infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtStreamCopyAttributes(stream, destroyed), infinirtErrorContextIsDestroyed);
+  EXPECT_EQ(infinirtStreamCopyAttributes(destroyed, stream), infinirtErrorContextIsDestroyed);
+  EXPECT_TRUE(HasAll(stream, values));
+}
+
+TEST_F(Conformance, S60_CopyAttributesCopiesEveryStreamAttribute) {
+  infinirtStream_t source = NewStream();
+  infinirtStream_t target = NewStream();
+  infinirtStreamAttrValue value{};
+  ASSERT_OK_OR_SKIP(
+      infinirtStreamGetAttribute(source, infinirtStreamAttributeMemSyncDomain, &value));
+  int least = 0, greatest = 0;
+  ASSERT_EQ(infinirtDeviceGetStreamPriorityRange(&least, &greatest), infinirtSuccess);
+  const AttributeValues values(NewDeviceMemory(kBytes), greatest);
+  ASSERT_EQ(SetAll(source, values), infinirtSuccess);
+  ASSERT_FALSE(HasAll(target, values));
+  EXPECT_EQ(infinirtStreamCopyAttributes(target, source), infinirtSuccess);
+  EXPECT_TRUE(HasAll(target, values));
+  EXPECT_TRUE(HasAll(source, values)) << "the source changed";
+  int priority = 99;
+  EXPECT_EQ(infinirtStreamGetPriority(target, &priority), infinirtSuccess);
+  EXPECT_EQ(priority, greatest);
+  if (device_count() < 2) return;  // the rest needs a second device
+  int current = 0;
+  ASSERT_EQ(infinirtGetDevice(&current), infinirtSuccess);
+  ASSERT_EQ(infinirtSetDevice(current == 0 ? 1 : 0), infinirtSuccess);
+  infinirtStream_t elsewhere = nullptr;
+  ASSERT_EQ(infinirtStreamCreate(&elsewhere), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamCopyAttributes(elsewhere, source), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtStreamDestroy(elsewhere), infinirtSuccess);
+  ASSERT_EQ(infinirtSetDevice(current), infinirtSuccess);
 }
 
 }  // namespace

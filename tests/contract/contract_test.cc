@@ -394,6 +394,34 @@ std::vector<ValueRow> SmallEnumRows() {
       INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateNodeOperationNotSupported),
       INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateMultipleDevicesNotSupported),
       INFINIRT_CONTRACT_VALUE_ROW(GraphInstantiateConditionalHandleUnused),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributeIgnore),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributeAccessPolicyWindow),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributeCooperative),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributeSynchronizationPolicy),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributeClusterDimension),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributeClusterSchedulingPolicyPreference),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributeProgrammaticStreamSerialization),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributeProgrammaticEvent),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributePriority),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributeMemSyncDomainMap),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributeMemSyncDomain),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributePreferredClusterDimension),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributeLaunchCompletionEvent),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributeDeviceUpdatableKernelNode),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributePreferredSharedMemoryCarveout),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchAttributeNvlinkUtilCentricScheduling),
+      INFINIRT_CONTRACT_VALUE_ROW(AccessPropertyNormal),
+      INFINIRT_CONTRACT_VALUE_ROW(AccessPropertyStreaming),
+      INFINIRT_CONTRACT_VALUE_ROW(AccessPropertyPersisting),
+      INFINIRT_CONTRACT_VALUE_ROW(SyncPolicyAuto),
+      INFINIRT_CONTRACT_VALUE_ROW(SyncPolicySpin),
+      INFINIRT_CONTRACT_VALUE_ROW(SyncPolicyYield),
+      INFINIRT_CONTRACT_VALUE_ROW(SyncPolicyBlockingSync),
+      INFINIRT_CONTRACT_VALUE_ROW(ClusterSchedulingPolicyDefault),
+      INFINIRT_CONTRACT_VALUE_ROW(ClusterSchedulingPolicySpread),
+      INFINIRT_CONTRACT_VALUE_ROW(ClusterSchedulingPolicyLoadBalancing),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchMemSyncDomainDefault),
+      INFINIRT_CONTRACT_VALUE_ROW(LaunchMemSyncDomainRemote),
   };
 }
 
@@ -404,7 +432,9 @@ TEST(CudaContract, SmallEnumTableCoversEveryCudaEnumerator) {
   for (const char* cuda_enum :
        {"cudaMemcpyKind", "cudaMemoryType", "cudaStreamCaptureStatus", "cudaStreamCaptureMode",
         "cudaGraphInstantiateFlags", "cudaMemPoolAttr", "cudaGraphDependencyType_enum", "cudaLimit",
-        "cudaFuncCache", "cudaDeviceP2PAttr", "cudaMemLocationType", "cudaMemoryAdvise"}) {
+        "cudaFuncCache", "cudaDeviceP2PAttr", "cudaMemLocationType", "cudaMemoryAdvise",
+        "cudaLaunchAttributeID", "cudaAccessProperty", "cudaSynchronizationPolicy",
+        "cudaClusterSchedulingPolicy", "cudaLaunchMemSyncDomain"}) {
     EXPECT_TRUE(EveryCudaEnumeratorIsListed(cuda_enum, ours, "infinirt.h", &SkipNothing));
   }
 }
@@ -462,6 +492,11 @@ std::vector<ValueRow> FlagRows() {
       INFINIRT_CONTRACT_VALUE_ROW(DeviceLmemResizeToMax),
       INFINIRT_CONTRACT_VALUE_ROW(DeviceSyncMemops),
       INFINIRT_CONTRACT_VALUE_ROW(DeviceMask),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamAttributeAccessPolicyWindow),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamAttributeSynchronizationPolicy),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamAttributeMemSyncDomainMap),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamAttributeMemSyncDomain),
+      INFINIRT_CONTRACT_VALUE_ROW(StreamAttributePriority),
       INFINIRT_CONTRACT_VALUE_ROW(CpuDeviceId),
       INFINIRT_CONTRACT_VALUE_ROW(InvalidDeviceId),
   };
@@ -689,6 +724,55 @@ TEST(CudaContract, PitchedMemoryStructuresHaveCudasLayout) {
   EXPECT_EQ(ours.ysize, theirs.ysize);
   EXPECT_EQ(make_infinirtExtent(1, 2, 3).depth, make_cudaExtent(1, 2, 3).depth);
   EXPECT_EQ(make_infinirtPos(4, 5, 6).y, make_cudaPos(4, 5, 6).y);
+}
+
+// Stream attributes: the value union and what it holds.
+TEST(CudaContract, LaunchAttributeValueHasCudasLayout) {
+#define INFINIRT_CONTRACT_ROW(ours, theirs, field) INFINIRT_CONTRACT_FIELD_ROW(ours, theirs, field)
+  EXPECT_EQ(sizeof(infinirtAccessPolicyWindow), sizeof(cudaAccessPolicyWindow));
+  EXPECT_TRUE(FieldsMatch(
+      "infinirtAccessPolicyWindow",
+      {INFINIRT_CONTRACT_ROW(infinirtAccessPolicyWindow, cudaAccessPolicyWindow, base_ptr)
+           INFINIRT_CONTRACT_ROW(infinirtAccessPolicyWindow, cudaAccessPolicyWindow, num_bytes)
+               INFINIRT_CONTRACT_ROW(infinirtAccessPolicyWindow, cudaAccessPolicyWindow, hitRatio)
+                   INFINIRT_CONTRACT_ROW(infinirtAccessPolicyWindow, cudaAccessPolicyWindow,
+                                         hitProp)
+                       INFINIRT_CONTRACT_ROW(infinirtAccessPolicyWindow, cudaAccessPolicyWindow,
+                                             missProp)},
+      true));
+  EXPECT_EQ(sizeof(infinirtLaunchMemSyncDomainMap), sizeof(cudaLaunchMemSyncDomainMap));
+  EXPECT_TRUE(FieldsMatch(
+      "infinirtLaunchMemSyncDomainMap",
+      {INFINIRT_CONTRACT_ROW(infinirtLaunchMemSyncDomainMap, cudaLaunchMemSyncDomainMap, default_)
+           INFINIRT_CONTRACT_ROW(infinirtLaunchMemSyncDomainMap, cudaLaunchMemSyncDomainMap,
+                                 remote)},
+      true));
+  EXPECT_EQ(sizeof(infinirtLaunchAttributeValue), sizeof(cudaLaunchAttributeValue));
+  EXPECT_EQ(alignof(infinirtLaunchAttributeValue), alignof(cudaLaunchAttributeValue));
+  using Ours = infinirtLaunchAttributeValue;
+  using Theirs = cudaLaunchAttributeValue;
+  // The anonymous structures' types cannot be renamed; their sizes are compared instead.
+  EXPECT_EQ(sizeof(Ours::clusterDim), sizeof(Theirs::clusterDim));
+  EXPECT_EQ(sizeof(Ours::programmaticEvent), sizeof(Theirs::programmaticEvent));
+  EXPECT_EQ(sizeof(Ours::preferredClusterDim), sizeof(Theirs::preferredClusterDim));
+  EXPECT_EQ(sizeof(Ours::launchCompletionEvent), sizeof(Theirs::launchCompletionEvent));
+  EXPECT_EQ(sizeof(Ours::deviceUpdatableKernelNode), sizeof(Theirs::deviceUpdatableKernelNode));
+  EXPECT_TRUE(FieldsMatch(
+      "infinirtLaunchAttributeValue",
+      {INFINIRT_CONTRACT_ROW(Ours, Theirs, pad) INFINIRT_CONTRACT_ROW(Ours, Theirs,
+                                                                      accessPolicyWindow)
+           INFINIRT_CONTRACT_ROW(Ours, Theirs, cooperative) INFINIRT_CONTRACT_ROW(
+               Ours, Theirs, syncPolicy) INFINIRT_CONTRACT_ROW(Ours, Theirs,
+                                                               clusterSchedulingPolicyPreference)
+               INFINIRT_CONTRACT_ROW(Ours, Theirs, programmaticStreamSerializationAllowed)
+                   INFINIRT_CONTRACT_ROW(Ours, Theirs, priority)
+                       INFINIRT_CONTRACT_ROW(Ours, Theirs, memSyncDomainMap)
+                           INFINIRT_CONTRACT_ROW(Ours, Theirs, memSyncDomain)
+                               INFINIRT_CONTRACT_ROW(Ours, Theirs, sharedMemCarveout)
+                                   INFINIRT_CONTRACT_ROW(Ours, Theirs,
+                                                         nvlinkUtilCentricScheduling)},
+      true));
+#undef INFINIRT_CONTRACT_ROW
 }
 
 TEST(CudaContract, MemLocationHasCudasLayout) {

@@ -132,6 +132,16 @@ INFINIRT_CONTRACT_RENAME(enum cudaStreamUpdateCaptureDependenciesFlags,
                          enum infinirtStreamUpdateCaptureDependenciesFlags)
 INFINIRT_CONTRACT_RENAME(enum cudaUserObjectFlags, enum infinirtUserObjectFlags)
 INFINIRT_CONTRACT_RENAME(enum cudaUserObjectRetainFlags, enum infinirtUserObjectRetainFlags)
+INFINIRT_CONTRACT_RENAME(enum cudaLaunchAttributeID, enum infinirtLaunchAttributeID)
+INFINIRT_CONTRACT_RENAME(union cudaLaunchAttributeValue, union infinirtLaunchAttributeValue)
+INFINIRT_CONTRACT_RENAME(struct cudaAccessPolicyWindow, struct infinirtAccessPolicyWindow)
+INFINIRT_CONTRACT_RENAME(enum cudaAccessProperty, enum infinirtAccessProperty)
+INFINIRT_CONTRACT_RENAME(enum cudaSynchronizationPolicy, enum infinirtSynchronizationPolicy)
+INFINIRT_CONTRACT_RENAME(enum cudaClusterSchedulingPolicy, enum infinirtClusterSchedulingPolicy)
+INFINIRT_CONTRACT_RENAME(enum cudaLaunchMemSyncDomain, enum infinirtLaunchMemSyncDomain)
+INFINIRT_CONTRACT_RENAME(struct cudaLaunchMemSyncDomainMap_st,
+                         struct infinirtLaunchMemSyncDomainMap_st)
+INFINIRT_CONTRACT_RENAME(cudaGraphDeviceNode_t, infinirtGraphDeviceNode_t)
 
 #undef INFINIRT_CONTRACT_RENAME
 

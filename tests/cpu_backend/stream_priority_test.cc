@@ -58,5 +58,34 @@ TEST(StreamPriorityTest, TheWorkerTakesReadyStreamsOfHigherPriorityFirst) {
   EXPECT_FALSE(gate.timed_out());
 }
 
+// A priority given later (infinirtStreamSetAttribute) orders the stream as one given at
+// creation: streams all created with the least priority, then given others.
+TEST(StreamPriorityTest, APriorityAttributeSetLaterOrdersTheStream) {
+  infinirtStream_t holder = WithPriority(0);
+  Gate gate;
+  ASSERT_OK(gate.Block(holder));
+  ASSERT_TRUE(gate.WaitEntered());
+  OrderLog log;
+  std::vector<Mark> marks;
+  const std::vector<int> priorities = {-1, 0, -5, -3};
+  marks.reserve(priorities.size());
+  std::vector<infinirtStream_t> streams;
+  for (int priority : priorities) {
+    streams.push_back(WithPriority(0));
+    infinirtStreamAttrValue value{};
+    value.priority = priority;
+    ASSERT_OK(infinirtStreamSetAttribute(streams.back(), infinirtStreamAttributePriority, &value));
+    marks.push_back(Mark{&log, priority});
+    ASSERT_OK(infinirtLaunchHostFunc(streams.back(), AppendMark, &marks.back()));
+  }
+  gate.Open();
+  ASSERT_OK(infinirtDeviceSynchronize());
+  ASSERT_EQ(log.next.load(), 4);
+  EXPECT_EQ(std::vector<int>(log.slots, log.slots + 4), (std::vector<int>{-5, -3, -1, 0}));
+  for (infinirtStream_t stream : streams) EXPECT_OK(infinirtStreamDestroy(stream));
+  EXPECT_OK(infinirtStreamDestroy(holder));
+  EXPECT_FALSE(gate.timed_out());
+}
+
 }  // namespace
 }  // namespace infinirt::testing

@@ -234,7 +234,7 @@ class Program {
   // --- One call -------------------------------------------------------------------------------
 
   void Step() {
-    switch (in_.ConsumeIntegralInRange(0, 41)) {
+    switch (in_.ConsumeIntegralInRange(0, 42)) {
       case 0: {
         infinirtStream_t s = nullptr;
         if (infinirtStreamCreateWithFlags(&s, AnyFlags()) == infinirtSuccess) streams_.push_back(s);
@@ -469,6 +469,18 @@ class Program {
       case 40:
         EditOrListGraph();
         break;
+      case 41: {  // stream attributes, with any bytes as the value
+        infinirtStreamAttrValue value{};
+        for (char& byte : value.pad) byte = static_cast<char>(in_.ConsumeIntegral<uint8_t>());
+        const auto attr = static_cast<infinirtStreamAttrID>(in_.ConsumeIntegralInRange(-1, 17));
+        if (in_.ConsumeBool()) {
+          infinirtStreamSetAttribute(AnyStream(), attr, in_.ConsumeBool() ? &value : nullptr);
+        } else {
+          infinirtStreamGetAttribute(AnyStream(), attr, in_.ConsumeBool() ? &value : nullptr);
+        }
+        infinirtStreamCopyAttributes(AnyStream(), AnyStream());
+        break;
+      }
       case 36: {  // the device's configuration
         size_t value = 0;
         const auto limit = static_cast<infinirtLimit>(AnyInt());

@@ -176,6 +176,27 @@ std::map<std::string, Exercise> Exercises() {
     infinirtGetLastError();
     return e;
   };
+  x["StreamGetAttribute"] = [] {
+    Fixture f;
+    infinirtStreamAttrValue value{};
+    return infinirtStreamGetAttribute(f.stream, infinirtStreamAttributeSynchronizationPolicy,
+                                      &value);
+  };
+  // Set, then read back through the vendor's Get (which the matrix lists as present too).
+  x["StreamSetAttribute"] = [] {
+    Fixture f;
+    infinirtStreamAttrValue value{};
+    value.syncPolicy = infinirtSyncPolicyYield;
+    const infinirtError_t e =
+        infinirtStreamSetAttribute(f.stream, infinirtStreamAttributeSynchronizationPolicy, &value);
+    if (e != infinirtSuccess) return e;
+    infinirtStreamAttrValue read{};
+    EXPECT_EQ(infinirtStreamGetAttribute(f.stream, infinirtStreamAttributeSynchronizationPolicy,
+                                         &read),
+              infinirtSuccess);
+    EXPECT_EQ(read.syncPolicy, infinirtSyncPolicyYield);
+    return e;
+  };
   x["HostRegister"] = [] {
     std::vector<unsigned char> host(kBytes);
     const infinirtError_t e = infinirtHostRegister(host.data(), kBytes, 0);

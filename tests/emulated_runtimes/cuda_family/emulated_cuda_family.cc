@@ -532,6 +532,38 @@ EMU_EXPORT int EMU_FN(StreamCreateWithPriority)(void** stream, unsigned int flag
   return kSuccess;
 }
 
+// Stream attributes are the CPU backend's stream's; CUDA's stream attributes only.
+namespace {
+bool IsStreamAttribute(int attr) {
+  return attr == infinirtLaunchAttributeAccessPolicyWindow ||
+         attr == infinirtLaunchAttributeSynchronizationPolicy ||
+         attr == infinirtLaunchAttributeMemSyncDomainMap ||
+         attr == infinirtLaunchAttributeMemSyncDomain || attr == infinirtLaunchAttributePriority;
+}
+}  // namespace
+
+EMU_EXPORT int EMU_FN(StreamGetAttribute)(void* stream, int attr,
+                                          union infinirtLaunchAttributeValue* value) {
+  ENTER("StreamGetAttribute", P(stream) + " " + N(attr));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (value == nullptr || !IsStreamAttribute(attr)) return kInvalidValue;
+  return Status(
+      emu::Cpu().StreamGetAttribute(0, cpu, static_cast<enum infinirtLaunchAttributeID>(attr), value));
+}
+
+EMU_EXPORT int EMU_FN(StreamSetAttribute)(void* stream, int attr,
+                                          const union infinirtLaunchAttributeValue* value) {
+  ENTER("StreamSetAttribute", P(stream) + " " + N(attr));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (value == nullptr || !IsStreamAttribute(attr)) return kInvalidValue;
+  return Status(
+      emu::Cpu().StreamSetAttribute(0, cpu, static_cast<enum infinirtLaunchAttributeID>(attr), value));
+}
+
 EMU_EXPORT int EMU_FN(StreamGetDevice)(void* stream, int* device) {
   ENTER("StreamGetDevice", P(stream));
   infinirtPluginStream_t cpu;
