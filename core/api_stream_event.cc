@@ -433,8 +433,8 @@ infinirtError_t infinirtStreamGetAttribute(infinirtStream_t hStream, infinirtStr
       return Fail(infinirtErrorInvalidValue, "{}: value_out is NULL", function_name);
     }
     infinirtLaunchAttributeValue value{};  // the bytes beyond the member are zero
-    if (auto error = target.backend->table.StreamGetAttribute(target.local, target.stream, attr,
-                                                              &value)) {
+    if (auto error =
+            target.backend->table.StreamGetAttribute(target.local, target.stream, attr, &value)) {
       return BackendAnswer(error, *target.backend, function_name);
     }
     *value_out = value;
@@ -448,7 +448,8 @@ infinirtError_t infinirtStreamSetAttribute(infinirtStream_t hStream, infinirtStr
     StreamTarget target;
     if (auto error = ResolveStream(Runtime::Get(), hStream, &target, function_name)) return error;
     if (auto error = CheckStreamAttribute(attr, function_name)) return error;
-    if (value == nullptr) return Fail(infinirtErrorInvalidValue, "{}: value is NULL", function_name);
+    if (value == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: value is NULL", function_name);
     infinirtLaunchAttributeValue checked = *value;
     if (auto error = CheckAttributeValue(target, attr, &checked, function_name)) return error;
     return BackendAnswer(

@@ -1408,6 +1408,104 @@ static inline struct infinirtPos make_infinirtPos(size_t x, size_t y, size_t z) 
   return p;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Per-thread default stream builds
+ * ---------------------------------------------------------------------------------------------
+ * A program compiled with INFINIRT_API_PER_THREAD_DEFAULT_STREAM defined (CUDA's
+ * CUDA_API_PER_THREAD_DEFAULT_STREAM) calls the per-thread variants of the functions below: in
+ * the _ptsz variants the stream 0 is the calling thread's per-thread default stream
+ * (infinirtStreamPerThread) instead of the legacy default stream; the _ptds variants, the
+ * synchronous copies and memsets, run in the per-thread default stream. infinirtStreamLegacy
+ * still names the legacy stream. The variants are the library's own exported functions, with
+ * the same prototypes, so translation units built either way can be linked together.
+ * X(name without the "infinirt" prefix, variant): CUDA's list, and the two extensions that take
+ * a stream. */
+#define INFINIRT_PER_THREAD_STREAM_FUNCTIONS(X)                                                    \
+  X(Memcpy, ptds)                                                                                  \
+  X(Memcpy2D, ptds)                                                                                \
+  X(Memcpy3D, ptds)                                                                                \
+  X(Memset, ptds)                                                                                  \
+  X(Memset2D, ptds)                                                                                \
+  X(Memset3D, ptds)                                                                                \
+  X(GraphInstantiateWithParams, ptsz)                                                              \
+  X(GraphUpload, ptsz)                                                                             \
+  X(GraphLaunch, ptsz)                                                                             \
+  X(StreamBeginCapture, ptsz)                                                                      \
+  X(StreamBeginCaptureToGraph, ptsz)                                                               \
+  X(StreamEndCapture, ptsz)                                                                        \
+  X(StreamGetCaptureInfo, ptsz)                                                                    \
+  X(StreamUpdateCaptureDependencies, ptsz)                                                         \
+  X(StreamIsCapturing, ptsz)                                                                       \
+  X(MemcpyAsync, ptsz)                                                                             \
+  X(Memcpy2DAsync, ptsz)                                                                           \
+  X(Memcpy3DAsync, ptsz)                                                                           \
+  X(MemsetAsync, ptsz)                                                                             \
+  X(Memset2DAsync, ptsz)                                                                           \
+  X(Memset3DAsync, ptsz)                                                                           \
+  X(StreamQuery, ptsz)                                                                             \
+  X(StreamGetDevice, ptsz)                                                                         \
+  X(StreamGetFlags, ptsz)                                                                          \
+  X(StreamGetId, ptsz)                                                                             \
+  X(StreamGetPriority, ptsz)                                                                       \
+  X(EventRecord, ptsz)                                                                             \
+  X(EventRecordWithFlags, ptsz)                                                                    \
+  X(StreamWaitEvent, ptsz)                                                                         \
+  X(StreamAddCallback, ptsz)                                                                       \
+  X(StreamSynchronize, ptsz)                                                                       \
+  X(LaunchHostFunc, ptsz)                                                                          \
+  X(MemPrefetchAsync, ptsz)                                                                        \
+  X(StreamCopyAttributes, ptsz)                                                                    \
+  X(StreamGetAttribute, ptsz)                                                                      \
+  X(StreamSetAttribute, ptsz)                                                                      \
+  X(MallocAsync, ptsz)                                                                             \
+  X(FreeAsync, ptsz)                                                                               \
+  X(StreamGetNativeHandle, ptsz)                                                                   \
+  X(LaunchNativeFunc, ptsz)
+
+#if defined(INFINIRT_API_PER_THREAD_DEFAULT_STREAM)
+/* Before the declarations below, which then declare the variants. */
+#define infinirtMemcpy infinirtMemcpy_ptds
+#define infinirtMemcpy2D infinirtMemcpy2D_ptds
+#define infinirtMemcpy3D infinirtMemcpy3D_ptds
+#define infinirtMemset infinirtMemset_ptds
+#define infinirtMemset2D infinirtMemset2D_ptds
+#define infinirtMemset3D infinirtMemset3D_ptds
+#define infinirtGraphInstantiateWithParams infinirtGraphInstantiateWithParams_ptsz
+#define infinirtGraphUpload infinirtGraphUpload_ptsz
+#define infinirtGraphLaunch infinirtGraphLaunch_ptsz
+#define infinirtStreamBeginCapture infinirtStreamBeginCapture_ptsz
+#define infinirtStreamBeginCaptureToGraph infinirtStreamBeginCaptureToGraph_ptsz
+#define infinirtStreamEndCapture infinirtStreamEndCapture_ptsz
+#define infinirtStreamGetCaptureInfo infinirtStreamGetCaptureInfo_ptsz
+#define infinirtStreamUpdateCaptureDependencies infinirtStreamUpdateCaptureDependencies_ptsz
+#define infinirtStreamIsCapturing infinirtStreamIsCapturing_ptsz
+#define infinirtMemcpyAsync infinirtMemcpyAsync_ptsz
+#define infinirtMemcpy2DAsync infinirtMemcpy2DAsync_ptsz
+#define infinirtMemcpy3DAsync infinirtMemcpy3DAsync_ptsz
+#define infinirtMemsetAsync infinirtMemsetAsync_ptsz
+#define infinirtMemset2DAsync infinirtMemset2DAsync_ptsz
+#define infinirtMemset3DAsync infinirtMemset3DAsync_ptsz
+#define infinirtStreamQuery infinirtStreamQuery_ptsz
+#define infinirtStreamGetDevice infinirtStreamGetDevice_ptsz
+#define infinirtStreamGetFlags infinirtStreamGetFlags_ptsz
+#define infinirtStreamGetId infinirtStreamGetId_ptsz
+#define infinirtStreamGetPriority infinirtStreamGetPriority_ptsz
+#define infinirtEventRecord infinirtEventRecord_ptsz
+#define infinirtEventRecordWithFlags infinirtEventRecordWithFlags_ptsz
+#define infinirtStreamWaitEvent infinirtStreamWaitEvent_ptsz
+#define infinirtStreamAddCallback infinirtStreamAddCallback_ptsz
+#define infinirtStreamSynchronize infinirtStreamSynchronize_ptsz
+#define infinirtLaunchHostFunc infinirtLaunchHostFunc_ptsz
+#define infinirtMemPrefetchAsync infinirtMemPrefetchAsync_ptsz
+#define infinirtStreamCopyAttributes infinirtStreamCopyAttributes_ptsz
+#define infinirtStreamGetAttribute infinirtStreamGetAttribute_ptsz
+#define infinirtStreamSetAttribute infinirtStreamSetAttribute_ptsz
+#define infinirtMallocAsync infinirtMallocAsync_ptsz
+#define infinirtFreeAsync infinirtFreeAsync_ptsz
+#define infinirtStreamGetNativeHandle infinirtStreamGetNativeHandle_ptsz
+#define infinirtLaunchNativeFunc infinirtLaunchNativeFunc_ptsz
+#endif
+
 #define INFINIRT_DECLARE_(ret, name, params) INFINIRT_API ret INFINIRTAPI infinirt##name params;
 INFINIRT_CUDA_FUNCTIONS(INFINIRT_DECLARE_)
 INFINIRT_EXTENSION_FUNCTIONS(INFINIRT_DECLARE_)

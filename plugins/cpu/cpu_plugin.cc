@@ -151,7 +151,8 @@ Stream& PerThreadStream(int device) {
 union infinirtLaunchAttributeValue DefaultStreamAttribute(enum infinirtLaunchAttributeID attr) {
   union infinirtLaunchAttributeValue value;
   std::memset(&value, 0, sizeof(value));
-  if (attr == infinirtLaunchAttributeSynchronizationPolicy) value.syncPolicy = infinirtSyncPolicyAuto;
+  if (attr == infinirtLaunchAttributeSynchronizationPolicy)
+    value.syncPolicy = infinirtSyncPolicyAuto;
   if (attr == infinirtLaunchAttributeMemSyncDomainMap) value.memSyncDomainMap.remote = 1;
   return value;
 }

@@ -5,8 +5,8 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
-#include <utility>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "conformance.h"

@@ -549,8 +549,8 @@ EMU_EXPORT int EMU_FN(StreamGetAttribute)(void* stream, int attr,
   emu::Stream* s;
   if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
   if (value == nullptr || !IsStreamAttribute(attr)) return kInvalidValue;
-  return Status(
-      emu::Cpu().StreamGetAttribute(0, cpu, static_cast<enum infinirtLaunchAttributeID>(attr), value));
+  return Status(emu::Cpu().StreamGetAttribute(
+      0, cpu, static_cast<enum infinirtLaunchAttributeID>(attr), value));
 }
 
 EMU_EXPORT int EMU_FN(StreamSetAttribute)(void* stream, int attr,
@@ -560,8 +560,8 @@ EMU_EXPORT int EMU_FN(StreamSetAttribute)(void* stream, int attr,
   emu::Stream* s;
   if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
   if (value == nullptr || !IsStreamAttribute(attr)) return kInvalidValue;
-  return Status(
-      emu::Cpu().StreamSetAttribute(0, cpu, static_cast<enum infinirtLaunchAttributeID>(attr), value));
+  return Status(emu::Cpu().StreamSetAttribute(
+      0, cpu, static_cast<enum infinirtLaunchAttributeID>(attr), value));
 }
 
 EMU_EXPORT int EMU_FN(StreamGetDevice)(void* stream, int* device) {
