@@ -114,27 +114,6 @@ infinirtError_t FreeAsyncRefused(Runtime& runtime, void* pointer, const StreamTa
               function, pointer);
 }
 
-infinirtError_t ResolvePool(Runtime& runtime, infinirtMemPool_t pool, ObjectRecord* record,
-                            const char* function) {
-  if (pool == nullptr) return Fail(infinirtErrorInvalidValue, "{}: memPool is NULL", function);
-  return ResolveObject(runtime.mem_pools(), pool, "memory pool", record, function);
-}
-
-// A device's default pool or its current one (which_pool), handed out as a handle.
-infinirtError_t GetDevicePool(infinirtMemPool_t* memPool, int device,
-                              uint64_t (Runtime::*which_pool)(int), const char* function_name) {
-  return Guard(function_name, [&](const char* function) {
-    if (memPool == nullptr) return Fail(infinirtErrorInvalidValue, "{}: memPool is NULL", function);
-    Runtime& runtime = Runtime::Get();
-    Target target;
-    if (auto error = DeviceTarget(runtime, device, &target, function)) return error;
-    const uint64_t handle = (runtime.*which_pool)(device);
-    if (handle == 0) return Fail(infinirtErrorMemoryAllocation, "{}: no pool handle", function);
-    *memPool = reinterpret_cast<infinirtMemPool_t>(static_cast<uintptr_t>(handle));
-    return infinirtSuccess;
-  });
-}
-
 // count bytes from ptr, all within one infinirtMallocManaged allocation.
 infinirtError_t ManagedRange(Runtime& runtime, const void* ptr, size_t count,
                              Allocation* allocation, const char* function) {
@@ -179,10 +158,36 @@ infinirtError_t BackendLocation(Runtime& runtime, const infinirtMemLocation& loc
   }
 }
 
-bool IsPoolAttribute(enum infinirtMemPoolAttr attr) {
-  const int value = static_cast<int>(attr);
-  return value >= infinirtMemPoolReuseFollowEventDependencies &&
-         value <= infinirtMemPoolAttrUsedMemHigh;
+// Stream-ordered memory from a pool of the stream's device: recorded as an allocation node while
+// the stream captures (graph memory, whichever the pool), otherwise the backend's.
+infinirtError_t AllocateFromPool(Runtime& runtime, const StreamTarget& target,
+                                 const ObjectRecord& pool, size_t size, void** out,
+                                 const char* function) {
+  *out = nullptr;
+  if (size == 0) return infinirtSuccess;
+  void* pointer = nullptr;
+  infinirtError_t captured;
+  if (runtime.captures().Record(
+          target.ref, AllocationNode(runtime, target, size, &pointer, function), &captured)) {
+    if (captured == infinirtSuccess) *out = pointer;
+    return captured;
+  }
+  const infinirtPluginTable& table = target.backend->table;
+  const infinirtError_t allocated =
+      IsDefaultPool(pool) ? table.MallocAsync(target.local, &pointer, size, target.stream)
+                          : table.MallocFromPoolAsync(target.local, &pointer, size,
+                                                      pool.plugin_handle, target.stream);
+  if (allocated != infinirtSuccess) return BackendAnswer(allocated, *target.backend, function);
+  if (pointer == nullptr) {
+    return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function);
+  }
+  if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kStreamOrdered, 0,
+                                      function)) {
+    table.FreeAsync(target.local, pointer, target.stream);
+    return error;
+  }
+  *out = pointer;
+  return infinirtSuccess;
 }
 
 }  // namespace
@@ -592,29 +597,31 @@ infinirtError_t infinirtMallocAsync(void** devPtr, size_t size, infinirtStream_t
     Runtime& runtime = Runtime::Get();
     StreamTarget target;
     if (auto error = ResolveStream(runtime, hStream, &target, function)) return error;
-    *devPtr = nullptr;
-    if (size == 0) return infinirtSuccess;
-    void* pointer = nullptr;
-    infinirtError_t captured;
-    if (runtime.captures().Record(
-            target.ref, AllocationNode(runtime, target, size, &pointer, function), &captured)) {
-      if (captured == infinirtSuccess) *devPtr = pointer;
-      return captured;
+    // The device's current pool (DeviceSetMemPool), its default one unless the program chose.
+    ObjectRecord pool;  // without a plugin handle: the default pool
+    if (runtime.AnyChosenMemPool() &&
+        !runtime.mem_pools().Lookup(runtime.CurrentMemPool(target.device), &pool)) {
+      return Fail(infinirtErrorMemoryAllocation, "{}: no pool handle", function);
     }
-    if (auto error =
-            target.backend->table.MallocAsync(target.local, &pointer, size, target.stream)) {
-      return BackendAnswer(error, *target.backend, function);
+    return AllocateFromPool(runtime, target, pool, size, devPtr, function);
+  });
+}
+
+infinirtError_t infinirtMallocFromPoolAsync(void** ptr, size_t size, infinirtMemPool_t memPool,
+                                            infinirtStream_t stream) {
+  return Guard(__func__, [&](const char* function) {
+    if (ptr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: ptr is NULL", function);
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function)) return error;
+    ObjectRecord pool;
+    if (auto error = ResolvePool(runtime, memPool, &pool, function)) return error;
+    if (pool.device != target.device) {
+      return Fail(infinirtErrorInvalidValue,
+                  "{}: the pool is device {}'s and the stream device {}'s; they must be one",
+                  function, pool.device, target.device);
     }
-    if (pointer == nullptr) {
-      return Fail(infinirtErrorMemoryAllocation, "{}: backend returned NULL", function);
-    }
-    if (auto error = RegisterAllocation(runtime, target, pointer, size, MemoryKind::kStreamOrdered,
-                                        0, function)) {
-      target.backend->table.FreeAsync(target.local, pointer, target.stream);
-      return error;
-    }
-    *devPtr = pointer;
-    return infinirtSuccess;
+    return AllocateFromPool(runtime, target, pool, size, ptr, function);
   });
 }
 
@@ -644,88 +651,6 @@ infinirtError_t infinirtFreeAsync(void* devPtr, infinirtStream_t hStream) {
             : target.backend->table.FreeAsync(target.local, devPtr, target.stream);
     if (error != infinirtSuccess) runtime.allocations().Add(*removed);
     return BackendAnswer(error, *target.backend, function);
-  });
-}
-
-infinirtError_t infinirtDeviceGetDefaultMemPool(infinirtMemPool_t* memPool, int device) {
-  return GetDevicePool(memPool, device, &Runtime::MemPoolHandle, __func__);
-}
-
-infinirtError_t infinirtDeviceGetMemPool(infinirtMemPool_t* memPool, int device) {
-  return GetDevicePool(memPool, device, &Runtime::CurrentMemPool, __func__);
-}
-
-infinirtError_t infinirtDeviceSetMemPool(int device, infinirtMemPool_t memPool) {
-  return Guard(__func__, [&](const char* function) {
-    Runtime& runtime = Runtime::Get();
-    Target target;
-    if (auto error = DeviceTarget(runtime, device, &target, function)) return error;
-    ObjectRecord record;
-    if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
-    if (record.device != device) {
-      return Fail(infinirtErrorInvalidValue, "{}: the pool belongs to device {}, not {}", function,
-                  record.device, device);
-    }
-    runtime.SetCurrentMemPool(device, reinterpret_cast<uintptr_t>(memPool));
-    return infinirtSuccess;
-  });
-}
-
-infinirtError_t infinirtMemPoolGetAttribute(infinirtMemPool_t memPool,
-                                            enum infinirtMemPoolAttr attr, void* value) {
-  return Guard(__func__, [&](const char* function) {
-    Runtime& runtime = Runtime::Get();
-    ObjectRecord record;
-    if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
-    if (value == nullptr) return Fail(infinirtErrorInvalidValue, "{}: value is NULL", function);
-    if (!IsPoolAttribute(attr)) {
-      return Fail(infinirtErrorInvalidValue, "{}: {} is not a pool attribute", function,
-                  static_cast<int>(attr));
-    }
-    Backend& owner = runtime.backend(record.backend);
-    return BackendAnswer(owner.table.MemPoolGetAttribute(record.local_device, attr, value), owner,
-                         function);
-  });
-}
-
-infinirtError_t infinirtMemPoolSetAttribute(infinirtMemPool_t memPool,
-                                            enum infinirtMemPoolAttr attr, void* value) {
-  return Guard(__func__, [&](const char* function) {
-    Runtime& runtime = Runtime::Get();
-    ObjectRecord record;
-    if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
-    if (value == nullptr) return Fail(infinirtErrorInvalidValue, "{}: value is NULL", function);
-    switch (attr) {
-      case infinirtMemPoolReuseFollowEventDependencies:
-      case infinirtMemPoolReuseAllowOpportunistic:
-      case infinirtMemPoolReuseAllowInternalDependencies:
-      case infinirtMemPoolAttrReleaseThreshold:
-        break;
-      case infinirtMemPoolAttrReservedMemHigh:
-      case infinirtMemPoolAttrUsedMemHigh:
-        if (*static_cast<const uint64_t*>(value) != 0) {
-          return Fail(infinirtErrorInvalidValue, "{}: a high watermark can only be reset to 0",
-                      function);
-        }
-        break;
-      default:
-        return Fail(infinirtErrorInvalidValue, "{}: attribute {} cannot be set", function,
-                    static_cast<int>(attr));
-    }
-    Backend& owner = runtime.backend(record.backend);
-    return BackendAnswer(owner.table.MemPoolSetAttribute(record.local_device, attr, value), owner,
-                         function);
-  });
-}
-
-infinirtError_t infinirtMemPoolTrimTo(infinirtMemPool_t memPool, size_t minBytesToKeep) {
-  return Guard(__func__, [&](const char* function) {
-    Runtime& runtime = Runtime::Get();
-    ObjectRecord record;
-    if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
-    Backend& owner = runtime.backend(record.backend);
-    return BackendAnswer(owner.table.MemPoolTrimTo(record.local_device, minBytesToKeep), owner,
-                         function);
   });
 }
 

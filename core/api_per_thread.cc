@@ -240,6 +240,11 @@ infinirtError_t infinirtFreeAsync_ptsz(void* devPtr, infinirtStream_t hStream) {
   return infinirtFreeAsync(devPtr, PerThread(hStream));
 }
 
+infinirtError_t infinirtMallocFromPoolAsync_ptsz(void** ptr, size_t size, infinirtMemPool_t memPool,
+                                                 infinirtStream_t stream) {
+  return infinirtMallocFromPoolAsync(ptr, size, memPool, PerThread(stream));
+}
+
 infinirtError_t infinirtStreamGetNativeHandle_ptsz(void** nativeStream, infinirtStream_t stream) {
   return infinirtStreamGetNativeHandle(nativeStream, PerThread(stream));
 }

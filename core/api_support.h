@@ -163,6 +163,12 @@ infinirtError_t Publish(HandleTable& table, const Target& target, void* object, 
   return infinirtSuccess;
 }
 
+// A memory pool's record. The devices' default pools have no plugin handle (the plugin's
+// MemPool* entries serve them); the program's own pools have the plugin's.
+infinirtError_t ResolvePool(Runtime& runtime, infinirtMemPool_t pool, ObjectRecord* record,
+                            const char* function);
+inline bool IsDefaultPool(const ObjectRecord& pool) { return pool.plugin_handle == nullptr; }
+
 // `flags`: HostAlloc's or HostRegister's, for HostGetFlags.
 infinirtError_t RegisterAllocation(Runtime& runtime, const Target& target, void* pointer,
                                    size_t size, MemoryKind kind, uint64_t owner,

@@ -394,6 +394,7 @@ void Runtime::SetCurrentMemPool(int device, uint64_t handle) {
   std::lock_guard<std::mutex> lock(mem_pool_mutex_);
   if (current_mem_pools_.size() < devices_.size()) current_mem_pools_.resize(devices_.size(), 0);
   current_mem_pools_[device] = handle;
+  if (handle != 0) any_chosen_mem_pool_.store(true, std::memory_order_release);
 }
 
 bool Runtime::EnablePeerAccess(int device, int peer) {
@@ -425,6 +426,14 @@ Runtime::~Runtime() {
       Backend& owner = *backends_[allocation.backend];
       owner.table.FreeAsync(allocation.local_device, reinterpret_cast<void*>(allocation.base),
                             INFINIRT_PLUGIN_STREAM_LEGACY);
+    }
+  }
+  // Then the pools of the program's own (the default pools have no plugin handle).
+  for (const auto& live : mem_pools_.Snapshot(
+           [](const ObjectRecord& record) { return record.plugin_handle != nullptr; })) {
+    ObjectRecord record;
+    if (mem_pools_.Remove(live.first, &record)) {
+      backends_[record.backend]->table.MemPoolDestroy(record.local_device, record.plugin_handle);
     }
   }
   // Backends' destructors finalize and unload the plugins, last loaded first.

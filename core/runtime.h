@@ -90,7 +90,11 @@ class Runtime {
   // The pool infinirtMallocAsync uses on a device (infinirtDeviceSetMemPool): its default pool
   // until another is set.
   uint64_t CurrentMemPool(int device);
+  // handle 0: the device's default pool again.
   void SetCurrentMemPool(int device, uint64_t handle);
+  // False until a program first sets a device's pool: MallocAsync skips the lookup of the
+  // current pool until then.
+  bool AnyChosenMemPool() const { return any_chosen_mem_pool_.load(std::memory_order_acquire); }
 
   // Peer access enabled from one device to another's memory (infinirtDeviceEnablePeerAccess).
   // Enable answers false when it already was, Disable when it was not.
@@ -162,6 +166,7 @@ class Runtime {
   std::mutex mem_pool_mutex_;
   std::vector<uint64_t> mem_pool_handles_;   // by device; 0 until asked for
   std::vector<uint64_t> current_mem_pools_;  // by device; 0 for the default pool
+  std::atomic<bool> any_chosen_mem_pool_{false};
   std::atomic<int> first_device_{0};
   std::mutex peer_mutex_;
   std::set<std::pair<int, int>> peer_access_;  // (device, peer)

@@ -1082,6 +1082,19 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, DeviceGetMemPool, (infinirtMemPool_t * memPool, int device))                  \
   X(infinirtError_t, DeviceSetMemPool, (int device, infinirtMemPool_t memPool))                    \
   X(infinirtError_t, MemPoolTrimTo, (infinirtMemPool_t memPool, size_t minBytesToKeep))            \
+  /* Pools of the program's own, on a device (props->location); destroying one with memory still   \
+     allocated from it releases the pool once that memory is freed. Another device reaches a       \
+     pool's memory once MemPoolSetAccess allows it. */                                             \
+  X(infinirtError_t, MemPoolCreate,                                                                \
+    (infinirtMemPool_t * memPool, const struct infinirtMemPoolProps* poolProps))                   \
+  X(infinirtError_t, MemPoolDestroy, (infinirtMemPool_t memPool))                                  \
+  X(infinirtError_t, MallocFromPoolAsync,                                                          \
+    (void** ptr, size_t size, infinirtMemPool_t memPool, infinirtStream_t stream))                 \
+  X(infinirtError_t, MemPoolSetAccess,                                                             \
+    (infinirtMemPool_t memPool, const struct infinirtMemAccessDesc* descList, size_t count))       \
+  X(infinirtError_t, MemPoolGetAccess,                                                             \
+    (enum infinirtMemAccessFlags * flags, infinirtMemPool_t memPool,                               \
+     struct infinirtMemLocation * location))                                                       \
   X(infinirtError_t, Memcpy,                                                                       \
     (void* dst, const void* src, size_t count, enum infinirtMemcpyKind kind))                      \
   X(infinirtError_t, MemcpyAsync,                                                                  \
@@ -1459,6 +1472,7 @@ static inline struct infinirtPos make_infinirtPos(size_t x, size_t y, size_t z) 
   X(StreamSetAttribute, ptsz)                                                                      \
   X(MallocAsync, ptsz)                                                                             \
   X(FreeAsync, ptsz)                                                                               \
+  X(MallocFromPoolAsync, ptsz)                                                                     \
   X(StreamGetNativeHandle, ptsz)                                                                   \
   X(LaunchNativeFunc, ptsz)
 
@@ -1502,6 +1516,7 @@ static inline struct infinirtPos make_infinirtPos(size_t x, size_t y, size_t z) 
 #define infinirtStreamSetAttribute infinirtStreamSetAttribute_ptsz
 #define infinirtMallocAsync infinirtMallocAsync_ptsz
 #define infinirtFreeAsync infinirtFreeAsync_ptsz
+#define infinirtMallocFromPoolAsync infinirtMallocFromPoolAsync_ptsz
 #define infinirtStreamGetNativeHandle infinirtStreamGetNativeHandle_ptsz
 #define infinirtLaunchNativeFunc infinirtLaunchNativeFunc_ptsz
 #endif

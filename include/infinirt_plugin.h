@@ -52,6 +52,7 @@ extern "C" {
 typedef void* infinirtPluginStream_t;
 typedef void* infinirtPluginEvent_t;
 typedef void* infinirtPluginGraphExec_t;
+typedef void* infinirtPluginMemPool_t;
 
 #define INFINIRT_PLUGIN_STREAM_LEGACY ((infinirtPluginStream_t)0x1)
 #define INFINIRT_PLUGIN_STREAM_PER_THREAD ((infinirtPluginStream_t)0x2)
@@ -258,7 +259,26 @@ typedef struct infinirtPluginSupport {
                          union infinirtLaunchAttributeValue* value))                              \
   X(StreamSetAttribute, (int device, infinirtPluginStream_t stream,                               \
                          enum infinirtLaunchAttributeID attr,                                     \
-                         const union infinirtLaunchAttributeValue* value))
+                         const union infinirtLaunchAttributeValue* value))                        \
+  /* Pools of the program's own (the default pool is the MemPool* entries' above). MemPoolCreate  \
+   * gets props with the location's device as the plugin's own index; FreeAsync frees memory      \
+   * of any pool. MemPoolDestroy with memory still allocated releases the pool once it is all     \
+   * freed. Access descriptors and locations name the plugin's own devices; a NULL pool in the    \
+   * access entries is the device's default pool. */                                              \
+  X(MemPoolCreate, (int device, infinirtPluginMemPool_t* pool,                                    \
+                    const struct infinirtMemPoolProps* props))                                    \
+  X(MemPoolDestroy, (int device, infinirtPluginMemPool_t pool))                                   \
+  X(MallocFromPoolAsync, (int device, void** ptr, size_t size, infinirtPluginMemPool_t pool,      \
+                          infinirtPluginStream_t stream))                                         \
+  X(PoolGetAttribute, (int device, infinirtPluginMemPool_t pool, enum infinirtMemPoolAttr attr,   \
+                       void* value))                                                              \
+  X(PoolSetAttribute, (int device, infinirtPluginMemPool_t pool, enum infinirtMemPoolAttr attr,   \
+                       void* value))                                                              \
+  X(PoolTrimTo, (int device, infinirtPluginMemPool_t pool, size_t min_bytes_to_keep))             \
+  X(MemPoolSetAccess, (int device, infinirtPluginMemPool_t pool,                                  \
+                       const struct infinirtMemAccessDesc* descs, size_t count))                  \
+  X(MemPoolGetAccess, (int device, enum infinirtMemAccessFlags* flags,                            \
+                       infinirtPluginMemPool_t pool, const struct infinirtMemLocation* location))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
  * their support declarations by it (GetSupport itself takes the entry's name). */

@@ -96,8 +96,9 @@ class SpareStreams {
 
 // One CPU device.
 struct CpuDevice {
-  std::shared_ptr<Device> engine;           // its streams and legacy-stream rules
-  std::unique_ptr<MemoryPool> memory_pool;  // for MallocAsync
+  std::shared_ptr<Device> engine;               // its streams and legacy-stream rules
+  std::unique_ptr<MemoryPool> memory_pool;      // for MallocAsync
+  std::unique_ptr<CreatedPools> created_pools;  // the program's own (MemPoolCreate)
   std::unique_ptr<SpareStreams> spare_streams;
   std::atomic<size_t> allocated{0};  // bytes Malloc handed out and Free has not taken back
   DeviceLimits limits;
@@ -144,6 +145,22 @@ Stream& PerThreadStream(int device) {
   std::shared_ptr<Stream>& stream = per_thread.streams[device];
   if (!stream) stream = EngineOf(device).CreateStream(Stream::Kind::kPerThread, false);
   return *stream;
+}
+
+// At a synchronisation, the pools give back what their release thresholds do not let them keep.
+void ReleasePooledMemory(int device) {
+  Dev(device).memory_pool->ReleaseAboveThreshold();
+  Dev(device).created_pools->Synchronized();
+}
+
+// A pool of the program's own, as the plugin hands it out.
+struct PoolHandle {
+  std::shared_ptr<MemoryPool> pool;
+};
+
+// The pool a plugin pool handle names: NULL is the device's default pool.
+MemoryPool& PoolOf(int device, infinirtPluginMemPool_t pool) {
+  return pool == nullptr ? *Dev(device).memory_pool : *static_cast<PoolHandle*>(pool)->pool;
 }
 
 // A stream attribute that was never set: no access policy window, the automatic
@@ -247,6 +264,7 @@ struct CpuPlugin {
       device->engine = std::make_shared<Device>(state->pool.get());
       device->engine->CreateLegacyStream();
       device->memory_pool = std::make_unique<MemoryPool>();
+      device->created_pools = std::make_unique<CreatedPools>();
       device->spare_streams = std::make_unique<SpareStreams>();
       state->devices.push_back(std::move(device));
     }
@@ -261,6 +279,7 @@ struct CpuPlugin {
       device->spare_streams.reset();
       device->engine->Shutdown();
       device->memory_pool.reset();
+      device->created_pools.reset();
     }
     state->pool.reset();  // joins the workers
     g_state = nullptr;
@@ -298,7 +317,7 @@ struct CpuPlugin {
   static infinirtError_t DeviceSynchronize(int device) {
     if (OnWorkerThread()) return RefuseOnWorker("DeviceSynchronize");
     EngineOf(device).Synchronize();
-    Dev(device).memory_pool->ReleaseAboveThreshold();
+    ReleasePooledMemory(device);
     return infinirtSuccess;
   }
 
@@ -511,7 +530,7 @@ struct CpuPlugin {
   static infinirtError_t StreamSynchronize(int device, infinirtPluginStream_t stream) {
     if (OnWorkerThread()) return RefuseOnWorker("StreamSynchronize");
     EngineOf(device).SynchronizeStream(StreamOf(device, stream));
-    Dev(device).memory_pool->ReleaseAboveThreshold();
+    ReleasePooledMemory(device);
     return infinirtSuccess;
   }
 
@@ -573,7 +592,7 @@ struct CpuPlugin {
       record->point.stream->WaitFor(record->point.seq);
     }
     // Like every synchronisation, it lets the pool release memory above its threshold.
-    Dev(device).memory_pool->ReleaseAboveThreshold();
+    ReleasePooledMemory(device);
     return infinirtSuccess;
   }
 
@@ -603,8 +622,66 @@ struct CpuPlugin {
   // The block is free once the stream has done everything enqueued on it so far.
   static infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t stream) {
     Stream& freeing = StreamOf(device, stream);
-    return Dev(device).memory_pool->Free(
-        ptr, StreamPoint{freeing.shared_from_this(), freeing.last_enqueued()});
+    StreamPoint point{freeing.shared_from_this(), freeing.last_enqueued()};
+    infinirtError_t freed;
+    if (Dev(device).created_pools->Free(ptr, point, &freed)) return freed;
+    return Dev(device).memory_pool->Free(ptr, std::move(point));
+  }
+
+  // The pool's own device always has access; maxSize bounds what it holds.
+  static infinirtError_t MemPoolCreate(int device, infinirtPluginMemPool_t* pool,
+                                       const struct infinirtMemPoolProps* props) {
+    auto handle = std::make_unique<PoolHandle>();
+    handle->pool = std::make_shared<MemoryPool>(props->maxSize);
+    handle->pool->SetAccess(device, infinirtMemAccessFlagsProtReadWrite);
+    Dev(device).created_pools->Add(handle->pool);
+    *pool = handle.release();
+    return infinirtSuccess;
+  }
+
+  static infinirtError_t MemPoolDestroy(int device, infinirtPluginMemPool_t pool) {
+    std::unique_ptr<PoolHandle> handle(static_cast<PoolHandle*>(pool));
+    Dev(device).created_pools->Retire(handle->pool);
+    return infinirtSuccess;
+  }
+
+  static infinirtError_t MallocFromPoolAsync(int device, void** ptr, size_t size,
+                                             infinirtPluginMemPool_t pool,
+                                             infinirtPluginStream_t stream) {
+    return Dev(device).created_pools->Allocate(static_cast<PoolHandle*>(pool)->pool, size,
+                                               StreamOf(device, stream), ptr);
+  }
+
+  static infinirtError_t PoolGetAttribute(int device, infinirtPluginMemPool_t pool,
+                                          enum infinirtMemPoolAttr attr, void* value) {
+    return PoolOf(device, pool).GetAttribute(attr, value);
+  }
+
+  static infinirtError_t PoolSetAttribute(int device, infinirtPluginMemPool_t pool,
+                                          enum infinirtMemPoolAttr attr, void* value) {
+    return PoolOf(device, pool).SetAttribute(attr, value);
+  }
+
+  static infinirtError_t PoolTrimTo(int device, infinirtPluginMemPool_t pool,
+                                    size_t min_bytes_to_keep) {
+    PoolOf(device, pool).TrimTo(min_bytes_to_keep);
+    return infinirtSuccess;
+  }
+
+  // Every device of the backend can reach every pool (host memory); the grants are kept.
+  static infinirtError_t MemPoolSetAccess(int device, infinirtPluginMemPool_t pool,
+                                          const struct infinirtMemAccessDesc* descs, size_t count) {
+    MemoryPool& target = PoolOf(device, pool);
+    for (size_t i = 0; i < count; ++i) target.SetAccess(descs[i].location.id, descs[i].flags);
+    return infinirtSuccess;
+  }
+
+  static infinirtError_t MemPoolGetAccess(int device, enum infinirtMemAccessFlags* flags,
+                                          infinirtPluginMemPool_t pool,
+                                          const struct infinirtMemLocation* location) {
+    *flags = location->id == device ? infinirtMemAccessFlagsProtReadWrite
+                                    : PoolOf(device, pool).Access(location->id);
+    return infinirtSuccess;
   }
 
   static infinirtError_t MemPoolGetAttribute(int device, enum infinirtMemPoolAttr attr,

@@ -51,6 +51,10 @@ infinirtError_t MemoryPool::Allocate(size_t size, Stream& stream, void** pointer
     used_high_ = std::max(used_high_, used_bytes_);
     return infinirtSuccess;
   }
+  if (max_size_ != 0 && used_bytes_ + pooled_bytes_ + rounded > max_size_) {
+    TrimToLocked(0);  // room made of blocks others have finished with
+    if (used_bytes_ + pooled_bytes_ + rounded > max_size_) return infinirtErrorMemoryAllocation;
+  }
   void* memory = AllocateDeviceMemory(rounded);
   if (memory == nullptr) {
     // Give back what others have finished with, and try once more.
@@ -165,6 +169,70 @@ infinirtError_t MemoryPool::SetAttribute(enum infinirtMemPoolAttr attr, const vo
     default:
       return infinirtErrorInvalidValue;
   }
+}
+
+bool MemoryPool::Drained() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TrimToLocked(0);
+  return in_use_.empty() && free_blocks_.empty();
+}
+
+void MemoryPool::SetAccess(int device, enum infinirtMemAccessFlags flags) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  access_[device] = flags;
+}
+
+enum infinirtMemAccessFlags MemoryPool::Access(int device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = access_.find(device);
+  return found == access_.end() ? infinirtMemAccessFlagsProtNone : found->second;
+}
+
+void CreatedPools::Add(std::shared_ptr<MemoryPool> pool) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  live_.push_back(std::move(pool));
+  any_.store(true, std::memory_order_relaxed);
+}
+
+void CreatedPools::Retire(const std::shared_ptr<MemoryPool>& pool) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_.erase(std::remove(live_.begin(), live_.end(), pool), live_.end());
+    retired_.push_back(pool);
+  }
+  Synchronized();  // an idle pool goes at once
+}
+
+infinirtError_t CreatedPools::Allocate(const std::shared_ptr<MemoryPool>& pool, size_t size,
+                                       Stream& stream, void** pointer) {
+  if (const infinirtError_t error = pool->Allocate(size, stream, pointer)) return error;
+  std::lock_guard<std::mutex> lock(mutex_);
+  allocations_[*pointer] = pool;
+  return infinirtSuccess;
+}
+
+bool CreatedPools::Free(void* pointer, const StreamPoint& point, infinirtError_t* freed) {
+  std::shared_ptr<MemoryPool> pool;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = allocations_.find(pointer);
+    if (found == allocations_.end()) return false;
+    pool = std::move(found->second);
+    allocations_.erase(found);
+  }
+  *freed = pool->Free(pointer, point);
+  return true;
+}
+
+void CreatedPools::Synchronized() {
+  if (!any_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& pool : live_) pool->ReleaseAboveThreshold();
+  retired_.erase(
+      std::remove_if(retired_.begin(), retired_.end(),
+                     [](const std::shared_ptr<MemoryPool>& pool) { return pool->Drained(); }),
+      retired_.end());
+  any_.store(!live_.empty() || !retired_.empty(), std::memory_order_relaxed);
 }
 
 }  // namespace infinirt::cpu

@@ -15,8 +15,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "engine.h"
 #include "infinirt.h"
@@ -25,7 +27,8 @@ namespace infinirt::cpu {
 
 class MemoryPool {
  public:
-  MemoryPool() = default;
+  // max_size: how much the pool may hold at once (0: as much as the host gives).
+  explicit MemoryPool(size_t max_size = 0) : max_size_(max_size) {}
   ~MemoryPool();  // returns every block to the OS
   MemoryPool(const MemoryPool&) = delete;
   MemoryPool& operator=(const MemoryPool&) = delete;
@@ -40,6 +43,14 @@ class MemoryPool {
 
   infinirtError_t GetAttribute(enum infinirtMemPoolAttr attr, void* value);
   infinirtError_t SetAttribute(enum infinirtMemPoolAttr attr, const void* value);
+
+  // Nothing allocated, and nothing pooled that queued work might still use.
+  bool Drained();
+
+  // What the program granted other devices (infinirtMemPoolSetAccess). The CPU's devices all
+  // share the host's memory, so a grant changes no mapping; it is kept to be reported.
+  void SetAccess(int device, enum infinirtMemAccessFlags flags);
+  enum infinirtMemAccessFlags Access(int device);
 
  private:
   struct Block {
@@ -64,6 +75,30 @@ class MemoryPool {
   bool follow_event_dependencies_ = true;
   bool allow_opportunistic_ = true;
   bool allow_internal_dependencies_ = true;  // accepted; the pool never adds dependencies
+  const size_t max_size_;
+  std::map<int, enum infinirtMemAccessFlags> access_;
+};
+
+// A device's pools of the program's own (infinirtMemPoolCreate): which pool each allocation came
+// from, for FreeAsync, and the destroyed pools still holding memory, released once it is all
+// freed and those frees have run.
+class CreatedPools {
+ public:
+  void Add(std::shared_ptr<MemoryPool> pool);
+  // The pool leaves the live ones; it is released once drained.
+  void Retire(const std::shared_ptr<MemoryPool>& pool);
+  infinirtError_t Allocate(const std::shared_ptr<MemoryPool>& pool, size_t size, Stream& stream,
+                           void** pointer);
+  // True when the pointer came from one of these pools (*freed: that pool's answer).
+  bool Free(void* pointer, const StreamPoint& point, infinirtError_t* freed);
+  // At a synchronisation: each live pool releases above its threshold, drained retired pools go.
+  void Synchronized();
+
+ private:
+  std::mutex mutex_;
+  std::atomic<bool> any_{false};  // any live or retired pool: the fast path of Synchronized
+  std::vector<std::shared_ptr<MemoryPool>> live_, retired_;
+  std::unordered_map<void*, std::shared_ptr<MemoryPool>> allocations_;
 };
 
 }  // namespace infinirt::cpu

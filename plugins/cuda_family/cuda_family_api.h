@@ -24,6 +24,12 @@ typedef void (*CfHostFn)(void*);
 #define CF_P2P_ATTR int
 #define CF_STREAM_ATTR int
 #define CF_STREAM_ATTR_VALUE union infinirtLaunchAttributeValue
+#define CF_POOL void*
+#define CF_POOL_ATTR int
+#define CF_POOL_PROPS struct infinirtMemPoolProps
+#define CF_ACCESS_DESC struct infinirtMemAccessDesc
+#define CF_ACCESS_FLAGS enum infinirtMemAccessFlags
+#define CF_LOCATION struct infinirtMemLocation
 #define CF_HOST_FN CfHostFn
 #endif
 
@@ -83,6 +89,15 @@ typedef void (*CfHostFn)(void*);
   X(StreamGetAttribute, (CF_STREAM stream, CF_STREAM_ATTR attr, CF_STREAM_ATTR_VALUE * value))  \
   X(StreamSetAttribute,                                                                    \
     (CF_STREAM stream, CF_STREAM_ATTR attr, const CF_STREAM_ATTR_VALUE* value))           \
+  X(DeviceGetDefaultMemPool, (CF_POOL * pool, int device))                                 \
+  X(MemPoolCreate, (CF_POOL * pool, const CF_POOL_PROPS* props))                           \
+  X(MemPoolDestroy, (CF_POOL pool))                                                        \
+  X(MallocFromPoolAsync, (void** ptr, size_t size, CF_POOL pool, CF_STREAM stream))        \
+  X(MemPoolGetAttribute, (CF_POOL pool, CF_POOL_ATTR attr, void* value))                   \
+  X(MemPoolSetAttribute, (CF_POOL pool, CF_POOL_ATTR attr, void* value))                   \
+  X(MemPoolTrimTo, (CF_POOL pool, size_t min_bytes_to_keep))                               \
+  X(MemPoolSetAccess, (CF_POOL pool, const CF_ACCESS_DESC* descs, size_t count))           \
+  X(MemPoolGetAccess, (CF_ACCESS_FLAGS * flags, CF_POOL pool, CF_LOCATION * location))     \
   X(StreamBeginCapture, (CF_STREAM stream, CF_CAPTURE_MODE mode))                          \
   X(StreamEndCapture, (CF_STREAM stream, CF_GRAPH * graph))                                \
   X(GraphInstantiateWithFlags, (CF_EXEC * exec, CF_GRAPH graph, unsigned long long flags)) \

@@ -43,6 +43,21 @@ Declaration StreamOrdered(bool present, const char* function, const char* fallba
   return Emulated({"StreamSynchronize", fallback}, note);
 }
 
+// A pool entry: the vendor's function of that name (`present`: the runtime has it), on the
+// device's default pool (DeviceGetDefaultMemPool) for the entries that serve it.
+Declaration PoolDeclaration(bool present, const Functions& fn, infinirtPluginEntry_t id,
+                            const char* function) {
+  if (!present) return None(std::string("the runtime lacks ") + function);
+  // The entries of the default pool find it first.
+  const bool default_pool = id == entry::MemPoolGetAttribute || id == entry::MemPoolSetAttribute ||
+                            id == entry::MemPoolTrimTo;
+  if (!default_pool) {
+    return Native({function}, "pool properties and access descriptors have CUDA's layout");
+  }
+  if (!Has(fn.DeviceGetDefaultMemPool)) return None("the runtime lacks DeviceGetDefaultMemPool");
+  return Native({"DeviceGetDefaultMemPool", function}, "on the device's default pool");
+}
+
 Declaration GraphInstantiateDeclaration(const Functions& fn) {
   if (RuntimeLoaded() && !HasNativeGraphs()) {
     return None("the runtime lacks stream capture or graphs: the core replays graphs");
@@ -181,9 +196,24 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
     case entry::EventElapsedTime:
       return Native({"EventElapsedTime"});
     case entry::MemPoolGetAttribute:
+    case entry::PoolGetAttribute:
+      return PoolDeclaration(Has(fn.MemPoolGetAttribute), fn, id, "MemPoolGetAttribute");
     case entry::MemPoolSetAttribute:
+    case entry::PoolSetAttribute:
+      return PoolDeclaration(Has(fn.MemPoolSetAttribute), fn, id, "MemPoolSetAttribute");
     case entry::MemPoolTrimTo:
-      return None("the vendor's memory pools are not wired");
+    case entry::PoolTrimTo:
+      return PoolDeclaration(Has(fn.MemPoolTrimTo), fn, id, "MemPoolTrimTo");
+    case entry::MemPoolCreate:
+      return PoolDeclaration(Has(fn.MemPoolCreate), fn, id, "MemPoolCreate");
+    case entry::MemPoolDestroy:
+      return PoolDeclaration(Has(fn.MemPoolDestroy), fn, id, "MemPoolDestroy");
+    case entry::MallocFromPoolAsync:
+      return PoolDeclaration(Has(fn.MallocFromPoolAsync), fn, id, "MallocFromPoolAsync");
+    case entry::MemPoolSetAccess:
+      return PoolDeclaration(Has(fn.MemPoolSetAccess), fn, id, "MemPoolSetAccess");
+    case entry::MemPoolGetAccess:
+      return PoolDeclaration(Has(fn.MemPoolGetAccess), fn, id, "MemPoolGetAccess");
     case entry::GraphInstantiate:
       return GraphInstantiateDeclaration(fn);
     case entry::GraphLaunch:

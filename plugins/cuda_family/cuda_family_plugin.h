@@ -127,7 +127,17 @@ struct CudaFamilyPlugin : plugin::VendorPluginBase<CudaFamilyPlugin> {
   INFINIRT_PLUGIN_ENTRY(MallocManaged);
   INFINIRT_PLUGIN_ENTRY(StreamGetAttribute);
   INFINIRT_PLUGIN_ENTRY(StreamSetAttribute);
-  // The memory-pool attributes are left out: no vendor function of the lists serves them.
+  INFINIRT_PLUGIN_ENTRY(MemPoolGetAttribute);
+  INFINIRT_PLUGIN_ENTRY(MemPoolSetAttribute);
+  INFINIRT_PLUGIN_ENTRY(MemPoolTrimTo);
+  INFINIRT_PLUGIN_ENTRY(MemPoolCreate);
+  INFINIRT_PLUGIN_ENTRY(MemPoolDestroy);
+  INFINIRT_PLUGIN_ENTRY(MallocFromPoolAsync);
+  INFINIRT_PLUGIN_ENTRY(PoolGetAttribute);
+  INFINIRT_PLUGIN_ENTRY(PoolSetAttribute);
+  INFINIRT_PLUGIN_ENTRY(PoolTrimTo);
+  INFINIRT_PLUGIN_ENTRY(MemPoolSetAccess);
+  INFINIRT_PLUGIN_ENTRY(MemPoolGetAccess);
 
   // Support declarations (cuda_family_declarations.cc).
   static std::optional<plugin::Declaration> Declare(infinirtPluginEntry_t entry);

@@ -328,6 +328,107 @@ infinirtError_t CudaFamilyPlugin::FreeAsync(int device, void* ptr, infinirtPlugi
   return CF_CALL(Free, ptr);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Entries: memory pools. The properties, access descriptors and locations have CUDA's layout,
+// and name devices by the vendor's indices, which are the plugin's.
+
+namespace {
+
+// The pool an entry names: the device's default pool for NULL.
+infinirtError_t VendorPool(int device, infinirtPluginMemPool_t pool, void** vendor_pool) {
+  if (pool != nullptr) {
+    *vendor_pool = pool;
+    return infinirtSuccess;
+  }
+  if (TheState().fn.DeviceGetDefaultMemPool == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(DeviceGetDefaultMemPool, vendor_pool, device);
+}
+
+}  // namespace
+
+infinirtError_t CudaFamilyPlugin::MemPoolGetAttribute(int device, enum infinirtMemPoolAttr attr,
+                                                      void* value) {
+  return PoolGetAttribute(device, nullptr, attr, value);
+}
+
+infinirtError_t CudaFamilyPlugin::MemPoolSetAttribute(int device, enum infinirtMemPoolAttr attr,
+                                                      void* value) {
+  return PoolSetAttribute(device, nullptr, attr, value);
+}
+
+infinirtError_t CudaFamilyPlugin::MemPoolTrimTo(int device, size_t min_bytes_to_keep) {
+  return PoolTrimTo(device, nullptr, min_bytes_to_keep);
+}
+
+infinirtError_t CudaFamilyPlugin::MemPoolCreate(int device, infinirtPluginMemPool_t* pool,
+                                                const struct infinirtMemPoolProps* props) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.MemPoolCreate == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(MemPoolCreate, pool, props);
+}
+
+infinirtError_t CudaFamilyPlugin::MemPoolDestroy(int device, infinirtPluginMemPool_t pool) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.MemPoolDestroy == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(MemPoolDestroy, pool);
+}
+
+infinirtError_t CudaFamilyPlugin::MallocFromPoolAsync(int device, void** ptr, size_t size,
+                                                      infinirtPluginMemPool_t pool,
+                                                      infinirtPluginStream_t stream) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.MallocFromPoolAsync == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(MallocFromPoolAsync, ptr, size, pool, VendorStream(device, stream));
+}
+
+infinirtError_t CudaFamilyPlugin::PoolGetAttribute(int device, infinirtPluginMemPool_t pool,
+                                                   enum infinirtMemPoolAttr attr, void* value) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.MemPoolGetAttribute == nullptr) return infinirtErrorNotSupported;
+  void* vendor_pool = nullptr;
+  if (const infinirtError_t e = VendorPool(device, pool, &vendor_pool)) return e;
+  return CF_CALL(MemPoolGetAttribute, vendor_pool, static_cast<int>(attr), value);
+}
+
+infinirtError_t CudaFamilyPlugin::PoolSetAttribute(int device, infinirtPluginMemPool_t pool,
+                                                   enum infinirtMemPoolAttr attr, void* value) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.MemPoolSetAttribute == nullptr) return infinirtErrorNotSupported;
+  void* vendor_pool = nullptr;
+  if (const infinirtError_t e = VendorPool(device, pool, &vendor_pool)) return e;
+  return CF_CALL(MemPoolSetAttribute, vendor_pool, static_cast<int>(attr), value);
+}
+
+infinirtError_t CudaFamilyPlugin::PoolTrimTo(int device, infinirtPluginMemPool_t pool,
+                                             size_t min_bytes_to_keep) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.MemPoolTrimTo == nullptr) return infinirtErrorNotSupported;
+  void* vendor_pool = nullptr;
+  if (const infinirtError_t e = VendorPool(device, pool, &vendor_pool)) return e;
+  return CF_CALL(MemPoolTrimTo, vendor_pool, min_bytes_to_keep);
+}
+
+infinirtError_t CudaFamilyPlugin::MemPoolSetAccess(int device, infinirtPluginMemPool_t pool,
+                                                   const struct infinirtMemAccessDesc* descs,
+                                                   size_t count) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.MemPoolSetAccess == nullptr) return infinirtErrorNotSupported;
+  void* vendor_pool = nullptr;
+  if (const infinirtError_t e = VendorPool(device, pool, &vendor_pool)) return e;
+  return CF_CALL(MemPoolSetAccess, vendor_pool, descs, count);
+}
+
+infinirtError_t CudaFamilyPlugin::MemPoolGetAccess(int device, enum infinirtMemAccessFlags* flags,
+                                                   infinirtPluginMemPool_t pool,
+                                                   const struct infinirtMemLocation* location) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.MemPoolGetAccess == nullptr) return infinirtErrorNotSupported;
+  void* vendor_pool = nullptr;
+  if (const infinirtError_t e = VendorPool(device, pool, &vendor_pool)) return e;
+  infinirtMemLocation asked = *location;  // the vendor's prototype takes a mutable location
+  return CF_CALL(MemPoolGetAccess, flags, vendor_pool, &asked);
+}
+
 infinirtError_t CudaFamilyPlugin::Memcpy(int device, void* dst, const void* src, size_t count,
                                          enum infinirtMemcpyKind kind) {
   if (plugin::InHostFunction()) return RefuseInHostFunction("Memcpy");

@@ -21,6 +21,12 @@
 #define CF_P2P_ATTR enum cudaDeviceP2PAttr
 #define CF_STREAM_ATTR cudaStreamAttrID
 #define CF_STREAM_ATTR_VALUE cudaStreamAttrValue
+#define CF_POOL cudaMemPool_t
+#define CF_POOL_ATTR enum cudaMemPoolAttr
+#define CF_POOL_PROPS struct cudaMemPoolProps
+#define CF_ACCESS_DESC struct cudaMemAccessDesc
+#define CF_ACCESS_FLAGS enum cudaMemAccessFlags
+#define CF_LOCATION struct cudaMemLocation
 #define CF_HOST_FN cudaHostFn_t
 #include "cuda_family_api.h"
 
@@ -42,6 +48,11 @@ static_assert(sizeof(enum cudaDeviceP2PAttr) == sizeof(int));
 static_assert(sizeof(cudaStreamAttrID) == sizeof(int));
 // The plugin passes InfiniRT's value union, which has CUDA's layout (the contract test).
 static_assert(sizeof(cudaStreamAttrValue) == sizeof(union infinirtLaunchAttributeValue));
+static_assert(sizeof(enum cudaMemPoolAttr) == sizeof(int) && std::is_pointer_v<cudaMemPool_t>);
+static_assert(sizeof(struct cudaMemPoolProps) == sizeof(struct infinirtMemPoolProps) &&
+              sizeof(struct cudaMemAccessDesc) == sizeof(struct infinirtMemAccessDesc) &&
+              sizeof(enum cudaMemAccessFlags) == sizeof(enum infinirtMemAccessFlags) &&
+              sizeof(struct cudaMemLocation) == sizeof(struct infinirtMemLocation));
 static_assert(std::is_pointer_v<cudaStream_t> && std::is_pointer_v<cudaEvent_t> &&
               std::is_pointer_v<cudaGraph_t> && std::is_pointer_v<cudaGraphExec_t>);
 static_assert(std::is_same_v<decltype(&cudaGetErrorName), const char* (*)(cudaError_t)>);

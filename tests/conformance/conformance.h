@@ -1,4 +1,4 @@
-// Conformance suite: InfiniRT against the CUDA Runtime semantics S1-S60 of
+// Conformance suite: InfiniRT against the CUDA Runtime semantics S1-S61 of
 // docs/cuda-semantics.md. Each test is named after the statement it checks
 // (S05_... checks S5) and fails if the runtime behaves differently. Files: streams_test.cc
 // (S1-S7), copies_test.cc (S8-S11), events_test.cc (S12-S16), errors_test.cc (S17, S18, S20),

@@ -1,8 +1,9 @@
-// S21-S26: freeing, implicit synchronisation of Free, Malloc edge cases, stream-ordered
-// allocation, pointer attributes and MemGetInfo.
+// S21-S26, S43 and S61: freeing, implicit synchronisation of Free, Malloc edge cases,
+// stream-ordered allocation, pointer attributes, MemGetInfo, host registration, memory pools.
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <vector>
 
 #include "conformance.h"
 
@@ -381,6 +382,204 @@ TEST_F(Conformance, S43_HostGetFlagsGivesTheFlagsOfHostAlloc) {
   EXPECT_EQ(infinirtHostGetDevicePointer(&device_pointer, plain, 0), infinirtSuccess);
   EXPECT_EQ(device_pointer, plain);
   EXPECT_EQ(infinirtFreeHost(plain), infinirtSuccess);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S61: memory pools of the program's own.
+
+infinirtMemPoolProps PoolProps(int device, size_t max_size = 0) {
+  infinirtMemPoolProps props{};
+  props.allocType = infinirtMemAllocationTypePinned;
+  props.location = {infinirtMemLocationTypeDevice, device};
+  props.maxSize = max_size;
+  return props;
+}
+
+uint64_t PoolUsage(infinirtMemPool_t pool) {
+  uint64_t used = 12345;
+  EXPECT_EQ(infinirtMemPoolGetAttribute(pool, infinirtMemPoolAttrUsedMemCurrent, &used),
+            infinirtSuccess);
+  return used;
+}
+
+TEST_F(Conformance, S61_MemoryFromAPoolOfOnesOwnIsStreamOrdered) {
+  int device = 0;
+  ASSERT_EQ(infinirtGetDevice(&device), infinirtSuccess);
+  const infinirtMemPoolProps props = PoolProps(device);
+  infinirtMemPool_t pool = nullptr;
+  ASSERT_OK_OR_SKIP(infinirtMemPoolCreate(&pool, &props));
+  infinirtMemPool_t default_pool = nullptr;
+  ASSERT_EQ(infinirtDeviceGetDefaultMemPool(&default_pool, device), infinirtSuccess);
+  EXPECT_NE(pool, default_pool);
+  const uint64_t default_used = PoolUsage(default_pool);
+  infinirtStream_t stream = NewStream();
+  void* memory = nullptr;
+  ASSERT_EQ(infinirtMallocFromPoolAsync(&memory, kBytes, pool, stream), infinirtSuccess);
+  ASSERT_NE(memory, nullptr);
+  EXPECT_GE(PoolUsage(pool), kBytes);
+  EXPECT_EQ(PoolUsage(default_pool), default_used) << "the default pool served the allocation";
+  infinirtPointerAttributes attributes{};
+  EXPECT_EQ(infinirtPointerGetAttributes(&attributes, memory), infinirtSuccess);
+  EXPECT_EQ(attributes.type, infinirtMemoryTypeDevice);
+  EXPECT_EQ(infinirtMemsetAsync(memory, 0x5a, kBytes, stream), infinirtSuccess);
+  std::vector<unsigned char>& host = NewPageableMemory(kBytes);
+  EXPECT_EQ(infinirtMemcpyAsync(host.data(), memory, kBytes, infinirtMemcpyDeviceToHost, stream),
+            infinirtSuccess);
+  EXPECT_EQ(infinirtFreeAsync(memory, stream), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(host[0], 0x5a);
+  EXPECT_EQ(host[kBytes - 1], 0x5a);
+  EXPECT_EQ(PoolUsage(pool), 0u);
+  EXPECT_EQ(infinirtMemPoolTrimTo(pool, 0), infinirtSuccess);
+  uint64_t reserved = 99;
+  EXPECT_EQ(infinirtMemPoolGetAttribute(pool, infinirtMemPoolAttrReservedMemCurrent, &reserved),
+            infinirtSuccess);
+  EXPECT_EQ(reserved, 0u) << "TrimTo(0) after a synchronisation releases everything";
+  EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtSuccess);
+  // A pool the program leaves, with memory allocated, is released at exit (LeakSanitizer, in
+  // the sanitizer builds, fails the suite otherwise).
+  infinirtMemPool_t left = nullptr;
+  ASSERT_EQ(infinirtMemPoolCreate(&left, &props), infinirtSuccess);
+  void* left_memory = nullptr;
+  EXPECT_EQ(infinirtMallocFromPoolAsync(&left_memory, kBytes, left, stream), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+}
+
+TEST_F(Conformance, S61_MallocAsyncAllocatesFromTheDevicesCurrentPool) {
+  int device = 0;
+  ASSERT_EQ(infinirtGetDevice(&device), infinirtSuccess);
+  const infinirtMemPoolProps props = PoolProps(device);
+  infinirtMemPool_t pool = nullptr;
+  ASSERT_OK_OR_SKIP(infinirtMemPoolCreate(&pool, &props));
+  ASSERT_EQ(infinirtDeviceSetMemPool(device, pool), infinirtSuccess);
+  infinirtMemPool_t current = nullptr;
+  EXPECT_EQ(infinirtDeviceGetMemPool(&current, device), infinirtSuccess);
+  EXPECT_EQ(current, pool);
+  infinirtStream_t stream = NewStream();
+  void* memory = nullptr;
+  ASSERT_EQ(infinirtMallocAsync(&memory, kBytes, stream), infinirtSuccess);
+  EXPECT_GE(PoolUsage(pool), kBytes);
+  // Destroyed with memory still allocated: the memory stays usable until it is freed, and the
+  // device's default pool is current again.
+  EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtSuccess);
+  infinirtMemPool_t default_pool = nullptr;
+  ASSERT_EQ(infinirtDeviceGetDefaultMemPool(&default_pool, device), infinirtSuccess);
+  EXPECT_EQ(infinirtDeviceGetMemPool(&current, device), infinirtSuccess);
+  EXPECT_EQ(current, default_pool);
+  EXPECT_EQ(infinirtMemsetAsync(memory, 7, kBytes, stream), infinirtSuccess);
+  std::vector<unsigned char>& host = NewPageableMemory(kBytes);
+  EXPECT_EQ(infinirtMemcpyAsync(host.data(), memory, kBytes, infinirtMemcpyDeviceToHost, stream),
+            infinirtSuccess);
+  EXPECT_EQ(infinirtFreeAsync(memory, stream), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(host[kBytes - 1], 7);
+  EXPECT_EQ(infinirtMemPoolGetAttribute(pool, infinirtMemPoolAttrUsedMemCurrent, &current),
+            infinirtErrorInvalidResourceHandle);
+}
+
+TEST_F(Conformance, S61_APoolHoldsNoMoreThanItsMaxSize) {
+  int device = 0;
+  ASSERT_EQ(infinirtGetDevice(&device), infinirtSuccess);
+  const infinirtMemPoolProps props = PoolProps(device, size_t{2} << 20);
+  infinirtMemPool_t pool = nullptr;
+  ASSERT_OK_OR_SKIP(infinirtMemPoolCreate(&pool, &props));
+  infinirtStream_t stream = NewStream();
+  void* small = nullptr;
+  void* large = reinterpret_cast<void*>(0x1);
+  EXPECT_EQ(infinirtMallocFromPoolAsync(&small, size_t{1} << 20, pool, stream), infinirtSuccess);
+  EXPECT_EQ(infinirtMallocFromPoolAsync(&large, size_t{4} << 20, pool, stream),
+            infinirtErrorMemoryAllocation);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorMemoryAllocation);
+  EXPECT_EQ(infinirtFreeAsync(small, stream), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtSuccess);
+}
+
+TEST_F(Conformance, S61_PoolAccessIsTheOwnDevicesAndWhatIsGranted) {
+  int device = 0;
+  ASSERT_EQ(infinirtGetDevice(&device), infinirtSuccess);
+  const infinirtMemPoolProps props = PoolProps(device);
+  infinirtMemPool_t pool = nullptr;
+  ASSERT_OK_OR_SKIP(infinirtMemPoolCreate(&pool, &props));
+  infinirtMemLocation own{infinirtMemLocationTypeDevice, device};
+  infinirtMemAccessFlags flags = infinirtMemAccessFlagsProtNone;
+  ASSERT_OK_OR_SKIP(infinirtMemPoolGetAccess(&flags, pool, &own));
+  EXPECT_EQ(flags, infinirtMemAccessFlagsProtReadWrite);
+  const infinirtMemAccessDesc revoke{own, infinirtMemAccessFlagsProtNone};
+  EXPECT_EQ(infinirtMemPoolSetAccess(pool, &revoke, 1), infinirtErrorInvalidValue);
+  const infinirtMemAccessDesc read_only{own, infinirtMemAccessFlagsProtRead};
+  EXPECT_EQ(infinirtMemPoolSetAccess(pool, &read_only, 1), infinirtErrorInvalidValue);
+  const infinirtMemAccessDesc host{{infinirtMemLocationTypeHost, 0},
+                                   infinirtMemAccessFlagsProtReadWrite};
+  EXPECT_EQ(infinirtMemPoolSetAccess(pool, &host, 1), infinirtErrorInvalidValue);
+  const infinirtMemAccessDesc nowhere{{infinirtMemLocationTypeDevice, 9999},
+                                      infinirtMemAccessFlagsProtReadWrite};
+  EXPECT_EQ(infinirtMemPoolSetAccess(pool, &nowhere, 1), infinirtErrorInvalidDevice);
+  EXPECT_EQ(infinirtMemPoolSetAccess(pool, nullptr, 1), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPoolSetAccess(pool, nullptr, 0), infinirtSuccess);
+  EXPECT_EQ(infinirtMemPoolGetAccess(nullptr, pool, &own), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPoolGetAccess(&flags, pool, nullptr), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPoolGetAccess(&flags, pool, &own), infinirtSuccess);
+  EXPECT_EQ(flags, infinirtMemAccessFlagsProtReadWrite) << "a refused call changed the access";
+  if (device_count() >= 2) {
+    infinirtMemLocation other{infinirtMemLocationTypeDevice, device == 0 ? 1 : 0};
+    EXPECT_EQ(infinirtMemPoolGetAccess(&flags, pool, &other), infinirtSuccess);
+    EXPECT_EQ(flags, infinirtMemAccessFlagsProtNone) << "another device has no access at first";
+    // A valid grant beside a bad one: refused as a whole.
+    const infinirtMemAccessDesc both[] = {{other, infinirtMemAccessFlagsProtReadWrite}, revoke};
+    EXPECT_EQ(infinirtMemPoolSetAccess(pool, both, 2), infinirtErrorInvalidValue);
+    EXPECT_EQ(infinirtMemPoolGetAccess(&flags, pool, &other), infinirtSuccess);
+    EXPECT_EQ(flags, infinirtMemAccessFlagsProtNone);
+    EXPECT_EQ(infinirtMemPoolSetAccess(pool, both, 1), infinirtSuccess);
+    EXPECT_EQ(infinirtMemPoolGetAccess(&flags, pool, &other), infinirtSuccess);
+    EXPECT_EQ(flags, infinirtMemAccessFlagsProtReadWrite);
+  }
+  EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtSuccess);
+}
+
+TEST_F(Conformance, S61_BadPoolCallsAreRefused) {
+  int device = 0;
+  ASSERT_EQ(infinirtGetDevice(&device), infinirtSuccess);
+  infinirtMemPoolProps props = PoolProps(device);
+  infinirtMemPool_t pool = nullptr;
+  ASSERT_OK_OR_SKIP(infinirtMemPoolCreate(&pool, &props));
+  EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtSuccess);
+  EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtMemPoolDestroy(nullptr), infinirtErrorInvalidValue);
+  infinirtMemPool_t made = nullptr;
+  EXPECT_EQ(infinirtMemPoolCreate(nullptr, &props), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPoolCreate(&made, nullptr), infinirtErrorInvalidValue);
+  props.allocType = infinirtMemAllocationTypeInvalid;
+  EXPECT_EQ(infinirtMemPoolCreate(&made, &props), infinirtErrorInvalidValue);
+  props = PoolProps(device);
+  props.location.type = static_cast<infinirtMemLocationType>(99);
+  EXPECT_EQ(infinirtMemPoolCreate(&made, &props), infinirtErrorInvalidValue);
+  props = PoolProps(9999);
+  EXPECT_EQ(infinirtMemPoolCreate(&made, &props), infinirtErrorInvalidDevice);
+  props = PoolProps(device);
+  props.handleTypes = static_cast<infinirtMemAllocationHandleType>(0x100);
+  EXPECT_EQ(infinirtMemPoolCreate(&made, &props), infinirtErrorInvalidValue);
+  EXPECT_EQ(made, nullptr) << "a refused call made a pool";
+  infinirtMemPool_t default_pool = nullptr;
+  ASSERT_EQ(infinirtDeviceGetDefaultMemPool(&default_pool, device), infinirtSuccess);
+  EXPECT_EQ(infinirtMemPoolDestroy(default_pool), infinirtErrorInvalidValue);
+  infinirtStream_t stream = NewStream();
+  void* memory = nullptr;
+  EXPECT_EQ(infinirtMallocFromPoolAsync(&memory, kBytes, pool, stream),
+            infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(infinirtMallocFromPoolAsync(nullptr, kBytes, default_pool, stream),
+            infinirtErrorInvalidValue);
+  // The default pool serves MallocFromPoolAsync too.
+  EXPECT_EQ(infinirtMallocFromPoolAsync(&memory, kBytes, default_pool, stream), infinirtSuccess);
+  EXPECT_EQ(infinirtFreeAsync(memory, stream), infinirtSuccess);
+  EXPECT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  if (device_count() < 2) return;  // the rest needs a second device
+  props = PoolProps(device == 0 ? 1 : 0);
+  ASSERT_EQ(infinirtMemPoolCreate(&pool, &props), infinirtSuccess);
+  EXPECT_EQ(infinirtMallocFromPoolAsync(&memory, kBytes, pool, stream), infinirtErrorInvalidValue)
+      << "a pool of another device than the stream's";
+  EXPECT_EQ(infinirtDeviceSetMemPool(device, pool), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtSuccess);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 // detection is meaningful.
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -234,7 +235,7 @@ class Program {
   // --- One call -------------------------------------------------------------------------------
 
   void Step() {
-    switch (in_.ConsumeIntegralInRange(0, 42)) {
+    switch (in_.ConsumeIntegralInRange(0, 43)) {
       case 0: {
         infinirtStream_t s = nullptr;
         if (infinirtStreamCreateWithFlags(&s, AnyFlags()) == infinirtSuccess) streams_.push_back(s);
@@ -481,6 +482,48 @@ class Program {
         infinirtStreamCopyAttributes(AnyStream(), AnyStream());
         break;
       }
+      case 42: {  // pools of the program's own, with any properties
+        infinirtMemPoolProps props{};
+        props.allocType = static_cast<infinirtMemAllocationType>(in_.ConsumeIntegralInRange(0, 3));
+        props.location = {static_cast<infinirtMemLocationType>(in_.ConsumeIntegralInRange(0, 5)),
+                          AnyInt()};
+        props.handleTypes =
+            static_cast<infinirtMemAllocationHandleType>(in_.ConsumeIntegralInRange(0, 9));
+        props.maxSize = in_.ConsumeBool() ? 0 : AnySize();
+        infinirtMemPool_t pool = nullptr;
+        if (infinirtMemPoolCreate(&pool, in_.ConsumeBool() ? &props : nullptr) == infinirtSuccess) {
+          pools_.push_back(pool);
+        }
+        if (!pools_.empty() && in_.ConsumeBool()) {
+          pool = pools_[in_.ConsumeIntegralInRange<size_t>(0, pools_.size() - 1)];
+        }
+        void* p = nullptr;
+        const size_t size = AnySize();
+        infinirtStream_t stream = WorkStream();
+        infinirtStreamCaptureStatus status = infinirtStreamCaptureStatusActive;
+        if (infinirtMallocFromPoolAsync(&p, size, pool, stream) == infinirtSuccess && p &&
+            infinirtStreamIsCapturing(stream, &status) == infinirtSuccess) {
+          // As MallocAsync's (case 13): memory of a capture goes with its graph.
+          if (status == infinirtStreamCaptureStatusNone) {
+            allocations_.push_back({p, size, Allocation::kAsync});
+          } else {
+            graph_pointers_.push_back(p);
+          }
+        }
+        const infinirtMemAccessDesc desc{
+            {static_cast<infinirtMemLocationType>(in_.ConsumeIntegralInRange(0, 5)), AnyInt()},
+            static_cast<infinirtMemAccessFlags>(in_.ConsumeIntegralInRange(0, 4))};
+        infinirtMemPoolSetAccess(pool, in_.ConsumeBool() ? &desc : nullptr, in_.ConsumeBool());
+        infinirtMemAccessFlags flags;
+        infinirtMemLocation where = desc.location;
+        infinirtMemPoolGetAccess(in_.ConsumeBool() ? &flags : nullptr, pool, &where);
+        infinirtDeviceSetMemPool(AnyInt(), pool);
+        if (pool != nullptr && in_.ConsumeBool()) {
+          infinirtMemPoolDestroy(pool);
+          pools_.erase(std::find(pools_.begin(), pools_.end(), pool));
+        }
+        break;
+      }
       case 36: {  // the device's configuration
         size_t value = 0;
         const auto limit = static_cast<infinirtLimit>(AnyInt());
@@ -725,6 +768,7 @@ class Program {
   std::vector<void*> dead_pointers_, graph_pointers_;
   std::vector<infinirtGraphNode_t> nodes_;          // live or not: node handles need no release
   std::vector<infinirtUserObject_t> user_objects_;  // live or released: they hold nothing
+  std::vector<infinirtMemPool_t> pools_;            // the rest go at the runtime's exit
 };
 
 }  // namespace

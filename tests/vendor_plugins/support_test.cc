@@ -416,6 +416,53 @@ std::map<std::string, Exercise> Exercises() {
   });
   x["MemPoolTrimTo"] =
       with_pool([](infinirtMemPool_t pool) { return infinirtMemPoolTrimTo(pool, 0); });
+  // A pool of the program's own on device 0, destroyed afterwards.
+  auto with_own_pool = [](std::function<infinirtError_t(infinirtMemPool_t)> body) {
+    return [body] {
+      infinirtMemPoolProps props{};
+      props.allocType = infinirtMemAllocationTypePinned;
+      props.location = {infinirtMemLocationTypeDevice, 0};
+      infinirtMemPool_t pool = nullptr;
+      const infinirtError_t e = infinirtMemPoolCreate(&pool, &props);
+      if (e != infinirtSuccess) return e;
+      const infinirtError_t answer = body(pool);
+      EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtSuccess);
+      return answer;
+    };
+  };
+  x["MemPoolCreate"] = with_own_pool([](infinirtMemPool_t) { return infinirtSuccess; });
+  x["MemPoolDestroy"] = x["MemPoolCreate"];
+  x["MallocFromPoolAsync"] = with_own_pool([](infinirtMemPool_t pool) {
+    Fixture f;
+    void* p = nullptr;
+    const infinirtError_t e = infinirtMallocFromPoolAsync(&p, kBytes, pool, f.stream);
+    if (e == infinirtSuccess) {
+      EXPECT_EQ(infinirtFreeAsync(p, f.stream), infinirtSuccess);
+    }
+    return e;
+  });
+  x["PoolGetAttribute"] = with_own_pool([](infinirtMemPool_t pool) {
+    uint64_t value = 0;
+    return infinirtMemPoolGetAttribute(pool, infinirtMemPoolAttrUsedMemCurrent, &value);
+  });
+  x["PoolSetAttribute"] = with_own_pool([](infinirtMemPool_t pool) {
+    uint64_t value = 1 << 20;
+    return infinirtMemPoolSetAttribute(pool, infinirtMemPoolAttrReleaseThreshold, &value);
+  });
+  x["PoolTrimTo"] =
+      with_own_pool([](infinirtMemPool_t pool) { return infinirtMemPoolTrimTo(pool, 0); });
+  x["MemPoolSetAccess"] = with_own_pool([](infinirtMemPool_t pool) {
+    const infinirtMemAccessDesc own{{infinirtMemLocationTypeDevice, 0},
+                                    infinirtMemAccessFlagsProtReadWrite};
+    return infinirtMemPoolSetAccess(pool, &own, 1);
+  });
+  x["MemPoolGetAccess"] = with_own_pool([](infinirtMemPool_t pool) {
+    infinirtMemLocation own{infinirtMemLocationTypeDevice, 0};
+    infinirtMemAccessFlags flags = infinirtMemAccessFlagsProtNone;
+    const infinirtError_t e = infinirtMemPoolGetAccess(&flags, pool, &own);
+    EXPECT_TRUE(e != infinirtSuccess || flags == infinirtMemAccessFlagsProtReadWrite);
+    return e;
+  });
   auto with_graph = [](bool launch, bool destroy_exec) {
     return [launch, destroy_exec] {
       Fixture f;

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -134,6 +135,8 @@ enum infinirtMemcpyKind ResolvedKind(void* dst, const void* src, size_t count, i
 bool Resolve(void* handle, infinirtPluginStream_t* cpu, emu::Stream** stream) {
   return emu::CpuStream(handle, kLegacyStream, kPerThreadStream, cpu, stream);
 }
+
+bool ValidDevice(int device) { return device >= 0 && device < emu::DeviceCount(); }
 
 emu::Event* EventOf(void* handle) {
   return emu::IsLive(handle) ? static_cast<emu::Event*>(handle) : nullptr;
@@ -333,6 +336,141 @@ EMU_EXPORT int EMU_FN(MallocAsync)(void** ptr, size_t size, void* stream) {
   return kSuccess;
 }
 
+// Memory pools: the CPU backend's, one per pool made here; a device's default pool is the CPU
+// backend's default pool. Which devices were granted access is kept here, per pool.
+namespace {
+struct Pool {
+  infinirtPluginMemPool_t cpu = nullptr;  // NULL: the CPU backend's default pool
+  int device = 0;
+  std::map<int, int> access;  // device -> CUDA's access flags
+};
+std::mutex g_pool_mutex;
+
+Pool* PoolOf(void* handle) { return emu::IsLive(handle) ? static_cast<Pool*>(handle) : nullptr; }
+
+Pool* DefaultPool(int device) {
+  static std::map<int, std::unique_ptr<Pool>> pools;
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  std::unique_ptr<Pool>& pool = pools[device];
+  if (!pool) {
+    pool = std::make_unique<Pool>();
+    pool->device = device;
+    emu::Register(pool.get());
+  }
+  return pool.get();
+}
+
+constexpr int kAccessNone = 0;
+constexpr int kAccessReadWrite = 3;
+}  // namespace
+
+EMU_EXPORT int EMU_FN(DeviceGetDefaultMemPool)(void** pool, int device) {
+  ENTER("DeviceGetDefaultMemPool", N(device));
+  if (pool == nullptr) return kInvalidValue;
+  if (!ValidDevice(device)) return kInvalidDevice;
+  *pool = DefaultPool(device);
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(MemPoolCreate)(void** pool, const struct infinirtMemPoolProps* props) {
+  ENTER("MemPoolCreate", "");
+  if (pool == nullptr || props == nullptr || props->allocType != 1 || props->location.type != 1 ||
+      !ValidDevice(props->location.id)) {
+    return kInvalidValue;
+  }
+  auto made = std::make_unique<Pool>();
+  made->device = props->location.id;
+  if (const infinirtError_t e = emu::Cpu().MemPoolCreate(0, &made->cpu, props)) return Status(e);
+  *pool = made.release();
+  emu::Register(*pool);
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(MemPoolDestroy)(void* pool) {
+  ENTER("MemPoolDestroy", P(pool));
+  Pool* p = PoolOf(pool);
+  if (p == nullptr || p->cpu == nullptr) return kInvalidValue;  // default pools stay
+  emu::Unregister(pool);
+  std::unique_ptr<Pool> owned(p);
+  return Status(emu::Cpu().MemPoolDestroy(0, owned->cpu));
+}
+
+EMU_EXPORT int EMU_FN(MallocFromPoolAsync)(void** ptr, size_t size, void* pool, void* stream) {
+  ENTER("MallocFromPoolAsync", N(size) + " " + P(pool) + " stream=" + P(stream));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  Pool* p = PoolOf(pool);
+  if (ptr == nullptr || p == nullptr) return kInvalidValue;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (s != nullptr && s->capturing) return kStreamCaptureUnsupported;
+  const infinirtError_t e = p->cpu == nullptr
+                                ? emu::Cpu().MallocAsync(0, ptr, size, cpu)
+                                : emu::Cpu().MallocFromPoolAsync(0, ptr, size, p->cpu, cpu);
+  if (e != infinirtSuccess) return Status(e);
+  emu::TrackMemory(*ptr, size, emu::MemoryKind::kDevice, p->device);
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(MemPoolGetAttribute)(void* pool, int attr, void* value) {
+  ENTER("MemPoolGetAttribute", P(pool) + " " + N(attr));
+  Pool* p = PoolOf(pool);
+  if (p == nullptr || value == nullptr) return kInvalidValue;
+  return Status(
+      emu::Cpu().PoolGetAttribute(0, p->cpu, static_cast<enum infinirtMemPoolAttr>(attr), value));
+}
+
+EMU_EXPORT int EMU_FN(MemPoolSetAttribute)(void* pool, int attr, void* value) {
+  ENTER("MemPoolSetAttribute", P(pool) + " " + N(attr));
+  Pool* p = PoolOf(pool);
+  if (p == nullptr || value == nullptr) return kInvalidValue;
+  return Status(
+      emu::Cpu().PoolSetAttribute(0, p->cpu, static_cast<enum infinirtMemPoolAttr>(attr), value));
+}
+
+EMU_EXPORT int EMU_FN(MemPoolTrimTo)(void* pool, size_t keep) {
+  ENTER("MemPoolTrimTo", P(pool) + " " + N(keep));
+  Pool* p = PoolOf(pool);
+  if (p == nullptr) return kInvalidValue;
+  return Status(emu::Cpu().PoolTrimTo(0, p->cpu, keep));
+}
+
+EMU_EXPORT int EMU_FN(MemPoolSetAccess)(void* pool, const struct infinirtMemAccessDesc* descs,
+                                        size_t count) {
+  ENTER("MemPoolSetAccess", P(pool) + " " + N(count));
+  Pool* p = PoolOf(pool);
+  if (p == nullptr || (count != 0 && descs == nullptr)) return kInvalidValue;
+  for (size_t i = 0; i < count; ++i) {
+    const int flags = static_cast<int>(descs[i].flags);
+    if (descs[i].location.type != 1 || !ValidDevice(descs[i].location.id) ||
+        (flags != kAccessNone && flags != kAccessReadWrite) ||
+        (descs[i].location.id == p->device && flags != kAccessReadWrite)) {
+      return kInvalidValue;
+    }
+  }
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  for (size_t i = 0; i < count; ++i) {
+    p->access[descs[i].location.id] = static_cast<int>(descs[i].flags);
+  }
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(MemPoolGetAccess)(enum infinirtMemAccessFlags* flags, void* pool,
+                                        struct infinirtMemLocation* location) {
+  ENTER("MemPoolGetAccess", P(pool));
+  Pool* p = PoolOf(pool);
+  if (p == nullptr || flags == nullptr || location == nullptr || location->type != 1 ||
+      !ValidDevice(location->id)) {
+    return kInvalidValue;
+  }
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  auto found = p->access.find(location->id);
+  const int value = location->id == p->device  ? kAccessReadWrite
+                    : found == p->access.end() ? kAccessNone
+                                               : found->second;
+  *flags = static_cast<enum infinirtMemAccessFlags>(value);
+  return kSuccess;
+}
+
 EMU_EXPORT int EMU_FN(FreeAsync)(void* ptr, void* stream) {
   ENTER("FreeAsync", P(ptr) + " stream=" + P(stream));
   infinirtPluginStream_t cpu;
@@ -439,7 +577,6 @@ namespace {
 std::mutex g_peer_mutex;
 std::set<std::pair<int, int>> g_peer_access;
 
-bool ValidDevice(int device) { return device >= 0 && device < emu::DeviceCount(); }
 }  // namespace
 
 EMU_EXPORT int EMU_FN(DeviceCanAccessPeer)(int* can_access, int device, int peer) {
