@@ -564,6 +564,61 @@ void DlopenPlugins(benchmark::State& state) {
   }
 }
 
+// --- 2D copies: a pitched copy against the same rows copied one by one ------------------------
+
+constexpr size_t kRowBytes = 64;
+constexpr size_t kPitch = 128;
+
+// Device memory of `rows` rows of kPitch bytes and a host buffer as large, on a stream.
+struct Plane {
+  infinirtStream_t stream = nullptr;
+  void* device = nullptr;
+  std::vector<char> host;
+  Plane(benchmark::State& state, size_t rows) : host(rows * kPitch) {
+    Check(state, infinirtStreamCreateWithFlags(&stream, infinirtStreamNonBlocking), "StreamCreate");
+    Check(state, infinirtMalloc(&device, rows * kPitch), "Malloc");
+  }
+  ~Plane() {
+    infinirtFree(device);
+    infinirtStreamDestroy(stream);
+  }
+};
+
+void ApiMemcpy2DAsync(benchmark::State& state) {
+  const auto rows = static_cast<size_t>(state.range(0));
+  Plane plane(state, rows);
+  for (auto _ : state) {
+    infinirtMemcpy2DAsync(plane.device, kPitch, plane.host.data(), kPitch, kRowBytes, rows,
+                          infinirtMemcpyHostToDevice, plane.stream);
+    infinirtStreamSynchronize(plane.stream);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * rows * kRowBytes));
+}
+
+void ApiRowByRowMemcpyAsync(benchmark::State& state) {
+  const auto rows = static_cast<size_t>(state.range(0));
+  Plane plane(state, rows);
+  for (auto _ : state) {
+    for (size_t row = 0; row < rows; ++row) {
+      infinirtMemcpyAsync(static_cast<char*>(plane.device) + row * kPitch,
+                          plane.host.data() + row * kPitch, kRowBytes, infinirtMemcpyHostToDevice,
+                          plane.stream);
+    }
+    infinirtStreamSynchronize(plane.stream);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * rows * kRowBytes));
+}
+
+void ApiMemset2DAsync(benchmark::State& state) {
+  const auto rows = static_cast<size_t>(state.range(0));
+  Plane plane(state, rows);
+  for (auto _ : state) {
+    infinirtMemset2DAsync(plane.device, kPitch, 7, kRowBytes, rows, plane.stream);
+    infinirtStreamSynchronize(plane.stream);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * rows * kRowBytes));
+}
+
 // --- A captured graph of 100 operations against issuing them ---------------------------------
 
 constexpr int kGraphNodes = 100;
@@ -677,6 +732,11 @@ const bool registered = [] {
   Register("Init/dlopen", DlopenPlugins)->Unit(benchmark::kMillisecond);
   Register("Graph/Launch100Nodes", ApiGraphLaunch)->Unit(benchmark::kMicrosecond);
   Register("Graph/Issue100Operations", ApiIssueOperations)->Unit(benchmark::kMicrosecond);
+  for (int64_t rows : {16, 1024}) {
+    Register("Copy2D/Memcpy2DAsync", ApiMemcpy2DAsync)->Arg(rows)->ArgName("rows");
+    Register("Copy2D/MemcpyAsync_row_by_row", ApiRowByRowMemcpyAsync)->Arg(rows)->ArgName("rows");
+    Register("Copy2D/Memset2DAsync", ApiMemset2DAsync)->Arg(rows)->ArgName("rows");
+  }
   return true;
 }();
 

@@ -2,10 +2,12 @@
 // memory of two devices. They are built from the one-dimensional calls (api_memory.cc): the
 // whole region is checked first, so that a bad region changes nothing, then each row is copied
 // or set as MemcpyAsync and MemsetAsync do it (one call where the rows are contiguous), which
-// also records them when the stream captures.
+// also records them when the stream captures. An asynchronous 2D copy or memset outside captures
+// goes to the backend as one plane instead, where the backend takes planes.
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "api_support.h"
 
@@ -109,6 +111,10 @@ bool BoxesOverlap(const Box& a, size_t span_a, const Box& b, size_t span_b) {
 
 using RowCopy = std::function<infinirtError_t(void* dst, const void* src, size_t count)>;
 using RowSet = std::function<infinirtError_t(void* ptr, size_t count)>;
+// A whole plane (a box of one slice) in one backend call; nullopt where the backend cannot take
+// it, and the rows are issued one by one instead.
+using PlaneCopy = std::function<std::optional<infinirtError_t>(const Box& dst, const Box& src)>;
+using PlaneSet = std::function<std::optional<infinirtError_t>(const Box& box)>;
 
 // Copies a checked box, row by row (or at once when both are contiguous).
 infinirtError_t CopyBox(const Box& dst, const Box& src, const RowCopy& copy) {
@@ -137,9 +143,12 @@ infinirtError_t SetBox(const Box& box, const RowSet& set) {
 
 bool IsEmpty(const Box& box) { return box.width == 0 || box.height == 0 || box.depth == 0; }
 
+// Rows that one backend call can take instead of one call each.
+bool IsPlane(const Box& box) { return box.depth == 1 && box.height > 1 && !box.Contiguous(); }
+
 // Checks both boxes (and that the destination does not overlap the source), then copies.
 infinirtError_t CheckedCopy(const Box& dst, const Box& src, const RowCopy& copy,
-                            const char* function) {
+                            const char* function, const PlaneCopy& plane = nullptr) {
   if (IsEmpty(dst)) return infinirtSuccess;
   Runtime& runtime = Runtime::Get();
   size_t dst_span = 0, src_span = 0;
@@ -148,14 +157,68 @@ infinirtError_t CheckedCopy(const Box& dst, const Box& src, const RowCopy& copy,
   if (BoxesOverlap(dst, dst_span, src, src_span)) {
     return Fail(infinirtErrorInvalidValue, "{}: the destination overlaps the source", function);
   }
+  if (plane && (IsPlane(dst) || IsPlane(src))) {
+    if (auto done = plane(dst, src)) return *done;
+  }
   return CopyBox(dst, src, copy);
 }
 
-infinirtError_t CheckedSet(const Box& box, const RowSet& set, const char* function) {
+infinirtError_t CheckedSet(const Box& box, const RowSet& set, const char* function,
+                           const PlaneSet& plane = nullptr) {
   if (IsEmpty(box)) return infinirtSuccess;
   size_t span = 0;
   if (auto error = CheckBox(Runtime::Get(), box, "devPtr", function, &span)) return error;
+  if (plane && IsPlane(box)) {
+    if (auto done = plane(box)) return *done;
+  }
   return SetBox(box, set);
+}
+
+// A checked plane copied by the stream's backend in one call (Memcpy2DAsync), routed as
+// MemcpyAsync routes its first row: the rest of the plane lies in the same allocations. Not while
+// a capture is active anywhere (captured copies are nodes of one row each) nor between backends
+// (staged through the host row by row).
+PlaneCopy NativePlaneCopy(enum infinirtMemcpyKind kind, infinirtStream_t stream,
+                          const char* function) {
+  return [=](const Box& dst, const Box& src) -> std::optional<infinirtError_t> {
+    Runtime& runtime = Runtime::Get();
+    if (runtime.captures().Active()) return std::nullopt;
+    StreamTarget stream_target;
+    if (auto error = ResolveStream(runtime, stream, &stream_target, function)) return error;
+    void* to = const_cast<unsigned char*>(dst.base);
+    Target target;
+    enum infinirtMemcpyKind resolved;
+    CrossBackendCopy cross;
+    if (auto error = RouteCopy(runtime, to, src.base, dst.width, kind, &stream_target, &target,
+                               &resolved, &cross, function)) {
+      return error;
+    }
+    if (cross.needed) return std::nullopt;
+    const infinirtError_t copied = stream_target.backend->table.Memcpy2DAsync(
+        stream_target.local, to, dst.pitch, src.base, src.pitch, dst.width, dst.height, resolved,
+        stream_target.stream);
+    if (copied == infinirtErrorNotSupported) return std::nullopt;
+    return BackendAnswer(copied, *stream_target.backend, function);
+  };
+}
+
+// The same for a memset (Memset2DAsync).
+PlaneSet NativePlaneSet(int value, infinirtStream_t stream, const char* function) {
+  return [=](const Box& box) -> std::optional<infinirtError_t> {
+    Runtime& runtime = Runtime::Get();
+    if (runtime.captures().Active()) return std::nullopt;
+    StreamTarget stream_target;
+    if (auto error = ResolveStream(runtime, stream, &stream_target, function)) return error;
+    void* rows = const_cast<unsigned char*>(box.base);
+    Target target;
+    if (auto error = RouteMemset(runtime, rows, box.width, &stream_target, &target, function)) {
+      return error;
+    }
+    const infinirtError_t set = stream_target.backend->table.Memset2DAsync(
+        stream_target.local, rows, box.pitch, value, box.width, box.height, stream_target.stream);
+    if (set == infinirtErrorNotSupported) return std::nullopt;
+    return BackendAnswer(set, *stream_target.backend, function);
+  };
 }
 
 RowCopy SyncCopy(enum infinirtMemcpyKind kind) {
@@ -299,7 +362,7 @@ infinirtError_t infinirtMemcpy2DAsync(void* dst, size_t dpitch, const void* src,
                                       infinirtStream_t stream) {
   return Guard(__func__, [&](const char* function) {
     return CheckedCopy(PlaneBox(dst, dpitch, width, height), PlaneBox(src, spitch, width, height),
-                       AsyncCopy(kind, stream), function);
+                       AsyncCopy(kind, stream), function, NativePlaneCopy(kind, stream, function));
   });
 }
 
@@ -320,7 +383,7 @@ infinirtError_t infinirtMemset2DAsync(void* devPtr, size_t pitch, int value, siz
         [value, stream](void* ptr, size_t count) {
           return infinirtMemsetAsync(ptr, value, count, stream);
         },
-        function);
+        function, NativePlaneSet(value, stream, function));
   });
 }
 

@@ -278,7 +278,16 @@ typedef struct infinirtPluginSupport {
   X(MemPoolSetAccess, (int device, infinirtPluginMemPool_t pool,                                  \
                        const struct infinirtMemAccessDesc* descs, size_t count))                  \
   X(MemPoolGetAccess, (int device, enum infinirtMemAccessFlags* flags,                            \
-                       infinirtPluginMemPool_t pool, const struct infinirtMemLocation* location))
+                       infinirtPluginMemPool_t pool, const struct infinirtMemLocation* location)) \
+  /* Pitched copies and memsets in one call: `height` rows of `width` bytes, `dpitch`/`spitch`    \
+   * (`pitch`) bytes apart. The core has checked the rows against their allocations and the       \
+   * copy's direction, as for MemcpyAsync (kind is never Default; host-to-host completes before   \
+   * the call returns); where these are NULL it issues the rows one by one. */                    \
+  X(Memcpy2DAsync, (int device, void* dst, size_t dpitch, const void* src, size_t spitch,         \
+                    size_t width, size_t height, enum infinirtMemcpyKind kind,                    \
+                    infinirtPluginStream_t stream))                                               \
+  X(Memset2DAsync, (int device, void* ptr, size_t pitch, int value, size_t width, size_t height,  \
+                    infinirtPluginStream_t stream))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
  * their support declarations by it (GetSupport itself takes the entry's name). */

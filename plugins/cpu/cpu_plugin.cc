@@ -181,6 +181,26 @@ Stream& StreamOf(int device, infinirtPluginStream_t handle) {
   return *static_cast<StreamHandle*>(handle)->stream;
 }
 
+// Queues a copy or set of `bytes` on a stream: done in the caller when the stream is idle and the
+// work small (or host-to-host, which CUDA makes synchronous: the caller waits for it anyway, so
+// doing it is never slower), otherwise by the workers. A host-to-host copy returns done, and is
+// refused inside a host function, where waiting is not allowed (`what` names it).
+template <class Work>
+infinirtError_t QueueWork(int device, infinirtPluginStream_t stream, enum infinirtMemcpyKind kind,
+                          size_t bytes, const char* what, Work work) {
+  const bool synchronous = kind == infinirtMemcpyHostToHost;
+  if (synchronous && OnWorkerThread()) return RefuseOnWorker(what);
+  Device& engine = EngineOf(device);
+  Stream& target = StreamOf(device, stream);
+  uint64_t seq;
+  if ((synchronous || bytes <= g_state->inline_bytes) && engine.TryRunInline(target, work, &seq)) {
+    return infinirtSuccess;
+  }
+  seq = engine.Submit(target, {}, std::move(work));
+  if (synchronous) target.WaitFor(seq);
+  return infinirtSuccess;
+}
+
 Event& EventOf(infinirtPluginEvent_t handle) { return *static_cast<Event*>(handle); }
 
 // The integer `key` of the plugin's config, in [min, max]; `fallback` when absent, or (with an
@@ -421,20 +441,21 @@ struct CpuPlugin {
 
   static infinirtError_t MemcpyAsync(int device, void* dst, const void* src, size_t count,
                                      enum infinirtMemcpyKind kind, infinirtPluginStream_t stream) {
-    const bool synchronous = kind == infinirtMemcpyHostToHost;  // as CUDA
-    if (synchronous && OnWorkerThread()) return RefuseOnWorker("host-to-host MemcpyAsync");
-    Device& engine = EngineOf(device);
-    Stream& target = StreamOf(device, stream);
-    auto copy = [=] { std::memmove(dst, src, count); };
-    uint64_t seq;
-    // A synchronous copy makes the caller wait anyway: doing it is never slower.
-    if ((synchronous || count <= g_state->inline_bytes) &&
-        engine.TryRunInline(target, copy, &seq)) {
-      return infinirtSuccess;
-    }
-    seq = engine.Submit(target, {}, copy);
-    if (synchronous) target.WaitFor(seq);
-    return infinirtSuccess;
+    return QueueWork(device, stream, kind, count, "host-to-host MemcpyAsync",
+                     [=] { std::memmove(dst, src, count); });
+  }
+
+  static infinirtError_t Memcpy2DAsync(int device, void* dst, size_t dpitch, const void* src,
+                                       size_t spitch, size_t width, size_t height,
+                                       enum infinirtMemcpyKind kind,
+                                       infinirtPluginStream_t stream) {
+    return QueueWork(device, stream, kind, width * height, "host-to-host Memcpy2DAsync", [=] {
+      auto* to = static_cast<unsigned char*>(dst);
+      auto* from = static_cast<const unsigned char*>(src);
+      for (size_t row = 0; row < height; ++row) {
+        std::memmove(to + row * dpitch, from + row * spitch, width);
+      }
+    });
   }
 
   static infinirtError_t Memset(int device, void* ptr, int value, size_t count) {
@@ -446,15 +467,19 @@ struct CpuPlugin {
 
   static infinirtError_t MemsetAsync(int device, void* ptr, int value, size_t count,
                                      infinirtPluginStream_t stream) {
-    Device& engine = EngineOf(device);
-    Stream& target = StreamOf(device, stream);
-    auto set = [=] { std::memset(ptr, value, count); };
-    uint64_t seq;
-    if (count <= g_state->inline_bytes && engine.TryRunInline(target, set, &seq)) {
-      return infinirtSuccess;
-    }
-    engine.Submit(target, {}, set);
-    return infinirtSuccess;
+    return QueueWork(device, stream, infinirtMemcpyDeviceToDevice, count, "MemsetAsync",
+                     [=] { std::memset(ptr, value, count); });
+  }
+
+  static infinirtError_t Memset2DAsync(int device, void* ptr, size_t pitch, int value, size_t width,
+                                       size_t height, infinirtPluginStream_t stream) {
+    return QueueWork(device, stream, infinirtMemcpyDeviceToDevice, width * height, "Memset2DAsync",
+                     [=] {
+                       auto* rows = static_cast<unsigned char*>(ptr);
+                       for (size_t row = 0; row < height; ++row) {
+                         std::memset(rows + row * pitch, value, width);
+                       }
+                     });
   }
 
   static infinirtError_t StreamCreate(int device, infinirtPluginStream_t* stream,

@@ -98,6 +98,10 @@ typedef void (*CfHostFn)(void*);
   X(MemPoolTrimTo, (CF_POOL pool, size_t min_bytes_to_keep))                               \
   X(MemPoolSetAccess, (CF_POOL pool, const CF_ACCESS_DESC* descs, size_t count))           \
   X(MemPoolGetAccess, (CF_ACCESS_FLAGS * flags, CF_POOL pool, CF_LOCATION * location))     \
+  X(Memcpy2DAsync, (void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,\
+                   size_t height, CF_KIND kind, CF_STREAM stream))                         \
+  X(Memset2DAsync,                                                                         \
+    (void* ptr, size_t pitch, int value, size_t width, size_t height, CF_STREAM stream))   \
   X(StreamBeginCapture, (CF_STREAM stream, CF_CAPTURE_MODE mode))                          \
   X(StreamEndCapture, (CF_STREAM stream, CF_GRAPH * graph))                                \
   X(GraphInstantiateWithFlags, (CF_EXEC * exec, CF_GRAPH graph, unsigned long long flags)) \

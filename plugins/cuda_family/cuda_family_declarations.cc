@@ -212,6 +212,11 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
       return PoolDeclaration(Has(fn.MallocFromPoolAsync), fn, id, "MallocFromPoolAsync");
     case entry::MemPoolSetAccess:
       return PoolDeclaration(Has(fn.MemPoolSetAccess), fn, id, "MemPoolSetAccess");
+    case entry::Memcpy2DAsync:
+      return NativeIfPresent(Has(fn.Memcpy2DAsync), "Memcpy2DAsync",
+                             "host-to-host planes go row by row (each copy synchronous)");
+    case entry::Memset2DAsync:
+      return NativeIfPresent(Has(fn.Memset2DAsync), "Memset2DAsync");
     case entry::MemPoolGetAccess:
       return PoolDeclaration(Has(fn.MemPoolGetAccess), fn, id, "MemPoolGetAccess");
     case entry::GraphInstantiate:

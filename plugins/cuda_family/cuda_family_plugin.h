@@ -138,6 +138,8 @@ struct CudaFamilyPlugin : plugin::VendorPluginBase<CudaFamilyPlugin> {
   INFINIRT_PLUGIN_ENTRY(PoolTrimTo);
   INFINIRT_PLUGIN_ENTRY(MemPoolSetAccess);
   INFINIRT_PLUGIN_ENTRY(MemPoolGetAccess);
+  INFINIRT_PLUGIN_ENTRY(Memcpy2DAsync);
+  INFINIRT_PLUGIN_ENTRY(Memset2DAsync);
 
   // Support declarations (cuda_family_declarations.cc).
   static std::optional<plugin::Declaration> Declare(infinirtPluginEntry_t entry);

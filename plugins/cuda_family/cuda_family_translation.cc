@@ -450,6 +450,27 @@ infinirtError_t CudaFamilyPlugin::MemcpyAsync(int device, void* dst, const void*
   return CF_CALL(StreamSynchronize, vendor_stream);
 }
 
+// A host-to-host plane is left to the core, which copies it row by row, each row synchronous.
+infinirtError_t CudaFamilyPlugin::Memcpy2DAsync(int device, void* dst, size_t dpitch,
+                                                const void* src, size_t spitch, size_t width,
+                                                size_t height, enum infinirtMemcpyKind kind,
+                                                infinirtPluginStream_t stream) {
+  if (TheState().fn.Memcpy2DAsync == nullptr || kind == infinirtMemcpyHostToHost) {
+    return infinirtErrorNotSupported;
+  }
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(Memcpy2DAsync, dst, dpitch, src, spitch, width, height, VendorKind(kind),
+                 VendorStream(device, stream));
+}
+
+infinirtError_t CudaFamilyPlugin::Memset2DAsync(int device, void* ptr, size_t pitch, int value,
+                                                size_t width, size_t height,
+                                                infinirtPluginStream_t stream) {
+  if (TheState().fn.Memset2DAsync == nullptr) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(Memset2DAsync, ptr, pitch, value, width, height, VendorStream(device, stream));
+}
+
 infinirtError_t CudaFamilyPlugin::Memset(int device, void* ptr, int value, size_t count) {
   if (plugin::InHostFunction()) return RefuseInHostFunction("Memset");
   if (const infinirtError_t e = Bind(device)) return e;

@@ -176,6 +176,30 @@ std::map<std::string, Exercise> Exercises() {
     infinirtGetLastError();
     return e;
   };
+  // Planes of 4 rows of 16 bytes, 64 bytes apart, read back through the 1D copies.
+  x["Memcpy2DAsync"] = [] {
+    Fixture f;
+    std::vector<unsigned char> in(kBytes, 9), out(kBytes, 0);
+    const infinirtError_t e = infinirtMemcpy2DAsync(f.device, 64, in.data(), 64, 16, 4,
+                                                    infinirtMemcpyHostToDevice, f.stream);
+    EXPECT_EQ(infinirtMemcpyAsync(out.data(), f.device, kBytes, infinirtMemcpyDeviceToHost,
+                                  f.stream),
+              infinirtSuccess);
+    EXPECT_EQ(infinirtStreamSynchronize(f.stream), infinirtSuccess);
+    EXPECT_TRUE(e != infinirtSuccess || (out[0] == 9 && out[3 * 64 + 15] == 9));
+    return e;
+  };
+  x["Memset2DAsync"] = [] {
+    Fixture f;
+    std::vector<unsigned char> out(kBytes, 0);
+    const infinirtError_t e = infinirtMemset2DAsync(f.device, 64, 5, 16, 4, f.stream);
+    EXPECT_EQ(infinirtMemcpyAsync(out.data(), f.device, kBytes, infinirtMemcpyDeviceToHost,
+                                  f.stream),
+              infinirtSuccess);
+    EXPECT_EQ(infinirtStreamSynchronize(f.stream), infinirtSuccess);
+    EXPECT_TRUE(e != infinirtSuccess || (out[0] == 5 && out[3 * 64 + 15] == 5));
+    return e;
+  };
   x["StreamGetAttribute"] = [] {
     Fixture f;
     infinirtStreamAttrValue value{};

@@ -512,6 +512,41 @@ EMU_EXPORT int EMU_FN(MemcpyAsync)(void* dst, const void* src, size_t count, int
   return Status(emu::Cpu().MemcpyAsync(0, dst, src, count, resolved, cpu));
 }
 
+// Planes: the rows must lie in memory the runtime handed out (checked at the first and last row)
+// and go the way `kind` says. Not captured here: InfiniRT copies planes row by row in captures.
+EMU_EXPORT int EMU_FN(Memcpy2DAsync)(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                     size_t width, size_t height, int kind, void* stream) {
+  ENTER("Memcpy2DAsync", P(dst) + " " + N(dpitch) + " " + P(src) + " " + N(spitch) + " " +
+                             N(width) + "x" + N(height) + " kind=" + N(kind));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (width > dpitch || width > spitch || height == 0) return kInvalidValue;
+  const size_t dst_span = (height - 1) * dpitch + width, src_span = (height - 1) * spitch + width;
+  if (const int e = CheckDirection(dst, src, width, kind)) return e;
+  if (emu::KindOf(dst, dst_span) != emu::KindOf(dst, width) ||
+      emu::KindOf(src, src_span) != emu::KindOf(src, width)) {
+    return kInvalidValue;
+  }
+  if (s != nullptr && s->capturing) return kStreamCaptureUnsupported;
+  return Status(emu::Cpu().Memcpy2DAsync(0, dst, dpitch, src, spitch, width, height,
+                                         ResolvedKind(dst, src, width, kind), cpu));
+}
+
+EMU_EXPORT int EMU_FN(Memset2DAsync)(void* ptr, size_t pitch, int value, size_t width,
+                                     size_t height, void* stream) {
+  ENTER("Memset2DAsync", P(ptr) + " " + N(pitch) + " " + N(width) + "x" + N(height));
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (width > pitch || height == 0) return kInvalidValue;
+  if (emu::KindOf(ptr, (height - 1) * pitch + width) == emu::MemoryKind::kUnknown) {
+    return kInvalidValue;
+  }
+  if (s != nullptr && s->capturing) return kStreamCaptureUnsupported;
+  return Status(emu::Cpu().Memset2DAsync(0, ptr, pitch, value, width, height, cpu));
+}
+
 EMU_EXPORT int EMU_FN(Memset)(void* ptr, int value, size_t count) {
   ENTER("Memset", P(ptr) + " " + N(value) + " " + N(count));
   if (emu::KindOf(ptr, count) == emu::MemoryKind::kUnknown) return kInvalidValue;
