@@ -360,20 +360,18 @@ infinirtError_t infinirtStreamGetPriority(infinirtStream_t hStream, int* priorit
       return error;
     }
     // The stream's priority now (StreamSetAttribute may have changed it), where the backend
-    // tells; otherwise the one it was created with (the default streams': 0).
+    // tells; otherwise the one it was created with (the default streams': 0). A runtime older
+    // than the priority attribute refuses to tell, which is no error of the program's.
     StreamTarget target;
     if (auto error = ResolveStream(runtime, hStream, &target, function_name)) return error;
     infinirtLaunchAttributeValue value{};
-    const infinirtError_t asked = target.backend->table.StreamGetAttribute(
-        target.local, target.stream, infinirtLaunchAttributePriority, &value);
-    if (asked == infinirtSuccess) {
+    if (target.backend->table.StreamGetAttribute(target.local, target.stream,
+                                                 infinirtLaunchAttributePriority,
+                                                 &value) == infinirtSuccess) {
       *priority = value.priority;
-      return infinirtSuccess;
+    } else {
+      *priority = is_default ? 0 : record.priority;
     }
-    if (asked != infinirtErrorNotSupported) {
-      return BackendAnswer(asked, *target.backend, function_name);
-    }
-    *priority = is_default ? 0 : record.priority;
     return infinirtSuccess;
   });
 }

@@ -377,6 +377,23 @@ TEST_F(CudaFamily, NotReadyIsRecognised) {
   EXPECT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
 }
 
+// A runtime that cannot tell a stream's priority as an attribute (older than the attribute):
+// StreamGetPriority gives the priority the stream was created with, without an error.
+TEST_F(CudaFamily, APriorityTheRuntimeCannotTellIsTheCreationPriority) {
+  int least = 0, greatest = 0;
+  ASSERT_EQ(infinirtDeviceGetStreamPriorityRange(&least, &greatest), infinirtSuccess);
+  if (least == greatest) GTEST_SKIP() << "this runtime has no priorities";
+  infinirtStream_t stream = nullptr;
+  ASSERT_EQ(infinirtStreamCreateWithPriority(&stream, 0, greatest), infinirtSuccess);
+  runtime_->Fail(F("StreamGetAttribute"), 0, /*cudaErrorInvalidValue*/ 1);
+  int priority = 99;
+  EXPECT_EQ(infinirtStreamGetPriority(stream, &priority), infinirtSuccess);
+  EXPECT_EQ(priority, greatest);
+  EXPECT_EQ(infinirtGetLastError(), infinirtSuccess);
+  runtime_->ClearFailures();
+  EXPECT_EQ(infinirtStreamDestroy(stream), infinirtSuccess);
+}
+
 // A vendor call failing mid-stream: the error is translated (by name where the runtime names
 // it), becomes the last error, is logged, and the runtime and the other backends go on.
 TEST_F(CudaFamily, VendorErrorsMidStreamAreTranslatedLoggedAndRecoverable) {
