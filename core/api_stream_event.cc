@@ -354,24 +354,20 @@ infinirtError_t infinirtStreamGetPriority(infinirtStream_t hStream, int* priorit
       return Fail(infinirtErrorInvalidValue, "{}: priority is NULL", function_name);
     }
     Runtime& runtime = Runtime::Get();
-    ObjectRecord record;
-    bool is_default = false;
-    if (auto error = StreamRecord(runtime, hStream, &record, &is_default, function_name)) {
-      return error;
-    }
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, hStream, &target, function_name)) return error;
     // The stream's priority now (StreamSetAttribute may have changed it), where the backend
     // tells; otherwise the one it was created with (the default streams': 0). A runtime older
     // than the priority attribute refuses to tell, which is no error of the program's.
-    StreamTarget target;
-    if (auto error = ResolveStream(runtime, hStream, &target, function_name)) return error;
     infinirtLaunchAttributeValue value{};
     if (target.backend->table.StreamGetAttribute(target.local, target.stream,
                                                  infinirtLaunchAttributePriority,
                                                  &value) == infinirtSuccess) {
       *priority = value.priority;
-    } else {
-      *priority = is_default ? 0 : record.priority;
+      return infinirtSuccess;
     }
+    ObjectRecord record;
+    *priority = runtime.streams().Lookup(HandleValue(hStream), &record) ? record.priority : 0;
     return infinirtSuccess;
   });
 }

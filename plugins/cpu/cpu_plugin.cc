@@ -182,13 +182,13 @@ Stream& StreamOf(int device, infinirtPluginStream_t handle) {
 }
 
 // Queues a copy or set of `bytes` on a stream: done in the caller when the stream is idle and the
-// work small (or host-to-host, which CUDA makes synchronous: the caller waits for it anyway, so
-// doing it is never slower), otherwise by the workers. A host-to-host copy returns done, and is
-// refused inside a host function, where waiting is not allowed (`what` names it).
+// work small or `synchronous` (a host-to-host copy, which CUDA makes synchronous: the caller
+// waits for it anyway, so doing it is never slower), otherwise by the workers. Synchronous work
+// returns done, and is refused inside a host function, where waiting is not allowed (`what`
+// names it).
 template <class Work>
-infinirtError_t QueueWork(int device, infinirtPluginStream_t stream, enum infinirtMemcpyKind kind,
-                          size_t bytes, const char* what, Work work) {
-  const bool synchronous = kind == infinirtMemcpyHostToHost;
+infinirtError_t QueueWork(int device, infinirtPluginStream_t stream, bool synchronous, size_t bytes,
+                          const char* what, Work work) {
   if (synchronous && OnWorkerThread()) return RefuseOnWorker(what);
   Device& engine = EngineOf(device);
   Stream& target = StreamOf(device, stream);
@@ -441,21 +441,22 @@ struct CpuPlugin {
 
   static infinirtError_t MemcpyAsync(int device, void* dst, const void* src, size_t count,
                                      enum infinirtMemcpyKind kind, infinirtPluginStream_t stream) {
-    return QueueWork(device, stream, kind, count, "host-to-host MemcpyAsync",
-                     [=] { std::memmove(dst, src, count); });
+    return QueueWork(device, stream, kind == infinirtMemcpyHostToHost, count,
+                     "host-to-host MemcpyAsync", [=] { std::memmove(dst, src, count); });
   }
 
   static infinirtError_t Memcpy2DAsync(int device, void* dst, size_t dpitch, const void* src,
                                        size_t spitch, size_t width, size_t height,
                                        enum infinirtMemcpyKind kind,
                                        infinirtPluginStream_t stream) {
-    return QueueWork(device, stream, kind, width * height, "host-to-host Memcpy2DAsync", [=] {
-      auto* to = static_cast<unsigned char*>(dst);
-      auto* from = static_cast<const unsigned char*>(src);
-      for (size_t row = 0; row < height; ++row) {
-        std::memmove(to + row * dpitch, from + row * spitch, width);
-      }
-    });
+    return QueueWork(device, stream, kind == infinirtMemcpyHostToHost, width * height,
+                     "host-to-host Memcpy2DAsync", [=] {
+                       auto* to = static_cast<unsigned char*>(dst);
+                       auto* from = static_cast<const unsigned char*>(src);
+                       for (size_t row = 0; row < height; ++row) {
+                         std::memmove(to + row * dpitch, from + row * spitch, width);
+                       }
+                     });
   }
 
   static infinirtError_t Memset(int device, void* ptr, int value, size_t count) {
@@ -467,19 +468,18 @@ struct CpuPlugin {
 
   static infinirtError_t MemsetAsync(int device, void* ptr, int value, size_t count,
                                      infinirtPluginStream_t stream) {
-    return QueueWork(device, stream, infinirtMemcpyDeviceToDevice, count, "MemsetAsync",
+    return QueueWork(device, stream, /*synchronous=*/false, count, "MemsetAsync",
                      [=] { std::memset(ptr, value, count); });
   }
 
   static infinirtError_t Memset2DAsync(int device, void* ptr, size_t pitch, int value, size_t width,
                                        size_t height, infinirtPluginStream_t stream) {
-    return QueueWork(device, stream, infinirtMemcpyDeviceToDevice, width * height, "Memset2DAsync",
-                     [=] {
-                       auto* rows = static_cast<unsigned char*>(ptr);
-                       for (size_t row = 0; row < height; ++row) {
-                         std::memset(rows + row * pitch, value, width);
-                       }
-                     });
+    return QueueWork(device, stream, /*synchronous=*/false, width * height, "Memset2DAsync", [=] {
+      auto* rows = static_cast<unsigned char*>(ptr);
+      for (size_t row = 0; row < height; ++row) {
+        std::memset(rows + row * pitch, value, width);
+      }
+    });
   }
 
   static infinirtError_t StreamCreate(int device, infinirtPluginStream_t* stream,

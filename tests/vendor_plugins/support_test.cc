@@ -182,9 +182,9 @@ std::map<std::string, Exercise> Exercises() {
     std::vector<unsigned char> in(kBytes, 9), out(kBytes, 0);
     const infinirtError_t e = infinirtMemcpy2DAsync(f.device, 64, in.data(), 64, 16, 4,
                                                     infinirtMemcpyHostToDevice, f.stream);
-    EXPECT_EQ(infinirtMemcpyAsync(out.data(), f.device, kBytes, infinirtMemcpyDeviceToHost,
-                                  f.stream),
-              infinirtSuccess);
+    EXPECT_EQ(
+        infinirtMemcpyAsync(out.data(), f.device, kBytes, infinirtMemcpyDeviceToHost, f.stream),
+        infinirtSuccess);
     EXPECT_EQ(infinirtStreamSynchronize(f.stream), infinirtSuccess);
     EXPECT_TRUE(e != infinirtSuccess || (out[0] == 9 && out[3 * 64 + 15] == 9));
     return e;
@@ -193,9 +193,9 @@ std::map<std::string, Exercise> Exercises() {
     Fixture f;
     std::vector<unsigned char> out(kBytes, 0);
     const infinirtError_t e = infinirtMemset2DAsync(f.device, 64, 5, 16, 4, f.stream);
-    EXPECT_EQ(infinirtMemcpyAsync(out.data(), f.device, kBytes, infinirtMemcpyDeviceToHost,
-                                  f.stream),
-              infinirtSuccess);
+    EXPECT_EQ(
+        infinirtMemcpyAsync(out.data(), f.device, kBytes, infinirtMemcpyDeviceToHost, f.stream),
+        infinirtSuccess);
     EXPECT_EQ(infinirtStreamSynchronize(f.stream), infinirtSuccess);
     EXPECT_TRUE(e != infinirtSuccess || (out[0] == 5 && out[3 * 64 + 15] == 5));
     return e;
@@ -215,9 +215,9 @@ std::map<std::string, Exercise> Exercises() {
         infinirtStreamSetAttribute(f.stream, infinirtStreamAttributeSynchronizationPolicy, &value);
     if (e != infinirtSuccess) return e;
     infinirtStreamAttrValue read{};
-    EXPECT_EQ(infinirtStreamGetAttribute(f.stream, infinirtStreamAttributeSynchronizationPolicy,
-                                         &read),
-              infinirtSuccess);
+    EXPECT_EQ(
+        infinirtStreamGetAttribute(f.stream, infinirtStreamAttributeSynchronizationPolicy, &read),
+        infinirtSuccess);
     EXPECT_EQ(read.syncPolicy, infinirtSyncPolicyYield);
     return e;
   };
