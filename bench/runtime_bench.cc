@@ -492,6 +492,18 @@ void ApiMallocFree(benchmark::State& state) {
   }
 }
 
+// Malloc, writing the whole block once (what a program does with new memory) and Free: with
+// shareable memory (INFINIRT_CPU_SHAREABLE_MEMORY=1) every block is new pages, which the first
+// write faults in, where glibc hands the same warm block back.
+void ApiMallocWriteFree(benchmark::State& state) {
+  for (auto _ : state) {
+    void* memory = nullptr;
+    infinirtMalloc(&memory, kPoolBlock);
+    infinirtMemset(memory, 1, kPoolBlock);
+    infinirtFree(memory);
+  }
+}
+
 // --- The registry with few and many live allocations ----------------------------------------
 
 // Holds `count` live 64-byte allocations for the benchmark's duration.
@@ -722,6 +734,7 @@ const bool registered = [] {
   Register("StreamOrdered/MallocAsync+FreeAsync", ApiMallocFreeAsync);
   Register("StreamOrdered/Malloc+Free", ApiMallocFree);
   Register("StreamOrdered/malloc+free(glibc)", LibcMallocFree);
+  Register("StreamOrdered/Malloc+Memset+Free", ApiMallocWriteFree);
   for (int64_t live : {int64_t{10}, int64_t{1000000}}) {
     Register("Registry/Malloc+Free", RegistryMallocFree)->Arg(live)->ArgName("live");
     Register("Registry/PointerGetAttributes", RegistryPointerAttributes)

@@ -50,7 +50,8 @@ enum class MemoryKind {
   kRegisteredHost,  // the program's host memory, infinirtHostRegister
   kStreamOrdered,   // infinirtMallocAsync
   kGraph,           // infinirtMallocAsync during capture: owned by the graph (owner = graph id)
-  kManaged          // infinirtMallocManaged: device memory the host uses too
+  kManaged,         // infinirtMallocManaged: device memory the host uses too
+  kIpcOpened        // another process's device memory, infinirtIpcOpenMemHandle
 };
 
 struct Allocation {

@@ -420,8 +420,9 @@ infinirtError_t CallInitialize(Backend* backend, LoaderSearch* search) {
 }
 
 // The plugin's config section, with the variables that override one of its keys applied:
-// INFINIRT_CPU_DEVICES sets the CPU backend's "devices". A number goes in as a number; any other
-// text as it is, for the plugin to refuse with its own message.
+// INFINIRT_CPU_DEVICES sets the CPU backend's "devices" (a number goes in as a number; any other
+// text as it is, for the plugin to refuse with its own message), INFINIRT_CPU_SHAREABLE_MEMORY
+// its "shareable_memory" (0 and 1 as booleans, any other text as it is).
 std::string PluginConfig(const std::string& name, const Config& config) {
   nlohmann::json section =
       config.plugins.contains(name) ? config.plugins[name] : nlohmann::json::object();
@@ -431,6 +432,11 @@ std::string PluginConfig(const std::string& name, const Config& config) {
         !devices->empty() && devices->size() <= 9 &&
         std::all_of(devices->begin(), devices->end(), [](char c) { return c >= '0' && c <= '9'; });
     section["devices"] = number ? nlohmann::json(std::stoll(*devices)) : nlohmann::json(*devices);
+  }
+  if (auto shareable = GetEnv(EnvVar::INFINIRT_CPU_SHAREABLE_MEMORY)) {
+    section["shareable_memory"] = *shareable == "1"   ? nlohmann::json(true)
+                                  : *shareable == "0" ? nlohmann::json(false)
+                                                      : nlohmann::json(*shareable);
   }
   return section.dump();
 }

@@ -325,7 +325,8 @@ infinirtError_t Runtime::ReleaseDeviceObjects(int device) {
   const auto allocations = allocations_.Snapshot([&](const Allocation& a) {
     return a.device == device &&
            (a.kind == MemoryKind::kDevice || a.kind == MemoryKind::kPinnedHost ||
-            a.kind == MemoryKind::kRegisteredHost || a.kind == MemoryKind::kManaged);
+            a.kind == MemoryKind::kRegisteredHost || a.kind == MemoryKind::kManaged ||
+            a.kind == MemoryKind::kIpcOpened);
   });
   for (const Allocation& allocation : allocations) {
     auto removed =
@@ -336,6 +337,8 @@ infinirtError_t Runtime::ReleaseDeviceObjects(int device) {
       owner.table.FreeHost(removed->local_device, pointer);
     } else if (removed->kind == MemoryKind::kRegisteredHost) {
       owner.table.HostUnregister(removed->local_device, pointer);  // the memory is the program's
+    } else if (removed->kind == MemoryKind::kIpcOpened) {
+      CloseIpcOpens(owner, *removed);  // the memory is another process's
     } else {
       owner.table.Free(removed->local_device, pointer);
     }
@@ -405,6 +408,21 @@ bool Runtime::EnablePeerAccess(int device, int peer) {
 bool Runtime::DisablePeerAccess(int device, int peer) {
   std::lock_guard<std::mutex> lock(peer_mutex_);
   return peer_access_.erase({device, peer}) == 1;
+}
+
+void Runtime::CloseIpcOpens(Backend& owner, const Allocation& opened) {
+  int opens = 0;
+  {
+    std::lock_guard<std::mutex> lock(ipc_mutex_);
+    auto found = ipc_opens_.find(opened.base);
+    if (found != ipc_opens_.end()) {
+      opens = found->second;
+      ipc_opens_.erase(found);
+    }
+  }
+  for (int i = 0; i < opens; ++i) {
+    owner.table.IpcCloseMemHandle(opened.local_device, reinterpret_cast<void*>(opened.base));
+  }
 }
 
 void Runtime::ForgetPeerAccess(int device) {

@@ -5,7 +5,10 @@
 #define INFINIRT_CORE_RUNTIME_H_
 
 #include <atomic>
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -102,6 +105,13 @@ class Runtime {
   bool DisablePeerAccess(int device, int peer);
   // A reset device loses its access to peers, and theirs to it.
   void ForgetPeerAccess(int device);
+  // Closes memory of another process the program opened, as many times as it opened it.
+  void CloseIpcOpens(Backend& owner, const Allocation& opened);
+
+  // How many times the program has opened each address infinirtIpcOpenMemHandle gave (a handle
+  // opened again gives the same address, and each open is closed once). Under ipc_mutex().
+  std::mutex& ipc_mutex() { return ipc_mutex_; }
+  std::map<uintptr_t, int>& ipc_opens() { return ipc_opens_; }
 
   // The device a thread starts on until it calls infinirtSetDevice (infinirtSetValidDevices).
   int first_device() const { return first_device_.load(std::memory_order_relaxed); }
@@ -170,6 +180,8 @@ class Runtime {
   std::atomic<int> first_device_{0};
   std::mutex peer_mutex_;
   std::set<std::pair<int, int>> peer_access_;  // (device, peer)
+  std::mutex ipc_mutex_;
+  std::map<uintptr_t, int> ipc_opens_;
   AllocationRegistry allocations_;
   Captures captures_;
   GraphMemory graph_memory_;

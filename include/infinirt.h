@@ -650,6 +650,18 @@ typedef struct infinirtMemPool_st* infinirtMemPool_t;
 /* A program's object whose lifetime graphs share (infinirtUserObjectCreate). */
 typedef struct infinirtUserObject_st* infinirtUserObject_t;
 
+/* Handles that carry device memory and events to another process of the same host
+ * (infinirtIpcGetMemHandle, infinirtIpcGetEventHandle): 64 opaque bytes, as CUDA's, copied
+ * between processes by any means. */
+#define INFINIRT_IPC_HANDLE_SIZE 64
+typedef struct infinirtIpcEventHandle_st {
+  char reserved[INFINIRT_IPC_HANDLE_SIZE];
+} infinirtIpcEventHandle_t;
+typedef struct infinirtIpcMemHandle_st {
+  char reserved[INFINIRT_IPC_HANDLE_SIZE];
+} infinirtIpcMemHandle_t;
+#define infinirtIpcMemLazyEnablePeerAccess 0x01
+
 /* Annotation of a graph edge, as cudaGraphEdgeData; InfiniRT's edges are all plain
  * dependencies (every field zero). */
 typedef struct infinirtGraphEdgeData_st {
@@ -1183,6 +1195,15 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, EventSynchronize, (infinirtEvent_t event))                                    \
   X(infinirtError_t, EventDestroy, (infinirtEvent_t event))                                        \
   X(infinirtError_t, EventElapsedTime, (float* ms, infinirtEvent_t start, infinirtEvent_t end))    \
+  /* Interprocess communication */                                                                \
+  X(infinirtError_t, IpcGetEventHandle,                                                            \
+    (infinirtIpcEventHandle_t * handle, infinirtEvent_t event))                                    \
+  X(infinirtError_t, IpcOpenEventHandle,                                                           \
+    (infinirtEvent_t * event, infinirtIpcEventHandle_t handle))                                    \
+  X(infinirtError_t, IpcGetMemHandle, (infinirtIpcMemHandle_t * handle, void* devPtr))             \
+  X(infinirtError_t, IpcOpenMemHandle,                                                             \
+    (void** devPtr, infinirtIpcMemHandle_t handle, unsigned int flags))                            \
+  X(infinirtError_t, IpcCloseMemHandle, (void* devPtr))                                            \
   /* Stream capture and graphs */                                                                  \
   X(infinirtError_t, StreamBeginCapture,                                                           \
     (infinirtStream_t stream, enum infinirtStreamCaptureMode mode))                                \

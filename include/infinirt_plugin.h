@@ -287,7 +287,20 @@ typedef struct infinirtPluginSupport {
                     size_t width, size_t height, enum infinirtMemcpyKind kind,                    \
                     infinirtPluginStream_t stream))                                               \
   X(Memset2DAsync, (int device, void* ptr, size_t pitch, int value, size_t width, size_t height,  \
-                    infinirtPluginStream_t stream))
+                    infinirtPluginStream_t stream))                                               \
+  /* Interprocess sharing. The core passes the base of a device allocation of this device;        \
+   * IpcOpenMemHandle maps memory another process exported on this device and gives its size      \
+   * (0 where the backend cannot tell); opening one handle again gives the same address, and      \
+   * each open is closed once. An event handle is asked only of an event created with             \
+   * infinirtEventInterprocess; an opened event is destroyed with EventDestroy. */                 \
+  X(IpcGetMemHandle, (int device, infinirtIpcMemHandle_t* handle, void* ptr))                     \
+  X(IpcOpenMemHandle, (int device, void** ptr, size_t* size, const infinirtIpcMemHandle_t* handle, \
+                       unsigned int flags))                                                       \
+  X(IpcCloseMemHandle, (int device, void* ptr))                                                   \
+  X(IpcGetEventHandle,                                                                            \
+    (int device, infinirtIpcEventHandle_t* handle, infinirtPluginEvent_t event))                  \
+  X(IpcOpenEventHandle,                                                                           \
+    (int device, infinirtPluginEvent_t* event, const infinirtIpcEventHandle_t* handle))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
  * their support declarations by it (GetSupport itself takes the entry's name). */

@@ -186,6 +186,7 @@ void Constants() {
   CONSTANT_(infinirtBackendNotBuilt)
   CONSTANT_(INFINI_DEVICE_TYPE_COUNT)
   CONSTANT_(INFINICCL_UNIQUE_ID_BYTES)
+  CONSTANT_(INFINIRT_IPC_HANDLE_SIZE)
   std::printf("}\n\n");
 }
 

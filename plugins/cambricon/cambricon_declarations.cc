@@ -72,7 +72,8 @@ Declaration Events(const Functions& fn, infinirtPluginEntry_t id) {
     }
     return Native({"cnrtNotifierCreateWithFlags"},
                   "DisableTiming -> CNRT_NOTIFIER_DISABLE_TIMING_SW; Interprocess -> "
-                  "INTERPROCESS | DISABLE_TIMING_ALL; BlockingSync has no notifier flag (host "
+                  "INTERPROCESS | DISABLE_TIMING_ALL (NotSupported before CNRT 6.14.1, which "
+                  "added it); BlockingSync has no notifier flag (host "
                   "waits spin or block as the device's schedule flag says)");
   }
   if (id == entry::EventDestroy) return Native({"cnrtNotifierDestroy"});

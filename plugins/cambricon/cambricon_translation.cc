@@ -506,6 +506,13 @@ infinirtError_t CambriconPlugin::LaunchHostFunc(int device, infinirtPluginStream
 infinirtError_t CambriconPlugin::EventCreate(int device, infinirtPluginEvent_t* event,
                                              unsigned int flags) {
   if (const infinirtError_t e = Bind(device)) return e;
+  // Older runtimes refuse the interprocess flag as an invalid argument: it is a valid request
+  // they cannot serve.
+  const int version = TheState().runtime_version;
+  if ((flags & infinirtEventInterprocess) && version > 0 && version < VersionNumber(6, 14)) {
+    Log(INFINIRT_LOG_DEBUG, "EventCreate: CNRT has interprocess notifiers since 6.14.1");
+    return infinirtErrorNotSupported;
+  }
   const unsigned int vendor_flags = VendorNotifierFlags(flags);
   if (TheState().fn.NotifierCreateWithFlags != nullptr) {
     return CNRT_CALL(NotifierCreateWithFlags, event, vendor_flags);

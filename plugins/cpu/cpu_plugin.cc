@@ -23,6 +23,7 @@
 #include "infinirt_plugin.h"
 #include "memory_pool.h"
 #include "plugin_table_builder.h"
+#include "shared_memory.h"
 
 namespace infinirt::cpu {
 namespace {
@@ -108,6 +109,7 @@ struct PluginState {
   uint64_t epoch = 0;
   int worker_threads = 0;
   size_t inline_bytes = 0;
+  bool shareable_memory = false;  // Malloc gives memory other processes can open (shared_memory.h)
   int device_count = 1;
   std::unique_ptr<WorkerPool> pool;  // shared by every device
   std::vector<std::unique_ptr<CpuDevice>> devices;
@@ -201,7 +203,52 @@ infinirtError_t QueueWork(int device, infinirtPluginStream_t stream, bool synchr
   return infinirtSuccess;
 }
 
-Event& EventOf(infinirtPluginEvent_t handle) { return *static_cast<Event*>(handle); }
+// An event as the plugin hands it out: the engine's, and for an interprocess event the state it
+// shares with other processes, with the shared number of this process's last record (whose
+// completion the engine's event tells without a shared wait).
+struct CpuEvent {
+  explicit CpuEvent(unsigned int flags) : event(flags) {}
+  Event event;
+  std::shared_ptr<SharedEvent> shared;  // shared with the work that publishes its records
+  std::atomic<uint32_t> local_record{0};
+};
+
+CpuEvent& CpuEventOf(infinirtPluginEvent_t handle) { return *static_cast<CpuEvent*>(handle); }
+Event& EventOf(infinirtPluginEvent_t handle) { return CpuEventOf(handle).event; }
+
+void LogRecorderEnded(const char* what) {
+  Log(INFINIRT_LOG_WARN, std::string(what) +
+                             ": the process that recorded the interprocess event ended before "
+                             "the record completed; waiting no more");
+}
+
+// Publishes record `number` of an interprocess event once the stream reaches this point.
+void PublishWhenReached(int device, Stream& stream, std::shared_ptr<SharedEvent> shared,
+                        uint32_t number) {
+  Device& engine = EngineOf(device);
+  auto publish = [shared, number] { shared->Complete(number); };
+  uint64_t seq;
+  if (!engine.TryRunInline(stream, publish, &seq)) engine.Submit(stream, {}, publish);
+}
+
+// A stream's wait for a record another process made: a worker blocks until it completes.
+infinirtError_t WaitForOtherProcess(int device, infinirtPluginStream_t stream, CpuEvent& event,
+                                    uint32_t number) {
+  if (event.shared->Reached(number)) return infinirtSuccess;
+  std::shared_ptr<SharedEvent> shared = event.shared;
+  EngineOf(device).Submit(StreamOf(device, stream), {}, [shared, number] {
+    if (!shared->WaitFor(number)) LogRecorderEnded("StreamWaitEvent");
+  });
+  return infinirtSuccess;
+}
+
+// The shared record an interprocess event's wait or query is about: the last one made, in any
+// process. *local: it is this process's, which the engine's event follows.
+uint32_t SharedRecordToWaitFor(CpuEvent& event, bool* local) {
+  const uint32_t number = event.shared->LastRecord();
+  *local = number != 0 && number == event.local_record.load(std::memory_order_acquire);
+  return number;
+}
 
 // The integer `key` of the plugin's config, in [min, max]; `fallback` when absent, or (with an
 // error logged) when it is not such an integer.
@@ -218,6 +265,20 @@ int64_t IntegerFromConfig(const nlohmann::json& config, const char* key, int64_t
   return value.get<int64_t>();
 }
 
+// The boolean `key` of the plugin's config; `fallback` when absent, or (with an error logged)
+// when it is not a boolean.
+bool BooleanFromConfig(const nlohmann::json& config, const char* key, bool fallback,
+                       const char* meaning) {
+  if (!config.is_object() || !config.contains(key)) return fallback;
+  const auto& value = config[key];
+  if (!value.is_boolean()) {
+    Log(INFINIRT_LOG_ERROR, std::string("config: plugins.cpu.") + key + " must be true or false (" +
+                                meaning + "); using " + (fallback ? "true" : "false"));
+    return fallback;
+  }
+  return value.get<bool>();
+}
+
 void ReadConfig(const char* config_json, PluginState* state) {
   const auto config = config_json == nullptr
                           ? nlohmann::json()
@@ -230,6 +291,8 @@ void ReadConfig(const char* config_json, PluginState* state) {
       config, "inline_bytes", 0, kMaxInlineBytes, kDefaultInlineBytes, "0 = never inline"));
   state->device_count =
       static_cast<int>(IntegerFromConfig(config, "devices", 1, kMaxDevices, 1, "the CPU devices"));
+  state->shareable_memory = BooleanFromConfig(config, "shareable_memory", false,
+                                              "Malloc gives memory other processes can open");
 }
 
 infinirtError_t AllocateAligned(void** ptr, size_t size) {
@@ -244,8 +307,26 @@ infinirtError_t AllocateAligned(void** ptr, size_t size) {
 infinirtError_t FreeAfterSync(int device, void* ptr, const char* what) {
   if (OnWorkerThread()) return RefuseOnWorker(what);
   EngineOf(device).Synchronize();
-  FreeDeviceMemory(ptr);
+  if (ptr != nullptr && IsSharedMemory(ptr)) {
+    FreeSharedMemory(ptr);
+  } else {
+    FreeDeviceMemory(ptr);
+  }
   return infinirtSuccess;
+}
+
+// Device memory for Malloc: shareable with other processes when the config says so, and where
+// the memory cannot be had that way (past the descriptor limit, say), unshared.
+infinirtError_t AllocateForMalloc(void** ptr, size_t size) {
+  if (g_state->shareable_memory) {
+    if (void* shared = AllocateSharedMemory(size)) {
+      *ptr = shared;
+      return infinirtSuccess;
+    }
+    Log(INFINIRT_LOG_DEBUG, "Malloc: no shareable memory for " + std::to_string(size) + " bytes (" +
+                                std::strerror(errno) + "); giving unshared memory");
+  }
+  return AllocateAligned(ptr, size);
 }
 
 // A device's share of the host's memory: with N devices, each reports 1/N of it, less what it
@@ -352,7 +433,7 @@ struct CpuPlugin {
   }
 
   static infinirtError_t Malloc(int device, void** ptr, size_t size) {
-    if (const infinirtError_t error = AllocateAligned(ptr, size)) return error;
+    if (const infinirtError_t error = AllocateForMalloc(ptr, size)) return error;
     Dev(device).allocated.fetch_add(DeviceMemorySize(*ptr), std::memory_order_relaxed);
     return infinirtSuccess;
   }
@@ -567,8 +648,14 @@ struct CpuPlugin {
   // The event may be another device's: a stream waits on any stream's point.
   static infinirtError_t StreamWaitEvent(int device, infinirtPluginStream_t stream,
                                          infinirtPluginEvent_t event, unsigned int) {
+    CpuEvent& waited = CpuEventOf(event);
+    if (waited.shared) {
+      bool local;
+      const uint32_t number = SharedRecordToWaitFor(waited, &local);
+      if (!local) return WaitForOtherProcess(device, stream, waited, number);
+    }
     // The wait uses the event's state now; recording it again later does not change it.
-    auto record = EventOf(event).last();
+    auto record = waited.event.last();
     if (!record) return infinirtSuccess;  // never recorded: nothing to wait for
     Device& engine = EngineOf(device);
     Stream& waiting = StreamOf(device, stream);
@@ -589,29 +676,67 @@ struct CpuPlugin {
   }
 
   static infinirtError_t EventCreate(int, infinirtPluginEvent_t* event, unsigned int flags) {
-    *event = new Event(flags);
+    auto created = std::make_unique<CpuEvent>(flags);
+    if (flags & infinirtEventInterprocess) {
+      created->shared.reset(SharedEvent::Create());
+      if (!created->shared) {
+        Log(INFINIRT_LOG_DEBUG, std::string("EventCreate: no shared page for an interprocess "
+                                            "event: ") +
+                                    std::strerror(errno));
+        return infinirtErrorMemoryAllocation;
+      }
+    }
+    *event = created.release();
     return infinirtSuccess;
   }
 
   // A pending record still completes; its timestamp is simply dropped.
   static infinirtError_t EventDestroy(int, infinirtPluginEvent_t event) {
-    delete static_cast<Event*>(event);
+    delete static_cast<CpuEvent*>(event);
     return infinirtSuccess;
   }
 
+  // An interprocess event's record also takes a shared number, published when the stream
+  // reaches it.
   static infinirtError_t EventRecord(int device, infinirtPluginEvent_t event,
                                      infinirtPluginStream_t stream) {
-    EventOf(event).Record(EngineOf(device), StreamOf(device, stream));
+    CpuEvent& recorded = CpuEventOf(event);
+    Stream& target = StreamOf(device, stream);
+    recorded.event.Record(EngineOf(device), target);
+    if (recorded.shared) {
+      const uint32_t number = recorded.shared->BeginRecord();
+      recorded.local_record.store(number, std::memory_order_release);
+      PublishWhenReached(device, target, recorded.shared, number);
+    }
     return infinirtSuccess;
   }
 
   static infinirtError_t EventQuery(int, infinirtPluginEvent_t event) {
-    auto record = EventOf(event).last();
+    CpuEvent& queried = CpuEventOf(event);
+    if (queried.shared) {
+      bool local;
+      const uint32_t number = SharedRecordToWaitFor(queried, &local);
+      if (!local) return queried.shared->Reached(number) ? infinirtSuccess : infinirtErrorNotReady;
+    }
+    auto record = queried.event.last();
     return !record || record->point.Reached() ? infinirtSuccess : infinirtErrorNotReady;
   }
 
   static infinirtError_t EventSynchronize(int device, infinirtPluginEvent_t event) {
-    auto record = EventOf(event).last();
+    CpuEvent& waited = CpuEventOf(event);
+    if (waited.shared) {
+      bool local;
+      const uint32_t number = SharedRecordToWaitFor(waited, &local);
+      if (!local) {
+        if (!waited.shared->Reached(number)) {
+          if (OnWorkerThread()) return RefuseOnWorker("EventSynchronize");
+          if (!waited.shared->WaitFor(number)) LogRecorderEnded("EventSynchronize");
+        }
+        ReleasePooledMemory(device);
+        return infinirtSuccess;
+      }
+    }
+    auto record = waited.event.last();
     if (record && !record->point.Reached()) {
       if (OnWorkerThread()) return RefuseOnWorker("EventSynchronize");
       record->point.stream->WaitFor(record->point.seq);
@@ -636,6 +761,54 @@ struct CpuPlugin {
     }
     const int64_t nanoseconds = last_record->reached_ns.load() - first_record->reached_ns.load();
     *ms = static_cast<float>(static_cast<double>(nanoseconds) / 1e6);
+    return infinirtSuccess;
+  }
+
+  // Interprocess sharing (shared_memory.h): memory Malloc made shareable, and events created
+  // with infinirtEventInterprocess.
+  static infinirtError_t IpcGetMemHandle(int, infinirtIpcMemHandle_t* handle, void* ptr) {
+    if (!IsSharedMemory(ptr)) {
+      Log(INFINIRT_LOG_DEBUG,
+          "IpcGetMemHandle: the memory is not shareable; the CPU backend's Malloc gives memory "
+          "other processes can open when plugins.cpu.shareable_memory is true "
+          "(INFINIRT_CPU_SHAREABLE_MEMORY=1)");
+      return infinirtErrorNotSupported;
+    }
+    ExportSharedMemory(ptr, handle);
+    return infinirtSuccess;
+  }
+  static infinirtError_t IpcOpenMemHandle(int, void** ptr, size_t* size,
+                                          const infinirtIpcMemHandle_t* handle, unsigned int) {
+    std::string why;
+    const infinirtError_t error = OpenSharedMemory(*handle, ptr, size, &why);
+    if (error != infinirtSuccess) Log(INFINIRT_LOG_DEBUG, "IpcOpenMemHandle: " + why);
+    return error;
+  }
+  // The device's queued work may still use the memory.
+  static infinirtError_t IpcCloseMemHandle(int device, void* ptr) {
+    if (OnWorkerThread()) return RefuseOnWorker("IpcCloseMemHandle");
+    EngineOf(device).Synchronize();
+    return CloseSharedMemory(ptr) ? infinirtSuccess : infinirtErrorInvalidValue;
+  }
+  static infinirtError_t IpcGetEventHandle(int, infinirtIpcEventHandle_t* handle,
+                                           infinirtPluginEvent_t event) {
+    CpuEvent& exported = CpuEventOf(event);
+    if (!exported.shared) return infinirtErrorInvalidResourceHandle;
+    exported.shared->Export(handle);
+    return infinirtSuccess;
+  }
+  static infinirtError_t IpcOpenEventHandle(int, infinirtPluginEvent_t* event,
+                                            const infinirtIpcEventHandle_t* handle) {
+    SharedEvent* shared = nullptr;
+    std::string why;
+    if (const infinirtError_t error = SharedEvent::Open(*handle, &shared, &why)) {
+      Log(INFINIRT_LOG_DEBUG, "IpcOpenEventHandle: " + why);
+      return error;
+    }
+    auto opened =
+        std::make_unique<CpuEvent>(infinirtEventInterprocess | infinirtEventDisableTiming);
+    opened->shared.reset(shared);
+    *event = opened.release();
     return infinirtSuccess;
   }
 

@@ -31,6 +31,9 @@ typedef void (*CfHostFn)(void*);
 #define CF_ACCESS_FLAGS enum infinirtMemAccessFlags
 #define CF_LOCATION struct infinirtMemLocation
 #define CF_HOST_FN CfHostFn
+#define CF_IPC_MEM_HANDLE infinirtIpcMemHandle_t
+#define CF_IPC_EVENT_HANDLE infinirtIpcEventHandle_t
+#define CF_ENTRY_STATUS int
 #endif
 
 // Without these the runtime is not usable: the backend reports which one is missing.
@@ -102,6 +105,14 @@ typedef void (*CfHostFn)(void*);
                    size_t height, CF_KIND kind, CF_STREAM stream))                         \
   X(Memset2DAsync,                                                                         \
     (void* ptr, size_t pitch, int value, size_t width, size_t height, CF_STREAM stream))   \
+  X(IpcGetMemHandle, (CF_IPC_MEM_HANDLE * handle, void* ptr))                              \
+  X(IpcOpenMemHandle, (void** ptr, CF_IPC_MEM_HANDLE handle, unsigned int flags))          \
+  X(IpcCloseMemHandle, (void* ptr))                                                        \
+  X(IpcGetEventHandle, (CF_IPC_EVENT_HANDLE * handle, CF_EVENT event))                     \
+  X(IpcOpenEventHandle, (CF_EVENT * event, CF_IPC_EVENT_HANDLE handle))                    \
+  X(GetDriverEntryPointByVersion, (const char* symbol, void** function,                    \
+                                   unsigned int version, unsigned long long flags,         \
+                                   CF_ENTRY_STATUS* status))                               \
   X(StreamBeginCapture, (CF_STREAM stream, CF_CAPTURE_MODE mode))                          \
   X(StreamEndCapture, (CF_STREAM stream, CF_GRAPH * graph))                                \
   X(GraphInstantiateWithFlags, (CF_EXEC * exec, CF_GRAPH graph, unsigned long long flags)) \

@@ -71,6 +71,24 @@ Declaration GraphInstantiateDeclaration(const Functions& fn) {
                 "event waits are replayed by the core");
 }
 
+// Opening another process's memory: the vendor's function, and the driver's size of what it
+// mapped (the runtime API has no call that tells it), by which the core routes copies.
+Declaration IpcOpenDeclaration(const Functions& fn) {
+  if (!Has(fn.IpcOpenMemHandle)) return None("the runtime lacks IpcOpenMemHandle");
+  if (!CudaDriverNames()) {
+    return None(
+        "the driver's function for the size of opened memory (CUDA's "
+        "cuMemGetAddressRange) is not known for this vendor");
+  }
+  if (!Has(fn.GetDriverEntryPointByVersion)) {
+    return None(
+        "the runtime lacks GetDriverEntryPointByVersion, through which the plugin asks "
+        "the driver the size of opened memory");
+  }
+  return Native({"IpcOpenMemHandle", "GetDriverEntryPointByVersion"},
+                "the size of the opened memory from the driver's cuMemGetAddressRange");
+}
+
 }  // namespace
 
 std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
@@ -219,6 +237,21 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
       return NativeIfPresent(Has(fn.Memset2DAsync), "Memset2DAsync");
     case entry::MemPoolGetAccess:
       return PoolDeclaration(Has(fn.MemPoolGetAccess), fn, id, "MemPoolGetAccess");
+    case entry::IpcGetMemHandle:
+      return NativeIfPresent(Has(fn.IpcGetMemHandle), "IpcGetMemHandle",
+                             "the handle's 64 bytes pass unchanged");
+    case entry::IpcOpenMemHandle:
+      return IpcOpenDeclaration(fn);
+    case entry::IpcCloseMemHandle:
+      if (IpcOpenDeclaration(fn).level == INFINIRT_SUPPORT_NONE) {
+        return None("nothing is opened to close: " + IpcOpenDeclaration(fn).note);
+      }
+      return NativeIfPresent(Has(fn.IpcCloseMemHandle), "IpcCloseMemHandle");
+    case entry::IpcGetEventHandle:
+      return NativeIfPresent(Has(fn.IpcGetEventHandle), "IpcGetEventHandle",
+                             "the handle's 64 bytes pass unchanged");
+    case entry::IpcOpenEventHandle:
+      return NativeIfPresent(Has(fn.IpcOpenEventHandle), "IpcOpenEventHandle");
     case entry::GraphInstantiate:
       return GraphInstantiateDeclaration(fn);
     case entry::GraphLaunch:

@@ -61,6 +61,13 @@ std::string ErrorText(CF_ERROR status);  // "3 (cudaErrorInitializationError)"
 infinirtError_t Check(const char* function, CF_ERROR status);
 #define CF_CALL(name, ...) Check(#name, TheState().fn.name(__VA_ARGS__))
 
+// Whether the vendor's driver names its functions as CUDA's driver does (cuMemGetAddressRange):
+// where its runtime's are CUDA's (cudaMalloc).
+inline bool CudaDriverNames() {
+  const bool opened = g_state != nullptr && !TheState().prefix.empty();
+  return (opened ? TheState().prefix : std::string(ThisVendor().default_prefix)) == "cuda";
+}
+
 // Opens the vendor runtime and counts its devices; the reason in the state when it cannot.
 void LoadRuntime(const char* config_json);
 // Starts and ends the per-thread default streams' epochs (cuda_family_translation.cc).
@@ -140,6 +147,11 @@ struct CudaFamilyPlugin : plugin::VendorPluginBase<CudaFamilyPlugin> {
   INFINIRT_PLUGIN_ENTRY(MemPoolGetAccess);
   INFINIRT_PLUGIN_ENTRY(Memcpy2DAsync);
   INFINIRT_PLUGIN_ENTRY(Memset2DAsync);
+  INFINIRT_PLUGIN_ENTRY(IpcGetMemHandle);
+  INFINIRT_PLUGIN_ENTRY(IpcOpenMemHandle);
+  INFINIRT_PLUGIN_ENTRY(IpcCloseMemHandle);
+  INFINIRT_PLUGIN_ENTRY(IpcGetEventHandle);
+  INFINIRT_PLUGIN_ENTRY(IpcOpenEventHandle);
 
   // Support declarations (cuda_family_declarations.cc).
   static std::optional<plugin::Declaration> Declare(infinirtPluginEntry_t entry);

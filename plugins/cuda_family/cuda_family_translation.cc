@@ -219,6 +219,83 @@ infinirtError_t CudaFamilyPlugin::HostGetDevicePointer(int device, void** device
   return CF_CALL(HostGetDevicePointer, device_ptr, host_ptr, 0);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Interprocess sharing: the handles are 64 opaque bytes, as InfiniRT's, and pass unchanged.
+
+namespace {
+
+// The size of the memory the runtime mapped at `base`, from the driver's cuMemGetAddressRange
+// (CUDA 12.0's form, through the runtime's GetDriverEntryPointByVersion): the runtime API has no
+// call that tells it. 0 where it cannot be had.
+size_t MappedSize(void* base) {
+  using AddressRange = int (*)(unsigned long long* base, size_t* size, unsigned long long ptr);
+  void* function = nullptr;
+  int found = 0;  // cudaDriverEntryPointSuccess
+  constexpr unsigned int kCuda12 = 12000;
+  if (TheState().fn.GetDriverEntryPointByVersion("cuMemGetAddressRange", &function, kCuda12,
+                                                 /*cudaEnableDefault=*/0, &found) != 0 ||
+      found != 0 || function == nullptr) {
+    Log(INFINIRT_LOG_DEBUG, "the driver has no cuMemGetAddressRange for the runtime to give");
+    return 0;
+  }
+  unsigned long long start = 0;
+  size_t size = 0;
+  const auto address = static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(base));
+  if (reinterpret_cast<AddressRange>(function)(&start, &size, address) != 0 || start != address) {
+    return 0;
+  }
+  return size;
+}
+
+// As declared: memory is opened only where the driver tells the size of what was mapped.
+bool OpensIpcMemory() {
+  const Functions& fn = TheState().fn;
+  return fn.IpcOpenMemHandle != nullptr && fn.GetDriverEntryPointByVersion != nullptr &&
+         CudaDriverNames();
+}
+
+}  // namespace
+
+infinirtError_t CudaFamilyPlugin::IpcGetMemHandle(int device, infinirtIpcMemHandle_t* handle,
+                                                  void* ptr) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.IpcGetMemHandle == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(IpcGetMemHandle, handle, ptr);
+}
+
+infinirtError_t CudaFamilyPlugin::IpcOpenMemHandle(int device, void** ptr, size_t* size,
+                                                   const infinirtIpcMemHandle_t* handle,
+                                                   unsigned int flags) {
+  if (!OpensIpcMemory()) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (const infinirtError_t e = CF_CALL(IpcOpenMemHandle, ptr, *handle, flags)) return e;
+  *size = MappedSize(*ptr);  // 0: the core closes it again and answers NotSupported
+  return infinirtSuccess;
+}
+
+infinirtError_t CudaFamilyPlugin::IpcCloseMemHandle(int device, void* ptr) {
+  if (plugin::InHostFunction()) return RefuseInHostFunction("IpcCloseMemHandle");
+  if (!OpensIpcMemory() || TheState().fn.IpcCloseMemHandle == nullptr) {
+    return infinirtErrorNotSupported;
+  }
+  if (const infinirtError_t e = Bind(device)) return e;
+  return CF_CALL(IpcCloseMemHandle, ptr);
+}
+
+infinirtError_t CudaFamilyPlugin::IpcGetEventHandle(int device, infinirtIpcEventHandle_t* handle,
+                                                    infinirtPluginEvent_t event) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.IpcGetEventHandle == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(IpcGetEventHandle, handle, event);
+}
+
+infinirtError_t CudaFamilyPlugin::IpcOpenEventHandle(int device, infinirtPluginEvent_t* event,
+                                                     const infinirtIpcEventHandle_t* handle) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.IpcOpenEventHandle == nullptr) return infinirtErrorNotSupported;
+  return CF_CALL(IpcOpenEventHandle, event, *handle);
+}
+
 // Limits and the cache split: the family numbers cudaLimit and cudaFuncCache as CUDA does, so
 // the values pass unchanged.
 infinirtError_t CudaFamilyPlugin::DeviceGetLimit(int device, enum infinirtLimit limit,

@@ -28,6 +28,9 @@
 #define CF_ACCESS_FLAGS enum cudaMemAccessFlags
 #define CF_LOCATION struct cudaMemLocation
 #define CF_HOST_FN cudaHostFn_t
+#define CF_IPC_MEM_HANDLE cudaIpcMemHandle_t
+#define CF_IPC_EVENT_HANDLE cudaIpcEventHandle_t
+#define CF_ENTRY_STATUS enum cudaDriverEntryPointQueryResult
 #include "cuda_family_api.h"
 
 #define CF_CHECK_(name, params)                                               \
@@ -53,6 +56,11 @@ static_assert(sizeof(struct cudaMemPoolProps) == sizeof(struct infinirtMemPoolPr
               sizeof(struct cudaMemAccessDesc) == sizeof(struct infinirtMemAccessDesc) &&
               sizeof(enum cudaMemAccessFlags) == sizeof(enum infinirtMemAccessFlags) &&
               sizeof(struct cudaMemLocation) == sizeof(struct infinirtMemLocation));
+// The handles travel by value, as InfiniRT's of the same size and alignment.
+static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(infinirtIpcMemHandle_t) &&
+              alignof(cudaIpcMemHandle_t) == alignof(infinirtIpcMemHandle_t) &&
+              sizeof(cudaIpcEventHandle_t) == sizeof(infinirtIpcEventHandle_t) &&
+              sizeof(enum cudaDriverEntryPointQueryResult) == sizeof(int));
 static_assert(std::is_pointer_v<cudaStream_t> && std::is_pointer_v<cudaEvent_t> &&
               std::is_pointer_v<cudaGraph_t> && std::is_pointer_v<cudaGraphExec_t>);
 static_assert(std::is_same_v<decltype(&cudaGetErrorName), const char* (*)(cudaError_t)>);

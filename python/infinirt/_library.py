@@ -25,6 +25,13 @@ class UniqueId(ctypes.Structure):
     _fields_ = [("internal", ctypes.c_char * _c_api.CONSTANTS["INFINICCL_UNIQUE_ID_BYTES"])]
 
 
+def _ipc_handle(name: str) -> Any:
+    """``infinirtIpcMemHandle_t`` or ``infinirtIpcEventHandle_t``: 64 opaque bytes, passed by
+    value (a name ending in _t that is not a pointer handle)."""
+    return type(name, (ctypes.Structure,), {
+        "_fields_": [("reserved", ctypes.c_char * _c_api.CONSTANTS["INFINIRT_IPC_HANDLE_SIZE"])]})
+
+
 # The structures the C API passes by value, as ctypes structures made from the layout the build
 # measured (every field listed, in order); a layout ctypes would not reproduce is refused.
 _FIELD_TYPES: Dict[str, Any] = {
@@ -66,6 +73,8 @@ _SCALARS: Dict[str, Any] = {
     "infiniDtype_t": ctypes.c_int,
     "infinicclReduceOp_t": ctypes.c_int,
     "infinicclUniqueId": UniqueId,
+    "infinirtIpcMemHandle_t": _ipc_handle("infinirtIpcMemHandle_t"),
+    "infinirtIpcEventHandle_t": _ipc_handle("infinirtIpcEventHandle_t"),
 }
 _SCALARS.update({name: _by_value_struct(name) for name in _BY_VALUE})
 _HANDLE = re.compile(r"^(infinirt|infiniccl)\w*_t$")

@@ -154,3 +154,17 @@ def test_structures_passed_by_value_reach_the_c_api_intact():
     assert rt.MemPrefetchAsync(managed, 64, Location(1, 99), 0, None) != 0  # no device 99
     assert rt.GetLastError() != 0
     assert rt.Free(managed) == 0
+
+    # IPC handles travel as 64 bytes by value: a handle this process made is refused here with
+    # the error for "opened in the exporting process" (201), not misread as a pointer.
+    MemHandle = _library.ctype_of("infinirtIpcMemHandle_t")
+    assert ctypes.sizeof(MemHandle) == 64
+    shared, opened = ctypes.c_void_p(), ctypes.c_void_p()
+    handle = MemHandle()
+    assert rt.Malloc(ctypes.byref(shared), 64) == 0
+    answer = rt.IpcGetMemHandle(ctypes.byref(handle), shared)
+    if answer == 0:  # the CPU backend's memory is shareable when configured so
+        assert rt.IpcOpenMemHandle(ctypes.byref(opened), handle, 1) == 201
+    assert rt.IpcOpenMemHandle(ctypes.byref(opened), MemHandle(), 1) in (1, 801)
+    rt.GetLastError()
+    assert rt.Free(shared) == 0

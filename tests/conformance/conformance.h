@@ -1,4 +1,4 @@
-// Conformance suite: InfiniRT against the CUDA Runtime semantics S1-S61 of
+// Conformance suite: InfiniRT against the CUDA Runtime semantics S1-S62 of
 // docs/cuda-semantics.md. Each test is named after the statement it checks
 // (S05_... checks S5) and fails if the runtime behaves differently. Files: streams_test.cc
 // (S1-S7), copies_test.cc (S8-S11), events_test.cc (S12-S16), errors_test.cc (S17, S18, S20),
@@ -6,8 +6,8 @@
 // host functions, which run on runtime threads and get NotPermitted from blocking calls),
 // capture_test.cc (S29-S37, CaptureInfo_*, StreamDestroyedDuringCapture_*), graph_test.cc
 // (S38, S39, ForkJoin_*, Misuse_*) and graph_nodes_test.cc (S52-S59, GraphNodes_*), whose fixture
-// is in capture_support.h; device_config_test.cc (S45-S47, S50) and pitched_test.cc (S48, S49,
-// S51).
+// is in capture_support.h; device_config_test.cc (S45-S47, S50), pitched_test.cc (S48, S49,
+// S51) and ipc_test.cc (S62, with a second process: tests/common/ipc_peer.cc).
 //
 // The suite uses device 0, whatever backend that is, and public API calls only, so it can run
 // once per backend. Host functions touch only plain host variables and pinned host memory

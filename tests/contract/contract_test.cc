@@ -478,6 +478,7 @@ std::vector<ValueRow> FlagRows() {
       INFINIRT_CONTRACT_VALUE_ROW(EventBlockingSync),
       INFINIRT_CONTRACT_VALUE_ROW(EventDisableTiming),
       INFINIRT_CONTRACT_VALUE_ROW(EventInterprocess),
+      INFINIRT_CONTRACT_VALUE_ROW(IpcMemLazyEnablePeerAccess),
       INFINIRT_CONTRACT_VALUE_ROW(EventRecordDefault),
       INFINIRT_CONTRACT_VALUE_ROW(EventRecordExternal),
       INFINIRT_CONTRACT_VALUE_ROW(EventWaitDefault),
@@ -846,6 +847,19 @@ TEST(CudaContract, GraphNodeStructuresHaveCudasLayout) {
                                         result_out))
 #undef INFINIRT_CONTRACT_ROW
 #undef INFINIRT_CONTRACT_LAYOUT
+}
+
+TEST(CudaContract, IpcHandlesHaveCudasLayout) {
+  EXPECT_EQ(INFINIRT_IPC_HANDLE_SIZE, CUDA_IPC_HANDLE_SIZE);
+  EXPECT_EQ(sizeof(infinirtIpcMemHandle_t), sizeof(cudaIpcMemHandle_t));
+  EXPECT_EQ(alignof(infinirtIpcMemHandle_t), alignof(cudaIpcMemHandle_t));
+  EXPECT_TRUE(FieldsMatch(
+      "infinirtIpcMemHandle_t",
+      {INFINIRT_CONTRACT_FIELD_ROW(infinirtIpcMemHandle_st, cudaIpcMemHandle_st, reserved)}, true));
+  EXPECT_TRUE(FieldsMatch(
+      "infinirtIpcEventHandle_t",
+      {INFINIRT_CONTRACT_FIELD_ROW(infinirtIpcEventHandle_st, cudaIpcEventHandle_st, reserved)},
+      true));
 }
 
 TEST(CudaContract, UuidHasCudasLayout) {

@@ -235,7 +235,7 @@ class Program {
   // --- One call -------------------------------------------------------------------------------
 
   void Step() {
-    switch (in_.ConsumeIntegralInRange(0, 43)) {
+    switch (in_.ConsumeIntegralInRange(0, 44)) {
       case 0: {
         infinirtStream_t s = nullptr;
         if (infinirtStreamCreateWithFlags(&s, AnyFlags()) == infinirtSuccess) streams_.push_back(s);
@@ -543,6 +543,23 @@ class Program {
         infinirtMemPool_t pool = nullptr;
         infinirtDeviceGetMemPool(in_.ConsumeBool() ? &pool : nullptr, AnyInt());
         infinirtDeviceSetMemPool(AnyInt(), pool);
+        break;
+      }
+      case 43: {  // interprocess handles: of any memory and event, and any bytes opened
+        infinirtIpcMemHandle_t memory{};
+        infinirtIpcEventHandle_t event{};
+        infinirtIpcGetMemHandle(in_.ConsumeBool() ? &memory : nullptr, AnyPointer());
+        infinirtIpcGetEventHandle(in_.ConsumeBool() ? &event : nullptr, AnyEvent());
+        if (in_.ConsumeBool()) {
+          for (char& byte : memory.reserved) byte = static_cast<char>(in_.ConsumeIntegral<char>());
+          for (char& byte : event.reserved) byte = static_cast<char>(in_.ConsumeIntegral<char>());
+        }
+        void* opened = nullptr;
+        // This process made any handle that is valid: opening it here is refused.
+        infinirtIpcOpenMemHandle(in_.ConsumeBool() ? &opened : nullptr, memory, AnyFlags());
+        infinirtEvent_t opened_event = nullptr;
+        infinirtIpcOpenEventHandle(in_.ConsumeBool() ? &opened_event : nullptr, event);
+        infinirtIpcCloseMemHandle(AnyPointer());
         break;
       }
       default: {

@@ -19,6 +19,7 @@
 #include "emulated_runtime.h"
 #include "infinirt.h"
 #include "infinirt_plugin.h"
+#include "ipc_peer.h"
 #include "vendor_test_support.h"
 
 namespace infinirt::vendor_test {
@@ -487,6 +488,77 @@ std::map<std::string, Exercise> Exercises() {
     EXPECT_TRUE(e != infinirtSuccess || flags == infinirtMemAccessFlagsProtReadWrite);
     return e;
   });
+  x["IpcGetMemHandle"] = [] {
+    Fixture f;
+    infinirtIpcMemHandle_t handle;
+    return infinirtIpcGetMemHandle(&handle, f.device);
+  };
+  x["IpcGetEventHandle"] = [] {
+    infinirtEvent_t event = nullptr;
+    EXPECT_EQ(infinirtEventCreateWithFlags(&event,
+                                           infinirtEventInterprocess | infinirtEventDisableTiming),
+              infinirtSuccess);
+    infinirtIpcEventHandle_t handle;
+    const infinirtError_t e = infinirtIpcGetEventHandle(&handle, event);
+    infinirtEventDestroy(event);
+    return e;
+  };
+  // Handles are opened only in another process than the one that made them: a peer exports.
+  auto with_exported = [](std::function<infinirtError_t(const infinirtIpcMemHandle_t&,
+                                                        const infinirtIpcEventHandle_t&)>
+                              body) {
+    return [body] {
+      using infinirt::testing::FromHex;
+      infinirt::testing::Peer peer({"export", std::to_string(kBytes), "5"});
+      std::istringstream words(peer.ReadLine());
+      std::string word, memory_hex, event_hex;
+      words >> word >> memory_hex >> event_hex;
+      infinirtIpcMemHandle_t memory;
+      infinirtIpcEventHandle_t event;
+      EXPECT_EQ(word, "handles") << "the peer did not export";
+      if (word != "handles" || !FromHex(memory_hex, &memory) || !FromHex(event_hex, &event)) {
+        return infinirtErrorUnknown;
+      }
+      const infinirtError_t e = body(memory, event);
+      peer.WriteLine("exit");
+      EXPECT_EQ(peer.ReadLine(), "final 5");
+      EXPECT_EQ(peer.Wait(), 0);
+      return e;
+    };
+  };
+  x["IpcOpenMemHandle"] = with_exported([](const infinirtIpcMemHandle_t& memory,
+                                           const infinirtIpcEventHandle_t&) {
+    void* opened = nullptr;
+    const infinirtError_t e =
+        infinirtIpcOpenMemHandle(&opened, memory, infinirtIpcMemLazyEnablePeerAccess);
+    unsigned char first = 0;
+    EXPECT_TRUE(e != infinirtSuccess ||
+                (infinirtMemcpy(&first, opened, 1, infinirtMemcpyDeviceToHost) == infinirtSuccess &&
+                 first == 5));
+    if (e == infinirtSuccess) {
+      EXPECT_EQ(infinirtIpcCloseMemHandle(opened), infinirtSuccess);
+    }
+    return e;
+  });
+  x["IpcCloseMemHandle"] =
+      with_exported([](const infinirtIpcMemHandle_t& memory, const infinirtIpcEventHandle_t&) {
+        void* opened = nullptr;
+        if (auto e = infinirtIpcOpenMemHandle(&opened, memory, 0)) {
+          // Opening may be what the backend lacks: then closing is not exercisable either.
+          return e == infinirtErrorNotSupported ? infinirtErrorUnknown : e;
+        }
+        return infinirtIpcCloseMemHandle(opened);
+      });
+  x["IpcOpenEventHandle"] =
+      with_exported([](const infinirtIpcMemHandle_t&, const infinirtIpcEventHandle_t& event) {
+        infinirtEvent_t opened = nullptr;
+        const infinirtError_t e = infinirtIpcOpenEventHandle(&opened, event);
+        if (e == infinirtSuccess) {
+          EXPECT_EQ(infinirtStreamWaitEvent(nullptr, opened, 0), infinirtSuccess);
+          EXPECT_EQ(infinirtEventDestroy(opened), infinirtSuccess);
+        }
+        return e;
+      });
   auto with_graph = [](bool launch, bool destroy_exec) {
     return [launch, destroy_exec] {
       Fixture f;

@@ -294,9 +294,15 @@ EMU_EXPORT int cnrtGetLibVersion(int* major, int* minor, int* patch) {
   emu::Record(__func__, "");
   if (const int injected = emu::InjectedFailure(__func__)) return injected;
   if (major == nullptr || minor == nullptr || patch == nullptr) return kErrorArgsInvalid;
+#ifdef EMU_CNRT_6_0
+  *major = 6;
+  *minor = 0;
+  *patch = 2;
+#else
   *major = 6;
   *minor = 14;
   *patch = 1;
+#endif
   return kSuccess;
 }
 

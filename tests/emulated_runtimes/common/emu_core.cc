@@ -59,10 +59,20 @@ thread_local int t_current_device = -1;
 // Never finalised: the core's exit teardown may still call through the plugin after this
 // library's static destructors ran, and vendor runtimes are never unloaded (vendor_library.h).
 // The backend's threads end with the process.
+// Its device memory is shareable with other processes (interprocess handles) when
+// INFINIRT_CPU_SHAREABLE_MEMORY=1 says so, as the CPU backend of InfiniRT's own is.
 const infinirtPluginTable& Cpu() {
   static const infinirtPluginTable* const table = [] {
     const infinirtPluginTable* cpu = infinirtPluginGetTable();
-    cpu->Initialize(nullptr);
+    const char* shareable = std::getenv("INFINIRT_CPU_SHAREABLE_MEMORY");
+    static infinirtPluginHost host{};
+    host.struct_size = sizeof host;
+    host.abi_major = INFINIRT_PLUGIN_ABI_MAJOR;
+    host.abi_minor = INFINIRT_PLUGIN_ABI_MINOR;
+    host.config_json = shareable != nullptr && std::strcmp(shareable, "1") == 0
+                           ? "{\"shareable_memory\": true}"
+                           : "{}";
+    cpu->Initialize(&host);
     return cpu;
   }();
   return *table;
@@ -143,6 +153,19 @@ MemoryKind KindOf(const void* p, size_t count) {
   if (offset >= allocation.size && offset != 0) return MemoryKind::kUnknown;
   if (count > allocation.size - offset) return MemoryKind::kUnknown;
   return allocation.kind;
+}
+
+bool AllocationOf(const void* p, uintptr_t* base, size_t* size) {
+  State& state = TheState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  const uintptr_t address = reinterpret_cast<uintptr_t>(p);
+  auto after = state.memory.upper_bound(address);
+  if (after == state.memory.begin()) return false;
+  const auto& [start, allocation] = *std::prev(after);
+  if (address - start >= allocation.size) return false;
+  *base = start;
+  *size = allocation.size;
+  return true;
 }
 
 void Register(const void* handle) {

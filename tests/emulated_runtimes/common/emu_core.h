@@ -60,6 +60,8 @@ void TrackMemory(void* base, size_t size, MemoryKind kind, int device);
 bool UntrackMemory(void* base, MemoryKind kind);
 // The kind of the allocation containing [p, p + count), kUnknown for other (pageable) memory.
 MemoryKind KindOf(const void* p, size_t count);
+// The allocation containing p (its base and size); false when there is none.
+bool AllocationOf(const void* p, uintptr_t* base, size_t* size);
 
 // Streams and events: the handle a vendor function receives is a pointer to one of these
 // (NULL and the special values name the default streams).

@@ -847,6 +847,98 @@ EMU_EXPORT int EMU_FN(EventElapsedTime)(float* ms, void* start, void* end) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Interprocess sharing, on the CPU backend's (emu_core.cc: its memory is shareable when
+// INFINIRT_CPU_SHAREABLE_MEMORY=1). Opened memory is device memory here, tracked until its last
+// close; the driver's address range query, handed out by GetDriverEntryPointByVersion, reads the
+// tracked allocations.
+
+namespace {
+std::mutex g_ipc_mutex;
+std::map<void*, int> g_ipc_opens;  // opened address -> opens not yet closed
+
+int EmuMemGetAddressRange(unsigned long long* base, size_t* size, unsigned long long address) {
+  uintptr_t start = 0;
+  size_t bytes = 0;
+  if (!emu::AllocationOf(reinterpret_cast<void*>(static_cast<uintptr_t>(address)), &start,
+                         &bytes)) {
+    return 1;  // CUDA_ERROR_INVALID_VALUE
+  }
+  if (base != nullptr) *base = start;
+  if (size != nullptr) *size = bytes;
+  return 0;
+}
+}  // namespace
+
+EMU_EXPORT int EMU_FN(IpcGetMemHandle)(infinirtIpcMemHandle_t* handle, void* ptr) {
+  ENTER("IpcGetMemHandle", P(ptr));
+  if (handle == nullptr || emu::KindOf(ptr, 0) != emu::MemoryKind::kDevice) return kInvalidValue;
+  return Status(emu::Cpu().IpcGetMemHandle(0, handle, ptr));
+}
+
+EMU_EXPORT int EMU_FN(IpcOpenMemHandle)(void** ptr, infinirtIpcMemHandle_t handle,
+                                        unsigned int flags) {
+  ENTER("IpcOpenMemHandle", "flags=" + N(flags));
+  if (ptr == nullptr || (flags & ~1u) != 0) return kInvalidValue;
+  size_t size = 0;
+  if (const infinirtError_t e = emu::Cpu().IpcOpenMemHandle(0, ptr, &size, &handle, flags)) {
+    return Status(e);
+  }
+  std::lock_guard<std::mutex> lock(g_ipc_mutex);
+  if (g_ipc_opens[*ptr]++ == 0) {
+    emu::TrackMemory(*ptr, size, emu::MemoryKind::kDevice, emu::CurrentDevice());
+  }
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(IpcCloseMemHandle)(void* ptr) {
+  ENTER("IpcCloseMemHandle", P(ptr));
+  std::lock_guard<std::mutex> lock(g_ipc_mutex);
+  auto open = g_ipc_opens.find(ptr);
+  if (open == g_ipc_opens.end()) return kInvalidValue;
+  if (const infinirtError_t e = emu::Cpu().IpcCloseMemHandle(0, ptr)) return Status(e);
+  if (--open->second == 0) {
+    g_ipc_opens.erase(open);
+    emu::UntrackMemory(ptr, emu::MemoryKind::kDevice);
+  }
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(IpcGetEventHandle)(infinirtIpcEventHandle_t* handle, void* event) {
+  ENTER("IpcGetEventHandle", P(event));
+  emu::Event* e = EventOf(event);
+  if (e == nullptr || (e->flags & 0x4u) == 0) return kInvalidResourceHandle;
+  if (handle == nullptr) return kInvalidValue;
+  return Status(emu::Cpu().IpcGetEventHandle(0, handle, e->cpu));
+}
+
+EMU_EXPORT int EMU_FN(IpcOpenEventHandle)(void** event, infinirtIpcEventHandle_t handle) {
+  ENTER("IpcOpenEventHandle", "");
+  if (event == nullptr) return kInvalidValue;
+  auto made = std::make_unique<emu::Event>();
+  made->device = emu::CurrentDevice();
+  made->flags = 0x6u;  // interprocess, without timing
+  if (const infinirtError_t e = emu::Cpu().IpcOpenEventHandle(0, &made->cpu, &handle)) {
+    return Status(e);
+  }
+  *event = made.release();
+  emu::Register(*event);
+  return kSuccess;
+}
+
+// Only the driver function the plugin asks for; 1 (cudaDriverEntryPointSymbolNotFound) else.
+EMU_EXPORT int EMU_FN(GetDriverEntryPointByVersion)(const char* symbol, void** function,
+                                                    unsigned int version, unsigned long long flags,
+                                                    int* status) {
+  ENTER("GetDriverEntryPointByVersion",
+        std::string(symbol ? symbol : "(null)") + " version=" + N(version) + " flags=" + N(flags));
+  if (symbol == nullptr || function == nullptr) return kInvalidValue;
+  const bool known = std::strcmp(symbol, "cuMemGetAddressRange") == 0 && version >= 3020;
+  *function = known ? reinterpret_cast<void*>(&EmuMemGetAddressRange) : nullptr;
+  if (status != nullptr) *status = known ? 0 : 1;
+  return kSuccess;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Capture and graphs (single-stream captures: what the plugin issues)
 
 EMU_EXPORT int EMU_FN(StreamBeginCapture)(void* stream, int mode) {
