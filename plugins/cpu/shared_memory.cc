@@ -305,7 +305,9 @@ infinirtError_t SharedEvent::Open(const infinirtIpcEventHandle_t& handle, Shared
     *why = "not a handle the CPU backend made";
     return infinirtErrorInvalidValue;
   }
-  *event = new SharedEvent(static_cast<Page*>(map), -1);
+  auto* opened = new SharedEvent(static_cast<Page*>(map), -1);
+  opened->origin_ = handle;
+  *event = opened;
   return infinirtSuccess;
 }
 
@@ -315,6 +317,10 @@ SharedEvent::~SharedEvent() {
 }
 
 void SharedEvent::Export(infinirtIpcEventHandle_t* handle) const {
+  if (fd_ < 0) {
+    *handle = origin_;
+    return;
+  }
   const HandleBody body = MakeHandle(kEventHandleMagic, page_->serial, PageSize(), fd_);
   std::memcpy(handle, &body, sizeof body);
 }

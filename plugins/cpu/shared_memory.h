@@ -64,6 +64,7 @@ class SharedEvent {
   SharedEvent(const SharedEvent&) = delete;
   SharedEvent& operator=(const SharedEvent&) = delete;
 
+  // The handle another process opens it by: where it was opened, the handle it was opened from.
   void Export(infinirtIpcEventHandle_t* handle) const;
 
   // A new record's number; Complete(number) once its stream reaches it.
@@ -80,7 +81,8 @@ class SharedEvent {
   struct Page;
   SharedEvent(Page* page, int fd) : page_(page), fd_(fd) {}
   Page* page_;
-  int fd_;  // the exporter's descriptor; -1 where opened
+  int fd_;                            // the exporter's descriptor; -1 where opened
+  infinirtIpcEventHandle_t origin_{};  // where opened: the handle it was opened from
 };
 
 }  // namespace infinirt::cpu

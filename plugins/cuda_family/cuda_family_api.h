@@ -34,6 +34,7 @@ typedef void (*CfHostFn)(void*);
 #define CF_IPC_MEM_HANDLE infinirtIpcMemHandle_t
 #define CF_IPC_EVENT_HANDLE infinirtIpcEventHandle_t
 #define CF_ENTRY_STATUS int
+#define CF_ADVICE int
 #endif
 
 // Without these the runtime is not usable: the backend reports which one is missing.
@@ -110,6 +111,9 @@ typedef void (*CfHostFn)(void*);
   X(IpcCloseMemHandle, (void* ptr))                                                        \
   X(IpcGetEventHandle, (CF_IPC_EVENT_HANDLE * handle, CF_EVENT event))                     \
   X(IpcOpenEventHandle, (CF_EVENT * event, CF_IPC_EVENT_HANDLE handle))                    \
+  X(MemPrefetchAsync, (const void* ptr, size_t count, CF_LOCATION location,                \
+                      unsigned int flags, CF_STREAM stream))                               \
+  X(MemAdvise, (const void* ptr, size_t count, CF_ADVICE advice, CF_LOCATION location))    \
   X(GetDriverEntryPointByVersion, (const char* symbol, void** function,                    \
                                    unsigned int version, unsigned long long flags,         \
                                    CF_ENTRY_STATUS* status))                               \

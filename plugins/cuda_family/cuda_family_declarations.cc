@@ -75,7 +75,7 @@ Declaration GraphInstantiateDeclaration(const Functions& fn) {
 // mapped (the runtime API has no call that tells it), by which the core routes copies.
 Declaration IpcOpenDeclaration(const Functions& fn) {
   if (!Has(fn.IpcOpenMemHandle)) return None("the runtime lacks IpcOpenMemHandle");
-  if (!CudaDriverNames()) {
+  if (!NamedAsCuda()) {
     return None(
         "the driver's function for the size of opened memory (CUDA's "
         "cuMemGetAddressRange) is not known for this vendor");
@@ -87,6 +87,32 @@ Declaration IpcOpenDeclaration(const Functions& fn) {
   }
   return Native({"IpcOpenMemHandle", "GetDriverEntryPointByVersion"},
                 "the size of the opened memory from the driver's cuMemGetAddressRange");
+}
+
+// A managed memory hint: CUDA 13's form (a location), which CUDA 12.2 to 12.9 name _v2, or the
+// older one (a device number), as ChooseManagedHintForms found them.
+Declaration ManagedHintDeclaration(bool location_form, bool device_form, const char* function) {
+  if (!NamedAsCuda()) {
+    return None(std::string("which prototype the vendor's ") + function +
+                " has is not known (CUDA 13 changed CUDA's)");
+  }
+  const bool prefetch = std::string(function) == "MemPrefetchAsync";
+  if (RuntimeLoaded() && !location_form && !device_form) {
+    return None(std::string("the runtime lacks ") + function);
+  }
+  if (!RuntimeLoaded()) {
+    return Native({function},
+                  "CUDA 13's form, with a location; before CUDA 13 the runtime's _v2 form (CUDA "
+                  "12.2 on), else the older one with a device number (the host as -1), where a "
+                  "NUMA location answers NotSupported");
+  }
+  if (location_form) {
+    return Native({prefetch ? TheState().prefetch_symbol : TheState().advise_symbol},
+                  "with a location: CUDA 13's form, which CUDA 12.2 to 12.9 name _v2");
+  }
+  return Native({function},
+                "the form before CUDA 13, with a device number (the host as -1); a NUMA location "
+                "answers NotSupported");
 }
 
 }  // namespace
@@ -191,10 +217,10 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
       return NativeIfPresent(Has(fn.StreamSetAttribute), "StreamSetAttribute",
                              "the value union has CUDA's layout");
     case entry::MemPrefetchAsync:
+      return ManagedHintDeclaration(Has(fn.MemPrefetchAsync), Has(fn.MemPrefetchAsyncToDevice),
+                                    "MemPrefetchAsync");
     case entry::MemAdvise:
-      return None(
-          "CUDA 13 gave these a location argument that CUDA 12 has only in the _v2 "
-          "forms: not translated until the plugin tells the forms apart");
+      return ManagedHintDeclaration(Has(fn.MemAdvise), Has(fn.MemAdviseForDevice), "MemAdvise");
     case entry::LaunchHostFunc:
       if (!Has(fn.LaunchHostFunc)) return None("the runtime lacks LaunchHostFunc");
       return Native({"LaunchHostFunc"},

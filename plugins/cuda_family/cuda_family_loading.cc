@@ -53,6 +53,25 @@ bool ResolveFunctions() {
   return true;
 }
 
+// CUDA 13 gave cudaMemPrefetchAsync and cudaMemAdvise the prototypes with a location that CUDA
+// 12.2 to 12.9 name _v2; before 13 the plain names take a device number. Where the vendor does
+// not name its functions as CUDA does, which form its own have is not known: neither is used.
+void ChooseManagedHintForms() {
+  State& s = TheState();
+  Functions& fn = s.fn;
+  if (!NamedAsCuda()) {
+    fn.MemPrefetchAsync = nullptr;
+    fn.MemAdvise = nullptr;
+    return;
+  }
+  if (s.runtime_version >= 13000) return;  // the list's names are the location forms
+  Resolve("MemPrefetchAsync", &fn.MemPrefetchAsyncToDevice);
+  Resolve("MemAdvise", &fn.MemAdviseForDevice);
+  if (Resolve("MemPrefetchAsync_v2", &fn.MemPrefetchAsync))
+    s.prefetch_symbol = "MemPrefetchAsync_v2";
+  if (Resolve("MemAdvise_v2", &fn.MemAdvise)) s.advise_symbol = "MemAdvise_v2";
+}
+
 // "12.8" from CUDA's version number 12080.
 std::string VersionText(int version) {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
@@ -89,6 +108,7 @@ void LoadRuntime(const char* config_json) {
   Log(INFINIRT_LOG_DEBUG, "opened " + s.library.path() + " (symbol prefix " + s.prefix + ")");
   if (!ResolveFunctions()) return;
   if (s.fn.RuntimeGetVersion != nullptr) s.fn.RuntimeGetVersion(&s.runtime_version);
+  ChooseManagedHintForms();
   int count = 0;
   const CF_ERROR status = s.fn.GetDeviceCount(&count);
   if (TranslateStatus(status) == infinirtErrorNoDevice) {  // a working runtime, no device

@@ -37,6 +37,12 @@ struct Functions {
   // Used only where GraphInstantiateWithFlags is missing.
   CF_ERROR(*GraphInstantiate)
   (CF_EXEC* exec, CF_GRAPH graph, void* error_node, char* log, size_t log_size) = nullptr;
+  // The managed memory hints in the form before CUDA 13, with a device number (the host is -1,
+  // cudaCpuDeviceId) instead of a location. ChooseManagedHintForms sets them, and MemPrefetchAsync
+  // and MemAdvise of the list to the location forms or NULL.
+  CF_ERROR (*MemPrefetchAsyncToDevice)(const void* ptr, size_t count, int device,
+                                       CF_STREAM stream) = nullptr;
+  CF_ERROR (*MemAdviseForDevice)(const void* ptr, size_t count, int advice, int device) = nullptr;
 };
 
 struct State : plugin::VendorRuntimeState {
@@ -45,6 +51,9 @@ struct State : plugin::VendorRuntimeState {
   std::string prefix;
   Functions fn;
   const char* properties_symbol = "GetDeviceProperties";  // the name that resolved
+  // The names of the managed memory hints in use ("MemPrefetchAsync_v2", ...), for GetSupport.
+  const char* prefetch_symbol = "MemPrefetchAsync";
+  const char* advise_symbol = "MemAdvise";
 };
 
 // The state between Initialize and Finalize; nullptr outside.
@@ -61,9 +70,9 @@ std::string ErrorText(CF_ERROR status);  // "3 (cudaErrorInitializationError)"
 infinirtError_t Check(const char* function, CF_ERROR status);
 #define CF_CALL(name, ...) Check(#name, TheState().fn.name(__VA_ARGS__))
 
-// Whether the vendor's driver names its functions as CUDA's driver does (cuMemGetAddressRange):
-// where its runtime's are CUDA's (cudaMalloc).
-inline bool CudaDriverNames() {
+// Whether the vendor names its functions as CUDA does (cudaMalloc; its driver's then
+// cuMemGetAddressRange), so that CUDA's facts about functions of one name hold for its.
+inline bool NamedAsCuda() {
   const bool opened = g_state != nullptr && !TheState().prefix.empty();
   return (opened ? TheState().prefix : std::string(ThisVendor().default_prefix)) == "cuda";
 }
@@ -132,6 +141,8 @@ struct CudaFamilyPlugin : plugin::VendorPluginBase<CudaFamilyPlugin> {
   INFINIRT_PLUGIN_ENTRY(DeviceDisablePeerAccess);
   INFINIRT_PLUGIN_ENTRY(DeviceGetP2PAttribute);
   INFINIRT_PLUGIN_ENTRY(MallocManaged);
+  INFINIRT_PLUGIN_ENTRY(MemPrefetchAsync);
+  INFINIRT_PLUGIN_ENTRY(MemAdvise);
   INFINIRT_PLUGIN_ENTRY(StreamGetAttribute);
   INFINIRT_PLUGIN_ENTRY(StreamSetAttribute);
   INFINIRT_PLUGIN_ENTRY(MemPoolGetAttribute);

@@ -220,6 +220,74 @@ infinirtError_t CudaFamilyPlugin::HostGetDevicePointer(int device, void** device
 }
 
 // ---------------------------------------------------------------------------------------------
+// Managed memory hints: CUDA 13's form with a location where the runtime has it
+// (ChooseManagedHintForms), else the older one with a device number.
+
+namespace {
+
+// The device number of the older form: the device, or -1 (cudaCpuDeviceId) for the host; false
+// for a location it cannot express (a NUMA node).
+bool DeviceNumberOf(const struct infinirtMemLocation& location, int* number) {
+  if (location.type == infinirtMemLocationTypeDevice) {
+    *number = location.id;
+    return true;
+  }
+  if (location.type == infinirtMemLocationTypeHost) {
+    *number = infinirtCpuDeviceId;
+    return true;
+  }
+  return false;
+}
+
+infinirtError_t RefuseLocation(const char* function) {
+  Log(INFINIRT_LOG_DEBUG, std::string(function) +
+                              ": the runtime's form takes a device number, which cannot name "
+                              "this location");
+  return infinirtErrorNotSupported;
+}
+
+}  // namespace
+
+infinirtError_t CudaFamilyPlugin::MemPrefetchAsync(int device, const void* ptr, size_t count,
+                                                   struct infinirtMemLocation location,
+                                                   infinirtPluginStream_t stream) {
+  const Functions& fn = TheState().fn;
+  if (fn.MemPrefetchAsync == nullptr && fn.MemPrefetchAsyncToDevice == nullptr) {
+    return infinirtErrorNotSupported;
+  }
+  if (const infinirtError_t e = Bind(device)) return e;
+  void* vendor_stream = VendorStream(device, stream);
+  if (fn.MemPrefetchAsync != nullptr) {
+    return Check(TheState().prefetch_symbol,
+                 fn.MemPrefetchAsync(ptr, count, location, 0, vendor_stream));
+  }
+  int number = 0;
+  if (!DeviceNumberOf(location, &number)) return RefuseLocation("MemPrefetchAsync");
+  return Check("MemPrefetchAsync", fn.MemPrefetchAsyncToDevice(ptr, count, number, vendor_stream));
+}
+
+// The advice values are CUDA's in the family. Read-mostly advice names no location; the older
+// form is then given device 0, which it ignores.
+infinirtError_t CudaFamilyPlugin::MemAdvise(int device, const void* ptr, size_t count,
+                                            enum infinirtMemoryAdvise advice,
+                                            struct infinirtMemLocation location) {
+  const Functions& fn = TheState().fn;
+  if (fn.MemAdvise == nullptr && fn.MemAdviseForDevice == nullptr) {
+    return infinirtErrorNotSupported;
+  }
+  if (const infinirtError_t e = Bind(device)) return e;
+  const int vendor_advice = static_cast<int>(advice);
+  if (fn.MemAdvise != nullptr) {
+    return Check(TheState().advise_symbol, fn.MemAdvise(ptr, count, vendor_advice, location));
+  }
+  const bool read_mostly =
+      advice == infinirtMemAdviseSetReadMostly || advice == infinirtMemAdviseUnsetReadMostly;
+  int number = 0;
+  if (!read_mostly && !DeviceNumberOf(location, &number)) return RefuseLocation("MemAdvise");
+  return Check("MemAdvise", fn.MemAdviseForDevice(ptr, count, vendor_advice, number));
+}
+
+// ---------------------------------------------------------------------------------------------
 // Interprocess sharing: the handles are 64 opaque bytes, as InfiniRT's, and pass unchanged.
 
 namespace {
@@ -251,7 +319,7 @@ size_t MappedSize(void* base) {
 bool OpensIpcMemory() {
   const Functions& fn = TheState().fn;
   return fn.IpcOpenMemHandle != nullptr && fn.GetDriverEntryPointByVersion != nullptr &&
-         CudaDriverNames();
+         NamedAsCuda();
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #define CF_IPC_MEM_HANDLE cudaIpcMemHandle_t
 #define CF_IPC_EVENT_HANDLE cudaIpcEventHandle_t
 #define CF_ENTRY_STATUS enum cudaDriverEntryPointQueryResult
+#define CF_ADVICE enum cudaMemoryAdvise
 #include "cuda_family_api.h"
 
 #define CF_CHECK_(name, params)                                               \
@@ -60,7 +61,8 @@ static_assert(sizeof(struct cudaMemPoolProps) == sizeof(struct infinirtMemPoolPr
 static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(infinirtIpcMemHandle_t) &&
               alignof(cudaIpcMemHandle_t) == alignof(infinirtIpcMemHandle_t) &&
               sizeof(cudaIpcEventHandle_t) == sizeof(infinirtIpcEventHandle_t) &&
-              sizeof(enum cudaDriverEntryPointQueryResult) == sizeof(int));
+              sizeof(enum cudaDriverEntryPointQueryResult) == sizeof(int) &&
+              sizeof(enum cudaMemoryAdvise) == sizeof(int));
 static_assert(std::is_pointer_v<cudaStream_t> && std::is_pointer_v<cudaEvent_t> &&
               std::is_pointer_v<cudaGraph_t> && std::is_pointer_v<cudaGraphExec_t>);
 static_assert(std::is_same_v<decltype(&cudaGetErrorName), const char* (*)(cudaError_t)>);

@@ -150,6 +150,23 @@ TEST_F(CpuIpc, HandlesOfAnEndedProcessDoNotOpen) {
   EXPECT_EQ(infinirtIpcOpenEventHandle(&event, handles.event), infinirtErrorMapBufferObjectFailed);
 }
 
+// An event opened from another process is exported again by the handle it was opened from, so a
+// third process opens the same event.
+TEST_F(CpuIpc, AnOpenedEventExportsTheHandleItWasOpenedFrom) {
+  Peer peer({"export", std::to_string(kBytes), "9"});
+  Exported handles;
+  ASSERT_TRUE(peer.running() && StartExporter(peer, &handles));
+  infinirtEvent_t event = nullptr;
+  ASSERT_OK(infinirtIpcOpenEventHandle(&event, handles.event));
+  infinirtIpcEventHandle_t again;
+  ASSERT_OK(infinirtIpcGetEventHandle(&again, event));
+  EXPECT_EQ(std::memcmp(&again, &handles.event, sizeof again), 0);
+  ASSERT_OK(infinirtEventDestroy(event));
+  peer.WriteLine("exit");
+  EXPECT_EQ(peer.ReadLine(), "final 9");
+  EXPECT_EQ(peer.Wait(), 0);
+}
+
 // A handle whose descriptor number now names another file of the exporter (its memory freed,
 // another allocated) does not open the other file.
 TEST_F(CpuIpc, AHandleOfFreedMemoryDoesNotOpenItsSuccessor) {

@@ -291,6 +291,82 @@ EMU_EXPORT int EMU_FN(MallocManaged)(void** ptr, size_t size, unsigned int flags
   return kSuccess;
 }
 
+// Managed memory hints, in both of CUDA's forms: before CUDA 13 the plain names take a device
+// number (-1 the host) and CUDA 12.2 on adds _v2 names with a location (EMU_HINTS_V2), which
+// CUDA 13 gives the plain names. The CPU backend has nothing to move; the arguments are checked.
+namespace {
+constexpr int kLocationDevice = 1;
+constexpr int kLocationHost = 2;
+constexpr int kAdviceFirst = 1;  // cudaMemAdviseSetReadMostly
+constexpr int kAdviceLast = 6;   // cudaMemAdviseUnsetAccessedBy
+
+bool ManagedRange(const void* ptr, size_t count) {
+  return ptr != nullptr && count > 0 && emu::KindOf(ptr, count) == emu::MemoryKind::kDevice;
+}
+bool ValidLocation(const struct infinirtMemLocation& location) {
+  return (location.type == kLocationDevice && ValidDevice(location.id)) ||
+         location.type == kLocationHost;
+}
+struct infinirtMemLocation DeviceLocation(int device) {
+  struct infinirtMemLocation location {};
+  location.type =
+      static_cast<enum infinirtMemLocationType>(device == -1 ? kLocationHost : kLocationDevice);
+  location.id = device == -1 ? 0 : device;
+  return location;
+}
+
+int Prefetch(const void* ptr, size_t count, const struct infinirtMemLocation& location,
+             void* stream) {
+  infinirtPluginStream_t cpu;
+  emu::Stream* s;
+  if (!Resolve(stream, &cpu, &s)) return kInvalidResourceHandle;
+  if (!ManagedRange(ptr, count) || !ValidLocation(location)) return kInvalidValue;
+  struct infinirtMemLocation on_cpu {};
+  on_cpu.type = infinirtMemLocationTypeDevice;  // the CPU backend's one device
+  return Status(emu::Cpu().MemPrefetchAsync(0, ptr, count, on_cpu, cpu));
+}
+
+int Advise(const void* ptr, size_t count, int advice, const struct infinirtMemLocation& location) {
+  if (!ManagedRange(ptr, count) || advice < kAdviceFirst || advice > kAdviceLast) {
+    return kInvalidValue;
+  }
+  const bool read_mostly = advice <= 2;
+  if (!read_mostly && !ValidLocation(location)) return kInvalidValue;
+  struct infinirtMemLocation on_cpu {};
+  on_cpu.type = infinirtMemLocationTypeDevice;
+  return Status(
+      emu::Cpu().MemAdvise(0, ptr, count, static_cast<enum infinirtMemoryAdvise>(advice), on_cpu));
+}
+}  // namespace
+
+EMU_EXPORT int EMU_FN(MemPrefetchAsync)(const void* ptr, size_t count, int device, void* stream) {
+  ENTER("MemPrefetchAsync", P(ptr) + " " + N(count) + " device=" + N(device));
+  return Prefetch(ptr, count, DeviceLocation(device), stream);
+}
+
+EMU_EXPORT int EMU_FN(MemAdvise)(const void* ptr, size_t count, int advice, int device) {
+  ENTER("MemAdvise", P(ptr) + " " + N(count) + " advice=" + N(advice) + " device=" + N(device));
+  return Advise(ptr, count, advice, DeviceLocation(device));
+}
+
+#ifdef EMU_HINTS_V2
+EMU_EXPORT int EMU_FN(MemPrefetchAsync_v2)(const void* ptr, size_t count,
+                                           struct infinirtMemLocation location, unsigned int flags,
+                                           void* stream) {
+  ENTER("MemPrefetchAsync_v2", P(ptr) + " " + N(count) + " type=" + N(location.type) +
+                                   " id=" + N(location.id) + " flags=" + N(flags));
+  if (flags != 0) return kInvalidValue;
+  return Prefetch(ptr, count, location, stream);
+}
+
+EMU_EXPORT int EMU_FN(MemAdvise_v2)(const void* ptr, size_t count, int advice,
+                                    struct infinirtMemLocation location) {
+  ENTER("MemAdvise_v2", P(ptr) + " " + N(count) + " advice=" + N(advice) +
+                            " type=" + N(location.type) + " id=" + N(location.id));
+  return Advise(ptr, count, advice, location);
+}
+#endif
+
 // Registered host memory behaves as pinned memory from then on.
 EMU_EXPORT int EMU_FN(HostRegister)(void* ptr, size_t size, unsigned int flags) {
   ENTER("HostRegister", P(ptr) + " " + N(size) + " flags=" + N(flags));
