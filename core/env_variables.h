@@ -21,7 +21,7 @@
   X(INFINIRT_CPU_DEVICES, "N",                                                                \
     "the CPU backend exposes N devices (1 to 64, default 1); overrides plugins.cpu.devices")  \
   X(INFINIRT_CPU_SHAREABLE_MEMORY, "0|1",                                                     \
-    "1: the CPU backend's Malloc gives memory other processes can open (infinirtIpc*); "     \
+    "1: the CPU backend's Malloc gives memory other processes can open (infinirtIpc*); "      \
     "overrides plugins.cpu.shareable_memory")
 
 #endif  // INFINIRT_CORE_ENV_VARIABLES_H_

@@ -81,7 +81,7 @@ class SharedEvent {
   struct Page;
   SharedEvent(Page* page, int fd) : page_(page), fd_(fd) {}
   Page* page_;
-  int fd_;                            // the exporter's descriptor; -1 where opened
+  int fd_;                             // the exporter's descriptor; -1 where opened
   infinirtIpcEventHandle_t origin_{};  // where opened: the handle it was opened from
 };
 

@@ -40,8 +40,8 @@ struct Functions {
   // The managed memory hints in the form before CUDA 13, with a device number (the host is -1,
   // cudaCpuDeviceId) instead of a location. ChooseManagedHintForms sets them, and MemPrefetchAsync
   // and MemAdvise of the list to the location forms or NULL.
-  CF_ERROR (*MemPrefetchAsyncToDevice)(const void* ptr, size_t count, int device,
-                                       CF_STREAM stream) = nullptr;
+  CF_ERROR (*MemPrefetchAsyncToDevice)
+  (const void* ptr, size_t count, int device, CF_STREAM stream) = nullptr;
   CF_ERROR (*MemAdviseForDevice)(const void* ptr, size_t count, int advice, int device) = nullptr;
 };
 
