@@ -30,7 +30,10 @@ infinirt_vendor(nvidia CUDA_FAMILY EMULATED nvidia:libcudart.so.13)
 infinirt_vendor(iluvatar CUDA_FAMILY EMULATED iluvatar:libcudart.so)
 infinirt_vendor(hygon CUDA_FAMILY EMULATED hygon:libcudart.so)
 infinirt_vendor(moore CUDA_FAMILY EMULATED moore:libmusart.so)
-infinirt_vendor(metax CUDA_FAMILY EMULATED metax:libmcruntime.so metax_hpcc:libhcruntime.so)
+# metax_maca_hip: a MACA whose mcMallocHost takes flags and whose attributes are numbered in
+# HIP's order (the defensive paths).
+infinirt_vendor(metax CUDA_FAMILY EMULATED metax:libmcruntime.so metax_hpcc:libhcruntime.so
+                metax_maca_hip:libmcruntime.so)
 # ascend_minimal and cambricon_6_0: older runtimes with fewer functions (the NotSupported and
 # fallback paths).
 infinirt_vendor(ascend EMULATED ascend:libascendcl.so ascend_minimal:libascendcl.so)

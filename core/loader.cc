@@ -483,7 +483,8 @@ bool InitializePlugin(Backend* backend, const Config& config, LoaderSearch* sear
     backend->device_count = 0;
   } else {
     listing->status = infinirtBackendLoaded;
-    if (backend->device_count == 0) CopyString(listing->reason, backend->info.reason);
+    // Without devices, why; with devices, a limitation the plugin reports (or nothing).
+    CopyString(listing->reason, backend->info.reason);
   }
   return true;
 }

@@ -91,7 +91,8 @@ typedef struct infinirtPluginInfo {
   int runtime_version;        /* vendor runtime version, -1 when unknown or absent */
   char runtime_library[1024]; /* vendor runtime library loaded, or the candidates tried */
   int runtime_missing;        /* nonzero when the vendor runtime could not be loaded */
-  char reason[2048];          /* why the plugin has no devices, if it has none */
+  char reason[2048];          /* why the plugin has no devices, if it has none; with devices,
+                                 what it refuses that its runtime may have (else empty) */
   int runtime_failed;         /* nonzero when the vendor runtime was found but is unusable:
                                  a required function missing, or its initialisation failed */
 } infinirtPluginInfo;

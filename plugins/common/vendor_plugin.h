@@ -20,7 +20,9 @@ struct VendorRuntimeState {
   bool usable = false;  // opened, with every required function, and initialised
   int device_count = 0;
   int runtime_version = -1;
-  std::string reason;  // why the plugin has no devices, if it has none
+  // Why the plugin has no devices, if it has none; with devices, what it refuses that its
+  // runtime may have (the listing shows it), or nothing.
+  std::string reason;
   ThreadDeviceBinding binding;
 
   // Opens the first candidate that loads; false, with the reason, when none does.

@@ -124,10 +124,19 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
     case entry::GetDeviceCount:
       return Native({"GetDeviceCount"}, "counted at initialisation");
     case entry::GetDeviceProperties:
+      if (RuntimeLoaded() && !TheState().attribute_problem.empty()) {
+        return Native({TheState().properties_symbol, "MemGetInfo"},
+                      "the name and memory size only: attributes are refused, the runtime's "
+                      "numbering is not CUDA's");
+      }
       return Native({g_state ? TheState().properties_symbol : "GetDeviceProperties",
                      "DeviceGetAttribute", "MemGetInfo"},
                     "the name from GetDeviceProperties(_v2), the numbers from attributes");
     case entry::DeviceGetAttribute:
+      if (RuntimeLoaded() && !TheState().attribute_problem.empty()) {
+        return None("the runtime's attribute numbering is not CUDA's: " +
+                    TheState().attribute_problem);
+      }
       return NativeIfPresent(Has(fn.DeviceGetAttribute), "DeviceGetAttribute");
     case entry::DriverGetVersion:
       return NativeIfPresent(Has(fn.DriverGetVersion), "DriverGetVersion");

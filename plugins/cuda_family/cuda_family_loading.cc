@@ -1,6 +1,7 @@
 // The CUDA-family plugin: opening the vendor runtime, and the lifecycle entries.
 #include <dlfcn.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -46,6 +47,7 @@ bool ResolveFunctions() {
     Resolve(TheState().properties_symbol, &fn.GetDeviceProperties);
   }
   Resolve("GraphInstantiate", &fn.GraphInstantiate);
+  Resolve("MallocHost", &fn.MallocHostWithFlags);
   if (!missing.empty()) {
     TheState().reason = TheState().library.path() + " lacks " + missing;
     return false;
@@ -97,6 +99,88 @@ std::string DriverDiagnosis() {
   return "driver too old for this runtime" + versions;
 }
 
+// --- The attribute numbering self-check ------------------------------------------------------
+// Where a vendor's numbering of device attributes is not verified to be CUDA's (for some, the
+// sources disagree: HIP numbers them otherwise), the plugin asks a few attributes by CUDA's
+// numbers on device 0 and compares them with the same facts in the properties struct, whose
+// first fields CUDA-compatible runtimes lay out as CUDA does. Wrong numbers would answer every
+// attribute with another attribute's value; on disagreement, attributes are refused instead.
+
+struct CheckedFact {
+  infinirtDeviceAttr attribute;  // its number is CUDA's
+  const char* what;
+  unsigned DevicePropOffsets::*offset;
+};
+
+constexpr CheckedFact kCheckedFacts[] = {
+    {infinirtDevAttrWarpSize, "warp size", &DevicePropOffsets::warp_size},
+    {infinirtDevAttrComputeCapabilityMajor, "compute capability major", &DevicePropOffsets::major},
+    {infinirtDevAttrComputeCapabilityMinor, "compute capability minor", &DevicePropOffsets::minor},
+    {infinirtDevAttrMultiProcessorCount, "multiprocessor count",
+     &DevicePropOffsets::multiprocessor_count},
+};
+
+int IntAt(const char* bytes, unsigned offset) {
+  int value = 0;
+  std::memcpy(&value, bytes + offset, sizeof value);
+  return value;
+}
+
+// CUDA 13's layout for a runtime of version 13 or later, else CUDA 12's (which the vendors
+// that number their versions otherwise mirror).
+const DevicePropOffsets& PropLayout() {
+  return TheState().runtime_version >= 13000 ? kCuda13PropOffsets : kCuda12PropOffsets;
+}
+
+// "" when the attribute agrees with the properties struct, else what was seen.
+std::string CompareFact(const CheckedFact& fact, const char* prop) {
+  int value = 0;
+  const CF_ERROR status =
+      TheState().fn.DeviceGetAttribute(&value, static_cast<int>(fact.attribute), 0);
+  const std::string number = std::to_string(static_cast<int>(fact.attribute));
+  if (status != 0) {
+    return "attribute " + number + " (" + fact.what + ") failed: " + ErrorText(status);
+  }
+  const int expected = IntAt(prop, PropLayout().*fact.offset);
+  if (value == expected) return "";
+  return "attribute " + number + " (" + fact.what + ") is " + std::to_string(value) +
+         ", the properties say " + std::to_string(expected);
+}
+
+// The evidence against CUDA's numbering, or "" where the facts agree.
+std::string CheckAttributeNumbering() {
+  State& s = TheState();
+  if (s.fn.DeviceGetAttribute == nullptr) return "";  // nothing to answer wrongly
+  if (s.fn.GetDeviceProperties == nullptr) {
+    return s.prefix + "GetDeviceProperties is missing: nothing to check the numbering against";
+  }
+  alignas(64) static char prop[16384];  // larger than any version of the struct
+  std::memset(prop, 0, sizeof prop);
+  if (s.fn.GetDeviceProperties(prop, 0) != 0) {
+    return s.prefix + s.properties_symbol + " failed on device 0";
+  }
+  std::string evidence;
+  for (const CheckedFact& fact : kCheckedFacts) {
+    const std::string seen = CompareFact(fact, prop);
+    if (!seen.empty()) evidence += (evidence.empty() ? "" : "; ") + seen;
+  }
+  return evidence;
+}
+
+void SelfCheckAttributeNumbering() {
+  State& s = TheState();
+  if (s.spec.attribute_numbers_verified || s.device_count == 0) return;
+  const std::string evidence = CheckAttributeNumbering();
+  if (evidence.empty()) {
+    Log(INFINIRT_LOG_DEBUG, "device attributes agree with the properties in CUDA's numbering");
+    return;
+  }
+  s.attribute_problem = evidence;
+  s.reason =
+      "device attributes NotSupported: the runtime's numbering is not CUDA's (" + evidence + ")";
+  Log(INFINIRT_LOG_WARN, s.reason);
+}
+
 }  // namespace
 
 void LoadRuntime(const char* config_json) {
@@ -127,6 +211,7 @@ void LoadRuntime(const char* config_json) {
   s.usable = true;
   s.device_count = count;
   if (count == 0) s.reason = s.library.path() + " reports no devices";
+  SelfCheckAttributeNumbering();
 }
 
 // ---------------------------------------------------------------------------------------------

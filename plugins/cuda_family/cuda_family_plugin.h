@@ -37,6 +37,12 @@ struct Functions {
   // Used only where GraphInstantiateWithFlags is missing.
   CF_ERROR(*GraphInstantiate)
   (CF_EXEC* exec, CF_GRAPH graph, void* error_node, char* log, size_t log_size) = nullptr;
+  // <prefix>MallocHost, called with a third argument, flags = 0, always. MACA's mcMallocHost
+  // takes flags; CUDA's cudaMallocHost does not. Passing it is right for both: under the SysV
+  // x86-64 and AArch64 calling conventions a two-argument callee never reads the register the
+  // third argument travels in, while a three-argument one called with two would read whatever
+  // that register held as its flags.
+  CF_ERROR (*MallocHostWithFlags)(void** ptr, size_t size, unsigned int flags) = nullptr;
   // The managed memory hints in the form before CUDA 13, with a device number (the host is -1,
   // cudaCpuDeviceId) instead of a location. ChooseManagedHintForms sets them, and MemPrefetchAsync
   // and MemAdvise of the list to the location forms or NULL.
@@ -54,6 +60,9 @@ struct State : plugin::VendorRuntimeState {
   // The names of the managed memory hints in use ("MemPrefetchAsync_v2", ...), for GetSupport.
   const char* prefetch_symbol = "MemPrefetchAsync";
   const char* advise_symbol = "MemAdvise";
+  // Set when the attribute numbering self-check found the runtime's attribute numbers are not
+  // CUDA's (the evidence): DeviceGetAttribute then answers NotSupported.
+  std::string attribute_problem;
 };
 
 // The state between Initialize and Finalize; nullptr outside.

@@ -26,9 +26,7 @@ infinirtError_t TranslateStatus(CF_ERROR status) {
       if (error != infinirtErrorUnknown) return error;
     }
   }
-  if (TheState().spec.cuda_special_streams) {  // CUDA-numbered: the numbers are InfiniRT's too
-    return plugin::ErrorFromNumber(status);
-  }
+  if (TheState().spec.cuda_error_numbers) return plugin::ErrorFromNumber(status);  // = CUDA's
   return infinirtErrorUnknown;
 }
 
@@ -83,7 +81,7 @@ plugin::PerThreadStreams g_per_thread_streams(CreatePerThreadStream, DestroyPerT
 void* PerThreadStream(int device) { return g_per_thread_streams.Get(device); }
 
 void* VendorStream(int device, infinirtPluginStream_t stream) {
-  if (TheState().spec.cuda_special_streams) return stream;  // 0x1 and 0x2 are CUDA's too
+  if (TheState().spec.cuda_special_streams) return stream;  // the runtime knows 0x1 and 0x2
   if (stream == INFINIRT_PLUGIN_STREAM_LEGACY) return nullptr;
   if (stream == INFINIRT_PLUGIN_STREAM_PER_THREAD) return PerThreadStream(device);
   return stream;
@@ -141,6 +139,7 @@ infinirtError_t CudaFamilyPlugin::GetDeviceProperties(int device, struct infinir
 infinirtError_t CudaFamilyPlugin::DeviceGetAttribute(int device, int* value,
                                                      enum infinirtDeviceAttr attr) {
   if (TheState().fn.DeviceGetAttribute == nullptr) return infinirtErrorNotSupported;
+  if (!TheState().attribute_problem.empty()) return infinirtErrorNotSupported;  // not CUDA's
   return CF_CALL(DeviceGetAttribute, value, static_cast<int>(attr), device);
 }
 
@@ -188,7 +187,7 @@ infinirtError_t CudaFamilyPlugin::HostAlloc(int device, void** ptr, size_t size,
   if (TheState().fn.HostAlloc != nullptr)
     return CF_CALL(HostAlloc, ptr, size, VendorHostAllocFlags(flags));
   if (flags != 0) return infinirtErrorNotSupported;
-  return CF_CALL(MallocHost, ptr, size);
+  return Check("MallocHost", TheState().fn.MallocHostWithFlags(ptr, size, 0u));
 }
 
 infinirtError_t CudaFamilyPlugin::FreeHost(int device, void* ptr) {

@@ -1,6 +1,7 @@
 // Iluvatar CoreX: a CUDA-compatible libcudart of its own (opened by absolute path under the
 // CoreX prefix, see config/vendor_runtimes.json). CUDA's names; CUDA's numbers assumed
-// (docs/vendor-runtimes.md). Its cudaGraphInstantiate is the 5-argument form.
+// (docs/vendor-plugins.md). Its cudaGraphInstantiate is the 5-argument form. Not assumed: that
+// it knows CUDA's special stream handles, or CUDA's attribute numbering (checked at start-up).
 #include "cuda_family.h"
 
 namespace infinirt::cuda_family {
@@ -13,7 +14,9 @@ const CudaFamilySpec& ThisVendor() {
       "cuda",
       {{nullptr, nullptr}},
       kCudaEnums,
-      true,
+      /*cuda_special_streams=*/false,
+      /*cuda_error_numbers=*/true,
+      /*attribute_numbers_verified=*/false,
       nullptr,
   };
   return spec;

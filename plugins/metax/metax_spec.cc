@@ -1,7 +1,9 @@
 // MetaX: MACA (libmcruntime, mc* names) or HPCC (libhcruntime, hc* names), chosen by the
 // library that opened. Enum values: CUDA's (memcpy kinds and mcEventDisableTiming = 2 are
 // seen in third-party code; the rest is UNCONFIRMED, docs/vendor-runtimes.md). Errors are
-// translated by name (mcGetErrorName / hcGetErrorName).
+// translated by name (mcGetErrorName / hcGetErrorName). Whether MACA numbers device attributes
+// as CUDA or in HIP's order is not known (sources disagree): it is checked at start-up. Its
+// mcMallocHost takes a flags argument, which the plugin always passes.
 #include "cuda_family.h"
 
 namespace infinirt::cuda_family {
@@ -14,7 +16,9 @@ const CudaFamilySpec& ThisVendor() {
       "mc",
       {{"hcruntime", "hc"}, {nullptr, nullptr}},
       kCudaEnums,
-      false,
+      /*cuda_special_streams=*/false,
+      /*cuda_error_numbers=*/false,
+      /*attribute_numbers_verified=*/false,
       nullptr,
   };
   return spec;

@@ -87,3 +87,11 @@ static_assert(infinirt::cuda_family::kCudaEnums.stream_non_blocking == cudaStrea
                   cudaHostAllocWriteCombined &&
               infinirt::cuda_family::kCudaEnums.capture_mode_relaxed ==
                   cudaStreamCaptureModeRelaxed);
+// The attribute numbering self-check reads these from the properties struct (CUDA 13's layout).
+#include <cstddef>
+static_assert(offsetof(cudaDeviceProp, warpSize) ==
+                  infinirt::cuda_family::kCuda13PropOffsets.warp_size &&
+              offsetof(cudaDeviceProp, major) == infinirt::cuda_family::kCuda13PropOffsets.major &&
+              offsetof(cudaDeviceProp, minor) == infinirt::cuda_family::kCuda13PropOffsets.minor &&
+              offsetof(cudaDeviceProp, multiProcessorCount) ==
+                  infinirt::cuda_family::kCuda13PropOffsets.multiprocessor_count);

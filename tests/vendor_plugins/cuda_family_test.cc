@@ -1,7 +1,8 @@
 // The CUDA-family plugin's translation, checked in the emulated runtime's call record: the
 // exact vendor functions and arguments it produces. Run once per CUDA-family variant, with
-// VENDOR_TEST_VARIANT naming it (nvidia, iluvatar, hygon, moore, metax, metax_hpcc), the
-// plugin and the CPU as backends, and 2 emulated devices (ordinals 0 and 1; the CPU is 2).
+// VENDOR_TEST_VARIANT naming it (nvidia, iluvatar, hygon, moore, metax, metax_hpcc,
+// metax_maca_hip), the plugin and the CPU as backends, and 2 emulated devices (ordinals 0 and 1;
+// the CPU is 2).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -32,19 +33,22 @@ constexpr int kCpuDevice = 2;
 // What distinguishes the variants (tests/emulated_runtimes/CMakeLists.txt).
 struct Variant {
   std::string prefix;
-  std::string instantiate;  // the instantiate function the plugin must use
-  int instantiate_args;     // of <prefix>GraphInstantiate as the runtime exports it
-  bool cuda_special_streams;
+  std::string instantiate;    // the instantiate function the plugin must use
+  int instantiate_args;       // of <prefix>GraphInstantiate as the runtime exports it
+  bool cuda_special_streams;  // only NVIDIA's runtime is passed 0x1 and 0x2
+  bool hip_attributes;        // numbers device attributes in HIP's order
+  bool host_alloc;            // has <prefix>HostAlloc (else the plugin uses MallocHost)
 };
 
 const Variant& ThisVariant() {
   static const std::map<std::string, Variant> variants = {
-      {"nvidia", {"cuda", "GraphInstantiateWithFlags", 3, true}},
-      {"iluvatar", {"cuda", "GraphInstantiate", 5, true}},
-      {"hygon", {"cuda", "GraphInstantiate", 3, true}},
-      {"moore", {"musa", "GraphInstantiate", 3, false}},
-      {"metax", {"mc", "GraphInstantiate", 5, false}},
-      {"metax_hpcc", {"hc", "GraphInstantiate", 5, false}},
+      {"nvidia", {"cuda", "GraphInstantiateWithFlags", 3, true, false, true}},
+      {"iluvatar", {"cuda", "GraphInstantiate", 5, false, false, true}},
+      {"hygon", {"cuda", "GraphInstantiate", 3, false, false, true}},
+      {"moore", {"musa", "GraphInstantiate", 3, false, false, true}},
+      {"metax", {"mc", "GraphInstantiate", 5, false, false, true}},
+      {"metax_hpcc", {"hc", "GraphInstantiate", 5, false, false, true}},
+      {"metax_maca_hip", {"mc", "GraphInstantiate", 5, false, true, false}},
   };
   const char* name = std::getenv("VENDOR_TEST_VARIANT");
   static const Variant none{};
@@ -154,6 +158,9 @@ TEST_F(CudaFamily, TheDeviceIsSelectedInEveryThreadOnce) {
 // The properties' numbers are the runtime's attributes (the emulated runtime answers the CPU
 // backend's: a grid of INT_MAX x 65535 x 65535 blocks of 1 x 1 x 1 threads, no shared memory).
 TEST_F(CudaFamily, PropertiesAreTheRuntimesAttributes) {
+  if (ThisVariant().hip_attributes) {
+    GTEST_SKIP() << "this runtime's attributes are refused (AttributesNumberedOtherwiseAreRefused)";
+  }
   infinirtDeviceProp prop;
   ASSERT_EQ(infinirtGetDeviceProperties(&prop, 0), infinirtSuccess);
   auto attribute = [](enum infinirtDeviceAttr attr) {
@@ -174,6 +181,57 @@ TEST_F(CudaFamily, PropertiesAreTheRuntimesAttributes) {
   EXPECT_EQ(prop.sharedMemPerBlock,
             static_cast<size_t>(attribute(infinirtDevAttrMaxSharedMemoryPerBlock)));
   EXPECT_EQ(prop.totalConstMem, static_cast<size_t>(attribute(infinirtDevAttrTotalConstantMemory)));
+}
+
+// Attributes asked by CUDA's numbers must agree with the properties struct (the emulated devices
+// have a warp of 32 threads, 6 multiprocessors, compute capability 8.9). A runtime numbering them
+// in HIP's order fails the plugin's check at start-up: every attribute is then NotSupported, the
+// listing and the support declaration say why, and the properties keep only what is known.
+TEST_F(CudaFamily, AttributesNumberedOtherwiseAreRefused) {
+  int warp = -1;
+  const infinirtError_t answer = infinirtDeviceGetAttribute(&warp, infinirtDevAttrWarpSize, 0);
+  infinirtDeviceProp prop;
+  ASSERT_EQ(infinirtGetDeviceProperties(&prop, 0), infinirtSuccess);
+  EXPECT_TRUE(Contains(prop.name, "Emulated METAX device 0") || !ThisVariant().hip_attributes)
+      << prop.name;
+  const std::string reason = backend_.listing.reason;
+  infinirtPluginSupport support{};
+  support.struct_size = sizeof(support);
+  ASSERT_EQ(backend_.table->GetSupport("DeviceGetAttribute", &support), infinirtSuccess);
+  if (!ThisVariant().hip_attributes) {
+    EXPECT_EQ(answer, infinirtSuccess);
+    EXPECT_EQ(warp, 32);
+    EXPECT_EQ(prop.warpSize, 32);
+    EXPECT_EQ(prop.major * 10 + prop.minor, 89);
+    EXPECT_EQ(prop.multiProcessorCount, 6);
+    EXPECT_EQ(reason, "");
+    EXPECT_NE(support.level, INFINIRT_SUPPORT_NONE);
+    return;
+  }
+  EXPECT_EQ(answer, infinirtErrorNotSupported);
+  EXPECT_EQ(prop.warpSize, 0);
+  EXPECT_EQ(prop.multiProcessorCount, 0);
+  EXPECT_TRUE(Contains(reason, "numbering is not CUDA's")) << reason;
+  EXPECT_TRUE(Contains(reason, "attribute 10 (warp size) is 0, the properties say 32")) << reason;
+  EXPECT_EQ(support.level, INFINIRT_SUPPORT_NONE);
+  EXPECT_TRUE(Contains(support.note, "numbering is not CUDA's")) << support.note;
+}
+
+// Pinned host memory without flags: the runtime's HostAlloc where it has one, else its
+// MallocHost, always given a flags argument of 0 (MACA's mcMallocHost reads one).
+TEST_F(CudaFamily, HostAllocationPassesFlagsZero) {
+  void* pinned = nullptr;
+  ASSERT_EQ(infinirtMallocHost(&pinned, kBytes), infinirtSuccess);
+  const std::vector<std::string> calls =
+      LogOf(ThisVariant().host_alloc ? "HostAlloc" : "MallocHost");
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_TRUE(Contains(calls[0], "flags=0")) << calls[0];
+  if (!ThisVariant().host_alloc) {
+    void* portable = nullptr;
+    EXPECT_EQ(infinirtHostAlloc(&portable, kBytes, infinirtHostAllocPortable),
+              infinirtErrorNotSupported);
+  }
+  EXPECT_EQ(infinirtFreeHost(pinned), infinirtSuccess);
 }
 
 // The native handle of a stream is the vendor's stream the plugin queues the stream's work on.

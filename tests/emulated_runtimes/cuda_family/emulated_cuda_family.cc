@@ -9,6 +9,10 @@
 //   EMU_ASYNC_ALLOC           exports <prefix>MallocAsync / FreeAsync
 //   EMU_PROPERTIES_V2         names <prefix>GetDeviceProperties as ..._v2 (CUDA >= 12)
 //   EMU_OMIT_MEMSET_ASYNC     leaves <prefix>MemsetAsync out (a runtime missing a symbol)
+//   EMU_SPECIAL_STREAMS       knows CUDA's special stream handles 0x1 and 0x2 (else rejects them)
+//   EMU_MALLOC_HOST_FLAGS     <prefix>MallocHost takes a third argument, flags (MACA's form)
+//   EMU_OMIT_HOST_ALLOC       leaves <prefix>HostAlloc out
+//   EMU_HIP_ATTRIBUTES        numbers device attributes in HIP's order, not CUDA's
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -51,8 +55,16 @@ constexpr int kStreamCaptureUnsupported = 900;
 constexpr int kStreamCaptureImplicit = 906;
 constexpr int kUnknown = 999;
 
+// CUDA's special stream handles. A runtime built with EMU_SPECIAL_STREAMS knows them; the others
+// take them for stream objects they never made and answer cudaErrorInvalidResourceHandle, as
+// a runtime that does not know them would at best.
+#ifdef EMU_SPECIAL_STREAMS
 void* const kLegacyStream = reinterpret_cast<void*>(0x1);
 void* const kPerThreadStream = reinterpret_cast<void*>(0x2);
+#else
+void* const kLegacyStream = nullptr;
+void* const kPerThreadStream = nullptr;
+#endif
 
 struct Init {
   Init() { emu::Configure(EMU_VENDOR); }
@@ -192,10 +204,65 @@ EMU_EXPORT int EMU_FN(DriverGetVersion)(int* version) {
   return kSuccess;
 }
 
-EMU_EXPORT int EMU_FN(DeviceGetAttribute)(int* value, int attr, int device) {
-  ENTER("DeviceGetAttribute", N(attr) + " " + N(device));
+// The facts the emulated devices report for these attributes, unlike the CPU backend's (a warp
+// of 1 thread, compute capability 0.0), so that an attribute asked by a wrong number cannot
+// match its properties by chance.
+constexpr int kWarpSize = 32;
+constexpr int kComputeMajor = 8;
+constexpr int kComputeMinor = 9;
+constexpr int kMultiprocessors = 6;
+
+#ifdef EMU_HIP_ATTRIBUTES
+// HIP's numbers (hipDeviceAttribute_t, HIP 5 and later) of the attributes the plugin asks by
+// CUDA's numbers; InfiniRT's (CUDA's) attribute for each, -1 for one this emulation lacks.
+int CudaAttributeOf(int hip_attribute) {
+  switch (hip_attribute) {
+    case 10:
+      return infinirtDevAttrCooperativeLaunch;
+    case 16:
+      return infinirtDevAttrIntegrated;
+    case 23:
+      return infinirtDevAttrComputeCapabilityMajor;
+    case 61:
+      return infinirtDevAttrComputeCapabilityMinor;
+    case 63:
+      return infinirtDevAttrMultiProcessorCount;
+    case 75:
+      return infinirtDevAttrMaxSharedMemoryPerBlockOptin;
+    case 76:
+      return infinirtDevAttrMaxSharedMemoryPerMultiprocessor;
+    case 87:
+      return infinirtDevAttrWarpSize;
+    default:
+      return -1;
+  }
+}
+#else
+int CudaAttributeOf(int attribute) { return attribute; }
+#endif
+
+EMU_EXPORT int EMU_FN(DeviceGetAttribute)(int* value, int attr_number, int device) {
+  ENTER("DeviceGetAttribute", N(attr_number) + " " + N(device));
   if (device < 0 || device >= emu::DeviceCount()) return kInvalidDevice;
   if (value == nullptr) return kInvalidValue;
+  const int attr = CudaAttributeOf(attr_number);
+  if (attr < 0) return kInvalidValue;
+  switch (attr) {
+    case infinirtDevAttrWarpSize:
+      *value = kWarpSize;
+      return kSuccess;
+    case infinirtDevAttrComputeCapabilityMajor:
+      *value = kComputeMajor;
+      return kSuccess;
+    case infinirtDevAttrComputeCapabilityMinor:
+      *value = kComputeMinor;
+      return kSuccess;
+    case infinirtDevAttrMultiProcessorCount:
+      *value = kMultiprocessors;
+      return kSuccess;
+    default:
+      break;
+  }
   // Each emulated device has a PCI address of its own: bus 0, its index as the device number.
   if (attr == infinirtDevAttrPciDomainId || attr == infinirtDevAttrPciBusId) {
     *value = 0;
@@ -220,6 +287,15 @@ EMU_EXPORT int EMU_FN(EMU_PROPERTIES_NAME)(void* prop, int device) {
   std::memset(prop, 0, 1024);  // smaller than any version of cudaDeviceProp
   const std::string name = std::string("Emulated ") + EMU_VENDOR + " device " + N(device);
   std::memcpy(prop, name.c_str(), name.size() + 1);
+  // Some numbers, where CUDA 12's cudaDeviceProp has them (the version this runtime reports).
+  auto store = [prop](size_t offset, int value) {
+    std::memcpy(static_cast<char*>(prop) + offset, &value, sizeof value);
+  };
+  store(308, kWarpSize);
+  store(360, kComputeMajor);
+  store(364, kComputeMinor);
+  store(384, 1);  // deviceOverlap, which CUDA 13 dropped
+  store(388, kMultiprocessors);
   return kSuccess;
 }
 
@@ -266,6 +342,7 @@ EMU_EXPORT int EMU_FN(Free)(void* ptr) {
   return kSuccess;
 }
 
+#ifndef EMU_OMIT_HOST_ALLOC
 EMU_EXPORT int EMU_FN(HostAlloc)(void** ptr, size_t size, unsigned int flags) {
   ENTER("HostAlloc", N(size) + " flags=" + N(flags));
   if (ptr == nullptr || (flags & ~0x7u) != 0) return kInvalidValue;
@@ -273,11 +350,21 @@ EMU_EXPORT int EMU_FN(HostAlloc)(void** ptr, size_t size, unsigned int flags) {
   emu::TrackMemory(*ptr, size, emu::MemoryKind::kPinnedHost, emu::CurrentDevice());
   return kSuccess;
 }
+#endif
 
+#ifdef EMU_MALLOC_HOST_FLAGS
+// MACA's form: (ptr, size, flags). Flags beyond the host allocation ones are refused, as a
+// caller that passed two arguments would leave garbage there.
+EMU_EXPORT int EMU_FN(MallocHost)(void** ptr, size_t size, unsigned int flags) {
+  ENTER("MallocHost", N(size) + " flags=" + N(flags));
+  if (ptr == nullptr || (flags & ~0x7u) != 0) return kInvalidValue;
+#else
 EMU_EXPORT int EMU_FN(MallocHost)(void** ptr, size_t size) {
   ENTER("MallocHost", N(size));
   if (ptr == nullptr) return kInvalidValue;
-  if (const infinirtError_t e = emu::Cpu().HostAlloc(0, ptr, size, 0)) return Status(e);
+  const unsigned int flags = 0;
+#endif
+  if (const infinirtError_t e = emu::Cpu().HostAlloc(0, ptr, size, flags)) return Status(e);
   emu::TrackMemory(*ptr, size, emu::MemoryKind::kPinnedHost, emu::CurrentDevice());
   return kSuccess;
 }
