@@ -48,11 +48,46 @@ void ReadRuntimeVersion() {
   }
 }
 
+// The candidates naming CANN's newer runtime library, libacl_rt.so, and the others.
+bool NamesAclRt(const std::string& pattern) {
+  return pattern.find("libacl_rt.so") != std::string::npos;
+}
+
+plugin::CandidateList Only(const plugin::CandidateList& all, bool acl_rt) {
+  plugin::CandidateList part{{}, all.source};
+  for (const std::string& pattern : all.patterns) {
+    if (NamesAclRt(pattern) == acl_rt) part.patterns.push_back(pattern);
+  }
+  return part;
+}
+
+// CANN's newer libacl_rt.so is preferred where it exists and has every function the plugin
+// requires; otherwise the others (libascendcl.so, which older releases export everything from).
+bool OpenAndResolve(const plugin::CandidateList& candidates) {
+  State& s = TheState();
+  const plugin::CandidateList acl_rt = Only(candidates, true);
+  std::string acl_rt_reason;  // why not libacl_rt.so, for the listing if nothing else opens
+  if (!acl_rt.patterns.empty()) {
+    if (s.OpenRuntime(acl_rt)) {
+      if (ResolveFunctions()) return true;
+      Log(INFINIRT_LOG_DEBUG, s.reason + ": trying the other candidates");
+      s.fn = Functions();
+    }
+    acl_rt_reason = s.reason;
+  }
+  const plugin::CandidateList others = Only(candidates, false);
+  if (others.patterns.empty()) return false;  // the reason is libacl_rt.so's
+  if (!s.OpenRuntime(others)) {
+    if (!acl_rt_reason.empty()) s.reason = acl_rt_reason + "; " + s.reason;
+    return false;
+  }
+  return ResolveFunctions();
+}
+
 void LoadRuntime(const char* config_json) {
   State& s = TheState();
-  if (!s.OpenRuntime(plugin::VendorCandidates("ascend", config_json, s.log))) return;
+  if (!OpenAndResolve(plugin::VendorCandidates("ascend", config_json, s.log))) return;
   Log(INFINIRT_LOG_DEBUG, "opened " + s.library.path());
-  if (!ResolveFunctions()) return;
   ReadRuntimeVersion();
   // Once per process; a second aclInit answers ACL_ERROR_REPEAT_INITIALIZE, which CANN's
   // documentation says to ignore (someone else in the process initialised ACL).

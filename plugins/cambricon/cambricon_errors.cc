@@ -44,6 +44,14 @@ constexpr ErrorPair kErrors[] = {
     {cnrt::kErrorNoCnrtContext, infinirtErrorDeviceUninitialized},
     {cnrt::kErrorCndrvFuncNotFound, infinirtErrorInsufficientDriver},  // an older driver
     {cnrt::kErrorInvalidSymbol, infinirtErrorInvalidSymbol},
+    // A device-side trap ends the kernel as CUDA's __trap() does: an unspecified launch failure.
+    {cnrt::kErrorKernelTrap, infinirtErrorLaunchFailure},
+    {cnrt::kErrorKernelUserTrap, infinirtErrorLaunchFailure},
+    {cnrt::kErrorNotFound, infinirtErrorSymbolNotFound},  // "specific resources are not found"
+    {cnrt::kErrorInvalidKernel, infinirtErrorInvalidDeviceFunction},
+    // "compiled with an unsupported toolchain", CUDA's words for cudaErrorUnsupportedPtxVersion
+    {cnrt::kErrorUnsupportedKernelVersion, infinirtErrorUnsupportedPtxVersion},
+    {cnrt::kErrorTaskTopoEntityUpdateFailure, infinirtErrorGraphExecUpdateFailure},
 };
 
 }  // namespace

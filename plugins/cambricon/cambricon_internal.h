@@ -61,6 +61,12 @@ inline void Log(infinirtLogLevel_t level, const std::string& message) {
 // CUDA-style version number from CNRT's three parts: 6.14.1 -> 6140.
 inline int VersionNumber(int major, int minor) { return major * 1000 + minor * 10; }
 
+// Whether the loaded CNRT is known to be older than major.minor (an unknown version is not).
+inline bool RuntimeOlderThan(int major, int minor) {
+  const int version = TheState().runtime_version;
+  return version > 0 && version < VersionNumber(major, minor);
+}
+
 // cambricon_errors.cc: the InfiniRT error for a CNRT status (Unknown for codes it has none
 // for); Check also logs, at debug, which call failed for anything but success and not ready.
 infinirtError_t TranslateStatus(int status);

@@ -144,6 +144,9 @@ infinirtError_t VendorAttribute(int device, int* value, enum infinirtDeviceAttr 
     return infinirtSuccess;
   }
   if (attr == infinirtDevAttrComputeMode) {
+    // cnrtAttrComputeMode is in CNRT 6.14.1's header, not in 6.0.2's, where its number may
+    // name nothing or another attribute.
+    if (RuntimeOlderThan(6, 14)) return infinirtErrorNotSupported;
     int mode = 0;
     if (auto e =
             Check("cnrtDeviceGetAttribute", CnrtAttribute(device, cnrt::kAttrComputeMode, &mode))) {
@@ -506,10 +509,9 @@ infinirtError_t CambriconPlugin::LaunchHostFunc(int device, infinirtPluginStream
 infinirtError_t CambriconPlugin::EventCreate(int device, infinirtPluginEvent_t* event,
                                              unsigned int flags) {
   if (const infinirtError_t e = Bind(device)) return e;
-  // Older runtimes refuse the interprocess flag as an invalid argument: it is a valid request
-  // they cannot serve.
-  const int version = TheState().runtime_version;
-  if ((flags & infinirtEventInterprocess) && version > 0 && version < VersionNumber(6, 14)) {
+  // CNRT before 6.14 has neither the INTERPROCESS notifier flag nor the DISABLE_TIMING_ALL that
+  // must come with it, and refuses them as an invalid argument: a valid request it cannot serve.
+  if ((flags & infinirtEventInterprocess) && RuntimeOlderThan(6, 14)) {
     Log(INFINIRT_LOG_DEBUG, "EventCreate: CNRT has interprocess notifiers since 6.14.1");
     return infinirtErrorNotSupported;
   }

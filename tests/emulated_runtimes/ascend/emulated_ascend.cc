@@ -19,6 +19,7 @@
 //     memory, GLOBAL mode refuses synchronous copies and memsets, and a model with a launch
 //     still running cannot be destroyed.
 // EMU_ASCEND_DEVICES sets the device count, EMU_ASCEND_FAIL_INIT=1 makes aclInit fail.
+// Built with EMU_ASCEND_OMIT_INIT it lacks aclInit (a library the plugin cannot use alone).
 // Built with EMU_ASCEND_MINIMAL it is an older runtime: only the functions the plugin requires
 // (no aclrtLaunchHostFunc, aclmdlRI* capture, aclrtGetMemInfo, aclrtGetVersion, ...).
 #include <atomic>
@@ -267,6 +268,7 @@ int CheckSetArguments(void* ptr, size_t max_count, size_t count) {
 // ---------------------------------------------------------------------------------------------
 // Initialisation, devices, versions
 
+#ifndef EMU_ASCEND_OMIT_INIT  // a library without it: the plugin must look elsewhere
 EMU_EXPORT int aclInit(const char* config_path) {
   ENTER("aclInit", config_path ? config_path : "NULL", kNothing);
   if (emu::InitFails()) {
@@ -275,6 +277,7 @@ EMU_EXPORT int aclInit(const char* config_path) {
   }
   return g_initialized.exchange(true) ? kRepeatInitialize : kSuccess;
 }
+#endif
 
 EMU_EXPORT int aclFinalize(void) {
   ENTER("aclFinalize", "", kNothing);

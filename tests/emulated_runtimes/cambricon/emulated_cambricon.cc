@@ -339,9 +339,11 @@ int FillProperties(void* prop, int device) {
 // Fixed values of an emulated MLU (cnrtDeviceAttr_t numbers).
 int AttributeValue(int attr, int device, int* value) {
   static const std::map<int, int> values = {
-      {0x01, 5},         // compute capability major
-      {0x02, 0},         // compute capability minor
-      {0x09, 0},         // compute mode: default
+      {0x01, 5},  // compute capability major
+      {0x02, 0},  // compute capability minor
+#ifndef EMU_CNRT_6_0
+      {0x09, 0},  // compute mode: default (6.14.1's cnrtAttrComputeMode; 6.0.2 has none)
+#endif
       {0x103, 1},        // queue priorities supported
       {0x205, 8},        // clusters
       {0x206, 4},        // MLU cores per cluster
