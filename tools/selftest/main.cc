@@ -119,6 +119,9 @@ int RunDriver(const Options& options) {
     std::printf("no vendor device found: running the CPU backend only\n\n");
   }
   PrintBackends(backends);
+  // The children use the devices: this process lets go of the runtimes (a device in an
+  // exclusive compute mode takes one process only).
+  infinirtFinalize();
   const Run run = RunSelfTest(options, backends);
   PrintMatrix(run, options);
   if (!options.json_path.empty()) {

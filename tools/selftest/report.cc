@@ -99,12 +99,14 @@ void PrintProblems(const Run& run) {
   }
 }
 
-void PrintSkips(const Run& run, bool verbose) {
+// The skipped tests with their reasons (--verbose).
+void PrintSkips(const Run& run) {
+  std::printf("\nSkipped, with their reasons:\n");
   for (const Backend& backend : run.backends) {
     for (const TestResult& result : backend.results) {
-      const bool skip =
-          result.outcome == Outcome::kNotSupported || result.outcome == Outcome::kSkipped;
-      if (!skip || !verbose) continue;
+      if (result.outcome != Outcome::kNotSupported && result.outcome != Outcome::kSkipped) {
+        continue;
+      }
       std::printf("  %s  %-13s %s: %s\n", backend.name.c_str(), OutcomeText(result.outcome),
                   result.name.c_str(), FirstLine(result.message).c_str());
     }
@@ -214,10 +216,7 @@ void PrintMatrix(const Run& run, const Options& options) {
     }
   }
   PrintProblems(run);
-  if (options.verbose) {
-    std::printf("\nSkipped (not supported: the backend answered NotSupported):\n");
-    PrintSkips(run, true);
-  }
+  if (options.verbose) PrintSkips(run);
   int tests = 0, problems = 0, unsupported = 0;
   for (const Backend& backend : run.backends) {
     for (const TestResult& result : backend.results) {
@@ -234,13 +233,11 @@ void PrintMatrix(const Run& run, const Options& options) {
 bool WriteJsonReport(const Run& run, const Options& options, const std::string& path,
                      std::string* error) {
   nlohmann::json json;
-  int api_version = 0;
-  infinirtRuntimeGetVersion(&api_version);
   json["tool"] = "infinirt-selftest";
   json["infinirt_version"] = std::to_string(INFINIRT_VERSION_MAJOR) + "." +
                              std::to_string(INFINIRT_VERSION_MINOR) + "." +
                              std::to_string(INFINIRT_VERSION_PATCH);
-  json["cuda_api_version"] = api_version;
+  json["cuda_api_version"] = INFINIRT_CUDA_API_VERSION;
   json["host"] = HostJson();
   json["test_timeout_s"] = options.test_timeout_seconds;
   json["vendor_device_found"] = run.vendor_device_found;
