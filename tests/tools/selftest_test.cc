@@ -179,6 +179,26 @@ TEST(SelftestBounds, AHangingTestTimesOutAndTheOthersStillRun) {
   std::remove(report_path.c_str());
 }
 
+// --total-timeout stops a run whose test would otherwise wait for its --test-timeout.
+TEST(SelftestBounds, TheTotalTimeoutStopsTheRun) {
+  const std::string hanging = "Conformance.S12_UnrecordedEventIsComplete";
+  const std::string report_path = ReportPath("total");
+  const ToolRun run =
+      RunSelftest("--area events --test-timeout 600 --total-timeout 2 --json '" + report_path + "'",
+                  "INFINIRT_BACKENDS=cpu INFINIRT_SELFTEST_HANG=" + hanging);
+  EXPECT_EQ(run.exit_status, 1) << run.output;
+  EXPECT_LT(run.seconds, 30) << "the run was not bounded";
+  const nlohmann::json report = ReadJson(report_path);
+  ASSERT_TRUE(report.is_object());
+  const nlohmann::json* cpu = FindBackend(report, "cpu");
+  ASSERT_NE(cpu, nullptr);
+  const nlohmann::json* entry = FindNotPassed(*cpu, hanging);
+  ASSERT_NE(entry, nullptr) << report.dump(2);
+  EXPECT_EQ(entry->value("result", ""), "not_run");
+  EXPECT_FALSE(report.value("passed", true));
+  std::remove(report_path.c_str());
+}
+
 TEST(SelftestBounds, ACrashingTestIsReportedAndTheOthersStillRun) {
   const std::string crashing = "Conformance.S13_ReRecordOverwritesThePreviousRecord";
   const std::string report_path = ReportPath("crash");
