@@ -24,36 +24,49 @@ namespace {
 
 constexpr int kUsageError = 2;
 
+// The names --area takes, in lines of at most 80 columns indented by two.
+std::string AreaKeys() {
+  const std::vector<AreaName>& areas = AllAreas();
+  std::string text, line = " ";
+  for (size_t i = 0; i < areas.size(); ++i) {
+    const std::string word = std::string(areas[i].key) + (i + 1 < areas.size() ? "," : "");
+    if (line.size() + 1 + word.size() > 80) {
+      text += line + "\n";
+      line = " ";
+    }
+    line += " " + word;
+  }
+  return text + line;
+}
+
 void PrintHelp() {
   std::printf(
       "usage: infinirt-selftest [--backend NAME]... [--area NAME]... [--test-timeout S]\n"
       "                         [--total-timeout S] [--json FILE] [-v]\n"
       "       infinirt-selftest --list | --help\n"
       "\n"
-      "Runs InfiniRT's conformance suite (the CUDA Runtime semantics it implements) and\n"
-      "cross-backend copies against every backend that has a device, one child process per\n"
-      "backend, and prints a matrix of areas and backends. Attach the JSON report to an issue\n"
-      "in the project's issue tracker.\n"
+      "Runs InfiniRT's conformance suite (the CUDA Runtime semantics it implements)\n"
+      "and cross-backend copies against every backend that has a device, one child\n"
+      "process per backend, and prints a matrix of areas and backends. Attach the JSON\n"
+      "report to an issue in the project's issue tracker.\n"
       "\n"
-      "  --backend NAME     test this backend only (repeatable; infinirt-info lists them)\n"
-      "  --area NAME        test this area only (repeatable): %s\n"
-      "  --test-timeout S   seconds one test may run before it counts as timed out (default 60)\n"
-      "  --total-timeout S  seconds the whole run may take; tests left count as not run\n"
-      "                     (default 3600)\n"
+      "  --backend NAME     test this backend only (repeatable; see infinirt-info)\n"
+      "  --area NAME        test this area only (repeatable; the areas are below)\n"
+      "  --test-timeout S   seconds one test may run before it counts as timed out\n"
+      "                     (default 60)\n"
+      "  --total-timeout S  seconds the whole run may take; tests left count as not\n"
+      "                     run (default 3600)\n"
       "  --json FILE        also write the report as JSON to FILE\n"
       "  --list             list the areas and their tests, and exit\n"
       "  -v, --verbose      also list the skipped tests with their reasons\n"
       "  -h, --help         this text\n"
       "\n"
-      "Exit status: 0 when every test passed or was skipped (a backend's NotSupported answer\n"
-      "is a skip), 1 when a test failed, timed out, crashed or was not run, 2 for a bad\n"
-      "argument or when there is nothing to test.\n",
-      [] {
-        static std::string keys;
-        for (const AreaName& area : AllAreas())
-          keys += (keys.empty() ? "" : ", ") + std::string(area.key);
-        return keys.c_str();
-      }());
+      "Exit status: 0 when every test passed or was skipped (a backend's NotSupported\n"
+      "answer is a skip), 1 when a test failed, timed out, crashed or was not run, 2\n"
+      "for a bad argument or when there is nothing to test.\n"
+      "\n"
+      "Areas:\n%s\n",
+      AreaKeys().c_str());
 }
 
 int UsageError(const std::string& message) {
