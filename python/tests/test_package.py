@@ -76,6 +76,24 @@ def test_the_infinirt_info_console_script_runs():
     assert "cpu" in result.stdout
 
 
+def test_the_infinirt_selftest_console_script_runs_on_the_cpu_backend(tmp_path):
+    assert os.path.isfile(os.path.join(PACKAGE_DIR, "bin", "infinirt-selftest"))
+    script = os.path.join(os.path.dirname(sys.executable), "infinirt-selftest")
+    assert os.path.isfile(script)
+    report = tmp_path / "report.json"
+    result = subprocess.run([script, "--backend", "cpu", "--area", "devices", "--area", "memory",
+                             "--json", str(report)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Results (passed/total)" in result.stdout
+    backends = json.loads(report.read_text())["backends"]
+    assert [backend["name"] for backend in backends] == ["cpu"]
+    assert backends[0]["areas"]["devices"]["total"] > 0
+    assert backends[0]["areas"]["devices"]["failed"] == 0
+    listing = subprocess.run([sys.executable, "-m", "infinirt", "selftest", "--list"],
+                             capture_output=True, text=True, timeout=60)
+    assert listing.returncode == 0 and "cross-backend:" in listing.stdout
+
+
 @pytest.mark.parametrize("flag,expected", [
     ("--cmake-dir", os.path.join("lib", "cmake", "InfiniRT")),
     ("--include-dir", "include"),

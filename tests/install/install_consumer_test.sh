@@ -13,7 +13,7 @@ prefix="$scratch/prefix"
 # The layout promised by the docs.
 for path in include/infinicore.h include/infinirt.h include/infinirt_plugin.h include/infiniop.h \
             include/infiniop/ops/gemm.h include/infiniop_backend.h include/infinirt/runtime.hpp \
-            bin/infinirt-info share/infinirt/infinirt.json; do
+            bin/infinirt-info bin/infinirt-selftest share/infinirt/infinirt.json; do
   [ -e "$prefix/$path" ] || { echo "missing from the install: $path"; exit 1; }
 done
 libdir=$(cd "$prefix" && ls -d lib* | head -n 1)
@@ -41,6 +41,12 @@ grep -q "$prefix/$libdir/infinirt/libinfinirt_cpu.so" "$scratch/info.txt" ||
   { echo "infinirt-info did not load the installed CPU plugin"; exit 1; }
 grep -q "$prefix/$libdir/infinirt/libinfinirt_ascend.so" "$scratch/info.txt" ||
   { echo "infinirt-info did not consider the installed Ascend plugin"; exit 1; }
+
+echo "== infinirt-selftest from the install (the CPU backend, one area)"
+"$prefix/bin/infinirt-selftest" --backend cpu --area devices >"$scratch/selftest.txt" 2>&1 ||
+  { cat "$scratch/selftest.txt"; echo "infinirt-selftest failed from the install"; exit 1; }
+grep -q "^PASSED: " "$scratch/selftest.txt" ||
+  { cat "$scratch/selftest.txt"; echo "infinirt-selftest did not pass"; exit 1; }
 
 echo "== the relocated install searches its own plugin directory, not the configured one"
 INFINIRT_LOG_LEVEL=debug "$prefix/bin/infinirt-info" >/dev/null 2>"$scratch/debug.txt"

@@ -236,6 +236,12 @@ using infinirt::emu::TheState;
 
 extern "C" {
 
+// The marker of an emulated runtime: infinirt-selftest looks for it in the runtime library a
+// backend loaded (dlopen with RTLD_NOLOAD + dlsym) and marks that backend "emulated" rather than
+// presenting its results as the hardware's.
+__attribute__((visibility("default"))) extern const char infinirt_emulated_runtime[] =
+    "a host-emulated vendor runtime of InfiniRT's tests";
+
 __attribute__((visibility("default"))) int emuCallCount(const char* function) {
   auto& state = TheState();
   std::lock_guard<std::mutex> lock(state.mutex);
