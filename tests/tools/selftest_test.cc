@@ -240,6 +240,26 @@ TEST(SelftestEmulated, ABackendOverAnEmulatedRuntimeIsMarkedEmulated) {
   std::remove(report_path.c_str());
 }
 
+// What a plugin refuses of its runtime reaches the output and the report: here a MACA whose
+// device attributes are numbered in HIP's order, which the MetaX plugin refuses.
+TEST(SelftestEmulated, ThePluginsNoteIsInTheReport) {
+  const std::string runtime = std::string(EMULATED_DIR) + "/metax_maca_hip/libmcruntime.so";
+  const std::string report_path = ReportPath("note");
+  const ToolRun run = RunSelftest(
+      "--backend metax --area devices --json '" + report_path + "'",
+      "INFINIRT_BACKENDS=metax,cpu EMU_METAX_DEVICES=1 INFINIRT_METAX_RUNTIME=" + runtime);
+  EXPECT_EQ(run.exit_status, 0) << run.output;
+  EXPECT_NE(run.output.find("note: device attributes NotSupported"), std::string::npos)
+      << run.output;
+  const nlohmann::json report = ReadJson(report_path);
+  ASSERT_TRUE(report.is_object());
+  ASSERT_EQ(report["backends"].size(), 1u);
+  EXPECT_NE(report["backends"][0].value("note", "").find("numbering is not CUDA's"),
+            std::string::npos)
+      << report.dump();
+  std::remove(report_path.c_str());
+}
+
 // The rule of areas.cc: a file it does not know leaves a test unmapped, which --list reports.
 TEST(SelftestAreas, TheRulePlacesTestsByFileAndStatement) {
   EXPECT_EQ(AreaOfTest("tests/conformance/streams_test.cc", "S01_X"), Area::kStreams);

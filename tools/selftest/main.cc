@@ -115,6 +115,9 @@ void PrintBackends(const std::vector<Backend>& backends) {
                   backend.prop.runtimeVersion,
                   backend.emulated ? " (EMULATED: a test runtime of InfiniRT, not hardware)" : "");
     }
+    // What the plugin refuses of this runtime, and why (an attribute numbering it could not
+    // confirm, ...): the first thing to read in a report.
+    if (backend.prop.reason[0]) std::printf("    note: %s\n", backend.prop.reason);
   }
   std::printf("\n");
 }

@@ -153,6 +153,7 @@ nlohmann::json BackendJson(const Backend& backend) {
       {"runtime_version",
        prop.runtimeVersion >= 0 ? nlohmann::json(prop.runtimeVersion) : nlohmann::json(nullptr)},
       {"emulated", backend.emulated},
+      {"note", prop.reason},  // what the plugin refuses of this runtime, and why
       {"devices", backend.device_names},
       {"cross_backend_peer", backend.cross_peer},
   };
