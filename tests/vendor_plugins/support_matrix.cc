@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -175,7 +176,8 @@ std::vector<std::string> Backticked(const std::string& text) {
   return names;
 }
 
-// The assumed facts of the page; *error says what is malformed (an unknown plugin or entry).
+// The assumed facts of the page; *error says what is malformed (an unknown entry, a vendor
+// without a table).
 std::vector<Assumption> ReadAssumptions(const std::string& path, std::string* error) {
   std::vector<Assumption> assumptions;
   std::ifstream in(path);
@@ -187,6 +189,7 @@ std::vector<Assumption> ReadAssumptions(const std::string& path, std::string* er
   for (const auto& row : Rows()) entries.push_back(row.first);
   bool in_section = false;
   std::string plugin;
+  std::set<std::string> tabled;  // the plugins with a table
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("## ", 0) == 0) in_section = line == "## What each plugin relies on";
     if (!in_section) continue;
@@ -197,6 +200,7 @@ std::vector<Assumption> ReadAssumptions(const std::string& path, std::string* er
     }
     const std::vector<std::string> cells =
         line.rfind("| ", 0) == 0 ? TableCells(line) : std::vector<std::string>();
+    if (cells.size() >= 4) tabled.insert(plugin);
     if (cells.size() < 4 || cells[1].rfind("**assumed**", 0) != 0) continue;
     Assumption assumption{plugin, cells[0], Backticked(cells[2])};
     for (const std::string& entry : assumption.entries) {
@@ -205,6 +209,13 @@ std::vector<Assumption> ReadAssumptions(const std::string& path, std::string* er
       }
     }
     assumptions.push_back(assumption);
+  }
+  for (const Vendor& vendor : kVendors) {
+    if (tabled.count(vendor.plugin) == 0 && error->empty()) {
+      *error = path + " has no table of the facts the " + vendor.plugin +
+               " plugin relies on (\"### `" + vendor.plugin +
+               "`\" under \"## What each plugin relies on\")";
+    }
   }
   return assumptions;
 }
