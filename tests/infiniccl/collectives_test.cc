@@ -2,7 +2,9 @@
 // Reduce and ReduceScatter for every reducible dtype and every operator; Broadcast, AllGather and
 // Send/Recv for every dtype with a size; counts 0, 1 and 7, and 1000003 for F32, I32 and F16
 // (where a bulk path with a remainder runs); in place and out of place; Broadcast's and Reduce's
-// root first and last. AllReduce of 64 MiB of F32 once over 2 ranks and once over 8. Most cases
+// root first and last; over 3 ranks, every dtype at 1000003 (every operator through AllReduce).
+// At 64 MiB of F32: AllReduce SUM over 2 and 8 ranks, every other operator and every other
+// collective over 2. Most cases
 // issue every rank's call from this thread inside a group; some use one thread per rank instead.
 // Every case also checks that nothing is written past a buffer's end, that out-of-place sendbufs
 // keep their contents and that Reduce writes the root's recvbuf only.
@@ -713,6 +715,69 @@ TEST(LargeAllReduce, StreamedF64AndF32ResultsAreExact) {
               {Collective::kAllReduce, INFINI_DTYPE_F64, INFINICCL_MAX, kElements, false, 0});
   RunAndCheck(comms,
               {Collective::kAllReduce, INFINI_DTYPE_F32, INFINICCL_AVG, 2 * kElements, true, 0});
+}
+
+// --- Every dtype at the large count ------------------------------------------------------------
+
+// The suites above take 1000003 elements for F32, I32 and F16 only (the dtypes whose bulk paths
+// differ). Here every dtype at that count, over 3 ranks (no split comes out even): every
+// reducible dtype with every operator through AllReduce, then Reduce and ReduceScatter (SUM, the
+// root last) and, for every dtype with a size, Broadcast and AllGather. Under a sanitizer,
+// AllReduce takes SUM and MAX only (the others' arithmetic is the same code per dtype).
+TEST(LargeCount, EveryReducibleDtypeWithEveryOperatorThroughAllReduce) {
+  CommunicatorSet comms;
+  ASSERT_NO_FATAL_FAILURE(comms.Init(3));
+  for (infiniDtype_t dtype : ReductionDtypes()) {
+    for (infinicclReduceOp_t op : AllOps()) {
+      if (INFINIRT_TEST_UNDER_SANITIZER && op != INFINICCL_SUM && op != INFINICCL_MAX) continue;
+      RunAndCheck(comms, {Collective::kAllReduce, dtype, op, kLargeCount, false, 0});
+      if (HasFailure()) return;
+    }
+  }
+}
+
+TEST(LargeCount, EveryDtypeThroughTheOtherCollectives) {
+  CommunicatorSet comms;
+  ASSERT_NO_FATAL_FAILURE(comms.Init(3));
+  for (infiniDtype_t dtype : ReductionDtypes()) {
+    RunAndCheck(comms, {Collective::kReduce, dtype, INFINICCL_SUM, kLargeCount, false, 2});
+    RunAndCheck(comms, {Collective::kReduceScatter, dtype, INFINICCL_SUM, kLargeCount, true, 0});
+    if (HasFailure()) return;
+  }
+  for (infiniDtype_t dtype : MovementDtypes()) {
+    RunAndCheck(comms, {Collective::kBroadcast, dtype, INFINICCL_SUM, kLargeCount, true, 2});
+    RunAndCheck(comms, {Collective::kAllGather, dtype, INFINICCL_SUM, kLargeCount, false, 0});
+    if (HasFailure()) return;
+  }
+}
+
+// --- Every collective and operator at 64 MiB --------------------------------------------------
+
+// 64 MiB of F32 per rank's buffer over 2 ranks: Broadcast, Reduce, AllGather and ReduceScatter
+// (whose larger side is then 128 MiB), and AllReduce with the operators other than SUM (SUM is
+// LargeAllReduce's). Under a sanitizer, AllReduce takes MAX only.
+TEST(SixtyFourMiB, EveryCollectiveOfF32OverTwoRanks) {
+  CommunicatorSet comms;
+  ASSERT_NO_FATAL_FAILURE(comms.Init(2));
+  RunAndCheck(comms, {Collective::kBroadcast, INFINI_DTYPE_F32, INFINICCL_SUM, kSixtyFourMiBOfF32,
+                      false, 1});
+  RunAndCheck(comms,
+              {Collective::kReduce, INFINI_DTYPE_F32, INFINICCL_SUM, kSixtyFourMiBOfF32, true, 0});
+  RunAndCheck(comms, {Collective::kAllGather, INFINI_DTYPE_F32, INFINICCL_SUM, kSixtyFourMiBOfF32,
+                      false, 0});
+  RunAndCheck(comms, {Collective::kReduceScatter, INFINI_DTYPE_F32, INFINICCL_SUM,
+                      kSixtyFourMiBOfF32, false, 0});
+}
+
+TEST(SixtyFourMiB, EveryOtherOperatorOfAllReduceOverTwoRanks) {
+  CommunicatorSet comms;
+  ASSERT_NO_FATAL_FAILURE(comms.Init(2));
+  for (infinicclReduceOp_t op : {INFINICCL_PROD, INFINICCL_MAX, INFINICCL_MIN, INFINICCL_AVG}) {
+    if (INFINIRT_TEST_UNDER_SANITIZER && op != INFINICCL_MAX) continue;
+    RunAndCheck(comms,
+                {Collective::kAllReduce, INFINI_DTYPE_F32, op, kSixtyFourMiBOfF32, false, 0});
+    if (HasFailure()) return;
+  }
 }
 
 }  // namespace

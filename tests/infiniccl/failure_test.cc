@@ -3,9 +3,10 @@
 // destroyed communicator, a stream of another device, a root or peer out of range, null buffers,
 // dtypes and operators it does not take; a refused call not counting as a collective; the last
 // error and the error strings; a rank calling alone failing after INFINICCL_TIMEOUT_MS; CommAbort
-// ending a waiting call; a collective running after the earlier work of every rank's stream and
-// before the later work. Every wait is bounded: the communicators time out after 2000 ms, and a
-// call that could hang runs under Bounded, which ends the program, naming it, if it does.
+// ending a waiting call; calls whose counts differ failing at once; a collective running after the
+// earlier work of every rank's stream and before the later work. Every wait is bounded: the
+// communicators time out after 2000 ms, and a call that could hang runs under Bounded, which ends
+// the program, naming it, if it does.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -547,6 +548,57 @@ TEST(Abort, FromAnotherThreadEndsAWaitingCallPromptly) {
   Bounded("releasing rank 1", kHung, [&] {
     EXPECT_CCL_OK(infinicclCommAbort(comms.comm(1)));
     comms.Forget(1);
+    comms.Destroy();
+  });
+}
+
+// --- Calls that do not match ------------------------------------------------------------------
+
+// Ranks whose calls differ (here the count; also kind, dtype, op or root) cannot be matched: the
+// CPU engine compares each rank's call with the first rank's. The rank that finds the difference
+// is refused with BAD_PARAM, naming it; the rank already waiting fails too, at once rather than
+// at the timeout; the communicator stays failed. (Across processes the ranks' calls are not
+// compared: docs/infiniccl.md.)
+TEST(Mismatch, RanksWhoseCountsDifferFailPromptly) {
+  SetTimeoutMs(30000);  // far longer than the failure may take
+  CommunicatorSet comms;
+  ASSERT_NO_FATAL_FAILURE(comms.Init(2));
+  constexpr size_t kCount = 64;
+  std::vector<DeviceBuffer> buffers;
+  for (int r = 0; r < 2; ++r) {
+    buffers.push_back(comms.Allocate(r, 2 * kCount * sizeof(float)));
+    ASSERT_NE(buffers.back().data(), nullptr);
+  }
+  std::vector<std::string> last_errors(2);  // each rank thread's own
+  const auto start = Clock::now();
+  const RankStatuses statuses = Bounded("AllReduces of different counts", kHung, [&] {
+    return comms.RunOnRankThreads([&](int r) {
+      if (r == 1) std::this_thread::sleep_for(milliseconds(200));  // rank 0 waits first
+      const infiniStatus_t status =
+          infinicclAllReduce(buffers[r].data(), buffers[r].data(), kCount * (r + 1),
+                             INFINI_DTYPE_F32, INFINICCL_SUM, comms.comm(r), comms.stream(r));
+      const char* text = infinicclGetLastError(nullptr);
+      last_errors[r] = text == nullptr ? "" : text;
+      return status;
+    });
+  });
+  EXPECT_LT(Since(start).count(), 10000) << "the mismatch was found only at the timeout";
+  ASSERT_EQ(statuses.ranks.size(), 2u);
+  EXPECT_STATUS(INFINI_STATUS_BAD_PARAM, statuses.ranks[1]);
+  EXPECT_NE(statuses.ranks[0], INFINI_STATUS_SUCCESS) << "rank 0's call succeeded";
+  EXPECT_NE(last_errors[1].find("do not match"), std::string::npos) << last_errors[1];
+  EXPECT_FALSE(last_errors[0].empty()) << "rank 0's failure has no message";
+  // The communicator stays failed: a later, matching call fails too.
+  Bounded("a later call", kHung, [&] {
+    EXPECT_CCL_FAILS(infinicclAllReduce(buffers[0].data(), buffers[0].data(), kCount,
+                                        INFINI_DTYPE_F32, INFINICCL_SUM, comms.comm(0),
+                                        comms.stream(0)));
+  });
+  Bounded("aborting the communicators", kHung, [&] {
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_CCL_OK(infinicclCommAbort(comms.comm(r)));
+      comms.Forget(r);
+    }
     comms.Destroy();
   });
 }

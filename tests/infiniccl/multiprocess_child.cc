@@ -14,6 +14,10 @@
 //   relay        (3 ranks) rank 2 aborts and stays alive; rank 0's Recv from it fails; rank 1
 //                then Sends to rank 0, which will never receive it: rank 1 must fail at once,
 //                told by rank 0 (which stays alive too), not at the timeout.
+//   sum          every rank's AllReduce (SUM) of rank + 1 must give the sum over the ranks, and
+//                the communicator must say the rank and size the launcher's variables gave.
+// The rank and size are torchrun's RANK and WORLD_SIZE, or, where RANK is unset, OpenMPI's
+// OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE (as CommInitFromEnv reads them).
 #include <signal.h>
 #include <unistd.h>
 
@@ -175,9 +179,42 @@ int Relay(int rank, infinicclComm_t comm, void* buffer) {
 
 }  // namespace
 
+// Every rank adds rank + 1: the sum over the ranks, exact in F32 for small jobs.
+int Sum(int rank, int world, infinicclComm_t comm, void* buffer) {
+  int comm_rank = -1, comm_size = -1;
+  infinicclCommUserRank(comm, &comm_rank);
+  infinicclCommCount(comm, &comm_size);
+  if (comm_rank != rank || comm_size != world) {
+    return Problem(rank, "the communicator says rank " + std::to_string(comm_rank) + " of " +
+                             std::to_string(comm_size));
+  }
+  float* values = static_cast<float*>(buffer);  // a CPU device's memory is host memory
+  for (size_t i = 0; i < 1024; ++i) values[i] = static_cast<float>(rank + 1);
+  infinirtStream_t stream = nullptr;
+  infinirtStreamCreate(&stream);
+  const infiniStatus_t status =
+      infinicclAllReduce(buffer, buffer, 1024, INFINI_DTYPE_F32, INFINICCL_SUM, comm, stream);
+  infinirtStreamSynchronize(stream);
+  infinirtStreamDestroy(stream);
+  if (status != INFINI_STATUS_SUCCESS) {
+    return Problem(rank, std::string("AllReduce: ") + infinicclGetLastError(comm));
+  }
+  const float expected = static_cast<float>(world * (world + 1) / 2);
+  for (size_t i = 0; i < 1024; ++i) {
+    if (values[i] != expected) {
+      return Problem(rank, "element " + std::to_string(i) + " is " + std::to_string(values[i]) +
+                               ", not " + std::to_string(expected));
+    }
+  }
+  infinicclCommDestroy(comm);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const std::string scenario = argc > 1 ? argv[1] : "";
-  const int rank = EnvNumber("RANK");
+  const bool torchrun = std::getenv("RANK") != nullptr;
+  const int rank = EnvNumber(torchrun ? "RANK" : "OMPI_COMM_WORLD_RANK");
+  const int world = EnvNumber(torchrun ? "WORLD_SIZE" : "OMPI_COMM_WORLD_SIZE");
   if (infinirtSetDevice(0) != infinirtSuccess) return Problem(rank, "no device 0");
   const auto start = Clock::now();
   infinicclComm_t comm = nullptr;
@@ -186,7 +223,7 @@ int main(int argc, char** argv) {
     if (joined == INFINI_STATUS_SUCCESS) return Problem(rank, "joined without the last rank");
     const std::string why = infinicclGetLastError(nullptr);
     std::printf("rank %d: refused after %.2f s: %s\n", rank, SecondsSince(start), why.c_str());
-    const std::string missing = "rank " + std::to_string(EnvNumber("WORLD_SIZE") - 1);
+    const std::string missing = "rank " + std::to_string(world - 1);
     if (why.find(missing) == std::string::npos) return Problem(rank, "the message names no rank");
     return SecondsSince(start) < 10.0 ? 0 : Problem(rank, "the refusal came late");
   }
@@ -200,5 +237,6 @@ int main(int argc, char** argv) {
   if (scenario == "die") return Die(rank, comm, buffer);
   if (scenario == "abort") return Abort(rank, comm, buffer);
   if (scenario == "relay") return Relay(rank, comm, buffer);
+  if (scenario == "sum") return Sum(rank, world, comm, buffer);
   return Problem(rank, "unknown scenario " + scenario);
 }

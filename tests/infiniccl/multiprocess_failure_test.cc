@@ -1,8 +1,8 @@
 // Failures of multi-process communicators, each a job of real processes on loopback started here
 // (multiprocess_child.cc, whose path INFINICCL_TEST_CHILD gives) with torchrun's variables: a
 // rank killed after joining, a rank that never starts, an abort while a collective waits, a failure
-// passed on. Every job is bounded: a rank still running at its limit is killed, and that is a
-// failure.
+// passed on; and a job made from torchrun's variables and one from OpenMPI's. Every job is bounded:
+// a rank still running at its limit is killed, and that is a failure.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -48,11 +48,17 @@ int FreePort() {
   return port;
 }
 
-pid_t StartRank(const std::string& scenario, int rank, int world, int port, int timeout_ms) {
+// The variables a launcher gives each rank: torchrun's, or OpenMPI's mpirun's (which has no
+// address of its own for the rendezvous: MASTER_ADDR and MASTER_PORT are passed with -x).
+enum class Launcher { kTorchrun, kOpenMpi };
+
+pid_t StartRank(const std::string& scenario, int rank, int world, int port, int timeout_ms,
+                Launcher launcher = Launcher::kTorchrun) {
+  const bool torchrun = launcher == Launcher::kTorchrun;
   std::vector<std::string> variables;
   for (char** e = environ; *e != nullptr; ++e) variables.emplace_back(*e);
-  variables.push_back("RANK=" + std::to_string(rank));
-  variables.push_back("WORLD_SIZE=" + std::to_string(world));
+  variables.push_back((torchrun ? "RANK=" : "OMPI_COMM_WORLD_RANK=") + std::to_string(rank));
+  variables.push_back((torchrun ? "WORLD_SIZE=" : "OMPI_COMM_WORLD_SIZE=") + std::to_string(world));
   variables.push_back("MASTER_ADDR=127.0.0.1");
   variables.push_back("MASTER_PORT=" + std::to_string(port));
   variables.push_back("INFINICCL_TIMEOUT_MS=" + std::to_string(timeout_ms));
@@ -96,11 +102,11 @@ std::vector<Ended> WaitAll(const std::vector<pid_t>& pids, std::chrono::seconds 
 }
 
 std::vector<Ended> RunJob(const std::string& scenario, int world, int started, int timeout_ms,
-                          std::chrono::seconds limit) {
+                          std::chrono::seconds limit, Launcher launcher = Launcher::kTorchrun) {
   const int port = FreePort();
   std::vector<pid_t> pids;
   for (int rank = 0; rank < started; ++rank) {
-    const pid_t pid = StartRank(scenario, rank, world, port, timeout_ms);
+    const pid_t pid = StartRank(scenario, rank, world, port, timeout_ms, launcher);
     EXPECT_GT(pid, 0) << "cannot start the child (INFINICCL_TEST_CHILD)";
     if (pid > 0) pids.push_back(pid);
   }
@@ -140,6 +146,21 @@ TEST(MultiProcessFailure, ARankThatFailedTellsThePeersWaitingOnIt) {
   // A timeout of 20 s: rank 1's Send must fail well before it, rank 0 having passed on its
   // failure by closing its connections.
   const auto ended = RunJob("relay", 3, 3, 20000, std::chrono::seconds(60));
+  ASSERT_EQ(ended.size(), 3u);
+  for (int rank = 0; rank < 3; ++rank) ExpectSucceeded(ended[rank], rank);
+}
+
+// The launchers' variables, with every rank completing a collective: torchrun's, and OpenMPI's
+// OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE (with MASTER_ADDR and MASTER_PORT, as
+// docs/infiniccl.md says to pass them to mpirun).
+TEST(MultiProcessLaunchers, TorchrunsVariablesMakeAJob) {
+  const auto ended = RunJob("sum", 3, 3, 20000, std::chrono::seconds(60));
+  ASSERT_EQ(ended.size(), 3u);
+  for (int rank = 0; rank < 3; ++rank) ExpectSucceeded(ended[rank], rank);
+}
+
+TEST(MultiProcessLaunchers, OpenMpisVariablesMakeAJob) {
+  const auto ended = RunJob("sum", 3, 3, 20000, std::chrono::seconds(60), Launcher::kOpenMpi);
   ASSERT_EQ(ended.size(), 3u);
   for (int rank = 0; rank < 3; ++rank) ExpectSucceeded(ended[rank], rank);
 }

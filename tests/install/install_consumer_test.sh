@@ -21,7 +21,8 @@ for path in "$libdir/libinfinirt.so" "$libdir/libinfinirt_runtime.so" \
             "$libdir/infinirt/libinfinirt_cpu.so" "$libdir/cmake/InfiniRT/InfiniRTConfig.cmake" \
             "$libdir/pkgconfig/infinirt.pc" "$libdir/pkgconfig/infinirt-runtime.pc" \
             "$libdir/libinfiniop.so" "$libdir/infinirt/libinfiniop_cpu.so" \
-            "$libdir/pkgconfig/infiniop.pc"; do
+            "$libdir/pkgconfig/infiniop.pc" "$libdir/libinfiniccl.so" \
+            "$libdir/infinirt/libinfiniccl_cpu.so" "$libdir/pkgconfig/infiniccl.pc"; do
   [ -e "$prefix/$path" ] || { echo "missing from the install: $path"; exit 1; }
 done
 # Every vendor plugin is built and installed by default, SDK or not (INFINIRT_TEST_VENDORS: the
@@ -87,6 +88,13 @@ echo "== the InfiniOP example built with pkg-config (infiniop): it finds the ins
   -Wl,-rpath,"$("$pkg_config" --variable=libdir infiniop)"
 "$scratch/pc-infiniop-consumer"
 
+echo "== the InfiniCCL example built with pkg-config (infiniccl): 4 CPU devices in one process"
+# shellcheck disable=SC2046,SC2086
+"$cxx" -std=c++17 $sanitize_flags -o "$scratch/pc-infiniccl-consumer" \
+  "$examples_src/allreduce.cc" $("$pkg_config" --cflags --libs infiniccl) \
+  -Wl,-rpath,"$("$pkg_config" --variable=libdir infiniccl)"
+INFINIRT_CPU_DEVICES=4 "$scratch/pc-infiniccl-consumer"
+
 echo "== examples/ built on its own against the install (docs/install.md)"
 "$cmake" -S "$examples_src" -B "$scratch/examples" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="$sanitize_flags" \
@@ -96,3 +104,4 @@ echo "== examples/ built on its own against the install (docs/install.md)"
 "$scratch/examples/graph_capture"
 "$scratch/examples/cxx_runtime"   # find_package(InfiniRT) -> InfiniRT::runtime
 "$scratch/examples/infiniop_swiglu"  # find_package(InfiniRT) -> InfiniRT::infiniop
+"$scratch/examples/allreduce"        # find_package(InfiniRT) -> InfiniRT::infiniccl, 4 CPU devices
