@@ -1,10 +1,11 @@
 // The NCCL engine (libinfiniccl_nccl.so) over host-emulated vendor libraries
 // (tests/emulated_runtimes): the emulated CUDA runtime with 4 NVIDIA devices and the emulated
-// NCCL, the emulated MACA runtime with 2 MetaX devices and the emulated MCCL, an emulated Iluvatar
-// runtime whose NCCL is absent. Each translation is checked in the emulated library's record: the
-// function called, its arguments (devlist, count, dtype, op, root, peer), the native stream
-// passed (the InfiniRT stream's infinirtStreamGetNativeHandle), injected NCCL results mapped to
-// infiniStatus_t with the library's words; and the data the emulation computed.
+// NCCL, the emulated MACA runtime with 2 MetaX devices and the emulated MCCL, DTK's with 2 Hygon
+// devices and the emulated RCCL, MUSA's with 2 Moore devices and the emulated MUSA MCCL, an
+// emulated Iluvatar runtime whose NCCL is absent. Each translation is checked in the emulated
+// library's record: the function called, its arguments (devlist, count, dtype, op, root, peer), the
+// native stream passed (the InfiniRT stream's infinirtStreamGetNativeHandle), injected NCCL results
+// mapped to infiniStatus_t with the library's words; and the data the emulation computed.
 //
 // NCCL_TEST_MODE selects the run (CMakeLists.txt): unset, the above; "absent", NVIDIA's NCCL is
 // missing (the engine's listing says what was looked for); "old", the NCCL says it is 2.8.4
@@ -448,14 +449,19 @@ TEST_F(NcclEngineTest, FailuresOfCommInitAllAndGroupEndAreMapped) {
 // --- Other vendors
 // --------------------------------------------------------------------------------
 
-TEST_F(NcclEngineTest, MetaxGoesToItsOwnMccl) {
-  EmulatedRuntime mccl(std::getenv("INFINICCL_METAX_LIBRARY"));
-  ASSERT_TRUE(mccl.loaded()) << "the emulated MCCL is not loaded";
-  mccl.Reset();
-  Ranks ranks(INFINI_DEVICE_METAX, 2);
+// Each vendor's devices go to its own NCCL-shaped library, under that library's names: MetaX's
+// MCCL (mccl*), Hygon's RCCL (nccl* names, DTK's runtime) and Moore's MCCL (mccl*, MUSA's
+// runtime). The vendor's device indices are passed, not InfiniRT's ordinals.
+void ExpectTheVendorsOwnLibrary(infiniDevice_t type, const char* library_variable,
+                                const std::string& prefix, const EmulatedRuntime& nccl) {
+  SCOPED_TRACE(library_variable);
+  EmulatedRuntime library(std::getenv(library_variable));
+  ASSERT_TRUE(library.loaded()) << "the emulated library is not loaded";
+  library.Reset();
+  nccl.Reset();
+  Ranks ranks(type, 2);
   ASSERT_STATUS(INFINI_STATUS_SUCCESS, ranks.status());
-  // The vendor's indices, not InfiniRT's ordinals (the NVIDIA devices come first or last).
-  const auto made = mccl.LogOf("mcclCommInitAll");
+  const auto made = library.LogOf(prefix + "CommInitAll");
   ASSERT_EQ(made.size(), 1u);
   EXPECT_EQ(Field(made[0], "devlist"), "0,1");
   void* buffer[2] = {ranks.Buffer(0, INFINI_DTYPE_BF16, {1.5}),
@@ -465,11 +471,25 @@ TEST_F(NcclEngineTest, MetaxGoesToItsOwnMccl) {
                               ranks.comm(r), ranks.stream(r));
   });
   for (int r = 0; r < 2; ++r) EXPECT_EQ(ranks.Read(r, INFINI_DTYPE_BF16, buffer[r], 1)[0], 3.5);
-  const auto calls = mccl.LogOf("mcclAllReduce");
+  const auto calls = library.LogOf(prefix + "AllReduce");
   ASSERT_EQ(calls.size(), 2u);
   for (int r = 0; r < 2; ++r) EXPECT_EQ(Field(calls[r], "stream"), ranks.NativeStream(r));
-  EXPECT_EQ(mccl.LogOf("mcclGroupStart").size(), 1u);
-  EXPECT_TRUE(nccl_.Log().empty()) << "NVIDIA's NCCL was called for MetaX devices";
+  EXPECT_EQ(library.LogOf(prefix + "GroupStart").size(), 1u);
+  if (&nccl != &library) {
+    EXPECT_TRUE(nccl.Log().empty()) << "NVIDIA's NCCL was called for another vendor's devices";
+  }
+}
+
+TEST_F(NcclEngineTest, MetaxGoesToItsOwnMccl) {
+  ExpectTheVendorsOwnLibrary(INFINI_DEVICE_METAX, "INFINICCL_METAX_LIBRARY", "mccl", nccl_);
+}
+
+TEST_F(NcclEngineTest, HygonGoesToItsRccl) {
+  ExpectTheVendorsOwnLibrary(INFINI_DEVICE_HYGON, "INFINICCL_HYGON_LIBRARY", "nccl", nccl_);
+}
+
+TEST_F(NcclEngineTest, MooreGoesToItsOwnMccl) {
+  ExpectTheVendorsOwnLibrary(INFINI_DEVICE_MOORE, "INFINICCL_MOORE_LIBRARY", "mccl", nccl_);
 }
 
 // A type whose library is absent while the engine serves others: its communicators run through

@@ -23,7 +23,11 @@
 
 #ifndef EMU_NCCL_PREFIX
 #define EMU_NCCL_PREFIX nccl
+#endif
+#ifndef EMU_RUNTIME_PREFIX
 #define EMU_RUNTIME_PREFIX "cuda"
+#endif
+#ifndef EMU_RUNTIME_VARIABLE
 #define EMU_RUNTIME_VARIABLE "INFINIRT_NVIDIA_RUNTIME"
 #endif
 #define EMU_CONCAT_(a, b) a##b
