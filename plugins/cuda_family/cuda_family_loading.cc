@@ -154,7 +154,7 @@ std::string CheckAttributeNumbering() {
   if (s.fn.GetDeviceProperties == nullptr) {
     return s.prefix + "GetDeviceProperties is missing: nothing to check the numbering against";
   }
-  alignas(64) static char prop[16384];  // larger than any version of the struct
+  alignas(64) static char prop[kVendorPropertiesBytes];
   std::memset(prop, 0, sizeof prop);
   if (s.fn.GetDeviceProperties(prop, 0) != 0) {
     return s.prefix + s.properties_symbol + " failed on device 0";

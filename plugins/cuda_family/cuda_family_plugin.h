@@ -22,6 +22,10 @@
 namespace infinirt::cuda_family {
 
 // The resolved vendor functions: one pointer per entry of the lists in cuda_family_api.h.
+// Bytes of a buffer the vendor's properties struct is read into: more than any version of it
+// (CUDA 13's is 1008).
+constexpr size_t kVendorPropertiesBytes = 16384;
+
 struct Functions {
 #define CF_POINTER_(name, params) CF_ERROR(*name) params = nullptr;
   CUDA_FAMILY_REQUIRED_FUNCTIONS(CF_POINTER_)

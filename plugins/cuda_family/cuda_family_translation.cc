@@ -123,7 +123,7 @@ infinirtError_t CudaFamilyPlugin::GetDeviceProperties(int device, struct infinir
   // the name is read from the vendor's structure: its layout differs between vendors and
   // versions, but every one begins with the name.
   if (TheState().fn.GetDeviceProperties != nullptr) {
-    alignas(64) static thread_local char buffer[16384];
+    alignas(64) static thread_local char buffer[kVendorPropertiesBytes];
     if (const infinirtError_t e = CF_CALL(GetDeviceProperties, buffer, device)) return e;
     plugin::CopyText(prop->name, sizeof(prop->name), std::string(buffer, strnlen(buffer, 255)));
   } else {

@@ -4,10 +4,12 @@
 #define INFINIRT_TESTS_COMMON_TEST_SUPPORT_H_
 
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -24,6 +26,28 @@
 #endif
 
 namespace infinirt::testing {
+
+// A shell command line run to its end: what it wrote to the pipe (redirect stderr in the command
+// to have it), its exit status (-1 when it did not exit normally) and how long it took.
+struct CommandRun {
+  int exit_status = -1;
+  std::string output;
+  double seconds = 0;
+};
+
+inline CommandRun RunCommand(const std::string& command) {
+  CommandRun run;
+  const auto start = std::chrono::steady_clock::now();
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  size_t read = 0;
+  while ((read = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.output.append(buffer, read);
+  const int status = pclose(pipe);
+  if (status != -1 && WIFEXITED(status)) run.exit_status = WEXITSTATUS(status);
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
 
 // "infinirtErrorInvalidValue (1)": how the tests print an error, so a failure names it.
 inline std::string ErrorText(infinirtError_t error) {

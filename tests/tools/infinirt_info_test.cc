@@ -25,29 +25,18 @@
 #include "infiniop.h"
 #include "infinirt.h"
 #include "loader_support.h"
+#include "test_support.h"
 
 namespace infinirt::loader_test {
 namespace {
 
-struct ToolRun {
-  int exit_status = -1;  // -1 when it did not exit normally
-  std::string output;
-};
+using ToolRun = infinirt::testing::CommandRun;
 
 // Runs infinirt-info with the given arguments and this process's environment. stderr is
 // discarded unless merged into the output.
 ToolRun RunInfo(const std::string& arguments, bool merge_stderr = false) {
-  const std::string command = std::string("'") + INFINIRT_INFO + "' " + arguments +
-                              (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  ToolRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t read = 0;
-  while ((read = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.output.append(buffer, read);
-  const int status = pclose(pipe);
-  if (status != -1 && WIFEXITED(status)) run.exit_status = WEXITSTATUS(status);
-  return run;
+  return infinirt::testing::RunCommand(std::string("'") + INFINIRT_INFO + "' " + arguments +
+                                       (merge_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 std::vector<std::string> Lines(const std::string& text) {

@@ -19,32 +19,18 @@
 #include <vector>
 
 #include "infinirt.h"
+#include "test_support.h"
 
 namespace infinirt::selftest {
 namespace {
 
-struct ToolRun {
-  int exit_status = -1;  // -1 when it did not exit normally
-  std::string output;    // stdout and stderr
-  double seconds = 0;
-};
+using ToolRun = infinirt::testing::CommandRun;
 
 // Runs `environment program arguments` through the shell (environment: "A=1 B=2" or "").
 ToolRun RunProgram(const std::string& program, const std::string& arguments,
                    const std::string& environment = "") {
-  const std::string command = (environment.empty() ? "" : "env " + environment + " ") + "'" +
-                              program + "' " + arguments + " 2>&1";
-  ToolRun run;
-  const auto start = std::chrono::steady_clock::now();
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t read = 0;
-  while ((read = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.output.append(buffer, read);
-  const int status = pclose(pipe);
-  if (status != -1 && WIFEXITED(status)) run.exit_status = WEXITSTATUS(status);
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return run;
+  return infinirt::testing::RunCommand((environment.empty() ? "" : "env " + environment + " ") +
+                                       "'" + program + "' " + arguments + " 2>&1");
 }
 
 ToolRun RunSelftest(const std::string& arguments, const std::string& environment = "") {
