@@ -54,6 +54,16 @@ infinirtError_t PoolAttribute(Backend& owner, const ObjectRecord& pool, bool set
              : table.PoolGetAttribute(pool.local_device, pool.plugin_handle, attr, value);
 }
 
+// A pool location's device. A location that names no device is InvalidValue, as NVIDIA's
+// runtime answers in MemPoolCreate and MemPoolGetAccess (their documented codes have no
+// InvalidDevice).
+infinirtError_t LocationTarget(Runtime& runtime, int id, Target* target, const char* function) {
+  if (id < 0 || id >= static_cast<int>(runtime.devices().size())) {
+    return Fail(infinirtErrorInvalidValue, "{}: location id {} names no device", function, id);
+  }
+  return DeviceTarget(runtime, id, target, function);
+}
+
 // The properties of a pool to create, as the backend of its device sees them (*target).
 infinirtError_t CheckPoolProps(Runtime& runtime, const infinirtMemPoolProps& props, Target* target,
                                infinirtMemPoolProps* local, const char* function) {
@@ -88,22 +98,27 @@ infinirtError_t CheckPoolProps(Runtime& runtime, const infinirtMemPoolProps& pro
       return Fail(infinirtErrorInvalidValue, "{}: location type {} is not a device", function,
                   static_cast<int>(props.location.type));
   }
-  if (auto error = DeviceTarget(runtime, props.location.id, target, function)) return error;
+  if (auto error = LocationTarget(runtime, props.location.id, target, function)) return error;
   *local = props;
   local->location.id = target->local;
   return infinirtSuccess;
 }
 
-// An access descriptor's device, checked, as the pool's backend numbers it.
+// An access descriptor's device, checked, as the pool's backend numbers it. A location naming no
+// device is InvalidDevice for SetAccess and InvalidValue for GetAccess (NVIDIA's answers):
+// unknown_device_error says which.
 infinirtError_t AccessDevice(Runtime& runtime, const ObjectRecord& pool,
                              const infinirtMemLocation& location, int* local,
-                             const char* function) {
+                             infinirtError_t unknown_device_error, const char* function) {
   if (location.type != infinirtMemLocationTypeDevice) {
     return Fail(infinirtErrorInvalidValue, "{}: location type {} is not a device", function,
                 static_cast<int>(location.type));
   }
   Target target;
-  if (auto error = DeviceTarget(runtime, location.id, &target, function)) return error;
+  const infinirtError_t found = unknown_device_error == infinirtErrorInvalidValue
+                                    ? LocationTarget(runtime, location.id, &target, function)
+                                    : DeviceTarget(runtime, location.id, &target, function);
+  if (found != infinirtSuccess) return found;
   if (target.backend_index != pool.backend) {
     return Fail(infinirtErrorInvalidValue,
                 "{}: device {} is of another backend than the pool's; backends share no memory",
@@ -223,8 +238,11 @@ infinirtError_t infinirtMemPoolCreate(infinirtMemPool_t* memPool,
 infinirtError_t infinirtMemPoolDestroy(infinirtMemPool_t memPool) {
   return Guard(__func__, [&](const char* function) {
     Runtime& runtime = Runtime::Get();
+    if (memPool == nullptr) return Fail(infinirtErrorInvalidValue, "{}: memPool is NULL", function);
     ObjectRecord record;
-    if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
+    if (!runtime.mem_pools().Lookup(HandleValue(memPool), &record)) {
+      return StaleOrInvalidHandle(runtime.mem_pools(), memPool, "memory pool", function);
+    }
     if (IsDefaultPool(record)) {
       return Fail(infinirtErrorInvalidValue, "{}: a device's default pool cannot be destroyed",
                   function);
@@ -256,7 +274,8 @@ infinirtError_t infinirtMemPoolSetAccess(infinirtMemPool_t memPool,
     }
     std::vector<infinirtMemAccessDesc> local(descList, descList + count);
     for (infinirtMemAccessDesc& desc : local) {
-      if (auto error = AccessDevice(runtime, record, desc.location, &desc.location.id, function)) {
+      if (auto error = AccessDevice(runtime, record, desc.location, &desc.location.id,
+                                    infinirtErrorInvalidDevice, function)) {
         return error;
       }
       if (desc.flags != infinirtMemAccessFlagsProtNone &&
@@ -288,7 +307,10 @@ infinirtError_t infinirtMemPoolGetAccess(enum infinirtMemAccessFlags* flags,
     ObjectRecord record;
     if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
     infinirtMemLocation local = *location;
-    if (auto error = AccessDevice(runtime, record, *location, &local.id, function)) return error;
+    if (auto error = AccessDevice(runtime, record, *location, &local.id, infinirtErrorInvalidValue,
+                                  function)) {
+      return error;
+    }
     Backend& owner = runtime.backend(record.backend);
     return BackendAnswer(
         owner.table.MemPoolGetAccess(record.local_device, flags, record.plugin_handle, &local),

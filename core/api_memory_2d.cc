@@ -58,14 +58,23 @@ bool SpanOf(const Box& box, size_t* span) {
          !__builtin_add_overflow(reinterpret_cast<uintptr_t>(box.base), *span, &end);
 }
 
+// What a pitch narrower than the rows is: NVIDIA's runtime answers InvalidPitchValue for a copy's
+// and InvalidValue for a memset's.
+enum class Operation { kCopy, kSet };
+
+infinirtError_t NarrowPitchError(Operation operation) {
+  return operation == Operation::kCopy ? infinirtErrorInvalidPitchValue
+                                       : infinirtErrorInvalidValue;
+}
+
 // Checks a box before any of it is touched: a pitch narrower than a row, a size that overflows,
 // or a box that leaves its allocation (or runs from memory InfiniRT does not know into memory it
 // does) is refused.
-infinirtError_t CheckBox(Runtime& runtime, const Box& box, const char* what, const char* function,
-                         size_t* span) {
+infinirtError_t CheckBox(Runtime& runtime, const Box& box, Operation operation, const char* what,
+                         const char* function, size_t* span) {
   if (box.base == nullptr) return Fail(infinirtErrorInvalidValue, "{}: {} is NULL", function, what);
   if (box.pitch < box.width) {
-    return Fail(infinirtErrorInvalidPitchValue, "{}: {}'s pitch {} is less than the width {}",
+    return Fail(NarrowPitchError(operation), "{}: {}'s pitch {} is less than the width {}",
                 function, what, box.pitch, box.width);
   }
   if (!SpanOf(box, span)) {
@@ -132,7 +141,9 @@ infinirtError_t CopyBox(const Box& dst, const Box& src, const RowCopy& copy) {
 }
 
 infinirtError_t SetBox(const Box& box, const RowSet& set) {
-  if (box.Contiguous()) return set(const_cast<unsigned char*>(box.base), box.width * box.height);
+  if (box.Contiguous()) {
+    return set(const_cast<unsigned char*>(box.base), box.width * box.height * box.depth);
+  }
   for (size_t z = 0; z < box.depth; ++z) {
     for (size_t y = 0; y < box.height; ++y) {
       if (auto error = set(const_cast<unsigned char*>(box.Row(y, z)), box.width)) return error;
@@ -152,8 +163,13 @@ infinirtError_t CheckedCopy(const Box& dst, const Box& src, const RowCopy& copy,
   if (IsEmpty(dst)) return infinirtSuccess;
   Runtime& runtime = Runtime::Get();
   size_t dst_span = 0, src_span = 0;
-  if (auto error = CheckBox(runtime, dst, "the destination", function, &dst_span)) return error;
-  if (auto error = CheckBox(runtime, src, "the source", function, &src_span)) return error;
+  if (auto error = CheckBox(runtime, dst, Operation::kCopy, "the destination", function,
+                            &dst_span)) {
+    return error;
+  }
+  if (auto error = CheckBox(runtime, src, Operation::kCopy, "the source", function, &src_span)) {
+    return error;
+  }
   if (BoxesOverlap(dst, dst_span, src, src_span)) {
     return Fail(infinirtErrorInvalidValue, "{}: the destination overlaps the source", function);
   }
@@ -167,7 +183,9 @@ infinirtError_t CheckedSet(const Box& box, const RowSet& set, const char* functi
                            const PlaneSet& plane = nullptr) {
   if (IsEmpty(box)) return infinirtSuccess;
   size_t span = 0;
-  if (auto error = CheckBox(Runtime::Get(), box, "devPtr", function, &span)) return error;
+  if (auto error = CheckBox(Runtime::Get(), box, Operation::kSet, "devPtr", function, &span)) {
+    return error;
+  }
   if (plane && IsPlane(box)) {
     if (auto done = plane(box)) return *done;
   }
@@ -233,16 +251,20 @@ RowCopy AsyncCopy(enum infinirtMemcpyKind kind, infinirtStream_t stream) {
   };
 }
 
-// The box of `extent` at `pos` in a pitched volume (3D copies and memsets). A row that leaves the
-// pitch is InvalidPitchValue, rows that leave a slice of `ysize` rows InvalidValue; a NULL
+// The box of `extent` at `pos` in a pitched volume (3D copies and memsets). As NVIDIA's runtime
+// answers: a pitch narrower than the rows is NarrowPitchError, rows that fit the pitch but leave
+// it from their position InvalidValue, and so are rows that leave a slice of `ysize` rows; a NULL
 // pointer, or an offset that overflows, gives a NULL base, which CheckBox refuses.
 infinirtError_t BoxOf(const infinirtPitchedPtr& ptr, const infinirtPos& pos,
-                      const infinirtExtent& extent, const char* what, const char* function,
-                      Box* box) {
-  if (pos.x + extent.width > ptr.pitch && extent.width != 0) {
-    return Fail(infinirtErrorInvalidPitchValue,
-                "{}: {} rows of {} bytes from x {} leave the pitch {}", function, what,
-                extent.width, pos.x, ptr.pitch);
+                      const infinirtExtent& extent, Operation operation, const char* what,
+                      const char* function, Box* box) {
+  if (extent.width > ptr.pitch) {
+    return Fail(NarrowPitchError(operation), "{}: {}'s pitch {} is less than the width {}",
+                function, what, ptr.pitch, extent.width);
+  }
+  if (extent.width != 0 && pos.x > ptr.pitch - extent.width) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} rows of {} bytes from x {} leave the pitch {}",
+                function, what, extent.width, pos.x, ptr.pitch);
   }
   if ((extent.depth > 1 || pos.z > 0) && pos.y + extent.height > ptr.ysize) {
     return Fail(infinirtErrorInvalidValue, "{}: {} rows from y {} leave the slice of {} rows",
@@ -260,6 +282,22 @@ infinirtError_t BoxOf(const infinirtPitchedPtr& ptr, const infinirtPos& pos,
   return infinirtSuccess;
 }
 
+// A pitch above what the current device takes (its infinirtDevAttrMaxPitch, where it tells) is
+// InvalidValue, as NVIDIA's runtime answers for a 3D copy.
+infinirtError_t CheckMaxPitch(size_t pitch, const char* function) {
+  Runtime& runtime = Runtime::Get();
+  Target target;
+  if (CurrentTarget(runtime, &target, function) != infinirtSuccess) return infinirtSuccess;
+  int max_pitch = 0;
+  if (target.backend->table.DeviceGetAttribute(target.local, &max_pitch,
+                                               infinirtDevAttrMaxPitch) != infinirtSuccess ||
+      max_pitch <= 0 || pitch <= static_cast<size_t>(max_pitch)) {
+    return infinirtSuccess;
+  }
+  return Fail(infinirtErrorInvalidValue, "{}: the pitch {} exceeds the device's maximum {}",
+              function, pitch, max_pitch);
+}
+
 // The source and destination boxes of a 3D copy of linear memory.
 infinirtError_t BoxesOf3DCopy(const infinirtMemcpy3DParms* p, Box* dst, Box* src,
                               const char* function) {
@@ -268,16 +306,20 @@ infinirtError_t BoxesOf3DCopy(const infinirtMemcpy3DParms* p, Box* dst, Box* src
     return Fail(infinirtErrorInvalidValue, "{}: InfiniRT has no CUDA arrays (srcArray, dstArray)",
                 function);
   }
-  if (auto error = BoxOf(p->dstPtr, p->dstPos, p->extent, "the destination", function, dst)) {
+  for (const size_t pitch : {p->dstPtr.pitch, p->srcPtr.pitch}) {
+    if (auto error = CheckMaxPitch(pitch, function)) return error;
+  }
+  if (auto error = BoxOf(p->dstPtr, p->dstPos, p->extent, Operation::kCopy, "the destination",
+                         function, dst)) {
     return error;
   }
-  return BoxOf(p->srcPtr, p->srcPos, p->extent, "the source", function, src);
+  return BoxOf(p->srcPtr, p->srcPos, p->extent, Operation::kCopy, "the source", function, src);
 }
 
 // The whole volume a 3D memset sets.
 infinirtError_t BoxOfMemset3D(const infinirtPitchedPtr& ptr, const infinirtExtent& extent,
                               const char* function, Box* box) {
-  return BoxOf(ptr, make_infinirtPos(0, 0, 0), extent, "devPtr", function, box);
+  return BoxOf(ptr, make_infinirtPos(0, 0, 0), extent, Operation::kSet, "devPtr", function, box);
 }
 
 size_t RoundUpToPitch(size_t width) {
@@ -321,7 +363,13 @@ infinirtError_t infinirtMallocPitch(void** devPtr, size_t* pitch, size_t width, 
     }
     const size_t row = RoundUpToPitch(width);
     size_t bytes = 0;
-    if (row < width || __builtin_mul_overflow(row, height, &bytes)) {
+    // A width that no pitch can hold is a bad value (NVIDIA's answer); a height that makes the
+    // size overflow asks for more memory than there is.
+    if (row < width) {
+      return Fail(infinirtErrorInvalidValue, "{}: no pitch holds rows of {} bytes", function,
+                  width);
+    }
+    if (__builtin_mul_overflow(row, height, &bytes)) {
       return Fail(infinirtErrorMemoryAllocation, "{}: {} rows of {} bytes overflow", function,
                   height, width);
     }

@@ -75,6 +75,14 @@ infinirtError_t InvalidHandle(const void* handle, const char* what, const char* 
               what);
 }
 
+infinirtError_t StaleOrInvalidHandle(const HandleTable& table, const void* handle, const char* what,
+                                     const char* function) {
+  if (table.WasLive(HandleValue(handle))) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} {} was destroyed", function, what, handle);
+  }
+  return InvalidHandle(handle, what, function);
+}
+
 infinirtError_t MakeAllocationNode(Runtime& runtime, GraphData& graph, const Target& target,
                                    size_t size, GraphNode* node, void** pointer_out,
                                    const char* function) {

@@ -133,6 +133,11 @@ inline infinirtError_t BackendAnswer(infinirtError_t answer, const Backend& back
 
 // InvalidResourceHandle, with the log line "<function>: <handle> is not a live <what>".
 infinirtError_t InvalidHandle(const void* handle, const char* what, const char* function);
+// For the calls where NVIDIA's runtime answers InvalidValue for a handle destroyed before
+// (GraphLaunch, GraphUpload, MemPoolDestroy): that for a stale handle of the table, and
+// InvalidResourceHandle for one that never was.
+infinirtError_t StaleOrInvalidHandle(const HandleTable& table, const void* handle, const char* what,
+                                     const char* function);
 // What a call answers for a stream value that names no live stream: ContextIsDestroyed for a
 // stream destroyed since (as NVIDIA's runtime answers), InvalidResourceHandle for anything else.
 infinirtError_t DeadStream(Runtime& runtime, const void* stream, const char* function);

@@ -152,7 +152,10 @@ infinirtError_t ResolveExec(Runtime& runtime, infinirtGraphExec_t exec, ObjectRe
 infinirtError_t ResolveExecOnStream(Runtime& runtime, infinirtGraphExec_t exec,
                                     infinirtStream_t stream, ObjectRecord* record,
                                     StreamTarget* target, const char* function) {
-  if (auto error = ResolveExec(runtime, exec, record, function)) return error;
+  if (exec == nullptr) return Fail(infinirtErrorInvalidValue, "{}: graphExec is NULL", function);
+  if (!runtime.graph_execs().Lookup(HandleValue(exec), record)) {
+    return StaleOrInvalidHandle(runtime.graph_execs(), exec, "graph exec", function);
+  }
   if (auto error = ResolveStream(runtime, stream, target, function)) return error;
   if (target->device != record->device) {
     return Fail(infinirtErrorInvalidValue,

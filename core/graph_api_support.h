@@ -32,7 +32,8 @@ bool IsDefaultEdge(const infinirtGraphEdgeData& edge);
 infinirtError_t ResolveExec(Runtime& runtime, infinirtGraphExec_t exec, ObjectRecord* record,
                             const char* function);
 
-// A live exec and a stream of its device (InvalidValue for a stream of another device).
+// A live exec and a stream of its device (InvalidValue for a stream of another device), for
+// GraphLaunch and GraphUpload: an exec destroyed before is InvalidValue there (NVIDIA's answer).
 infinirtError_t ResolveExecOnStream(Runtime& runtime, infinirtGraphExec_t exec,
                                     infinirtStream_t stream, ObjectRecord* record,
                                     StreamTarget* target, const char* function);

@@ -24,7 +24,8 @@ Graph::~Graph() { destroy(); }
 void Graph::execute() { execute(stream_); }
 
 void Graph::execute(infinirtStream_t stream) {
-  // After destroy() the handle is stale, and the C API answers InvalidResourceHandle.
+  // After destroy() the handle is stale, and the C API answers InvalidValue (as NVIDIA's runtime
+  // does for an exec destroyed before).
   INFINIRT_CHECK(infinirtGraphLaunch(exec_, stream));
   if (std::find(launched_on_.begin(), launched_on_.end(), stream) == launched_on_.end()) {
     launched_on_.push_back(stream);

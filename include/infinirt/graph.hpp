@@ -36,7 +36,7 @@ class INFINIRT_CXX_API Graph {
   // Launches it on another stream (of the same device).
   void execute(infinirtStream_t stream);
   // Releases the graph now (the destructor does otherwise). Executing it afterwards is an
-  // infinirt::Error (InvalidResourceHandle).
+  // infinirt::Error (InvalidValue, the C API's answer for a destroyed exec).
   void destroy() noexcept;
 
   infinirtGraph_t graph() const { return graph_; }

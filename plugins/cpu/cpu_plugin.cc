@@ -817,10 +817,11 @@ struct CpuPlugin {
     return Dev(device).memory_pool->Allocate(size, StreamOf(device, stream), ptr);
   }
 
-  // The block is free once the stream has done everything enqueued on it so far.
+  // The block is free once the stream has done everything enqueued on it so far, and what it
+  // follows implicitly (the legacy stream's ordering with the blocking streams): a copy queued
+  // on a blocking stream before a FreeAsync on the legacy stream still uses the block.
   static infinirtError_t FreeAsync(int device, void* ptr, infinirtPluginStream_t stream) {
-    Stream& freeing = StreamOf(device, stream);
-    StreamPoint point{freeing.shared_from_this(), freeing.last_enqueued()};
+    StreamPoint point = EngineOf(device).PointAfterQueued(StreamOf(device, stream));
     infinirtError_t freed;
     if (Dev(device).created_pools->Free(ptr, point, &freed)) return freed;
     return Dev(device).memory_pool->Free(ptr, std::move(point));

@@ -469,6 +469,15 @@ uint64_t Device::Submit(Stream& stream, std::vector<StreamPoint> waits, Task wor
   return stream.Enqueue(std::move(waits), std::move(work));
 }
 
+StreamPoint Device::PointAfterQueued(Stream& stream) {
+  const bool implicit_work_pending =
+      stream.kind() == Stream::Kind::kLegacy
+          ? blocking_busy_.load(std::memory_order_acquire) != 0
+          : stream.blocking() && !legacy_->Idle();
+  const uint64_t seq = implicit_work_pending ? Submit(stream, {}, Task()) : stream.last_enqueued();
+  return StreamPoint{stream.shared_from_this(), seq};
+}
+
 bool Device::StreamIdle(Stream& stream) {
   if (!stream.Idle()) return false;
   return stream.kind() != Stream::Kind::kLegacy ||

@@ -299,6 +299,13 @@ class Device : public std::enable_shared_from_this<Device> {
     busy_.fetch_sub(1, std::memory_order_release);
   }
 
+  // The point of a stream after which everything queued before it is done, counting what the
+  // stream's next operation would follow implicitly: for the legacy stream, the work pending in
+  // every blocking stream; for a blocking stream, the legacy stream's. Where such work is
+  // pending an empty operation marks the point (it waits for that work, as a real operation
+  // would); otherwise it is the stream's last operation.
+  StreamPoint PointAfterQueued(Stream& stream);
+
   // True when the stream has no pending work; for the legacy stream, also every blocking one.
   bool StreamIdle(Stream& stream);
   // Waits for all prior work in a stream (for the legacy stream, also every blocking one).

@@ -143,9 +143,16 @@ TEST_F(GraphHandleTest, GarbageHandlesAreInvalidResourceHandle) {
   EXPECT_EQ(on_stack, 0);
 }
 
-TEST_F(GraphHandleTest, DestroyedGraphsAndExecsAreInvalidResourceHandle) {
+// A destroyed exec is InvalidResourceHandle to GraphExecDestroy but InvalidValue to GraphLaunch
+// and GraphUpload: NVIDIA's runtime's answers.
+TEST_F(GraphHandleTest, DestroyedGraphsAndExecsAreRefused) {
   ExpectGraphRejected(DestroyedGraph(), infinirtErrorInvalidResourceHandle, "destroyed");
-  ExpectExecRejected(DestroyedExec(), infinirtErrorInvalidResourceHandle, "destroyed");
+  const infinirtGraphExec_t exec = DestroyedExec();
+  SCOPED_TRACE("exec: destroyed");
+  EXPECT_ANSWER(infinirtGraphLaunch(exec, stream_), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtGraphLaunch(exec, nullptr), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtGraphUpload(exec, stream_), infinirtErrorInvalidValue);
+  EXPECT_ANSWER(infinirtGraphExecDestroy(exec), infinirtErrorInvalidResourceHandle);
 }
 
 TEST_F(GraphHandleTest, LiveHandlesOfAnotherKindAreInvalidResourceHandle) {

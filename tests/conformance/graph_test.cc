@@ -437,6 +437,7 @@ TEST_F(Graph, Misuse_GarbageOrDestroyedHandlesAreInvalidResourceHandle) {
                                            reinterpret_cast<infinirtGraphExec_t>(stream)};
   for (infinirtGraphExec_t bad : bad_execs) {
     EXPECT_EQ(infinirtGraphLaunch(bad, stream), infinirtErrorInvalidResourceHandle);
+    EXPECT_EQ(infinirtGraphUpload(bad, stream), infinirtErrorInvalidResourceHandle);
     EXPECT_EQ(infinirtGraphExecDestroy(bad), infinirtErrorInvalidResourceHandle);
   }
 
@@ -446,7 +447,9 @@ TEST_F(Graph, Misuse_GarbageOrDestroyedHandlesAreInvalidResourceHandle) {
   EXPECT_EQ(infinirtGraphInstantiate(&made, graph, 0), infinirtErrorInvalidResourceHandle);
   EXPECT_EQ(infinirtGraphDestroy(graph), infinirtErrorInvalidResourceHandle);
   ASSERT_OK_OR_SKIP(infinirtGraphExecDestroy(exec));
-  EXPECT_EQ(infinirtGraphLaunch(exec, stream), infinirtErrorInvalidResourceHandle);
+  // Launching or uploading an exec destroyed before: InvalidValue, as NVIDIA's runtime answers.
+  EXPECT_EQ(infinirtGraphLaunch(exec, stream), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGraphUpload(exec, stream), infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtGraphExecDestroy(exec), infinirtErrorInvalidResourceHandle);
   EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidResourceHandle);
   EXPECT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);

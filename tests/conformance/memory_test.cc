@@ -519,6 +519,11 @@ TEST_F(Conformance, S61_PoolAccessIsTheOwnDevicesAndWhatIsGranted) {
   EXPECT_EQ(infinirtMemPoolSetAccess(pool, nullptr, 0), infinirtSuccess);
   EXPECT_EQ(infinirtMemPoolGetAccess(nullptr, pool, &own), infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtMemPoolGetAccess(&flags, pool, nullptr), infinirtErrorInvalidValue);
+  // A location naming no device: InvalidValue here, as NVIDIA's runtime answers.
+  infinirtMemLocation no_device{infinirtMemLocationTypeDevice, 9999};
+  EXPECT_EQ(infinirtMemPoolGetAccess(&flags, pool, &no_device), infinirtErrorInvalidValue);
+  no_device.id = -1;
+  EXPECT_EQ(infinirtMemPoolGetAccess(&flags, pool, &no_device), infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtMemPoolGetAccess(&flags, pool, &own), infinirtSuccess);
   EXPECT_EQ(flags, infinirtMemAccessFlagsProtReadWrite) << "a refused call changed the access";
   if (device_count() >= 2) {
@@ -544,8 +549,12 @@ TEST_F(Conformance, S61_BadPoolCallsAreRefused) {
   infinirtMemPool_t pool = nullptr;
   ASSERT_OK_OR_SKIP(infinirtMemPoolCreate(&pool, &props));
   EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtSuccess);
-  EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtErrorInvalidResourceHandle);
+  // A pool destroyed before: InvalidValue (NVIDIA's answer); a handle that never was a pool:
+  // InvalidResourceHandle.
+  EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtMemPoolDestroy(nullptr), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPoolDestroy(reinterpret_cast<infinirtMemPool_t>(uintptr_t{0x12345678})),
+            infinirtErrorInvalidResourceHandle);
   infinirtMemPool_t made = nullptr;
   EXPECT_EQ(infinirtMemPoolCreate(nullptr, &props), infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtMemPoolCreate(&made, nullptr), infinirtErrorInvalidValue);
@@ -554,8 +563,10 @@ TEST_F(Conformance, S61_BadPoolCallsAreRefused) {
   props = PoolProps(device);
   props.location.type = static_cast<infinirtMemLocationType>(99);
   EXPECT_EQ(infinirtMemPoolCreate(&made, &props), infinirtErrorInvalidValue);
-  props = PoolProps(9999);
-  EXPECT_EQ(infinirtMemPoolCreate(&made, &props), infinirtErrorInvalidDevice);
+  props = PoolProps(9999);  // a location naming no device: NVIDIA's runtime answers InvalidValue
+  EXPECT_EQ(infinirtMemPoolCreate(&made, &props), infinirtErrorInvalidValue);
+  props = PoolProps(-1);
+  EXPECT_EQ(infinirtMemPoolCreate(&made, &props), infinirtErrorInvalidValue);
   props = PoolProps(device);
   props.handleTypes = static_cast<infinirtMemAllocationHandleType>(0x100);
   EXPECT_EQ(infinirtMemPoolCreate(&made, &props), infinirtErrorInvalidValue);

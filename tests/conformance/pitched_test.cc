@@ -106,7 +106,9 @@ TEST_F(Conformance, S48_BadRegionsAreRefusedAndChangeNothing) {
   EXPECT_EQ(infinirtMemcpy2D(device.ptr, kWidth - 1, host.data(), kWidth, kWidth, kHeight,
                              infinirtMemcpyHostToDevice),
             infinirtErrorInvalidPitchValue);
-  EXPECT_EQ(infinirtMemset2D(device.ptr, 10, 0, 11, 2), infinirtErrorInvalidPitchValue);
+  // NVIDIA's runtime: InvalidPitchValue for a copy's narrow pitch, InvalidValue for a memset's.
+  EXPECT_EQ(infinirtMemset2D(device.ptr, 10, 0, 11, 2), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemset2DAsync(device.ptr, 10, 0, 11, 2, nullptr), infinirtErrorInvalidValue);
   // One row more than the allocation has.
   EXPECT_EQ(infinirtMemcpy2D(device.ptr, device.pitch, host.data(), kWidth, kWidth, kHeight + 1,
                              infinirtMemcpyHostToDevice),
@@ -175,9 +177,17 @@ TEST_F(Conformance, S48_Copy3DMovesABoxBetweenVolumes) {
   bad = p;
   bad.dstPos.y = 4;
   EXPECT_EQ(infinirtMemcpy3D(&bad), infinirtErrorInvalidValue);
+  // Rows that fit the pitch but leave it from their position: InvalidValue (NVIDIA's answer);
+  // a pitch narrower than the rows: InvalidPitchValue.
   bad = p;
   bad.dstPos.x = device.pitch - 5;
+  EXPECT_EQ(infinirtMemcpy3D(&bad), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemcpy3DAsync(&bad, nullptr), infinirtErrorInvalidValue);
+  bad = p;
+  bad.srcPtr.pitch = 8;
+  bad.srcPos = make_infinirtPos(0, 0, 0);
   EXPECT_EQ(infinirtMemcpy3D(&bad), infinirtErrorInvalidPitchValue);
+  EXPECT_EQ(infinirtMemcpy3DAsync(&bad, nullptr), infinirtErrorInvalidPitchValue);
   bad = p;
   bad.dstPos.z = 3;  // the last slice and one past it
   EXPECT_EQ(infinirtMemcpy3D(&bad), infinirtErrorInvalidValue);
@@ -185,6 +195,70 @@ TEST_F(Conformance, S48_Copy3DMovesABoxBetweenVolumes) {
             infinirtErrorInvalidValue);
   infinirtGetLastError();
   EXPECT_EQ(infinirtFree(device.ptr), infinirtSuccess);
+}
+
+// A volume whose rows are contiguous (pitch == width) is set in one piece: every slice of it.
+TEST_F(Conformance, S48_Memset3DOfContiguousRowsSetsEverySlice) {
+  const infinirtExtent volume = make_infinirtExtent(32, 4, 5);
+  const size_t bytes = volume.width * volume.height * volume.depth;
+  void* memory = nullptr;
+  ASSERT_EQ(infinirtMalloc(&memory, bytes + 64), infinirtSuccess);
+  ASSERT_EQ(infinirtMemset(memory, 0x11, bytes + 64), infinirtSuccess);
+  const infinirtPitchedPtr contiguous =
+      make_infinirtPitchedPtr(memory, volume.width, volume.width, volume.height);
+  ASSERT_EQ(infinirtMemset3D(contiguous, 0x7C, volume), infinirtSuccess);
+  std::vector<unsigned char> back = ReadBack(memory, bytes + 64);
+  EXPECT_TRUE(AllBytesAre(back.data(), bytes, 0x7C)) << "not every slice was set";
+  EXPECT_TRUE(AllBytesAre(back.data() + bytes, 64, 0x11)) << "set past the volume";
+  ASSERT_EQ(infinirtMemset3DAsync(contiguous, 0x3D, volume, nullptr), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(nullptr), infinirtSuccess);
+  back = ReadBack(memory, bytes + 64);
+  EXPECT_TRUE(AllBytesAre(back.data(), bytes, 0x3D)) << "not every slice was set (async)";
+  EXPECT_TRUE(AllBytesAre(back.data() + bytes, 64, 0x11)) << "set past the volume (async)";
+  EXPECT_EQ(infinirtFree(memory), infinirtSuccess);
+}
+
+// NVIDIA's runtime answers InvalidValue for a 3D memset whose pitch is narrower than its rows.
+TEST_F(Conformance, S48_Memset3DWithAPitchNarrowerThanTheRowsIsInvalidValue) {
+  infinirtPitchedPtr device{};
+  ASSERT_EQ(infinirtMalloc3D(&device, make_infinirtExtent(40, 6, 2)), infinirtSuccess);
+  infinirtPitchedPtr narrow = device;
+  narrow.pitch = 16;
+  EXPECT_EQ(infinirtMemset3D(narrow, 0, make_infinirtExtent(40, 6, 2)), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemset3DAsync(narrow, 0, make_infinirtExtent(40, 6, 2), nullptr),
+            infinirtErrorInvalidValue);
+  infinirtGetLastError();
+  EXPECT_EQ(infinirtFree(device.ptr), infinirtSuccess);
+}
+
+// A 3D copy whose pitch exceeds the device's maximum (infinirtDevAttrMaxPitch) is InvalidValue.
+TEST_F(Conformance, S48_Copy3DWithAPitchAboveTheMaximumIsInvalidValue) {
+  int device_ordinal = 0, max_pitch = 0;
+  ASSERT_EQ(infinirtGetDevice(&device_ordinal), infinirtSuccess);
+  ASSERT_OK_OR_SKIP(infinirtDeviceGetAttribute(&max_pitch, infinirtDevAttrMaxPitch, device_ordinal));
+  infinirtPitchedPtr device{};
+  ASSERT_EQ(infinirtMalloc3D(&device, make_infinirtExtent(40, 2, 1)), infinirtSuccess);
+  std::vector<unsigned char> host(80, 1);
+  infinirtMemcpy3DParms p{};
+  p.srcPtr = make_infinirtPitchedPtr(host.data(), static_cast<size_t>(max_pitch) + 1, 40, 2);
+  p.dstPtr = device;
+  p.extent = make_infinirtExtent(40, 1, 1);
+  p.kind = infinirtMemcpyHostToDevice;
+  EXPECT_EQ(infinirtMemcpy3D(&p), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemcpy3DAsync(&p, nullptr), infinirtErrorInvalidValue);
+  infinirtGetLastError();
+  EXPECT_EQ(infinirtFree(device.ptr), infinirtSuccess);
+}
+
+// A width no pitch can hold is InvalidValue (NVIDIA's answer), not MemoryAllocation.
+TEST_F(Conformance, S48_PitchedAllocationOfAWidthOfSizeMaxIsInvalidValue) {
+  void* ptr = nullptr;
+  size_t pitch = 0;
+  EXPECT_EQ(infinirtMallocPitch(&ptr, &pitch, SIZE_MAX, 1), infinirtErrorInvalidValue);
+  infinirtPitchedPtr pitched{};
+  EXPECT_EQ(infinirtMalloc3D(&pitched, make_infinirtExtent(SIZE_MAX, 1, 1)),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidValue);
 }
 
 // Captured, a 2D copy is its rows' copies: the graph does it again at each launch.

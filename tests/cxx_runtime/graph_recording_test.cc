@@ -116,7 +116,7 @@ TEST_F(GraphRecordingTest, MisuseIsAnErrorWithTheRightCode) {
   runtime->syncStream();
   graph->destroy();
   graph->destroy();  // once is enough; twice is harmless
-  EXPECT_EQ(ErrorOf([&] { graph->execute(); }), infinirtErrorInvalidResourceHandle);
+  EXPECT_EQ(ErrorOf([&] { graph->execute(); }), infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtGetLastError(), infinirtSuccess);
 }
 

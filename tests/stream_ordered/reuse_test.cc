@@ -183,5 +183,53 @@ TEST_F(ReuseTest, AnEventRecordedBeforeTheLastUseDoesNotAllowReuse) {
   EXPECT_OK(infinirtEventDestroy(before_use));
 }
 
+
+// A FreeAsync on the legacy stream follows the work pending in every blocking stream (the legacy
+// stream's implicit ordering), so the block is not free until that work has run: another stream
+// must not get it, nor may TrimTo release it, while a copy on a blocking stream still reads it.
+TEST_F(ReuseTest, FreeAsyncOnTheLegacyStreamWaitsForWorkPendingInBlockingStreams) {
+  void* freed = AllocAsync(kBytes, a_);
+  ASSERT_OK(infinirtStreamSynchronize(a_));
+  Gate& gate = Block(a_);
+  ASSERT_OK(infinirtMemsetAsync(freed, 0x4D, kBytes, a_));
+  ASSERT_OK(infinirtMemcpyAsync(out_, freed, kBytes, infinirtMemcpyDeviceToHost, a_));
+  ASSERT_OK(infinirtFreeAsync(freed, infinirtStreamLegacy));
+  const uint64_t reserved = pool_.reserved();
+  pool_.TrimTo(0);
+  EXPECT_EQ(pool_.reserved(), reserved) << "TrimTo released a block that a's copy still reads";
+  void* other = AllocAsync(kBytes, b_);
+  EXPECT_NE(other, freed) << "b got a block that a's pending copy still reads";
+  ASSERT_OK(infinirtMemsetAsync(other, 0x5E, kBytes, b_));
+  ASSERT_OK(infinirtFreeAsync(other, b_));
+  ASSERT_OK(infinirtStreamSynchronize(b_));
+  EXPECT_TRUE(Busy(a_)) << "the gate opened early: the test proves nothing";
+  gate.Open();
+  ASSERT_OK(infinirtDeviceSynchronize());
+  EXPECT_TRUE(AllBytesAre(out_, kBytes, 0x4D)) << "a's copy read a block handed out again";
+}
+
+// The other direction: a FreeAsync on a blocking stream follows the legacy stream's pending work.
+TEST_F(ReuseTest, FreeAsyncOnABlockingStreamWaitsForWorkPendingInTheLegacyStream) {
+  void* freed = AllocAsync(kBytes, a_);
+  ASSERT_OK(infinirtStreamSynchronize(a_));
+  Gate& gate = Block(infinirtStreamLegacy);
+  ASSERT_OK(infinirtMemsetAsync(freed, 0x6F, kBytes, infinirtStreamLegacy));
+  ASSERT_OK(infinirtMemcpyAsync(out_, freed, kBytes, infinirtMemcpyDeviceToHost,
+                                infinirtStreamLegacy));
+  ASSERT_OK(infinirtFreeAsync(freed, a_));
+  const uint64_t reserved = pool_.reserved();
+  pool_.TrimTo(0);
+  EXPECT_EQ(pool_.reserved(), reserved) << "TrimTo released a block the legacy stream still reads";
+  void* other = AllocAsync(kBytes, b_);
+  EXPECT_NE(other, freed) << "b got a block that the legacy stream's pending copy still reads";
+  ASSERT_OK(infinirtMemsetAsync(other, 0x70, kBytes, b_));
+  ASSERT_OK(infinirtFreeAsync(other, b_));
+  ASSERT_OK(infinirtStreamSynchronize(b_));
+  EXPECT_TRUE(Busy(infinirtStreamLegacy)) << "the gate opened early: the test proves nothing";
+  gate.Open();
+  ASSERT_OK(infinirtDeviceSynchronize());
+  EXPECT_TRUE(AllBytesAre(out_, kBytes, 0x6F)) << "the legacy stream's copy read a reused block";
+}
+
 }  // namespace
 }  // namespace infinirt::testing
