@@ -297,76 +297,95 @@ infinirtError_t infinirtThreadExchangeStreamCaptureMode(enum infinirtStreamCaptu
 // Graphs
 // ------------------------------------------------------------------------------------------
 
+}  // extern "C"
+
+namespace infinirt::core::api {
+
+infinirtError_t InstantiateGraph(infinirtGraphExec_t* pGraphExec, infinirtGraph_t graph,
+                                 unsigned long long flags, bool with_params, const char* function) {
+  if (pGraphExec == nullptr) {
+    return Fail(infinirtErrorInvalidValue, "{}: pGraphExec is NULL", function);
+  }
+  Runtime& runtime = Runtime::Get();
+  std::shared_ptr<GraphData> source;
+  if (auto error = ResolveGraph(runtime, graph, &source, function)) return error;
+  if (flags & ~kKnownInstantiateFlags) {
+    return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function, flags);
+  }
+  if (flags & infinirtGraphInstantiateFlagDeviceLaunch) {
+    return Fail(infinirtErrorNotSupported, "{}: graphs cannot be launched from a device",
+                function);
+  }
+  // Upload names a stream, which only GraphInstantiateWithParams gives (NVIDIA's runtime refuses
+  // the flag elsewhere).
+  if ((flags & infinirtGraphInstantiateFlagUpload) && !with_params) {
+    return Fail(infinirtErrorInvalidValue,
+                "{}: the Upload flag is for infinirtGraphInstantiateWithParams", function);
+  }
+  std::shared_ptr<GraphData> data;
+  GraphData::FlatSpans spans;
+  if (source->Flatten(&data, &spans) != infinirtSuccess) {
+    return Fail(infinirtErrorInvalidValue, "{}: the graph's dependencies form a cycle", function);
+  }
+  std::vector<std::pair<uint64_t, void*>> events = EventsOf(*data);
+  if (auto error = CheckEventsLive(runtime, events, function)) return error;
+  {
+    std::lock_guard<std::mutex> lock(data->allocations().exec_mutex());
+    if (data->HasMemoryNodes() && data->allocations().live_execs > 0) {
+      return Fail(infinirtErrorNotSupported,
+                  "{}: a graph with memory nodes can have only one exec at a time", function);
+    }
+    ++data->allocations().live_execs;
+  }
+  auto exec = std::make_unique<ExecData>();
+  exec->graph = data;
+  exec->events = std::move(events);
+  exec->source_graph = source->id();
+  UserObjectRefs references(data->user_objects());
+  exec->user_objects.Take(&references);
+  exec->spans = std::move(spans);
+  exec->flags = flags;
+  Backend& backend = data->backend();
+  const int local = data->local_device();
+  const std::vector<infinirtPluginGraphNode> nodes = data->PluginNodes();
+  infinirtError_t error = backend.table.GraphInstantiate(local, &exec->plugin_exec, nodes.data(),
+                                                         nodes.size(), flags);
+  if (error == infinirtErrorNotSupported) {
+    // No native graphs: launches replay the nodes, ordered by an event of the exec's own.
+    exec->plugin_exec = nullptr;
+    error = EnsureOrderEvent(backend.table, local, *exec);
+  }
+  ObjectRecord exec_record;
+  exec_record.backend = data->backend_index();
+  exec_record.device = data->device();
+  exec_record.local_device = data->local_device();
+  exec_record.flags = static_cast<unsigned int>(flags);
+  exec_record.plugin_handle = exec.get();
+  uint64_t handle = 0;
+  if (error == infinirtSuccess) {
+    handle = runtime.graph_execs().Insert(exec_record);
+    if (handle == 0) error = Fail(infinirtErrorMemoryAllocation, "{}: too many execs", function);
+  } else {
+    error = BackendAnswer(error, backend, function);
+  }
+  if (error != infinirtSuccess) {
+    runtime.DestroyExec(exec_record);  // undoes the count and whatever the plugin made
+    exec.release();
+    return error;
+  }
+  exec.release();
+  *pGraphExec = reinterpret_cast<infinirtGraphExec_t>(static_cast<uintptr_t>(handle));
+  return infinirtSuccess;
+}
+
+}  // namespace infinirt::core::api
+
+extern "C" {
+
 infinirtError_t infinirtGraphInstantiate(infinirtGraphExec_t* pGraphExec, infinirtGraph_t graph,
                                          unsigned long long flags) {
   return Guard(__func__, [&](const char* function) {
-    if (pGraphExec == nullptr) {
-      return Fail(infinirtErrorInvalidValue, "{}: pGraphExec is NULL", function);
-    }
-    Runtime& runtime = Runtime::Get();
-    std::shared_ptr<GraphData> source;
-    if (auto error = ResolveGraph(runtime, graph, &source, function)) return error;
-    if (flags & ~kKnownInstantiateFlags) {
-      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function, flags);
-    }
-    if (flags & infinirtGraphInstantiateFlagDeviceLaunch) {
-      return Fail(infinirtErrorNotSupported, "{}: graphs cannot be launched from a device",
-                  function);
-    }
-    std::shared_ptr<GraphData> data;
-    GraphData::FlatSpans spans;
-    if (source->Flatten(&data, &spans) != infinirtSuccess) {
-      return Fail(infinirtErrorInvalidValue, "{}: the graph's dependencies form a cycle", function);
-    }
-    std::vector<std::pair<uint64_t, void*>> events = EventsOf(*data);
-    if (auto error = CheckEventsLive(runtime, events, function)) return error;
-    {
-      std::lock_guard<std::mutex> lock(data->allocations().exec_mutex());
-      if (data->HasMemoryNodes() && data->allocations().live_execs > 0) {
-        return Fail(infinirtErrorInvalidValue,
-                    "{}: a graph with memory nodes can have only one exec at a time", function);
-      }
-      ++data->allocations().live_execs;
-    }
-    auto exec = std::make_unique<ExecData>();
-    exec->graph = data;
-    exec->events = std::move(events);
-    exec->source_graph = source->id();
-    UserObjectRefs references(data->user_objects());
-    exec->user_objects.Take(&references);
-    exec->spans = std::move(spans);
-    exec->flags = flags;
-    Backend& backend = data->backend();
-    const int local = data->local_device();
-    const std::vector<infinirtPluginGraphNode> nodes = data->PluginNodes();
-    infinirtError_t error = backend.table.GraphInstantiate(local, &exec->plugin_exec, nodes.data(),
-                                                           nodes.size(), flags);
-    if (error == infinirtErrorNotSupported) {
-      // No native graphs: launches replay the nodes, ordered by an event of the exec's own.
-      exec->plugin_exec = nullptr;
-      error = EnsureOrderEvent(backend.table, local, *exec);
-    }
-    ObjectRecord exec_record;
-    exec_record.backend = data->backend_index();
-    exec_record.device = data->device();
-    exec_record.local_device = data->local_device();
-    exec_record.flags = static_cast<unsigned int>(flags);
-    exec_record.plugin_handle = exec.get();
-    uint64_t handle = 0;
-    if (error == infinirtSuccess) {
-      handle = runtime.graph_execs().Insert(exec_record);
-      if (handle == 0) error = Fail(infinirtErrorMemoryAllocation, "{}: too many execs", function);
-    } else {
-      error = BackendAnswer(error, backend, function);
-    }
-    if (error != infinirtSuccess) {
-      runtime.DestroyExec(exec_record);  // undoes the count and whatever the plugin made
-      exec.release();
-      return error;
-    }
-    exec.release();
-    *pGraphExec = reinterpret_cast<infinirtGraphExec_t>(static_cast<uintptr_t>(handle));
-    return infinirtSuccess;
+    return InstantiateGraph(pGraphExec, graph, flags, /*with_params=*/false, function);
   });
 }
 

@@ -82,8 +82,9 @@ infinirtGraphNode_t NodeAt(const GraphData& graph, const GraphData::FlatSpans& s
 }
 
 // Whether an exec may take `flat` (the flattened form of the graph to update it from): the
-// same nodes in the same order with the same edges, and unchanged memory nodes. Other
-// parameters may change.
+// same nodes in the same order with the same edges, copies in the same direction and unchanged
+// memory nodes. Other parameters may change. The results are NVIDIA's runtime's: a node of
+// another type changes the topology.
 infinirtError_t CheckUpdatable(const GraphData& current, const GraphData& flat,
                                const GraphData& graph, const GraphData::FlatSpans& spans,
                                infinirtGraphExecUpdateResultInfo* info, const char* function) {
@@ -99,8 +100,13 @@ infinirtError_t CheckUpdatable(const GraphData& current, const GraphData& flat,
     // Named only on failure: finding a position's node scans every node's span.
     auto at = [&] { return NodeAt(graph, spans, i); };
     if (was.kind() != now.kind()) {
-      return UpdateFailure(info, infinirtGraphExecUpdateErrorNodeTypeChanged, at(), nullptr,
+      return UpdateFailure(info, infinirtGraphExecUpdateErrorTopologyChanged, at(), nullptr,
                            function, "a node has another type than the exec's");
+    }
+    if (now.kind() == INFINIRT_GRAPH_NODE_MEMCPY &&
+        was.desc.params.copy.kind != now.desc.params.copy.kind) {
+      return UpdateFailure(info, infinirtGraphExecUpdateErrorParametersChanged, at(), nullptr,
+                           function, "a copy node copies in another direction than the exec's");
     }
     if (was.dependencies != now.dependencies) {
       return UpdateFailure(info, infinirtGraphExecUpdateErrorTopologyChanged, at(), nullptr,
@@ -158,13 +164,18 @@ infinirtError_t infinirtGraphExecUpdate(infinirtGraphExec_t hGraphExec, infinirt
       return UpdateFailure(resultInfo, infinirtGraphExecUpdateError, nullptr, nullptr, function,
                            "the graph belongs to another device than the exec");
     }
+    std::lock_guard<std::mutex> lock(exec->mutex);
+    // Another number of nodes is no update at all (NVIDIA's runtime reports NotSupported).
+    if (graph->node_count() != exec->spans.size()) {
+      return UpdateFailure(resultInfo, infinirtGraphExecUpdateErrorNotSupported, nullptr, nullptr,
+                           function, "the graph has another number of nodes than the exec's");
+    }
     std::shared_ptr<GraphData> flat;
     GraphData::FlatSpans spans;
     if (graph->Flatten(&flat, &spans) != infinirtSuccess) {
       return UpdateFailure(resultInfo, infinirtGraphExecUpdateErrorTopologyChanged, nullptr,
                            nullptr, function, "the graph's dependencies form a cycle");
     }
-    std::lock_guard<std::mutex> lock(exec->mutex);
     if (auto error = CheckUpdatable(*exec->graph, *flat, *graph, spans, resultInfo, function)) {
       return error;
     }
@@ -200,7 +211,16 @@ infinirtError_t infinirtGraphExecMemcpyNodeSetParams1D(infinirtGraphExec_t hGrap
           if (span.first != span.last || target.kind() != INFINIRT_GRAPH_NODE_MEMCPY) {
             return Fail(infinirtErrorInvalidValue, "{}: not a memcpy node", function);
           }
-          return MakeCopyNode(Runtime::Get(), copy, dst, src, count, kind, &target, function);
+          const enum infinirtMemcpyKind direction = target.desc.params.copy.kind;
+          if (auto error =
+                  MakeCopyNode(Runtime::Get(), copy, dst, src, count, kind, &target, function)) {
+            return error;
+          }
+          if (target.desc.params.copy.kind != direction) {  // NVIDIA's runtime refuses it too
+            return Fail(infinirtErrorInvalidValue,
+                        "{}: an exec's copy node cannot change its direction", function);
+          }
+          return infinirtSuccess;
         });
   });
 }
@@ -273,7 +293,7 @@ infinirtError_t infinirtGraphInstantiateWithParams(infinirtGraphExec_t* pGraphEx
         return error;
       }
     }
-    const infinirtError_t error = infinirtGraphInstantiate(pGraphExec, graph, params->flags);
+    const infinirtError_t error = InstantiateGraph(pGraphExec, graph, params->flags, /*with_params=*/true, function);
     if (error == infinirtSuccess) {
       params->result_out = infinirtGraphInstantiateSuccess;
     } else {

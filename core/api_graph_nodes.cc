@@ -105,28 +105,23 @@ infinirtError_t MakeEventNode(Runtime& runtime, const GraphData& graph, infinirt
   return infinirtSuccess;
 }
 
+// The node holds a copy of the child graph as it is at the call (so a graph may be added as a
+// child of itself); the copy is checked for cycles when the parent is instantiated, as NVIDIA's
+// runtime does.
 infinirtError_t MakeChildNode(Runtime& runtime, const GraphData& graph, infinirtGraph_t child,
                               GraphNode* node, const char* function) {
   std::shared_ptr<GraphData> source;
   if (auto error = ResolveGraph(runtime, child, &source, function)) return error;
-  if (source.get() == &graph) {
-    return Fail(infinirtErrorInvalidValue, "{}: a graph cannot be its own child", function);
-  }
   if (source->device() != graph.device()) {
     return Fail(infinirtErrorInvalidValue,
                 "{}: the child graph belongs to device {} and the graph to device {}", function,
                 source->device(), graph.device());
   }
   if (source->HasMemoryNodes()) {
-    return Fail(infinirtErrorInvalidValue,
+    return Fail(infinirtErrorNotSupported,
                 "{}: a child graph cannot hold memory allocation or free nodes", function);
   }
-  std::shared_ptr<GraphData> copy;
-  if (source->Flatten(&copy) != infinirtSuccess) {
-    return Fail(infinirtErrorInvalidValue, "{}: the child graph's dependencies form a cycle",
-                function);
-  }
-  node->child = std::move(copy);
+  node->child = source->Clone();
   return infinirtSuccess;
 }
 
@@ -146,6 +141,11 @@ infinirtError_t MakeGraphAllocationNode(Runtime& runtime, GraphData& graph,
   if (params->bytesize == 0) return Fail(infinirtErrorInvalidValue, "{}: bytesize is 0", function);
   if (params->accessDescCount > 0 && params->accessDescs == nullptr) {
     return Fail(infinirtErrorInvalidValue, "{}: accessDescs is NULL", function);
+  }
+  // At most one descriptor per device (NVIDIA's runtime refuses more).
+  if (params->accessDescCount > runtime.devices().size()) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} access descriptors for {} devices", function,
+                params->accessDescCount, runtime.devices().size());
   }
   for (size_t i = 0; i < params->accessDescCount; ++i) {
     const infinirtMemAccessDesc& access = params->accessDescs[i];
@@ -427,6 +427,10 @@ infinirtError_t infinirtGraphRemoveDependencies(infinirtGraph_t graph,
     std::shared_ptr<GraphData> data;
     if (auto error = ResolveGraph(Runtime::Get(), graph, &data, function)) return error;
     std::lock_guard<std::recursive_mutex> lock(data->mutex());
+    if (data->HasMemoryNodes()) {  // NVIDIA's runtime refuses it too
+      return Fail(infinirtErrorNotSupported,
+                  "{}: dependencies cannot be removed from a graph with memory nodes", function);
+    }
     std::vector<std::pair<uint32_t, uint32_t>> edges;
     if (auto error =
             ResolveEdges(*data, from, to, edgeData, numDependencies, false, &edges, function)) {
@@ -520,6 +524,10 @@ infinirtError_t infinirtGraphClone(infinirtGraph_t* pGraphClone, infinirtGraph_t
     Runtime& runtime = Runtime::Get();
     std::shared_ptr<GraphData> original;
     if (auto error = ResolveGraph(runtime, originalGraph, &original, function)) return error;
+    if (original->HasMemoryNodes()) {  // NVIDIA's runtime refuses it too
+      return Fail(infinirtErrorNotSupported, "{}: a graph with memory nodes cannot be cloned",
+                  function);
+    }
     const uint64_t handle = PublishGraph(runtime, original->Clone());
     if (handle == 0) return Fail(infinirtErrorMemoryAllocation, "{}: too many graphs", function);
     *pGraphClone = reinterpret_cast<infinirtGraph_t>(static_cast<uintptr_t>(handle));
@@ -702,10 +710,9 @@ infinirtError_t infinirtGraphDebugDotPrint(infinirtGraph_t graph, const char* pa
     std::shared_ptr<GraphData> data;
     if (auto error = ResolveGraph(Runtime::Get(), graph, &data, function)) return error;
     if (path == nullptr) return Fail(infinirtErrorInvalidValue, "{}: path is NULL", function);
-    if (flags & ~kKnownDotFlags) {
-      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function, flags);
-    }
-    const std::string dot = DotOf(*data, flags);
+    // Unknown flag bits are ignored, as NVIDIA's runtime ignores them.
+    if (flags & ~kKnownDotFlags) Log().debug("{}: ignoring unknown flags {:#x}", function, flags);
+    const std::string dot = DotOf(*data, flags & kKnownDotFlags);
     std::FILE* file = std::fopen(path, "w");
     if (file == nullptr) {
       return Fail(infinirtErrorOperatingSystem, "{}: cannot open {}: {}", function, path,

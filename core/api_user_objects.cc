@@ -68,10 +68,12 @@ infinirtError_t infinirtUserObjectRelease(infinirtUserObject_t object, unsigned 
     if (auto error = CheckCount(count, function)) return error;
     std::shared_ptr<UserObject> found;
     if (auto error = ResolveUserObject(object, &found, function)) return error;
-    if (!found->Release(count)) {
-      return Fail(infinirtErrorInvalidValue, "{}: the object holds fewer than {} references",
-                  function, count);
-    }
+    if (found->Release(count)) return infinirtSuccess;
+    // More than it holds: NVIDIA's runtime answers Success. The program's own references go;
+    // those graphs and execs hold stay theirs.
+    const uint64_t released = found->ReleaseUnheld(count);
+    Log().debug("{}: the object holds fewer than {} references; released the {} the program held",
+                function, count, released);
     return infinirtSuccess;
   });
 }
@@ -105,14 +107,16 @@ infinirtError_t infinirtGraphReleaseUserObject(infinirtGraph_t graph, infinirtUs
     if (auto error = CheckCount(count, function)) return error;
     std::shared_ptr<UserObject> found;
     if (auto error = ResolveUserObject(object, &found, function)) return error;
-    bool released = false;
+    unsigned int released = 0;
     {
       std::lock_guard<std::recursive_mutex> lock(data->mutex());
-      released = data->user_objects().Release(found, count);
+      released = data->user_objects().ReleaseAtMost(found, count);
     }
-    if (!released) {
-      return Fail(infinirtErrorInvalidValue, "{}: the graph holds fewer than {} references",
-                  function, count);
+    // Releasing more than the graph holds releases what it holds: NVIDIA's runtime answers
+    // Success.
+    if (released < count) {
+      Log().debug("{}: the graph held {} of the {} references released", function, released,
+                  count);
     }
     return infinirtSuccess;
   });

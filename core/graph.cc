@@ -234,7 +234,7 @@ bool GraphData::TopologicalOrder(std::vector<size_t>* order) const {
   return order->size() == nodes_.size();
 }
 
-uint32_t GraphData::AppendFlattened(const GraphNode& node,
+uint32_t GraphData::AppendFlattened(const GraphNode& node, const GraphData* flat_child,
                                     const std::vector<uint32_t>& dependencies,
                                     std::vector<GraphNode>* flat) const {
   auto append = [flat](GraphNode copy) {
@@ -243,11 +243,10 @@ uint32_t GraphData::AppendFlattened(const GraphNode& node,
     return flat->back().id;
   };
   GraphNode join;  // an empty node standing for the completion of several
-  if (node.child) {
-    // A child graph is flat already (it was flattened when the node was made).
+  if (flat_child) {
     const uint32_t offset = static_cast<uint32_t>(flat->size());
-    std::vector<bool> has_dependent(node.child->nodes_.size(), false);
-    for (const GraphNode& inner : node.child->nodes_) {
+    std::vector<bool> has_dependent(flat_child->nodes_.size(), false);
+    for (const GraphNode& inner : flat_child->nodes_) {
       GraphNode copy = inner;
       if (copy.dependencies.empty())
         copy.dependencies = dependencies;
@@ -291,23 +290,25 @@ infinirtError_t GraphData::Flatten(std::shared_ptr<GraphData>* flat, FlatSpans* 
   std::vector<size_t> order;
   if (!TopologicalOrder(&order)) return infinirtErrorInvalidValue;
   std::shared_ptr<GraphData> result(new GraphData(CloneOf{this}));
+  UserObjectRefs references(user_objects_);
+  result->user_objects_.Take(&references);
   std::unordered_map<uint32_t, uint32_t> completion;  // node id -> flat position
   for (size_t index : order) {
     const GraphNode& node = nodes_[index];
+    // A child graph node holds the child as it was copied; its own cycles show here.
+    std::shared_ptr<GraphData> flat_child;
+    if (node.child) {
+      if (node.child->Flatten(&flat_child) != infinirtSuccess) return infinirtErrorInvalidValue;
+      UserObjectRefs inner(flat_child->user_objects_);
+      result->user_objects_.Take(&inner);
+    }
     std::vector<uint32_t> dependencies;
     for (uint32_t dependency : node.dependencies) dependencies.push_back(completion.at(dependency));
     const auto first = static_cast<uint32_t>(result->nodes_.size());
-    completion[node.id] = AppendFlattened(node, dependencies, &result->nodes_);
+    completion[node.id] = AppendFlattened(node, flat_child.get(), dependencies, &result->nodes_);
     if (spans) (*spans)[node.id] = FlatSpan{first, completion[node.id]};
   }
   result->next_node_id_ = static_cast<uint32_t>(result->nodes_.size());
-  UserObjectRefs references(user_objects_);
-  result->user_objects_.Take(&references);
-  for (const GraphNode& node : nodes_) {
-    if (!node.child) continue;
-    UserObjectRefs inner(node.child->user_objects_);
-    result->user_objects_.Take(&inner);
-  }
   *flat = std::move(result);
   return infinirtSuccess;
 }

@@ -157,6 +157,10 @@ class GraphData : public std::enable_shared_from_this<GraphData> {
   std::vector<GraphNode>& mutable_nodes() { return nodes_; }
 
   const std::vector<GraphNode>& nodes() const { return nodes_; }
+  size_t node_count() const {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    return nodes_.size();
+  }
   bool HasMemoryNodes() const;
   // Memory allocated by the graph and not released by one of its own free nodes: live after
   // a launch until the program frees it (relaunching then is an error: docs/cuda-semantics.md S38).
@@ -170,9 +174,11 @@ class GraphData : public std::enable_shared_from_this<GraphData> {
     const GraphData* source;
   };
   explicit GraphData(CloneOf clone);
-  // Appends the nodes of node (a child graph inlined, a memset split) to *flat, depending on
-  // `dependencies`; returns the position that stands for node's completion.
-  uint32_t AppendFlattened(const GraphNode& node, const std::vector<uint32_t>& dependencies,
+  // Appends the nodes of node (a child graph inlined from its flattened form flat_child, a memset
+  // split) to *flat, depending on `dependencies`; returns the position that stands for node's
+  // completion.
+  uint32_t AppendFlattened(const GraphNode& node, const GraphData* flat_child,
+                           const std::vector<uint32_t>& dependencies,
                            std::vector<GraphNode>* flat) const;
   bool TopologicalOrder(std::vector<size_t>* order) const;
 

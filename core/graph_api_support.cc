@@ -25,9 +25,32 @@ infinirtError_t ResolveNode(infinirtGraphNode_t handle, std::shared_ptr<GraphDat
   return infinirtSuccess;
 }
 
+namespace {
+
+// A region that starts in memory InfiniRT does not know and ends in an allocation it does: it
+// starts before that allocation (NVIDIA's runtime refuses such a copy node).
+bool StartsBeforeAnAllocation(Runtime& runtime, const void* start, size_t count) {
+  const auto first = reinterpret_cast<uintptr_t>(start);
+  uintptr_t last = 0;
+  if (__builtin_add_overflow(first, count - 1, &last)) return false;
+  return !runtime.allocations().Find(first) && runtime.allocations().Find(last);
+}
+
+}  // namespace
+
+// The checks NVIDIA's runtime makes of a copy node (on top of those of MemcpyAsync): something to
+// copy, and neither region starting before the allocation it runs into.
 infinirtError_t MakeCopyNode(Runtime& runtime, const GraphData& graph, void* dst, const void* src,
                              size_t count, enum infinirtMemcpyKind kind, GraphNode* node,
                              const char* function) {
+  if (count == 0) return Fail(infinirtErrorInvalidValue, "{}: count is 0", function);
+  for (const void* start : {static_cast<const void*>(dst), src}) {
+    if (start != nullptr && StartsBeforeAnAllocation(runtime, start, count)) {
+      return Fail(infinirtErrorInvalidValue,
+                  "{}: {} starts before the allocation its {} bytes run into", function, start,
+                  count);
+    }
+  }
   const StreamTarget on_graph = GraphTarget(runtime, graph);
   Target target;
   enum infinirtMemcpyKind resolved = kind;

@@ -32,6 +32,11 @@ bool IsDefaultEdge(const infinirtGraphEdgeData& edge);
 infinirtError_t ResolveExec(Runtime& runtime, infinirtGraphExec_t exec, ObjectRecord* record,
                             const char* function);
 
+// GraphInstantiate's work; with_params: for GraphInstantiateWithParams, the only one taking the
+// Upload flag.
+infinirtError_t InstantiateGraph(infinirtGraphExec_t* pGraphExec, infinirtGraph_t graph,
+                                 unsigned long long flags, bool with_params, const char* function);
+
 // A live exec and a stream of its device (InvalidValue for a stream of another device), for
 // GraphLaunch and GraphUpload: an exec destroyed before is InvalidValue there (NVIDIA's answer).
 infinirtError_t ResolveExecOnStream(Runtime& runtime, infinirtGraphExec_t exec,

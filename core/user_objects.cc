@@ -1,5 +1,6 @@
 #include "user_objects.h"
 
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
@@ -48,6 +49,21 @@ bool UserObject::Release(unsigned int count) {
   return true;
 }
 
+uint64_t UserObject::ReleaseUnheld(unsigned int count) {
+  uint64_t now = references_.load();
+  uint64_t dropped = 0;
+  do {
+    const uint64_t held = held_by_holders_.load();
+    dropped = std::min<uint64_t>(count, now > held ? now - held : 0);
+    if (dropped == 0) return 0;
+  } while (!references_.compare_exchange_weak(now, now - dropped));
+  if (now == dropped) {
+    Forget(handle_);
+    destroy_(ptr_);
+  }
+  return dropped;
+}
+
 std::shared_ptr<UserObject> CreateUserObject(void* ptr, infinirtHostFn_t destroy,
                                              unsigned int references) {
   UserObjectTable& table = Table();
@@ -67,21 +83,27 @@ std::shared_ptr<UserObject> FindUserObject(uint64_t handle) {
 
 UserObjectRefs::UserObjectRefs(const UserObjectRefs& other) {
   for (const auto& [object, count] : other.held_) {
-    if (object->Retain(count)) held_.emplace(object, count);
+    if (!object->Retain(count)) continue;
+    object->NoteHeld(count);
+    held_.emplace(object, count);
   }
 }
 
 void UserObjectRefs::Add(const std::shared_ptr<UserObject>& object, unsigned int count) {
+  object->NoteHeld(count);
   held_[object] += count;
 }
 
-bool UserObjectRefs::Release(const std::shared_ptr<UserObject>& object, unsigned int count) {
+unsigned int UserObjectRefs::ReleaseAtMost(const std::shared_ptr<UserObject>& object,
+                                           unsigned int count) {
   auto found = held_.find(object);
-  if (found == held_.end() || found->second < count) return false;
-  found->second -= count;
+  if (found == held_.end()) return 0;
+  const unsigned int released = std::min(count, found->second);
+  found->second -= released;
   if (found->second == 0) held_.erase(found);
-  object->Release(count);
-  return true;
+  object->NoteUnheld(released);
+  object->Release(released);
+  return released;
 }
 
 void UserObjectRefs::Take(UserObjectRefs* other) {
@@ -92,7 +114,10 @@ void UserObjectRefs::Take(UserObjectRefs* other) {
 void UserObjectRefs::ReleaseAll() {
   auto held = std::move(held_);
   held_.clear();
-  for (const auto& [object, count] : held) object->Release(count);
+  for (const auto& [object, count] : held) {
+    object->NoteUnheld(count);
+    object->Release(count);
+  }
 }
 
 }  // namespace infinirt::core

@@ -28,12 +28,20 @@ class UserObject {
   // Drops references, running the destructor when none remain; false (nothing dropped) when
   // it holds fewer than `count`.
   bool Release(unsigned int count);
+  // For a release of more references than the object holds (NVIDIA's runtime answers Success):
+  // drops at most `count` of those that no graph or exec holds, as Release does; returns how
+  // many it dropped.
+  uint64_t ReleaseUnheld(unsigned int count);
+  // Graphs and execs (UserObjectRefs) count the references they hold here.
+  void NoteHeld(uint64_t count) { held_by_holders_.fetch_add(count); }
+  void NoteUnheld(uint64_t count) { held_by_holders_.fetch_sub(count); }
 
  private:
   const uint64_t handle_;
   void* const ptr_;
   const infinirtHostFn_t destroy_;
   std::atomic<uint64_t> references_;
+  std::atomic<uint64_t> held_by_holders_{0};  // of references_
 };
 
 // The table of live user objects.
@@ -53,8 +61,8 @@ class UserObjectRefs {
 
   // Records references the holder now owns (already counted in the object).
   void Add(const std::shared_ptr<UserObject>& object, unsigned int count);
-  // Releases references the holder owns; false (nothing released) when it owns fewer.
-  bool Release(const std::shared_ptr<UserObject>& object, unsigned int count);
+  // Releases at most `count` references the holder owns; returns how many it released.
+  unsigned int ReleaseAtMost(const std::shared_ptr<UserObject>& object, unsigned int count);
   // Moves every reference of `other` here.
   void Take(UserObjectRefs* other);
   void ReleaseAll();

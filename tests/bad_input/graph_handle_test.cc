@@ -210,10 +210,21 @@ TEST_F(GraphHandleTest, UnknownInstantiateFlagsAreInvalidValue) {
                   infinirtErrorInvalidValue);
     EXPECT_EQ(exec, nullptr);
   }
-  // Every known flag but DeviceLaunch is accepted.
+  // Upload is for GraphInstantiateWithParams only (NVIDIA's runtime refuses it here too).
+  for (unsigned long long flags :
+       {static_cast<unsigned long long>(infinirtGraphInstantiateFlagUpload),
+        static_cast<unsigned long long>(infinirtGraphInstantiateFlagUpload |
+                                        infinirtGraphInstantiateFlagUseNodePriority)}) {
+    SCOPED_TRACE(::testing::Message() << "flags 0x" << std::hex << flags);
+    infinirtGraphExec_t exec = nullptr;
+    EXPECT_ANSWER(infinirtGraphInstantiate(&exec, graph_, flags), infinirtErrorInvalidValue);
+    EXPECT_ANSWER(infinirtGraphInstantiateWithFlags(&exec, graph_, flags),
+                  infinirtErrorInvalidValue);
+    EXPECT_EQ(exec, nullptr);
+  }
+  // Every other known flag but DeviceLaunch is accepted.
   for (unsigned long long flags :
        {0ull, static_cast<unsigned long long>(infinirtGraphInstantiateFlagAutoFreeOnLaunch),
-        static_cast<unsigned long long>(infinirtGraphInstantiateFlagUpload),
         static_cast<unsigned long long>(infinirtGraphInstantiateFlagUseNodePriority)}) {
     SCOPED_TRACE(::testing::Message() << "flags 0x" << std::hex << flags);
     infinirtGraphExec_t exec = nullptr;

@@ -478,12 +478,23 @@ TEST_F(Graph, Misuse_InstantiateFlags) {
       infinirtErrorNotSupported);
   EXPECT_EQ(exec, nullptr);
   EXPECT_EQ(infinirtGraphInstantiate(nullptr, graph, 0), infinirtErrorInvalidValue);
+  // Upload names no stream here: only GraphInstantiateWithParams takes it (NVIDIA's answer).
+  for (unsigned long long flags :
+       {static_cast<unsigned long long>(infinirtGraphInstantiateFlagUpload),
+        static_cast<unsigned long long>(infinirtGraphInstantiateFlagUpload |
+                                        infinirtGraphInstantiateFlagUseNodePriority)}) {
+    EXPECT_EQ(infinirtGraphInstantiateWithFlags(&exec, graph, flags), infinirtErrorInvalidValue)
+        << flags;
+    EXPECT_EQ(infinirtGraphInstantiate(&exec, graph, flags), infinirtErrorInvalidValue) << flags;
+    EXPECT_EQ(exec, nullptr);
+  }
 
   // The other documented flags are accepted, and the execs run.
   for (unsigned long long flags :
        {static_cast<unsigned long long>(infinirtGraphInstantiateFlagAutoFreeOnLaunch),
-        static_cast<unsigned long long>(infinirtGraphInstantiateFlagUpload),
-        static_cast<unsigned long long>(infinirtGraphInstantiateFlagUseNodePriority)}) {
+        static_cast<unsigned long long>(infinirtGraphInstantiateFlagUseNodePriority),
+        static_cast<unsigned long long>(infinirtGraphInstantiateFlagAutoFreeOnLaunch |
+                                        infinirtGraphInstantiateFlagUseNodePriority)}) {
     exec = nullptr;
     EXPECT_EQ(infinirtGraphInstantiateWithFlags(&exec, graph, flags), infinirtSuccess) << flags;
     Own(exec);
