@@ -505,9 +505,17 @@ infinirtError_t infinirtDeviceGetPCIBusId(char* pciBusId, int len, int device) {
                   "address",
                   function_name, device);
     }
-    std::snprintf(pciBusId, static_cast<size_t>(len), "%04x:%02x:%02x.0",
-                  static_cast<unsigned>(prop.pciDomainID), static_cast<unsigned>(prop.pciBusID),
-                  static_cast<unsigned>(prop.pciDeviceID));
+    char id[32];
+    const int length = std::snprintf(id, sizeof id, "%04x:%02x:%02x.0",
+                                     static_cast<unsigned>(prop.pciDomainID),
+                                     static_cast<unsigned>(prop.pciBusID),
+                                     static_cast<unsigned>(prop.pciDeviceID));
+    // Too short for the whole id: InvalidValue (NVIDIA's answer), not a truncated id.
+    if (len <= length) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} bytes cannot hold the id \"{}\"",
+                  function_name, len, id);
+    }
+    std::memcpy(pciBusId, id, static_cast<size_t>(length) + 1);
     return infinirtSuccess;
   });
 }

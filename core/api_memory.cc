@@ -131,6 +131,33 @@ infinirtError_t ManagedRange(Runtime& runtime, const void* ptr, size_t count,
   return infinirtSuccess;
 }
 
+// Advice about memory InfiniRT did not allocate (malloc'd, mmap'd): taken, as NVIDIA's runtime
+// takes it, where the device it concerns (the location's, else the current one) reaches pageable
+// memory (its infinirtDevAttrPageableMemoryAccess is 1), and passed to that device's backend.
+infinirtError_t AdvisePageable(Runtime& runtime, const void* ptr, size_t count,
+                               enum infinirtMemoryAdvise advice, infinirtMemLocation location,
+                               bool needs_location, const char* function) {
+  const bool on_device = needs_location && location.type == infinirtMemLocationTypeDevice;
+  Target target;
+  if (auto error = on_device ? DeviceTarget(runtime, location.id, &target, function)
+                             : CurrentTarget(runtime, &target, function)) {
+    return error;
+  }
+  int pageable = 0;
+  if (target.backend->table.DeviceGetAttribute(target.local, &pageable,
+                                               infinirtDevAttrPageableMemoryAccess) !=
+          infinirtSuccess ||
+      pageable != 1) {
+    return Fail(infinirtErrorInvalidValue,
+                "{}: {} is not managed memory (infinirtMallocManaged), and device {} does not "
+                "reach pageable memory",
+                function, ptr, target.device);
+  }
+  if (on_device) location.id = target.local;
+  return BackendAnswer(target.backend->table.MemAdvise(target.local, ptr, count, advice, location),
+                       *target.backend, function);
+}
+
 // A location as the memory's backend knows it: a device of that backend by its own index, or the
 // host (NUMA node ids as they are).
 infinirtError_t BackendLocation(Runtime& runtime, const infinirtMemLocation& location,
@@ -225,12 +252,12 @@ infinirtError_t infinirtMallocManaged(void** devPtr, size_t size, unsigned int f
                   "{}: flags {:#x} is neither infinirtMemAttachGlobal nor infinirtMemAttachHost",
                   function_name, flags);
     }
-    if (size == 0) return Fail(infinirtErrorInvalidValue, "{}: size is 0", function_name);
     Runtime& runtime = Runtime::Get();
     Target target;
     if (auto error = CurrentTarget(runtime, &target, function_name)) return error;
     if (auto error = runtime.captures().CheckUnsafeCall()) return error;
     *devPtr = nullptr;
+    if (size == 0) return infinirtSuccess;  // NULL, as NVIDIA's runtime gives
     const infinirtPluginTable& table = target.backend->table;
     return AllocateRegistered(
         runtime, target, size, MemoryKind::kManaged,
@@ -250,6 +277,7 @@ infinirtError_t infinirtMemPrefetchAsync(const void* devPtr, size_t count,
       return Fail(infinirtErrorInvalidValue, "{}: flags must be 0, not {:#x}", function_name,
                   flags);
     }
+    if (count == 0) return Fail(infinirtErrorInvalidValue, "{}: count is 0", function_name);
     Allocation memory;
     if (auto error = ManagedRange(runtime, devPtr, count, &memory, function_name)) return error;
     infinirtMemLocation local;
@@ -264,7 +292,7 @@ infinirtError_t infinirtMemPrefetchAsync(const void* devPtr, size_t count,
     // A prefetch moves no data a program sees: captured, it is a hint the graph can do without.
     infinirtStreamCaptureStatus capture = infinirtStreamCaptureStatusNone;
     if (auto error = infinirtStreamIsCapturing(stream, &capture)) return error;
-    if (count == 0 || capture != infinirtStreamCaptureStatusNone) return infinirtSuccess;
+    if (capture != infinirtStreamCaptureStatusNone) return infinirtSuccess;
     return BackendAnswer(
         target.backend->table.MemPrefetchAsync(target.local, devPtr, count, local, target.stream),
         *target.backend, function_name);
@@ -279,12 +307,18 @@ infinirtError_t infinirtMemAdvise(const void* devPtr, size_t count,
       return Fail(infinirtErrorInvalidValue, "{}: {} is no advice", function_name,
                   static_cast<int>(advice));
     }
+    if (devPtr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function_name);
+    if (count == 0) return Fail(infinirtErrorInvalidValue, "{}: count is 0", function_name);
     Runtime& runtime = Runtime::Get();
-    Allocation memory;
-    if (auto error = ManagedRange(runtime, devPtr, count, &memory, function_name)) return error;
     // Read-mostly advice names no location (CUDA ignores it).
     const bool needs_location =
         advice != infinirtMemAdviseSetReadMostly && advice != infinirtMemAdviseUnsetReadMostly;
+    if (!runtime.allocations().Find(reinterpret_cast<uintptr_t>(devPtr))) {
+      return AdvisePageable(runtime, devPtr, count, advice, location, needs_location,
+                            function_name);
+    }
+    Allocation memory;
+    if (auto error = ManagedRange(runtime, devPtr, count, &memory, function_name)) return error;
     infinirtMemLocation local = location;
     if (needs_location) {
       if (auto error = BackendLocation(runtime, location, memory, &local, function_name)) {
@@ -435,7 +469,9 @@ infinirtError_t infinirtHostGetFlags(unsigned int* pFlags, void* pHost) {
       return Fail(infinirtErrorInvalidValue, "{}: {} is not in pinned or registered host memory",
                   function_name, pHost);
     }
-    *pFlags = allocation->flags;
+    // Unified addressing maps every pinned or registered range into the devices' address space:
+    // NVIDIA's runtime reports each as mapped, whatever flags made it.
+    *pFlags = allocation->flags | infinirtHostAllocMapped;
     return infinirtSuccess;
   });
 }
@@ -515,9 +551,12 @@ infinirtError_t infinirtMemcpyAsync(void* dst, const void* src, size_t count,
     }
     // A host-to-host copy is synchronous with respect to the host (CUDA); the plugin ABI makes
     // that the plugin's job, since only it can refuse before enqueuing (in a host function).
-    return BackendAnswer(stream_target.backend->table.MemcpyAsync(
-                             stream_target.local, dst, src, count, resolved, stream_target.stream),
-                         *stream_target.backend, function_name);
+    const infinirtError_t answer = CopyWaitingIfPageable(
+        stream_target, IntoPageableHost(runtime, dst, resolved), [&] {
+          return stream_target.backend->table.MemcpyAsync(stream_target.local, dst, src, count,
+                                                          resolved, stream_target.stream);
+        });
+    return BackendAnswer(answer, *stream_target.backend, function_name);
   });
 }
 

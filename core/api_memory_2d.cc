@@ -212,9 +212,12 @@ PlaneCopy NativePlaneCopy(enum infinirtMemcpyKind kind, infinirtStream_t stream,
       return error;
     }
     if (cross.needed) return std::nullopt;
-    const infinirtError_t copied = stream_target.backend->table.Memcpy2DAsync(
-        stream_target.local, to, dst.pitch, src.base, src.pitch, dst.width, dst.height, resolved,
-        stream_target.stream);
+    const infinirtError_t copied = CopyWaitingIfPageable(
+        stream_target, IntoPageableHost(runtime, to, resolved), [&] {
+          return stream_target.backend->table.Memcpy2DAsync(
+              stream_target.local, to, dst.pitch, src.base, src.pitch, dst.width, dst.height,
+              resolved, stream_target.stream);
+        });
     if (copied == infinirtErrorNotSupported) return std::nullopt;
     return BackendAnswer(copied, *stream_target.backend, function);
   };

@@ -282,6 +282,11 @@ class StagingBuffer {
 
 }  // namespace
 
+bool IntoPageableHost(Runtime& runtime, const void* dst, enum infinirtMemcpyKind resolved_kind) {
+  return resolved_kind == infinirtMemcpyDeviceToHost &&
+         !runtime.allocations().Find(reinterpret_cast<uintptr_t>(dst));
+}
+
 infinirtError_t StagedCopy(Runtime&, void* dst, const void* src, size_t count,
                            const CrossBackendCopy& cross, const StreamTarget* stream) {
   if (stream) {

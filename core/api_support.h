@@ -201,6 +201,22 @@ infinirtError_t RouteCopy(Runtime& runtime, void* dst, const void* src, size_t c
                           enum infinirtMemcpyKind* resolved_kind, CrossBackendCopy* cross,
                           const char* function);
 
+// A device-to-host copy into pageable memory (host memory InfiniRT neither allocated nor
+// registered) returns only once it is done, as NVIDIA's runtime's does. CopyWaitingIfPageable
+// issues such a copy (issue: the backend call) between two synchronisations of its stream: the
+// first refuses the call before anything is queued where the stream cannot be waited for (a host
+// function), the second waits for the copy. Other copies are issued as they are.
+bool IntoPageableHost(Runtime& runtime, const void* dst, enum infinirtMemcpyKind resolved_kind);
+template <class Issue>
+infinirtError_t CopyWaitingIfPageable(const StreamTarget& target, bool into_pageable,
+                                      Issue&& issue) {
+  const infinirtPluginTable& table = target.backend->table;
+  if (!into_pageable) return issue();
+  if (auto error = table.StreamSynchronize(target.local, target.stream)) return error;
+  if (auto error = issue()) return error;
+  return table.StreamSynchronize(target.local, target.stream);
+}
+
 // Performs a cross-backend copy synchronously: after the stream's prior work (when a stream is
 // given), src is read by its owner into host memory (pinned memory of that backend, in chunks)
 // and written by dst's owner, each with its synchronous Memcpy, which orders after the legacy

@@ -419,7 +419,24 @@ infinirtError_t Captures::CheckEventUseInCapture(uint64_t event, bool synchroniz
     return Fail(infinirtErrorCapturedEvent,
                 "an event recorded during capture cannot be synchronised or queried");
   }
-  return synchronizes ? CheckUnsafeCallLocked() : infinirtSuccess;
+  return synchronizes ? CheckUnsafeCallLocked() : CheckQueryLocked();
+}
+
+// A query of an uncaptured event is refused only while the calling thread itself has a capture
+// in Global mode (NVIDIA's runtime's answer), and invalidates that capture.
+infinirtError_t Captures::CheckQueryLocked() {
+  const std::thread::id self = std::this_thread::get_id();
+  bool prohibited = false;
+  for (auto& sequence : sequences_) {
+    if (sequence->owner != self || sequence->mode != infinirtStreamCaptureModeGlobal) continue;
+    InvalidateLocked(*sequence, "an event was queried during a Global-mode capture");
+    prohibited = true;
+  }
+  if (prohibited) {
+    return Fail(infinirtErrorStreamCaptureUnsupported,
+                "an event query is not permitted while this thread captures in Global mode");
+  }
+  return infinirtSuccess;
 }
 
 infinirtError_t Captures::CheckDeviceSynchronize(int device) {

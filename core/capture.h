@@ -144,6 +144,7 @@ class Captures {
   bool RecordInCapture(const StreamRef& stream, const NodeMaker& make_node, infinirtError_t* error);
   infinirtError_t CheckStreamUseInCapture(const StreamRef& stream, bool synchronizes);
   infinirtError_t CheckEventUseInCapture(uint64_t event, bool synchronizes);
+  infinirtError_t CheckQueryLocked();
   infinirtError_t CheckUnsafeCallInCapture();
   infinirtError_t CheckLegacyUseInCapture(int device);
   struct Key {

@@ -80,7 +80,7 @@ infinirtMemsetParams GraphNode::memset_params() const {
       memset_element_size == 1 ? static_cast<unsigned int>(set.value) & 0xFFu : memset_value;
   params.width = set.count / memset_element_size;
   params.height = memset_height;
-  params.pitch = memset_pitch;
+  params.pitch = memset_given_pitch;
   return params;
 }
 

@@ -84,7 +84,8 @@ struct GraphNode {
   uint64_t event = 0;                      // event nodes: the event's handle
   // Memset nodes: the shape asked for; rows that are not contiguous become one plugin node each
   // when the graph is instantiated. desc.params.set holds the first row.
-  size_t memset_pitch = 0;
+  size_t memset_pitch = 0;        // from a row to the next (a row's bytes for one row)
+  size_t memset_given_pitch = 0;  // as the program gave it, reported back as it was
   size_t memset_height = 1;
   unsigned int memset_element_size = 1;
   unsigned int memset_value = 0;  // as given, for elements wider than a byte

@@ -115,6 +115,7 @@ infinirtError_t MakeSetNode(Runtime& runtime, const GraphData& graph,
   }
   DescribeSet(node, params->dst, byte, row_bytes);
   node->memset_pitch = params->height > 1 ? params->pitch : row_bytes;
+  node->memset_given_pitch = params->pitch;
   node->memset_height = params->height;
   node->memset_element_size = size;
   node->memset_value = params->value;

@@ -4,6 +4,8 @@
 // own streams, legacy stream, stream-ordered pool and memory accounting, and all share the pool
 // of workers.
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -295,6 +297,27 @@ void ReadConfig(const char* config_json, PluginState* state) {
                                               "Malloc gives memory other processes can open");
 }
 
+size_t PageSize() {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+// Whether every page of [ptr, ptr + size) is mapped: mincore fails with ENOMEM on a range with
+// an unmapped page.
+bool AllPagesMapped(const void* ptr, size_t size) {
+  const uintptr_t first = reinterpret_cast<uintptr_t>(ptr) & ~uintptr_t{PageSize() - 1};
+  const uintptr_t end = reinterpret_cast<uintptr_t>(ptr) + size;
+  const size_t pages = (end - first + PageSize() - 1) / PageSize();
+  std::vector<unsigned char> residency(std::min<size_t>(pages, 4096));
+  for (uintptr_t at = first; at < end; at += residency.size() * PageSize()) {
+    const size_t length = std::min<uintptr_t>(end - at, residency.size() * PageSize());
+    if (mincore(reinterpret_cast<void*>(at), length, residency.data()) != 0 && errno == ENOMEM) {
+      return false;
+    }
+  }
+  return true;
+}
+
 infinirtError_t AllocateAligned(void** ptr, size_t size) {
   void* memory = AllocateDeviceMemory(size);
   if (memory == nullptr) return infinirtErrorMemoryAllocation;
@@ -455,8 +478,15 @@ struct CpuPlugin {
   }
 
   // Registering the program's host memory: the CPU device computes on host memory, so there is
-  // nothing to lock or map, and its address is the device's.
-  static infinirtError_t HostRegister(int, void*, size_t, unsigned int) { return infinirtSuccess; }
+  // nothing to lock or map, and its address is the device's. A range with pages that are not
+  // mapped is refused, as a GPU driver's pinning refuses it.
+  static infinirtError_t HostRegister(int, void* ptr, size_t size, unsigned int) {
+    if (!AllPagesMapped(ptr, size)) {
+      Log(INFINIRT_LOG_DEBUG, "HostRegister: the range has pages that are not mapped");
+      return infinirtErrorInvalidValue;
+    }
+    return infinirtSuccess;
+  }
   static infinirtError_t HostUnregister(int device, void*) {
     // The work queued before may still use the memory, which goes back to the program.
     return DeviceSynchronize(device);
@@ -475,8 +505,13 @@ struct CpuPlugin {
 
   // Managed memory is device memory, which on the CPU is the host's already: there is nothing to
   // move or advise.
+  // Page-aligned, as NVIDIA's managed memory is (it migrates by pages).
   static infinirtError_t MallocManaged(int device, void** ptr, size_t size, unsigned int) {
-    return Malloc(device, ptr, size);
+    void* memory = AllocateDeviceMemory(size, PageSize());
+    if (memory == nullptr) return infinirtErrorMemoryAllocation;
+    *ptr = memory;
+    Dev(device).allocated.fetch_add(size, std::memory_order_relaxed);
+    return infinirtSuccess;
   }
   static infinirtError_t MemPrefetchAsync(int, const void*, size_t, struct infinirtMemLocation,
                                           infinirtPluginStream_t) {

@@ -28,14 +28,15 @@ inline BlockHeader* HeaderOf(void* pointer) {
 }
 }  // namespace detail
 
-// Null when the memory cannot be had (or size is absurd).
-inline void* AllocateDeviceMemory(size_t size) {
-  constexpr size_t kExtra = kDeviceAlignment + sizeof(detail::BlockHeader);
-  if (size > SIZE_MAX - kExtra) return nullptr;
-  void* raw = std::malloc(size + kExtra);
+// Null when the memory cannot be had (or size is absurd). alignment: a power of two, at least
+// the device's (managed memory asks for a page).
+inline void* AllocateDeviceMemory(size_t size, size_t alignment = kDeviceAlignment) {
+  const size_t extra = alignment + sizeof(detail::BlockHeader);
+  if (size > SIZE_MAX - extra) return nullptr;
+  void* raw = std::malloc(size + extra);
   if (raw == nullptr) return nullptr;
   const uintptr_t start = reinterpret_cast<uintptr_t>(raw) + sizeof(detail::BlockHeader);
-  const uintptr_t aligned = (start + kDeviceAlignment - 1) & ~uintptr_t{kDeviceAlignment - 1};
+  const uintptr_t aligned = (start + alignment - 1) & ~uintptr_t{alignment - 1};
   const detail::BlockHeader header{raw, size};
   std::memcpy(reinterpret_cast<void*>(aligned - sizeof header), &header, sizeof header);
   return reinterpret_cast<void*>(aligned);

@@ -228,6 +228,27 @@ TEST_F(Capture, S32_MallocIsUnsupportedInGlobalAndThreadLocalCaptureButAllowedIn
   EXPECT_NE(EndCapture(stream), nullptr);
 }
 
+// Querying an event recorded outside the capture is refused, and invalidates the capture, only
+// while the calling thread captures in Global mode (NVIDIA's runtime's answer).
+TEST_F(Capture, S32_EventQueryIsUnsupportedDuringTheThreadsGlobalCaptureOnly) {
+  infinirtStream_t stream = NewCaptureStream();
+  infinirtEvent_t event = NewEvent();
+  ASSERT_EQ(infinirtEventRecord(event, NewStream()), infinirtSuccess);
+  ASSERT_EQ(infinirtDeviceSynchronize(), infinirtSuccess);
+  ASSERT_OK_OR_SKIP(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeGlobal));
+  EXPECT_EQ(infinirtEventQuery(event), infinirtErrorStreamCaptureUnsupported);
+  EXPECT_EQ(StatusOf(stream), infinirtStreamCaptureStatusInvalidated);
+  ExpectEndCaptureFails(stream, infinirtErrorStreamCaptureInvalidated);
+  for (infinirtStreamCaptureMode mode :
+       {infinirtStreamCaptureModeThreadLocal, infinirtStreamCaptureModeRelaxed}) {
+    SCOPED_TRACE(ModeName(mode));
+    ASSERT_OK_OR_SKIP(infinirtStreamBeginCapture(stream, mode));
+    EXPECT_EQ(infinirtEventQuery(event), infinirtSuccess);
+    EXPECT_EQ(StatusOf(stream), infinirtStreamCaptureStatusActive);
+    EXPECT_NE(EndCapture(stream), nullptr);
+  }
+}
+
 TEST_F(Capture, S32_LegacyStreamUseWhileABlockingStreamCapturesIsImplicitInEveryMode) {
   static_assert(infinirtErrorStreamCaptureImplicit == 906, "CUDA's value");
   infinirtStream_t stream = NewCaptureStream();  // blocking

@@ -1,6 +1,7 @@
 // S8-S11: synchronous and asynchronous copies and memsets, and the direction of
 // infinirtMemcpyDefault.
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "conformance.h"
@@ -80,6 +81,45 @@ TEST_F(Conformance, S09_MemcpyAsyncWithPinnedMemoryReturnsBeforeTheCopyRuns) {
   gate.Open();
   ASSERT_OK_OR_SKIP(infinirtStreamSynchronize(stream));
   EXPECT_TRUE(AllBytesAre(result, kBytes, 0xA1));
+}
+
+// A device-to-host copy into pageable memory returns once the copy is done, as NVIDIA's runtime
+// documents for pageable memory: 1-D, 2-D and 3-D.
+TEST_F(Conformance, S09_MemcpyAsyncIntoPageableMemoryReturnsWithTheCopyDone) {
+  infinirtStream_t stream = NewStream();
+  unsigned char* device = NewDeviceMemory(kBytes);
+  ASSERT_NE(device, nullptr);
+  ASSERT_OK_OR_SKIP(infinirtMemset(device, 0, kBytes));
+  constexpr size_t kRow = 64, kRows = 4;
+  const std::function<infinirtError_t(unsigned char*)> copies[] = {
+      [&](unsigned char* host) {
+        return infinirtMemcpyAsync(host, device, kBytes, infinirtMemcpyDeviceToHost, stream);
+      },
+      [&](unsigned char* host) {
+        return infinirtMemcpy2DAsync(host, kRow, device, 2 * kRow, kRow, kRows,
+                                     infinirtMemcpyDeviceToHost, stream);
+      },
+      [&](unsigned char* host) {
+        infinirtMemcpy3DParms p{};
+        p.srcPtr = make_infinirtPitchedPtr(device, 2 * kRow, kRow, kRows);
+        p.dstPtr = make_infinirtPitchedPtr(host, kRow, kRow, kRows);
+        p.extent = make_infinirtExtent(kRow, kRows, 1);
+        p.kind = infinirtMemcpyDeviceToHost;
+        return infinirtMemcpy3DAsync(&p, stream);
+      }};
+  unsigned char value = 0x40;
+  for (const auto& copy : copies) {
+    SCOPED_TRACE(::testing::Message() << "copy " << static_cast<int>(value - 0x40));
+    ++value;
+    Gate& gate = NewGate();
+    ASSERT_OK_OR_SKIP(gate.Block(stream));
+    ASSERT_OK_OR_SKIP(infinirtMemsetAsync(device, value, kBytes, stream));
+    std::vector<unsigned char>& host = NewPageableMemory(kBytes, 0xEE);
+    DelayedOpen release(gate);
+    EXPECT_EQ(copy(host.data()), infinirtSuccess);
+    EXPECT_TRUE(release.started()) << "the copy returned before the work ahead of it ran";
+    EXPECT_TRUE(AllBytesAre(host.data(), kRow * kRows, value)) << "returned before it copied";
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -217,10 +217,15 @@ TEST_F(Conformance, S44_PciBusIdsRoundTrip) {
     for (char& c : bus_id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     ASSERT_EQ(infinirtDeviceGetByPCIBusId(&found, bus_id), infinirtSuccess);
     EXPECT_EQ(found, device);
-    // A short buffer gets what fits, terminated.
-    char short_id[5] = {'x', 'x', 'x', 'x', 'x'};
-    ASSERT_EQ(infinirtDeviceGetPCIBusId(short_id, sizeof short_id, device), infinirtSuccess);
-    EXPECT_EQ(short_id[4], '\0');
+    // A buffer too short for the id (and its terminator): InvalidValue, as NVIDIA's runtime
+    // answers, not a truncated id.
+    char short_id[12] = {};
+    EXPECT_EQ(infinirtDeviceGetPCIBusId(short_id, sizeof short_id, device),
+              infinirtErrorInvalidValue);
+    EXPECT_EQ(infinirtGetLastError(), infinirtErrorInvalidValue);
+    char exact_id[13] = {};
+    ASSERT_EQ(infinirtDeviceGetPCIBusId(exact_id, sizeof exact_id, device), infinirtSuccess);
+    EXPECT_STREQ(exact_id, expected);
   }
   char bus_id[32];
   int found = -1;

@@ -314,6 +314,10 @@ TEST_F(Built, S52_CopyAndMemsetNodesMoveData) {
   EXPECT_EQ(read.elementSize, set.elementSize);
   EXPECT_EQ(read.width, set.width);
   EXPECT_EQ(read.height, set.height);
+  // The pitch comes back as the node was made with it: 0 for the one-row memset made with 0.
+  ASSERT_EQ(infinirtGraphMemsetNodeGetParams(cleared, &read), infinirtSuccess);
+  EXPECT_EQ(read.pitch, 0u);
+  EXPECT_EQ(read.height, 1u);
 
   LAUNCH_AND_WAIT(Instantiate(graph));
   EXPECT_TRUE(AllBytesAre(host, kBytes, 0x5A));

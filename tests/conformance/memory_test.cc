@@ -1,5 +1,8 @@
 // S21-S26, S43 and S61: freeing, implicit synchronisation of Free, Malloc edge cases,
 // stream-ordered allocation, pointer attributes, MemGetInfo, host registration, memory pools.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -357,6 +360,34 @@ TEST_F(Conformance, S43_RegistrationRefusesOverlapsAndBadArguments) {
   EXPECT_EQ(infinirtHostUnregister(host.data() + kBytes), infinirtSuccess);
 }
 
+// A range with a page that is not mapped cannot be registered (InvalidValue, NVIDIA's answer),
+// and nothing of it is.
+TEST_F(Conformance, S43_RegisteringARangeWithUnmappedPagesIsInvalidValue) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* mapped = mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  auto* pages = static_cast<unsigned char*>(mapped);
+  ASSERT_EQ(munmap(pages + page, page), 0);  // a hole in the middle
+  const infinirtError_t registered = infinirtHostRegister(pages, 3 * page, 0);
+  if (registered == infinirtErrorNotSupported && SkipsUnsupported()) {
+    munmap(pages, page);
+    munmap(pages + 2 * page, page);
+    GTEST_SKIP() << "not supported by " << BackendName() << ": infinirtHostRegister";
+  }
+  EXPECT_EQ(registered, infinirtErrorInvalidValue);
+  EXPECT_EQ(AttributesOf(pages).type, infinirtMemoryTypeUnregistered);
+  // The mapped pages alone register.
+  EXPECT_EQ(infinirtHostRegister(pages + 2 * page, page, 0), infinirtSuccess);
+  unsigned int flags = 0;
+  EXPECT_EQ(infinirtHostGetFlags(&flags, pages + 2 * page), infinirtSuccess);
+  EXPECT_EQ(flags, static_cast<unsigned int>(infinirtHostRegisterMapped))
+      << "registered memory is mapped too (unified addressing)";
+  EXPECT_EQ(infinirtHostUnregister(pages + 2 * page), infinirtSuccess);
+  infinirtGetLastError();
+  munmap(pages, page);
+  munmap(pages + 2 * page, page);
+}
+
 TEST_F(Conformance, S43_DeviceResetUnregistersHostMemory) {
   std::vector<unsigned char>& host = NewPageableMemory(kBytes, 0);
   ASSERT_OK_OR_SKIP(infinirtHostRegister(host.data(), kBytes, 0));
@@ -367,17 +398,19 @@ TEST_F(Conformance, S43_DeviceResetUnregistersHostMemory) {
   host[0] = 1;  // the memory is the program's still
 }
 
+// The flags HostAlloc was given, and Mapped for every pinned range: unified addressing maps them
+// all into the devices' address space, and NVIDIA's runtime reports that.
 TEST_F(Conformance, S43_HostGetFlagsGivesTheFlagsOfHostAlloc) {
   void* portable = nullptr;
   ASSERT_OK_OR_SKIP(infinirtHostAlloc(&portable, kBytes, infinirtHostAllocPortable));
   unsigned int flags = 99;
   EXPECT_EQ(infinirtHostGetFlags(&flags, portable), infinirtSuccess);
-  EXPECT_EQ(flags, static_cast<unsigned int>(infinirtHostAllocPortable));
+  EXPECT_EQ(flags, static_cast<unsigned int>(infinirtHostAllocPortable | infinirtHostAllocMapped));
   EXPECT_EQ(infinirtFreeHost(portable), infinirtSuccess);
   void* plain = nullptr;
   ASSERT_EQ(infinirtMallocHost(&plain, kBytes), infinirtSuccess);
   EXPECT_EQ(infinirtHostGetFlags(&flags, plain), infinirtSuccess);
-  EXPECT_EQ(flags, static_cast<unsigned int>(infinirtHostAllocDefault));
+  EXPECT_EQ(flags, static_cast<unsigned int>(infinirtHostAllocMapped));
   void* device_pointer = nullptr;
   EXPECT_EQ(infinirtHostGetDevicePointer(&device_pointer, plain, 0), infinirtSuccess);
   EXPECT_EQ(device_pointer, plain);

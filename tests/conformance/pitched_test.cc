@@ -1,4 +1,8 @@
 // S48, S49: pitched memory, 2D and 3D copies and memsets; copies between devices' memory.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -336,6 +340,9 @@ TEST_F(Conformance, S51_ManagedMemoryIsUsedByTheHostAndTheDevice) {
   void* managed = nullptr;
   ASSERT_OK_OR_SKIP(infinirtMallocManaged(&managed, kBytes, infinirtMemAttachGlobal));
   ASSERT_NE(managed, nullptr);
+  // Page-aligned, as NVIDIA's managed memory is (it migrates by pages).
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(managed) % static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)),
+            0u);
   infinirtPointerAttributes attributes{};
   ASSERT_EQ(infinirtPointerGetAttributes(&attributes, static_cast<char*>(managed) + 10),
             infinirtSuccess);
@@ -377,11 +384,38 @@ TEST_F(Conformance, S51_ManagedMemoryIsUsedByTheHostAndTheDevice) {
   infinirtGetLastError();
 }
 
+// Advice about memory InfiniRT did not allocate (mmap'd) is taken where the device reaches pageable
+// memory (infinirtDevAttrPageableMemoryAccess = 1), as NVIDIA's runtime takes it, and refused
+// (InvalidValue) where it does not.
+TEST_F(Conformance, S51_AdviceAboutMappedMemoryFollowsPageableMemoryAccess) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* mapped = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  int pageable = 0;
+  const infinirtError_t told =
+      infinirtDeviceGetAttribute(&pageable, infinirtDevAttrPageableMemoryAccess, 0);
+  const infinirtMemLocation device{infinirtMemLocationTypeDevice, 0};
+  const infinirtError_t advised =
+      infinirtMemAdvise(mapped, page, infinirtMemAdviseSetAccessedBy, device);
+  if (told == infinirtSuccess && pageable == 1) {
+    EXPECT_TRUE(advised == infinirtSuccess ||
+                (advised == infinirtErrorNotSupported && SkipsUnsupported()))
+        << infinirtGetErrorName(advised);
+  } else {
+    EXPECT_EQ(advised, infinirtErrorInvalidValue);
+  }
+  infinirtGetLastError();
+  munmap(mapped, page);
+}
+
 TEST_F(Conformance, S51_BadManagedCallsAreRefused) {
   void* managed = nullptr;
   EXPECT_EQ(infinirtMallocManaged(nullptr, kBytes, infinirtMemAttachGlobal),
             infinirtErrorInvalidValue);
-  EXPECT_EQ(infinirtMallocManaged(&managed, 0, infinirtMemAttachGlobal), infinirtErrorInvalidValue);
+  // 0 bytes: Success and NULL, as NVIDIA's runtime answers.
+  managed = &managed;
+  EXPECT_EQ(infinirtMallocManaged(&managed, 0, infinirtMemAttachGlobal), infinirtSuccess);
+  EXPECT_EQ(managed, nullptr);
   EXPECT_EQ(infinirtMallocManaged(&managed, kBytes, infinirtMemAttachSingle),
             infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtMallocManaged(&managed, kBytes, 0), infinirtErrorInvalidValue);
@@ -404,6 +438,10 @@ TEST_F(Conformance, S51_BadManagedCallsAreRefused) {
                                infinirtMemLocation{infinirtMemLocationTypeDevice, 99}, 0, nullptr),
       infinirtErrorInvalidDevice);
   EXPECT_EQ(infinirtMemPrefetchAsync(nullptr, kBytes, device, 0, nullptr),
+            infinirtErrorInvalidValue);
+  // Nothing to prefetch or advise: InvalidValue (NVIDIA's answer).
+  EXPECT_EQ(infinirtMemPrefetchAsync(managed, 0, device, 0, nullptr), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemAdvise(managed, 0, infinirtMemAdviseSetReadMostly, device),
             infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtMemAdvise(managed, kBytes, static_cast<infinirtMemoryAdvise>(7), device),
             infinirtErrorInvalidValue);

@@ -413,8 +413,15 @@ int Prefetch(const void* ptr, size_t count, const struct infinirtMemLocation& lo
   return Status(emu::Cpu().MemPrefetchAsync(0, ptr, count, on_cpu, cpu));
 }
 
+// Managed memory, or pageable memory: the emulated devices reach it (they report
+// pageableMemoryAccess = 1, the CPU backend's answer), and the runtime takes advice about it.
+bool AdvisableRange(const void* ptr, size_t count) {
+  return ManagedRange(ptr, count) ||
+         (ptr != nullptr && count > 0 && emu::KindOf(ptr, count) == emu::MemoryKind::kUnknown);
+}
+
 int Advise(const void* ptr, size_t count, int advice, const struct infinirtMemLocation& location) {
-  if (!ManagedRange(ptr, count) || advice < kAdviceFirst || advice > kAdviceLast) {
+  if (!AdvisableRange(ptr, count) || advice < kAdviceFirst || advice > kAdviceLast) {
     return kInvalidValue;
   }
   const bool read_mostly = advice <= 2;
