@@ -45,7 +45,11 @@ infinirtError_t FreeRegistered(void* pointer, bool host, const char* function) {
     error = owner.table.Free(removed->local_device, pointer);
   }
   // A refused free has no effect: the allocation stays live and can be freed later.
-  if (error != infinirtSuccess) runtime.allocations().Add(*removed);
+  if (error != infinirtSuccess) {
+    runtime.allocations().Add(*removed);
+  } else if (removed->kind == MemoryKind::kManaged) {
+    runtime.memory_hints().Forget(removed->base, removed->size);
+  }
   return BackendAnswer(error, owner, function);
 }
 
@@ -131,6 +135,23 @@ infinirtError_t ManagedRange(Runtime& runtime, const void* ptr, size_t count,
   return infinirtSuccess;
 }
 
+// Whether a device reaches memory InfiniRT did not allocate (its
+// infinirtDevAttrPageableMemoryAccess is 1); InvalidValue for such memory where it does not.
+infinirtError_t CheckReachesPageableMemory(const Target& target, const void* ptr,
+                                           const char* function) {
+  int pageable = 0;
+  if (target.backend->table.DeviceGetAttribute(target.local, &pageable,
+                                               infinirtDevAttrPageableMemoryAccess) ==
+          infinirtSuccess &&
+      pageable == 1) {
+    return infinirtSuccess;
+  }
+  return Fail(infinirtErrorInvalidValue,
+              "{}: {} is not managed memory (infinirtMallocManaged), and device {} does not "
+              "reach pageable memory",
+              function, ptr, target.device);
+}
+
 // Advice about memory InfiniRT did not allocate (malloc'd, mmap'd): taken, as NVIDIA's runtime
 // takes it, where the device it concerns (the location's, else the current one) reaches pageable
 // memory (its infinirtDevAttrPageableMemoryAccess is 1), and passed to that device's backend.
@@ -143,19 +164,50 @@ infinirtError_t AdvisePageable(Runtime& runtime, const void* ptr, size_t count,
                              : CurrentTarget(runtime, &target, function)) {
     return error;
   }
-  int pageable = 0;
-  if (target.backend->table.DeviceGetAttribute(target.local, &pageable,
-                                               infinirtDevAttrPageableMemoryAccess) !=
-          infinirtSuccess ||
-      pageable != 1) {
-    return Fail(infinirtErrorInvalidValue,
-                "{}: {} is not managed memory (infinirtMallocManaged), and device {} does not "
-                "reach pageable memory",
-                function, ptr, target.device);
+  if (auto error = CheckReachesPageableMemory(target, ptr, function)) return error;
+  infinirtMemLocation local = location;
+  if (on_device) local.id = target.local;
+  const infinirtError_t answer =
+      target.backend->table.MemAdvise(target.local, ptr, count, advice, local);
+  if (answer == infinirtSuccess) {
+    runtime.memory_hints().Advise(reinterpret_cast<uintptr_t>(ptr), count, advice, location);
   }
-  if (on_device) location.id = target.local;
-  return BackendAnswer(target.backend->table.MemAdvise(target.local, ptr, count, advice, location),
-                       *target.backend, function);
+  return BackendAnswer(answer, *target.backend, function);
+}
+
+// The range MemRangeGetAttribute asks about: within one managed allocation, or memory InfiniRT
+// did not allocate where the current device reaches pageable memory.
+infinirtError_t CheckHintedRange(Runtime& runtime, const void* ptr, size_t count,
+                                 const char* function) {
+  if (ptr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function);
+  if (count == 0) return Fail(infinirtErrorInvalidValue, "{}: count is 0", function);
+  if (runtime.allocations().Find(reinterpret_cast<uintptr_t>(ptr))) {
+    Allocation memory;
+    return ManagedRange(runtime, ptr, count, &memory, function);
+  }
+  Target target;
+  if (auto error = CurrentTarget(runtime, &target, function)) return error;
+  return CheckReachesPageableMemory(target, ptr, function);
+}
+
+// data_size as the attribute's value takes it: a 32-bit integer (or location type), or for
+// AccessedBy a non-empty array of them.
+infinirtError_t CheckRangeAttribute(enum infinirtMemRangeAttribute attribute, void* data,
+                                    size_t data_size, const char* function) {
+  if (attribute < infinirtMemRangeAttributeReadMostly ||
+      attribute > infinirtMemRangeAttributeLastPrefetchLocationId) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} is no range attribute", function,
+                static_cast<int>(attribute));
+  }
+  if (data == nullptr) return Fail(infinirtErrorInvalidValue, "{}: data is NULL", function);
+  const bool fits = attribute == infinirtMemRangeAttributeAccessedBy
+                        ? data_size != 0 && data_size % sizeof(int) == 0
+                        : data_size == sizeof(int);
+  if (!fits) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} bytes do not hold attribute {}", function,
+                data_size, static_cast<int>(attribute));
+  }
+  return infinirtSuccess;
 }
 
 // A location as the memory's backend knows it: a device of that backend by its own index, or the
@@ -293,9 +345,12 @@ infinirtError_t infinirtMemPrefetchAsync(const void* devPtr, size_t count,
     infinirtStreamCaptureStatus capture = infinirtStreamCaptureStatusNone;
     if (auto error = infinirtStreamIsCapturing(stream, &capture)) return error;
     if (capture != infinirtStreamCaptureStatusNone) return infinirtSuccess;
-    return BackendAnswer(
-        target.backend->table.MemPrefetchAsync(target.local, devPtr, count, local, target.stream),
-        *target.backend, function_name);
+    const infinirtError_t answer =
+        target.backend->table.MemPrefetchAsync(target.local, devPtr, count, local, target.stream);
+    if (answer == infinirtSuccess) {
+      runtime.memory_hints().Prefetched(reinterpret_cast<uintptr_t>(devPtr), count, location);
+    }
+    return BackendAnswer(answer, *target.backend, function_name);
   });
 }
 
@@ -326,8 +381,53 @@ infinirtError_t infinirtMemAdvise(const void* devPtr, size_t count,
       }
     }
     Backend& owner = runtime.backend(memory.backend);
-    return BackendAnswer(owner.table.MemAdvise(memory.local_device, devPtr, count, advice, local),
-                         owner, function_name);
+    const infinirtError_t answer =
+        owner.table.MemAdvise(memory.local_device, devPtr, count, advice, local);
+    if (answer == infinirtSuccess) {
+      runtime.memory_hints().Advise(reinterpret_cast<uintptr_t>(devPtr), count, advice, location);
+    }
+    return BackendAnswer(answer, owner, function_name);
+  });
+}
+
+infinirtError_t infinirtMemRangeGetAttribute(void* data, size_t dataSize,
+                                             enum infinirtMemRangeAttribute attribute,
+                                             const void* devPtr, size_t count) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    if (auto error = CheckRangeAttribute(attribute, data, dataSize, function_name)) return error;
+    if (auto error = CheckHintedRange(runtime, devPtr, count, function_name)) return error;
+    runtime.memory_hints().Query(reinterpret_cast<uintptr_t>(devPtr), count, attribute, data,
+                                 dataSize);
+    return infinirtSuccess;
+  });
+}
+
+// Every attribute is checked before any is written.
+infinirtError_t infinirtMemRangeGetAttributes(void** data, size_t* dataSizes,
+                                              enum infinirtMemRangeAttribute* attributes,
+                                              size_t numAttributes, const void* devPtr,
+                                              size_t count) {
+  return Guard(__func__, [&](const char* function_name) {
+    if (numAttributes == 0) {
+      return Fail(infinirtErrorInvalidValue, "{}: numAttributes is 0", function_name);
+    }
+    if (data == nullptr || dataSizes == nullptr || attributes == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: data, dataSizes or attributes is NULL",
+                  function_name);
+    }
+    Runtime& runtime = Runtime::Get();
+    for (size_t i = 0; i < numAttributes; ++i) {
+      if (auto error = CheckRangeAttribute(attributes[i], data[i], dataSizes[i], function_name)) {
+        return error;
+      }
+    }
+    if (auto error = CheckHintedRange(runtime, devPtr, count, function_name)) return error;
+    for (size_t i = 0; i < numAttributes; ++i) {
+      runtime.memory_hints().Query(reinterpret_cast<uintptr_t>(devPtr), count, attributes[i],
+                                   data[i], dataSizes[i]);
+    }
+    return infinirtSuccess;
   });
 }
 

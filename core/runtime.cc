@@ -340,6 +340,7 @@ infinirtError_t Runtime::ReleaseDeviceObjects(int device) {
     } else if (removed->kind == MemoryKind::kIpcOpened) {
       CloseIpcOpens(owner, *removed);  // the memory is another process's
     } else {
+      if (removed->kind == MemoryKind::kManaged) memory_hints_.Forget(removed->base, removed->size);
       owner.table.Free(removed->local_device, pointer);
     }
   }

@@ -21,6 +21,7 @@
 #include "graph.h"
 #include "handles.h"
 #include "infinirt.h"
+#include "memory_hints.h"
 #include "thread_state.h"
 
 namespace infinirt::core {
@@ -82,6 +83,7 @@ class Runtime {
   AllocationRegistry& allocations() { return allocations_; }
   Captures& captures() { return captures_; }
   GraphMemory& graph_memory() { return graph_memory_; }
+  MemoryHints& memory_hints() { return memory_hints_; }
 
   // Graphs and execs are core objects (graph.h); these release one from its record.
   void DestroyGraph(const ObjectRecord& record);
@@ -185,6 +187,7 @@ class Runtime {
   AllocationRegistry allocations_;
   Captures captures_;
   GraphMemory graph_memory_;
+  MemoryHints memory_hints_;
 };
 
 }  // namespace infinirt::core

@@ -388,6 +388,18 @@ enum infinirtMemoryAdvise INFINIRT_ENUM_BASE {
   infinirtMemAdviseUnsetAccessedBy = 6
 };
 
+/* infinirtMemRangeGetAttribute: what advice and prefetches said of a managed range. */
+enum infinirtMemRangeAttribute INFINIRT_ENUM_BASE {
+  infinirtMemRangeAttributeReadMostly = 1,
+  infinirtMemRangeAttributePreferredLocation = 2,
+  infinirtMemRangeAttributeAccessedBy = 3,
+  infinirtMemRangeAttributeLastPrefetchLocation = 4,
+  infinirtMemRangeAttributePreferredLocationType = 5,
+  infinirtMemRangeAttributePreferredLocationId = 6,
+  infinirtMemRangeAttributeLastPrefetchLocationType = 7,
+  infinirtMemRangeAttributeLastPrefetchLocationId = 8
+};
+
 /* infinirtDeviceGetP2PAttribute: what one device can do with another's memory. */
 enum infinirtDeviceP2PAttr INFINIRT_ENUM_BASE {
   infinirtDevP2PAttrPerformanceRank = 1,
@@ -1079,6 +1091,13 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, MemAdvise,                                                                    \
     (const void* devPtr, size_t count, enum infinirtMemoryAdvise advice,                           \
      struct infinirtMemLocation location))                                                         \
+  /* What MemAdvise and MemPrefetchAsync said of a range (the core keeps it for every backend). */ \
+  X(infinirtError_t, MemRangeGetAttribute,                                                         \
+    (void* data, size_t dataSize, enum infinirtMemRangeAttribute attribute, const void* devPtr,    \
+     size_t count))                                                                                \
+  X(infinirtError_t, MemRangeGetAttributes,                                                        \
+    (void** data, size_t* dataSizes, enum infinirtMemRangeAttribute* attributes,                   \
+     size_t numAttributes, const void* devPtr, size_t count))                                      \
   X(infinirtError_t, MallocAsync, (void** devPtr, size_t size, infinirtStream_t hStream))          \
   X(infinirtError_t, FreeAsync, (void* devPtr, infinirtStream_t hStream))                          \
   X(infinirtError_t, MemGetInfo, (size_t * free, size_t * total))                                  \

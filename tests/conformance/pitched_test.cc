@@ -408,6 +408,127 @@ TEST_F(Conformance, S51_AdviceAboutMappedMemoryFollowsPageableMemoryAccess) {
   munmap(mapped, page);
 }
 
+// infinirtMemRangeGetAttribute(s) report what MemAdvise and MemPrefetchAsync said, page by page:
+// a value holds for a range only where every page of it has it.
+TEST_F(Conformance, S51_RangeAttributesReportAdviceAndPrefetches) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* memory = nullptr;
+  ASSERT_OK_OR_SKIP(infinirtMallocManaged(&memory, 3 * page, infinirtMemAttachGlobal));
+  auto* managed = static_cast<unsigned char*>(memory);
+  auto integer = [&](infinirtMemRangeAttribute attribute, const void* at, size_t count) {
+    int value = 12345;
+    EXPECT_EQ(infinirtMemRangeGetAttribute(&value, sizeof value, attribute, at, count),
+              infinirtSuccess);
+    return value;
+  };
+  auto accessed_by = [&](const void* at, size_t count) {
+    std::vector<int> ids(3, 12345);
+    EXPECT_EQ(infinirtMemRangeGetAttribute(ids.data(), ids.size() * sizeof(int),
+                                           infinirtMemRangeAttributeAccessedBy, at, count),
+              infinirtSuccess);
+    return ids;
+  };
+  const std::vector<int> none(3, infinirtInvalidDeviceId);
+  // Nothing said yet.
+  EXPECT_EQ(integer(infinirtMemRangeAttributeReadMostly, managed, 3 * page), 0);
+  EXPECT_EQ(integer(infinirtMemRangeAttributePreferredLocation, managed, 3 * page),
+            infinirtInvalidDeviceId);
+  EXPECT_EQ(integer(infinirtMemRangeAttributePreferredLocationType, managed, 3 * page),
+            infinirtMemLocationTypeInvalid);
+  EXPECT_EQ(integer(infinirtMemRangeAttributeLastPrefetchLocation, managed, 3 * page),
+            infinirtInvalidDeviceId);
+  EXPECT_EQ(accessed_by(managed, 3 * page), none);
+
+  const infinirtMemLocation device{infinirtMemLocationTypeDevice, 0};
+  const infinirtMemLocation host{infinirtMemLocationTypeHost, 0};
+  ASSERT_OK_OR_SKIP(infinirtMemAdvise(managed, 3 * page, infinirtMemAdviseSetReadMostly, device));
+  EXPECT_EQ(integer(infinirtMemRangeAttributeReadMostly, managed + page + 10, 100), 1);
+  // A preferred location on the first page only: the whole range has none in common.
+  ASSERT_EQ(infinirtMemAdvise(managed, 1, infinirtMemAdviseSetPreferredLocation, device),
+            infinirtSuccess);
+  EXPECT_EQ(integer(infinirtMemRangeAttributePreferredLocation, managed, page), 0);
+  EXPECT_EQ(integer(infinirtMemRangeAttributePreferredLocationType, managed, page),
+            infinirtMemLocationTypeDevice);
+  EXPECT_EQ(integer(infinirtMemRangeAttributePreferredLocationId, managed, page), 0);
+  EXPECT_EQ(integer(infinirtMemRangeAttributePreferredLocation, managed, 3 * page),
+            infinirtInvalidDeviceId);
+  ASSERT_EQ(infinirtMemAdvise(managed, 3 * page, infinirtMemAdviseSetPreferredLocation, host),
+            infinirtSuccess);
+  EXPECT_EQ(integer(infinirtMemRangeAttributePreferredLocation, managed, 3 * page),
+            infinirtCpuDeviceId);
+  EXPECT_EQ(integer(infinirtMemRangeAttributePreferredLocationType, managed, 3 * page),
+            infinirtMemLocationTypeHost);
+  // Accessed by device 0 everywhere, then not on the last page.
+  ASSERT_EQ(infinirtMemAdvise(managed, 3 * page, infinirtMemAdviseSetAccessedBy, device),
+            infinirtSuccess);
+  EXPECT_EQ(accessed_by(managed, 3 * page),
+            (std::vector<int>{0, infinirtInvalidDeviceId, infinirtInvalidDeviceId}));
+  ASSERT_EQ(infinirtMemAdvise(managed + 2 * page, page, infinirtMemAdviseUnsetAccessedBy, device),
+            infinirtSuccess);
+  EXPECT_EQ(accessed_by(managed, 3 * page), none);
+  EXPECT_EQ(accessed_by(managed, 2 * page)[0], 0);
+  // Prefetched to the device.
+  infinirtStream_t stream = NewStream();
+  const infinirtError_t prefetched =
+      infinirtMemPrefetchAsync(managed, 3 * page, device, 0, stream);
+  if (prefetched == infinirtSuccess) {
+    EXPECT_EQ(integer(infinirtMemRangeAttributeLastPrefetchLocation, managed, 3 * page), 0);
+    EXPECT_EQ(integer(infinirtMemRangeAttributeLastPrefetchLocationType, managed, 3 * page),
+              infinirtMemLocationTypeDevice);
+    EXPECT_EQ(integer(infinirtMemRangeAttributeLastPrefetchLocationId, managed, 3 * page), 0);
+  } else {
+    EXPECT_TRUE(prefetched == infinirtErrorNotSupported && SkipsUnsupported());
+    infinirtGetLastError();
+  }
+  // Several at once.
+  int read_mostly = -1, preferred = -1;
+  void* data[] = {&read_mostly, &preferred};
+  size_t sizes[] = {sizeof read_mostly, sizeof preferred};
+  infinirtMemRangeAttribute attributes[] = {infinirtMemRangeAttributeReadMostly,
+                                            infinirtMemRangeAttributePreferredLocation};
+  ASSERT_EQ(infinirtMemRangeGetAttributes(data, sizes, attributes, 2, managed, 3 * page),
+            infinirtSuccess);
+  EXPECT_EQ(read_mostly, 1);
+  EXPECT_EQ(preferred, infinirtCpuDeviceId);
+
+  // Refused: sizes that do not hold the value, no attribute, nothing to ask about, memory that
+  // is not managed.
+  int value = 0;
+  int two[2] = {};
+  EXPECT_EQ(infinirtMemRangeGetAttribute(two, sizeof two, infinirtMemRangeAttributeReadMostly,
+                                         managed, page),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemRangeGetAttribute(two, 6, infinirtMemRangeAttributeAccessedBy, managed,
+                                         page),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemRangeGetAttribute(two, 0, infinirtMemRangeAttributeAccessedBy, managed,
+                                         page),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemRangeGetAttribute(&value, sizeof value,
+                                         static_cast<infinirtMemRangeAttribute>(9), managed, page),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemRangeGetAttribute(nullptr, sizeof value,
+                                         infinirtMemRangeAttributeReadMostly, managed, page),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemRangeGetAttribute(&value, sizeof value,
+                                         infinirtMemRangeAttributeReadMostly, managed, 0),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemRangeGetAttribute(&value, sizeof value,
+                                         infinirtMemRangeAttributeReadMostly, managed, 4 * page),
+            infinirtErrorInvalidValue)
+      << "a range past the allocation";
+  unsigned char* plain = NewDeviceMemory(kBytes);
+  EXPECT_EQ(infinirtMemRangeGetAttribute(&value, sizeof value,
+                                         infinirtMemRangeAttributeReadMostly, plain, kBytes),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemRangeGetAttributes(data, sizes, attributes, 0, managed, page),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemRangeGetAttributes(nullptr, sizes, attributes, 2, managed, page),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtFree(managed), infinirtSuccess);
+  infinirtGetLastError();
+}
+
 TEST_F(Conformance, S51_BadManagedCallsAreRefused) {
   void* managed = nullptr;
   EXPECT_EQ(infinirtMallocManaged(nullptr, kBytes, infinirtMemAttachGlobal),

@@ -348,6 +348,14 @@ std::vector<ValueRow> SmallEnumRows() {
       INFINIRT_CONTRACT_VALUE_ROW(MemAdviseUnsetPreferredLocation),
       INFINIRT_CONTRACT_VALUE_ROW(MemAdviseSetAccessedBy),
       INFINIRT_CONTRACT_VALUE_ROW(MemAdviseUnsetAccessedBy),
+      INFINIRT_CONTRACT_VALUE_ROW(MemRangeAttributeReadMostly),
+      INFINIRT_CONTRACT_VALUE_ROW(MemRangeAttributePreferredLocation),
+      INFINIRT_CONTRACT_VALUE_ROW(MemRangeAttributeAccessedBy),
+      INFINIRT_CONTRACT_VALUE_ROW(MemRangeAttributeLastPrefetchLocation),
+      INFINIRT_CONTRACT_VALUE_ROW(MemRangeAttributePreferredLocationType),
+      INFINIRT_CONTRACT_VALUE_ROW(MemRangeAttributePreferredLocationId),
+      INFINIRT_CONTRACT_VALUE_ROW(MemRangeAttributeLastPrefetchLocationType),
+      INFINIRT_CONTRACT_VALUE_ROW(MemRangeAttributeLastPrefetchLocationId),
       INFINIRT_CONTRACT_VALUE_ROW(DevP2PAttrPerformanceRank),
       INFINIRT_CONTRACT_VALUE_ROW(DevP2PAttrAccessSupported),
       INFINIRT_CONTRACT_VALUE_ROW(DevP2PAttrNativeAtomicSupported),
@@ -433,6 +441,7 @@ TEST(CudaContract, SmallEnumTableCoversEveryCudaEnumerator) {
        {"cudaMemcpyKind", "cudaMemoryType", "cudaStreamCaptureStatus", "cudaStreamCaptureMode",
         "cudaGraphInstantiateFlags", "cudaMemPoolAttr", "cudaGraphDependencyType_enum", "cudaLimit",
         "cudaFuncCache", "cudaDeviceP2PAttr", "cudaMemLocationType", "cudaMemoryAdvise",
+        "cudaMemRangeAttribute",
         "cudaLaunchAttributeID", "cudaAccessProperty", "cudaSynchronizationPolicy",
         "cudaClusterSchedulingPolicy", "cudaLaunchMemSyncDomain"}) {
     EXPECT_TRUE(EveryCudaEnumeratorIsListed(cuda_enum, ours, "infinirt.h", &SkipNothing));
