@@ -225,6 +225,49 @@ infinirtError_t infinirtGraphExecMemcpyNodeSetParams1D(infinirtGraphExec_t hGrap
   });
 }
 
+// The exec's copy keeps its shape and direction (NVIDIA's runtime refuses a new direction): the
+// same number of rows, each row's addresses and size replaced.
+infinirtError_t infinirtGraphExecMemcpyNodeSetParams(
+    infinirtGraphExec_t hGraphExec, infinirtGraphNode_t node,
+    const struct infinirtMemcpy3DParms* pNodeParams) {
+  return Guard(__func__, [&](const char* function) {
+    return ChangeExecNode(
+        hGraphExec, node, function,
+        [&](GraphData& copy, std::vector<GraphNode>& nodes, GraphData::FlatSpan span) {
+          GraphNode& first = nodes[span.first];
+          if (first.kind() != INFINIRT_GRAPH_NODE_MEMCPY) {
+            return Fail(infinirtErrorInvalidValue, "{}: not a memcpy node", function);
+          }
+          GraphNode changed;
+          if (auto error = MakeCopy3DNode(Runtime::Get(), copy, pNodeParams, &changed, function)) {
+            return error;
+          }
+          if (changed.desc.params.copy.kind != first.desc.params.copy.kind) {
+            return Fail(infinirtErrorInvalidValue,
+                        "{}: an exec's copy node cannot change its direction", function);
+          }
+          std::vector<CopyRow> rows = changed.copy_rows;
+          if (rows.empty()) {
+            const auto& one = changed.desc.params.copy;
+            rows.push_back(CopyRow{one.dst, one.src, one.count});
+          }
+          const size_t old_rows = span.first == span.last ? 1 : span.last - span.first;
+          if (rows.size() != old_rows) {
+            return Fail(infinirtErrorInvalidValue,
+                        "{}: {} rows where the exec's copy has {}", function, rows.size(),
+                        old_rows);
+          }
+          for (size_t row = 0; row < rows.size(); ++row) {
+            auto& target = nodes[span.first + row].desc.params.copy;
+            target.dst = rows[row].dst;
+            target.src = rows[row].src;
+            target.count = rows[row].count;
+          }
+          return infinirtSuccess;
+        });
+  });
+}
+
 infinirtError_t infinirtGraphExecMemsetNodeSetParams(
     infinirtGraphExec_t hGraphExec, infinirtGraphNode_t node,
     const struct infinirtMemsetParams* pNodeParams) {

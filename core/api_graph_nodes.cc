@@ -324,6 +324,18 @@ infinirtError_t infinirtGraphAddMemcpyNode1D(infinirtGraphNode_t* pGraphNode, in
   });
 }
 
+infinirtError_t infinirtGraphAddMemcpyNode(infinirtGraphNode_t* pGraphNode, infinirtGraph_t graph,
+                                           const infinirtGraphNode_t* pDependencies,
+                                           size_t numDependencies,
+                                           const struct infinirtMemcpy3DParms* pCopyParams) {
+  return Guard(__func__, [&](const char* function) {
+    return AddNode(pGraphNode, graph, pDependencies, numDependencies, function,
+                   [&](Runtime& runtime, GraphData& data, GraphNode* node) {
+                     return MakeCopy3DNode(runtime, data, pCopyParams, node, function);
+                   });
+  });
+}
+
 infinirtError_t infinirtGraphAddMemsetNode(infinirtGraphNode_t* pGraphNode, infinirtGraph_t graph,
                                            const infinirtGraphNode_t* pDependencies,
                                            size_t numDependencies,
@@ -601,6 +613,10 @@ infinirtError_t infinirtGraphMemcpyNodeGetParams(infinirtGraphNode_t node,
     }
     return WithNodeOfType(
         node, infinirtGraphNodeTypeMemcpy, function, [&](GraphData&, GraphNode& found) {
+          if (found.copy_3d) {
+            *pNodeParams = found.copy_params;
+            return infinirtSuccess;
+          }
           const auto& copy = found.desc.params.copy;
           *pNodeParams = infinirtMemcpy3DParms{};
           pNodeParams->srcPtr =
@@ -624,7 +640,22 @@ infinirtError_t infinirtGraphMemcpyNodeSetParams1D(infinirtGraphNode_t node, voi
                   MakeCopyNode(Runtime::Get(), graph, dst, src, count, kind, &changed, function)) {
             return error;
           }
-          found.desc = changed.desc;
+          found = std::move(changed);
+          return infinirtSuccess;
+        });
+  });
+}
+
+infinirtError_t infinirtGraphMemcpyNodeSetParams(infinirtGraphNode_t node,
+                                                 const struct infinirtMemcpy3DParms* pNodeParams) {
+  return Guard(__func__, [&](const char* function) {
+    return WithNodeOfType(
+        node, infinirtGraphNodeTypeMemcpy, function, [&](GraphData& graph, GraphNode& found) {
+          GraphNode changed = found;
+          if (auto error = MakeCopy3DNode(Runtime::Get(), graph, pNodeParams, &changed, function)) {
+            return error;
+          }
+          found = std::move(changed);
           return infinirtSuccess;
         });
   });

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "api_support.h"
 
@@ -355,6 +356,34 @@ infinirtError_t PeerCopy(void* dst, int dstDevice, const void* src, int srcDevic
 }
 
 }  // namespace
+
+namespace infinirt::core::api {
+
+infinirtError_t RowsOf3DCopy(const infinirtMemcpy3DParms* p, std::vector<CopyRow>* rows,
+                             const char* function) {
+  Box dst, src;
+  if (auto error = BoxesOf3DCopy(p, &dst, &src, function)) return error;
+  if (IsEmpty(dst)) return Fail(infinirtErrorInvalidValue, "{}: the extent is empty", function);
+  Runtime& runtime = Runtime::Get();
+  size_t dst_span = 0, src_span = 0;
+  if (auto error = CheckBox(runtime, dst, Operation::kCopy, "the destination", function,
+                            &dst_span)) {
+    return error;
+  }
+  if (auto error = CheckBox(runtime, src, Operation::kCopy, "the source", function, &src_span)) {
+    return error;
+  }
+  if (BoxesOverlap(dst, dst_span, src, src_span)) {
+    return Fail(infinirtErrorInvalidValue, "{}: the destination overlaps the source", function);
+  }
+  rows->clear();
+  return CopyBox(dst, src, [rows](void* to, const void* from, size_t count) {
+    rows->push_back(CopyRow{to, from, count});
+    return infinirtSuccess;
+  });
+}
+
+}  // namespace infinirt::core::api
 
 extern "C" {
 

@@ -264,6 +264,15 @@ uint32_t GraphData::AppendFlattened(const GraphNode& node, const GraphData* flat
     if (has_dependent.empty()) join.dependencies = dependencies;
     return append(std::move(join));
   }
+  if (node.kind() == INFINIRT_GRAPH_NODE_MEMCPY && node.copy_rows.size() > 1) {
+    for (const CopyRow& row : node.copy_rows) {
+      GraphNode row_node;
+      DescribeCopy(&row_node, row.dst, row.src, row.count, node.desc.params.copy.kind);
+      row_node.dependencies = dependencies;
+      join.dependencies.push_back(append(std::move(row_node)));
+    }
+    return append(std::move(join));
+  }
   if (node.kind() == INFINIRT_GRAPH_NODE_MEMSET && !Contiguous(node)) {
     for (size_t row = 0; row < node.memset_height; ++row) {
       GraphNode row_node;

@@ -75,6 +75,13 @@ class GraphAllocations {
 
 class GraphData;
 
+// One row of a copy: a one-dimensional copy.
+struct CopyRow {
+  void* dst;
+  const void* src;
+  size_t count;
+};
+
 struct GraphNode {
   uint32_t id = 0;                     // stable within its graph (and kept by clones)
   infinirtPluginGraphNode desc{};      // kind and parameters (its dependency fields unused here)
@@ -89,6 +96,12 @@ struct GraphNode {
   size_t memset_height = 1;
   unsigned int memset_element_size = 1;
   unsigned int memset_value = 0;  // as given, for elements wider than a byte
+  // Copy nodes made from 3-D parameters (infinirtGraphAddMemcpyNode): the parameters as given
+  // (the kind resolved), and where the rows are not one contiguous copy, each row's copy (one
+  // plugin node each when the graph is instantiated). desc.params.copy holds the first row.
+  bool copy_3d = false;
+  infinirtMemcpy3DParms copy_params{};
+  std::vector<CopyRow> copy_rows;
 
   infinirtPluginGraphNodeKind_t kind() const { return desc.kind; }
   enum infinirtGraphNodeType type() const;

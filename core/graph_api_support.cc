@@ -64,6 +64,26 @@ infinirtError_t MakeCopyNode(Runtime& runtime, const GraphData& graph, void* dst
                 "{}: a graph cannot hold a copy with device memory of another backend", function);
   }
   DescribeCopy(node, dst, src, count, resolved);
+  node->copy_3d = false;
+  node->copy_rows.clear();
+  return infinirtSuccess;
+}
+
+infinirtError_t MakeCopy3DNode(Runtime& runtime, const GraphData& graph,
+                               const infinirtMemcpy3DParms* params, GraphNode* node,
+                               const char* function) {
+  if (params == nullptr) return Fail(infinirtErrorInvalidValue, "{}: the parameters are NULL", function);
+  std::vector<CopyRow> rows;
+  if (auto error = RowsOf3DCopy(params, &rows, function)) return error;
+  const CopyRow& first = rows.front();
+  if (auto error = MakeCopyNode(runtime, graph, first.dst, first.src, first.count, params->kind,
+                                node, function)) {
+    return error;
+  }
+  node->copy_3d = true;
+  node->copy_params = *params;
+  node->copy_params.kind = node->desc.params.copy.kind;
+  if (rows.size() > 1) node->copy_rows = std::move(rows);
   return infinirtSuccess;
 }
 

@@ -67,6 +67,15 @@ void ReleaseUserObjectsAfterLaunches(Runtime& runtime, const ObjectRecord& recor
 infinirtError_t MakeCopyNode(Runtime& runtime, const GraphData& graph, void* dst, const void* src,
                              size_t count, enum infinirtMemcpyKind kind, GraphNode* node,
                              const char* function);
+// A copy node from 3-D parameters (linear memory only): checked as Memcpy3DAsync checks them, its
+// rows routed as their first one (they lie in the same allocations).
+infinirtError_t MakeCopy3DNode(Runtime& runtime, const GraphData& graph,
+                               const infinirtMemcpy3DParms* params, GraphNode* node,
+                               const char* function);
+// The rows of a checked 3-D copy of linear memory (one where both boxes are contiguous);
+// InvalidValue for an empty extent (api_memory_2d.cc).
+infinirtError_t RowsOf3DCopy(const infinirtMemcpy3DParms* p, std::vector<CopyRow>* rows,
+                             const char* function);
 infinirtError_t MakeSetNode(Runtime& runtime, const GraphData& graph,
                             const infinirtMemsetParams* params, GraphNode* node,
                             const char* function);

@@ -1267,6 +1267,10 @@ typedef struct infinirtBackendProp {
     (infinirtGraphNode_t * pGraphNode, infinirtGraph_t graph,                                      \
      const infinirtGraphNode_t* pDependencies, size_t numDependencies,                             \
      const struct infinirtHostNodeParams* pNodeParams))                                            \
+  X(infinirtError_t, GraphAddMemcpyNode,                                                           \
+    (infinirtGraphNode_t * pGraphNode, infinirtGraph_t graph,                                      \
+     const infinirtGraphNode_t* pDependencies, size_t numDependencies,                             \
+     const struct infinirtMemcpy3DParms* pCopyParams))                                             \
   X(infinirtError_t, GraphAddMemcpyNode1D,                                                         \
     (infinirtGraphNode_t * pGraphNode, infinirtGraph_t graph,                                      \
      const infinirtGraphNode_t* pDependencies, size_t numDependencies, void* dst, const void* src, \
@@ -1330,6 +1334,8 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, GraphMemcpyNodeSetParams1D,                                                   \
     (infinirtGraphNode_t node, void* dst, const void* src, size_t count,                           \
      enum infinirtMemcpyKind kind))                                                                \
+  X(infinirtError_t, GraphMemcpyNodeSetParams,                                                     \
+    (infinirtGraphNode_t node, const struct infinirtMemcpy3DParms* pNodeParams))                   \
   X(infinirtError_t, GraphMemsetNodeGetParams,                                                     \
     (infinirtGraphNode_t node, struct infinirtMemsetParams * pNodeParams))                         \
   X(infinirtError_t, GraphMemsetNodeSetParams,                                                     \
@@ -1348,6 +1354,9 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, GraphExecHostNodeSetParams,                                                   \
     (infinirtGraphExec_t hGraphExec, infinirtGraphNode_t node,                                     \
      const struct infinirtHostNodeParams* pNodeParams))                                            \
+  X(infinirtError_t, GraphExecMemcpyNodeSetParams,                                                 \
+    (infinirtGraphExec_t hGraphExec, infinirtGraphNode_t node,                                     \
+     const struct infinirtMemcpy3DParms* pNodeParams))                                             \
   X(infinirtError_t, GraphExecMemcpyNodeSetParams1D,                                               \
     (infinirtGraphExec_t hGraphExec, infinirtGraphNode_t node, void* dst, const void* src,         \
      size_t count, enum infinirtMemcpyKind kind))                                                  \

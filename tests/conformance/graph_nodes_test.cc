@@ -282,6 +282,92 @@ TEST_F(Built, S52_CopyNodesRefuseNothingToCopyAStartBeforeTheAllocationAndANewDi
   infinirtGetLastError();
 }
 
+// A copy node from 3-D parameters moves a box between pitched volumes at each launch; its
+// parameters read back as given; the graph's node may change shape, an exec's keeps its shape and
+// direction.
+TEST_F(Built, S52_CopyNodesOf3DParametersMoveABox) {
+  constexpr size_t kPitch = 64, kRows = 4, kSlices = 2;
+  constexpr size_t kVolume = kPitch * kRows * kSlices;
+  unsigned char* device = NewDeviceMemory(kVolume);
+  unsigned char* host = NewPinnedMemory(kVolume, 0);
+  ASSERT_NE(device, nullptr);
+  ASSERT_NE(host, nullptr);
+  std::vector<unsigned char> image(kVolume);
+  for (size_t i = 0; i < kVolume; ++i) image[i] = static_cast<unsigned char>(i * 7 + 1);
+  ASSERT_EQ(infinirtMemcpy(device, image.data(), kVolume, infinirtMemcpyHostToDevice),
+            infinirtSuccess);
+  // A 10 x 2 x 2 box from (3, 1, 0) of the device volume to (5, 0, 0) of the host's.
+  infinirtMemcpy3DParms p{};
+  p.srcPtr = make_infinirtPitchedPtr(device, kPitch, kPitch, kRows);
+  p.srcPos = make_infinirtPos(3, 1, 0);
+  p.dstPtr = make_infinirtPitchedPtr(host, kPitch, kPitch, kRows);
+  p.dstPos = make_infinirtPos(5, 0, 0);
+  p.extent = make_infinirtExtent(10, 2, 2);
+  p.kind = infinirtMemcpyDefault;
+  infinirtGraph_t graph = NewGraph();
+  infinirtGraphNode_t copy = nullptr;
+  ASSERT_EQ(infinirtGraphAddMemcpyNode(&copy, graph, nullptr, 0, &p), infinirtSuccess);
+  EXPECT_EQ(TypeOf(copy), infinirtGraphNodeTypeMemcpy);
+  infinirtMemcpy3DParms read{};
+  ASSERT_EQ(infinirtGraphMemcpyNodeGetParams(copy, &read), infinirtSuccess);
+  EXPECT_EQ(read.srcPtr.ptr, p.srcPtr.ptr);
+  EXPECT_EQ(read.srcPos.y, 1u);
+  EXPECT_EQ(read.dstPos.x, 5u);
+  EXPECT_EQ(read.extent.depth, 2u);
+  EXPECT_EQ(read.kind, infinirtMemcpyDeviceToHost) << "the kind, resolved";
+  infinirtGraphExec_t exec = Instantiate(graph);
+  LAUNCH_AND_WAIT(exec);
+  auto expect_box = [&](size_t sx, size_t sy, size_t dx) {
+    for (size_t z = 0; z < 2; ++z) {
+      for (size_t y = 0; y < 2; ++y) {
+        for (size_t x = 0; x < 10; ++x) {
+          ASSERT_EQ(host[(z * kRows + y) * kPitch + dx + x],
+                    image[(z * kRows + sy + y) * kPitch + sx + x])
+              << x << "," << y << "," << z;
+        }
+      }
+    }
+  };
+  expect_box(3, 1, 5);
+  EXPECT_EQ(host[0], 0) << "copied outside the box";
+
+  // The exec's node takes a box of the same shape elsewhere...
+  p.srcPos = make_infinirtPos(20, 2, 0);
+  p.dstPos = make_infinirtPos(30, 0, 0);
+  ASSERT_EQ(infinirtGraphExecMemcpyNodeSetParams(exec, copy, &p), infinirtSuccess);
+  LAUNCH_AND_WAIT(exec);
+  expect_box(20, 2, 30);
+  // ...but neither another shape nor another direction.
+  infinirtMemcpy3DParms taller = p;
+  taller.srcPos.y = 0;
+  taller.extent.height = 3;
+  EXPECT_EQ(infinirtGraphExecMemcpyNodeSetParams(exec, copy, &taller), infinirtErrorInvalidValue);
+  infinirtMemcpy3DParms back = p;
+  std::swap(back.srcPtr, back.dstPtr);
+  std::swap(back.srcPos, back.dstPos);
+  EXPECT_EQ(infinirtGraphExecMemcpyNodeSetParams(exec, copy, &back), infinirtErrorInvalidValue);
+  // The graph's node may change shape.
+  EXPECT_EQ(infinirtGraphMemcpyNodeSetParams(copy, &taller), infinirtSuccess);
+  ASSERT_EQ(infinirtGraphMemcpyNodeGetParams(copy, &read), infinirtSuccess);
+  EXPECT_EQ(read.extent.height, 3u);
+
+  // Refused: no parameters, an empty extent, CUDA arrays, a box leaving its volume.
+  infinirtGraphNode_t made = nullptr;
+  EXPECT_EQ(infinirtGraphAddMemcpyNode(&made, graph, nullptr, 0, nullptr),
+            infinirtErrorInvalidValue);
+  infinirtMemcpy3DParms bad = p;
+  bad.extent = make_infinirtExtent(0, 2, 2);
+  EXPECT_EQ(infinirtGraphAddMemcpyNode(&made, graph, nullptr, 0, &bad), infinirtErrorInvalidValue);
+  bad = p;
+  bad.srcArray = reinterpret_cast<infinirtArray_t>(&bad);
+  EXPECT_EQ(infinirtGraphAddMemcpyNode(&made, graph, nullptr, 0, &bad), infinirtErrorInvalidValue);
+  bad = p;
+  bad.srcPos.z = 1;  // the second slice runs past the volume
+  EXPECT_EQ(infinirtGraphAddMemcpyNode(&made, graph, nullptr, 0, &bad), infinirtErrorInvalidValue);
+  EXPECT_EQ(NodesOf(graph).size(), 1u) << "a refused node joined the graph";
+  infinirtGetLastError();
+}
+
 TEST_F(Built, S52_CopyAndMemsetNodesMoveData) {
   constexpr size_t kBytes = 64;
   unsigned char* device = NewDeviceMemory(kBytes * 4);
