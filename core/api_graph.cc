@@ -86,7 +86,11 @@ infinirtError_t Replay(Backend& backend, int local, ExecData& exec, void* stream
                                         stream);
         break;
       case INFINIRT_GRAPH_NODE_MEMSET:
-        error = table.MemsetAsync(local, p.set.ptr, p.set.value, p.set.count, stream);
+        error = node.memset_elements
+                    ? table.MemsetElementsAsync(local, p.set.ptr, node.memset_value,
+                                                node.memset_element_size,
+                                                p.set.count / node.memset_element_size, stream)
+                    : table.MemsetAsync(local, p.set.ptr, p.set.value, p.set.count, stream);
         break;
       case INFINIRT_GRAPH_NODE_HOST:
         error = table.LaunchHostFunc(local, stream, p.host.fn, p.host.user_data);

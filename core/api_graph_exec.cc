@@ -298,9 +298,13 @@ infinirtError_t infinirtGraphExecMemsetNodeSetParams(
                         "{}: not a memset node of the same width, height and pitch", function);
           }
           for (size_t row = 0; row < rows; ++row) {
-            auto& set = nodes[span.first + row].desc.params.set;
+            GraphNode& target = nodes[span.first + row];
+            auto& set = target.desc.params.set;
             set.ptr = static_cast<char*>(changed.desc.params.set.ptr) + row * changed.memset_pitch;
             set.value = changed.desc.params.set.value;
+            target.memset_element_size = changed.memset_element_size;
+            target.memset_value = changed.memset_value;
+            target.memset_elements = changed.memset_elements;
           }
           return infinirtSuccess;
         });

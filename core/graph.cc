@@ -278,6 +278,9 @@ uint32_t GraphData::AppendFlattened(const GraphNode& node, const GraphData* flat
       GraphNode row_node;
       row_node.desc = node.desc;
       row_node.memset_pitch = node.memset_pitch;
+      row_node.memset_element_size = node.memset_element_size;
+      row_node.memset_value = node.memset_value;
+      row_node.memset_elements = node.memset_elements;
       row_node.desc.params.set.ptr =
           static_cast<char*>(node.desc.params.set.ptr) + row * node.memset_pitch;
       row_node.dependencies = dependencies;
@@ -349,6 +352,14 @@ std::vector<infinirtPluginGraphNode> GraphData::PluginNodes() const {
   nodes.reserve(nodes_.size());
   for (const GraphNode& node : nodes_) {
     infinirtPluginGraphNode plugin_node = node.desc;
+    if (node.kind() == INFINIRT_GRAPH_NODE_MEMSET && node.memset_elements) {
+      const auto& set = node.desc.params.set;
+      plugin_node.kind = INFINIRT_GRAPH_NODE_MEMSET_ELEMENTS;
+      plugin_node.params.elements.ptr = set.ptr;
+      plugin_node.params.elements.value = node.memset_value;
+      plugin_node.params.elements.element_size = node.memset_element_size;
+      plugin_node.params.elements.count = set.count / node.memset_element_size;
+    }
     plugin_node.dependencies = node.dependencies.data();
     plugin_node.dependency_count = node.dependencies.size();
     nodes.push_back(plugin_node);

@@ -96,6 +96,9 @@ struct GraphNode {
   size_t memset_height = 1;
   unsigned int memset_element_size = 1;
   unsigned int memset_value = 0;  // as given, for elements wider than a byte
+  // The element's bytes differ: plugins get it as INFINIRT_GRAPH_NODE_MEMSET_ELEMENTS (of
+  // memset_value), not as a memset of bytes.
+  bool memset_elements = false;
   // Copy nodes made from 3-D parameters (infinirtGraphAddMemcpyNode): the parameters as given
   // (the kind resolved), and where the rows are not one contiguous copy, each row's copy (one
   // plugin node each when the graph is instantiated). desc.params.copy holds the first row.

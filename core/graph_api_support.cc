@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "plugin_table.h"
+
 namespace infinirt::core::api {
 
 StreamTarget GraphTarget(Runtime& runtime, const GraphData& graph) {
@@ -121,9 +123,10 @@ infinirtError_t MakeSetNode(Runtime& runtime, const GraphData& graph,
                 params->pitch, row_bytes);
   }
   int byte = 0;
-  if (!UniformByte(params->value, size, &byte)) {
+  const bool elements = !UniformByte(params->value, size, &byte);
+  if (elements && !Provides(graph.backend().table.MemsetElementsAsync)) {
     return Fail(infinirtErrorNotSupported,
-                "{}: value {:#x} repeats no single byte; InfiniRT's memset nodes write bytes",
+                "{}: value {:#x} repeats no single byte, and this backend sets bytes only",
                 function, params->value);
   }
   const size_t span =
@@ -139,6 +142,7 @@ infinirtError_t MakeSetNode(Runtime& runtime, const GraphData& graph,
   node->memset_height = params->height;
   node->memset_element_size = size;
   node->memset_value = params->value;
+  node->memset_elements = elements;
   return infinirtSuccess;
 }
 

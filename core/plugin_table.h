@@ -38,6 +38,13 @@ inline infinirtPluginTable UnsupportedTable() {
   return table;
 }
 
+// Whether a completed table's entry is the plugin's own rather than the core's NotSupported
+// default.
+template <class Function>
+bool Provides(Function* entry) {
+  return entry != &UnsupportedEntry<Function>::Call;
+}
+
 inline const std::vector<std::string>& PluginEntryNames() {
   static const std::vector<std::string> names = {
 #define INFINIRT_ENTRY_NAME_(name, params) #name,

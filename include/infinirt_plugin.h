@@ -43,9 +43,10 @@ extern "C" {
 #endif
 
 /* 2.0: infinirtDeviceProp took CUDA 13's whole cudaDeviceProp layout (1.4's entries, unchanged
- * otherwise, with the device limit and cache-configuration entries appended). */
+ * otherwise, with the device limit and cache-configuration entries appended).
+ * 2.1: MemsetElementsAsync and the graph node kind INFINIRT_GRAPH_NODE_MEMSET_ELEMENTS. */
 #define INFINIRT_PLUGIN_ABI_MAJOR 2
-#define INFINIRT_PLUGIN_ABI_MINOR 0
+#define INFINIRT_PLUGIN_ABI_MINOR 1
 
 #define INFINIRT_PLUGIN_ENTRY_SYMBOL "infinirtPluginGetTable"
 
@@ -113,7 +114,10 @@ typedef enum INFINIRT_ENUM_BASE {
   /* params.record: records the event when the node runs. A plugin answers GraphInstantiate with
    * infinirtErrorNotSupported for a kind it does not handle; the core then replays the graph
    * through the plugin's asynchronous entries. */
-  INFINIRT_GRAPH_NODE_EVENT_RECORD = 8
+  INFINIRT_GRAPH_NODE_EVENT_RECORD = 8,
+  /* params.elements: a memset of 2- or 4-byte elements whose bytes differ (one of equal bytes
+   * comes as INFINIRT_GRAPH_NODE_MEMSET); replayed through MemsetElementsAsync. */
+  INFINIRT_GRAPH_NODE_MEMSET_ELEMENTS = 9
 } infinirtPluginGraphNodeKind_t;
 
 typedef struct infinirtPluginGraphNode {
@@ -150,6 +154,12 @@ typedef struct infinirtPluginGraphNode {
       infinirtNativeFn_t fn;
       void* user_data;
     } native;
+    struct {
+      void* ptr;
+      unsigned int value;        /* the element's bits (the low element_size bytes) */
+      unsigned int element_size; /* 2 or 4 */
+      size_t count;              /* elements */
+    } elements;
   } params;
 } infinirtPluginGraphNode;
 
@@ -301,7 +311,11 @@ typedef struct infinirtPluginSupport {
   X(IpcGetEventHandle,                                                                            \
     (int device, infinirtIpcEventHandle_t* handle, infinirtPluginEvent_t event))                  \
   X(IpcOpenEventHandle,                                                                           \
-    (int device, infinirtPluginEvent_t* event, const infinirtIpcEventHandle_t* handle))
+    (int device, infinirtPluginEvent_t* event, const infinirtIpcEventHandle_t* handle))           \
+  /* Sets count elements of element_size (2 or 4) bytes to value, in stream order: memset nodes  \
+   * of elements whose bytes differ (ABI 2.1). */                                                 \
+  X(MemsetElementsAsync, (int device, void* ptr, unsigned int value, unsigned int element_size,   \
+                          size_t count, infinirtPluginStream_t stream))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
  * their support declarations by it (GetSupport itself takes the entry's name). */

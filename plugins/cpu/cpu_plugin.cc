@@ -588,6 +588,15 @@ struct CpuPlugin {
                      [=] { std::memset(ptr, value, count); });
   }
 
+  static infinirtError_t MemsetElementsAsync(int device, void* ptr, unsigned int value,
+                                             unsigned int element_size, size_t count,
+                                             infinirtPluginStream_t stream) {
+    if (element_size != 2 && element_size != 4) return infinirtErrorInvalidValue;
+    return QueueWork(device, stream, /*synchronous=*/false, count * element_size,
+                     "MemsetElementsAsync",
+                     [=] { FillElements(ptr, value, element_size, count); });
+  }
+
   static infinirtError_t Memset2DAsync(int device, void* ptr, size_t pitch, int value, size_t width,
                                        size_t height, infinirtPluginStream_t stream) {
     return QueueWork(device, stream, /*synchronous=*/false, width * height, "Memset2DAsync", [=] {
@@ -938,7 +947,10 @@ struct CpuPlugin {
                                           unsigned long long) {
     // Event records are replayed by the core, which records them in stream order.
     for (size_t i = 0; i < node_count; ++i) {
-      if (nodes[i].kind > INFINIRT_GRAPH_NODE_NATIVE) return infinirtErrorNotSupported;
+      if (nodes[i].kind > INFINIRT_GRAPH_NODE_NATIVE &&
+          nodes[i].kind != INFINIRT_GRAPH_NODE_MEMSET_ELEMENTS) {
+        return infinirtErrorNotSupported;
+      }
     }
     *exec = new GraphExecHandle{std::make_shared<GraphExec>(nodes, node_count)};
     return infinirtSuccess;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "host_memory.h"
+
 namespace infinirt::cpu {
 
 GraphExec::GraphExec(const infinirtPluginGraphNode* nodes, size_t count)
@@ -13,6 +15,9 @@ GraphExec::GraphExec(const infinirtPluginGraphNode* nodes, size_t count)
     if (node.kind == INFINIRT_GRAPH_NODE_HOST) has_host_nodes_ = true;
     if (node.kind == INFINIRT_GRAPH_NODE_MEMCPY) bytes_ += node.params.copy.count;
     if (node.kind == INFINIRT_GRAPH_NODE_MEMSET) bytes_ += node.params.set.count;
+    if (node.kind == INFINIRT_GRAPH_NODE_MEMSET_ELEMENTS) {
+      bytes_ += node.params.elements.count * node.params.elements.element_size;
+    }
   }
 }
 
@@ -46,6 +51,10 @@ void GraphExec::Run() const {
         break;
       case INFINIRT_GRAPH_NODE_MEMSET:
         std::memset(p.set.ptr, p.set.value, p.set.count);
+        break;
+      case INFINIRT_GRAPH_NODE_MEMSET_ELEMENTS:
+        FillElements(p.elements.ptr, p.elements.value, p.elements.element_size,
+                     p.elements.count);
         break;
       case INFINIRT_GRAPH_NODE_HOST:
         RunGuarded([&] { p.host.fn(p.host.user_data); });

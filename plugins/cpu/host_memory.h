@@ -58,6 +58,19 @@ inline void FreeDeviceMemory(void* pointer) {
   std::free(header.raw);
 }
 
+// Sets count elements of element_size (2 or 4) bytes to the low bytes of value, in the host's
+// byte order (as a device of the same order stores them). The pointer need not be aligned.
+inline void FillElements(void* ptr, unsigned int value, unsigned int element_size, size_t count) {
+  auto* bytes = static_cast<unsigned char*>(ptr);
+  if (element_size == 2) {
+    const auto element = static_cast<uint16_t>(value);
+    for (size_t i = 0; i < count; ++i) std::memcpy(bytes + 2 * i, &element, 2);
+  } else {
+    const auto element = static_cast<uint32_t>(value);
+    for (size_t i = 0; i < count; ++i) std::memcpy(bytes + 4 * i, &element, 4);
+  }
+}
+
 }  // namespace infinirt::cpu
 
 #endif  // INFINIRT_PLUGINS_CPU_HOST_MEMORY_H_

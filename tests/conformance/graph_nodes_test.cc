@@ -368,6 +368,61 @@ TEST_F(Built, S52_CopyNodesOf3DParametersMoveABox) {
   infinirtGetLastError();
 }
 
+// Memset nodes of 2- and 4-byte elements whose bytes differ (what cuMemsetD16/D32 set) write the
+// element pattern, row by row, whether the backend runs the graph or the core replays it (a graph
+// with an event record node is replayed). A backend that sets bytes only answers NotSupported
+// when the node is made.
+TEST_F(Built, S52_MemsetNodesOfElementsWhoseBytesDiffer) {
+  constexpr size_t kPitch = 64, kWidth = 5, kRows = 3;
+  for (const bool replayed : {false, true}) {
+    for (const unsigned int size : {2u, 4u}) {
+      unsigned char* device = NewDeviceMemory(kPitch * kRows);
+      unsigned char* host = NewPinnedMemory(kPitch * kRows, 0);
+      ASSERT_NE(device, nullptr);
+      ASSERT_EQ(infinirtMemset(device, 0xEE, kPitch * kRows), infinirtSuccess);
+      infinirtMemsetParams set{};
+      set.dst = device + 2;  // elements need not be aligned
+      set.pitch = kPitch;
+      set.value = size == 2 ? 0xA1B2u : 0x11223344u;
+      set.elementSize = size;
+      set.width = kWidth;
+      set.height = kRows;
+      infinirtGraph_t graph = NewGraph();
+      infinirtGraphNode_t memset = nullptr;
+      infinirtGraphNode_t copy = nullptr;
+      ASSERT_OK_OR_SKIP(infinirtGraphAddMemsetNode(&memset, graph, nullptr, 0, &set));
+      ASSERT_EQ(infinirtGraphAddMemcpyNode1D(&copy, graph, &memset, 1, host, device,
+                                             kPitch * kRows, infinirtMemcpyDeviceToHost),
+                infinirtSuccess);
+      if (replayed) {
+        infinirtGraphNode_t record = nullptr;
+        ASSERT_EQ(infinirtGraphAddEventRecordNode(&record, graph, &copy, 1, NewEvent()),
+                  infinirtSuccess);
+      }
+      infinirtMemsetParams read{};
+      ASSERT_EQ(infinirtGraphMemsetNodeGetParams(memset, &read), infinirtSuccess);
+      EXPECT_EQ(read.value, set.value);
+      EXPECT_EQ(read.elementSize, size);
+      LAUNCH_AND_WAIT(Instantiate(graph));
+      for (size_t y = 0; y < kRows; ++y) {
+        for (size_t x = 0; x < kPitch; ++x) {
+          const size_t offset = y * kPitch + x;
+          const bool inside = x >= 2 && x < 2 + kWidth * size;
+          unsigned char expected = 0xEE;
+          if (inside) {
+            const unsigned int element = set.value;
+            unsigned char pattern[4];
+            std::memcpy(pattern, &element, sizeof pattern);  // the host's byte order
+            expected = pattern[(x - 2) % size];
+          }
+          ASSERT_EQ(host[offset], expected)
+              << size << "-byte elements, replayed " << replayed << ": x " << x << " y " << y;
+        }
+      }
+    }
+  }
+}
+
 TEST_F(Built, S52_CopyAndMemsetNodesMoveData) {
   constexpr size_t kBytes = 64;
   unsigned char* device = NewDeviceMemory(kBytes * 4);
