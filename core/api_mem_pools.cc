@@ -54,6 +54,26 @@ infinirtError_t PoolAttribute(Backend& owner, const ObjectRecord& pool, bool set
              : table.PoolGetAttribute(pool.local_device, pool.plugin_handle, attr, value);
 }
 
+constexpr unsigned int kKnownHandleTypes =
+    infinirtMemHandleTypePosixFileDescriptor | infinirtMemHandleTypeWin32 |
+    infinirtMemHandleTypeWin32Kmt | infinirtMemHandleTypeFabric;
+
+// The handles other processes could open a pool by: none, or POSIX file descriptors (the backend
+// says whether it makes them); Windows and fabric handles are NotSupported, unknown bits
+// InvalidValue.
+infinirtError_t CheckHandleType(enum infinirtMemAllocationHandleType types, const char* function) {
+  const auto bits = static_cast<unsigned int>(types);
+  if (bits & ~kKnownHandleTypes) {
+    return Fail(infinirtErrorInvalidValue, "{}: unknown handle types {:#x}", function, bits);
+  }
+  if (bits & ~static_cast<unsigned int>(infinirtMemHandleTypePosixFileDescriptor)) {
+    return Fail(infinirtErrorNotSupported,
+                "{}: only POSIX file descriptors can share a pool (handle types {:#x})", function,
+                bits);
+  }
+  return infinirtSuccess;
+}
+
 // A pool location's device. A location that names no device is InvalidValue, as NVIDIA's
 // runtime answers in MemPoolCreate and MemPoolGetAccess (their documented codes have no
 // InvalidDevice).
@@ -75,18 +95,7 @@ infinirtError_t CheckPoolProps(Runtime& runtime, const infinirtMemPoolProps& pro
     return Fail(infinirtErrorInvalidValue, "{}: allocType {} is not Pinned", function,
                 static_cast<int>(props.allocType));
   }
-  if (props.handleTypes != infinirtMemHandleTypeNone) {
-    const unsigned int known = infinirtMemHandleTypePosixFileDescriptor |
-                               infinirtMemHandleTypeWin32 | infinirtMemHandleTypeWin32Kmt |
-                               infinirtMemHandleTypeFabric;
-    if (static_cast<unsigned int>(props.handleTypes) & ~known) {
-      return Fail(infinirtErrorInvalidValue, "{}: unknown handleTypes {:#x}", function,
-                  static_cast<unsigned int>(props.handleTypes));
-    }
-    return Fail(infinirtErrorNotSupported,
-                "{}: pools whose memory other processes open (handleTypes) are not supported",
-                function);
-  }
+  if (auto error = CheckHandleType(props.handleTypes, function)) return error;
   switch (props.location.type) {
     case infinirtMemLocationTypeDevice:
       break;
@@ -150,6 +159,9 @@ infinirtError_t infinirtDeviceSetMemPool(int device, infinirtMemPool_t memPool) 
     if (record.device != device) {
       return Fail(infinirtErrorInvalidValue, "{}: the pool belongs to device {}, not {}", function,
                   record.device, device);
+    }
+    if (record.flags & kPoolImported) {
+      return Fail(infinirtErrorInvalidValue, "{}: an imported pool makes no allocations", function);
     }
     runtime.SetCurrentMemPool(device, reinterpret_cast<uintptr_t>(memPool));
     return infinirtSuccess;
@@ -258,6 +270,110 @@ infinirtError_t infinirtMemPoolDestroy(infinirtMemPool_t memPool) {
     Backend& owner = runtime.backend(record.backend);
     return BackendAnswer(owner.table.MemPoolDestroy(record.local_device, record.plugin_handle),
                          owner, function);
+  });
+}
+
+infinirtError_t infinirtMemPoolExportToShareableHandle(
+    void* shareableHandle, infinirtMemPool_t memPool,
+    enum infinirtMemAllocationHandleType handleType, unsigned int flags) {
+  return Guard(__func__, [&](const char* function) {
+    if (shareableHandle == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: shareableHandle is NULL", function);
+    }
+    if (flags != 0) return Fail(infinirtErrorInvalidValue, "{}: flags must be 0", function);
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord record;
+    if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
+    if (IsDefaultPool(record) || (record.flags & kPoolImported)) {
+      return Fail(infinirtErrorInvalidValue,
+                  "{}: a device's default pool and an imported pool cannot be exported", function);
+    }
+    Backend& owner = runtime.backend(record.backend);
+    return BackendAnswer(owner.table.MemPoolExportToShareableHandle(
+                             record.local_device, shareableHandle, record.plugin_handle,
+                             handleType, flags),
+                         owner, function);
+  });
+}
+
+// The pool is the current device's: it imports the allocations other processes export from
+// theirs.
+infinirtError_t infinirtMemPoolImportFromShareableHandle(
+    infinirtMemPool_t* memPool, void* shareableHandle,
+    enum infinirtMemAllocationHandleType handleType, unsigned int flags) {
+  return Guard(__func__, [&](const char* function) {
+    if (memPool == nullptr) return Fail(infinirtErrorInvalidValue, "{}: memPool is NULL", function);
+    if (flags != 0) return Fail(infinirtErrorInvalidValue, "{}: flags must be 0", function);
+    if (handleType == infinirtMemHandleTypeNone) {
+      return Fail(infinirtErrorInvalidValue, "{}: no handle type", function);
+    }
+    if (auto error = CheckHandleType(handleType, function)) return error;
+    Runtime& runtime = Runtime::Get();
+    Target target;
+    if (auto error = CurrentTarget(runtime, &target, function)) return error;
+    const infinirtPluginTable& table = target.backend->table;
+    void* pool = nullptr;
+    if (auto error = table.MemPoolImportFromShareableHandle(target.local, &pool, shareableHandle,
+                                                             handleType, flags)) {
+      return BackendAnswer(error, *target.backend, function);
+    }
+    return Publish(runtime.mem_pools(), target, pool, kPoolImported, memPool,
+                   table.MemPoolDestroy, function);
+  });
+}
+
+// The start of an allocation from a pool other processes open.
+infinirtError_t infinirtMemPoolExportPointer(struct infinirtMemPoolPtrExportData* exportData,
+                                             void* ptr) {
+  return Guard(__func__, [&](const char* function) {
+    if (exportData == nullptr || ptr == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: exportData or ptr is NULL", function);
+    }
+    Runtime& runtime = Runtime::Get();
+    auto found = runtime.allocations().Find(reinterpret_cast<uintptr_t>(ptr));
+    if (!found || found->kind != MemoryKind::kStreamOrdered ||
+        found->base != reinterpret_cast<uintptr_t>(ptr)) {
+      return Fail(infinirtErrorInvalidValue, "{}: {} is not the start of a pool's allocation",
+                  function, ptr);
+    }
+    Backend& owner = runtime.backend(found->backend);
+    return BackendAnswer(owner.table.MemPoolExportPointer(found->local_device, exportData, ptr),
+                         owner, function);
+  });
+}
+
+// Imported memory is registered as stream-ordered memory: Free and FreeAsync release it.
+infinirtError_t infinirtMemPoolImportPointer(void** ptr, infinirtMemPool_t memPool,
+                                             struct infinirtMemPoolPtrExportData* exportData) {
+  return Guard(__func__, [&](const char* function) {
+    if (ptr == nullptr || exportData == nullptr) {
+      return Fail(infinirtErrorInvalidValue, "{}: ptr or exportData is NULL", function);
+    }
+    Runtime& runtime = Runtime::Get();
+    ObjectRecord record;
+    if (auto error = ResolvePool(runtime, memPool, &record, function)) return error;
+    if (!(record.flags & kPoolImported)) {
+      return Fail(infinirtErrorInvalidValue, "{}: the pool was not imported", function);
+    }
+    Backend& owner = runtime.backend(record.backend);
+    void* pointer = nullptr;
+    size_t size = 0;
+    if (auto error = owner.table.MemPoolImportPointer(record.local_device, &pointer, &size,
+                                                      record.plugin_handle, exportData)) {
+      return BackendAnswer(error, owner, function);
+    }
+    if (size == 0) {  // the registry needs the size; copies could not be routed without it
+      owner.table.FreeAsync(record.local_device, pointer, INFINIRT_PLUGIN_STREAM_LEGACY);
+      return Fail(infinirtErrorNotSupported, "{}: the backend cannot tell the imported size",
+                  function);
+    }
+    if (auto error = RegisterAllocation(runtime, TargetOf(runtime, record), pointer, size,
+                                        MemoryKind::kStreamOrdered, 0, function)) {
+      owner.table.FreeAsync(record.local_device, pointer, INFINIRT_PLUGIN_STREAM_LEGACY);
+      return error;
+    }
+    *ptr = pointer;
+    return infinirtSuccess;
   });
 }
 

@@ -760,6 +760,9 @@ infinirtError_t infinirtMallocFromPoolAsync(void** ptr, size_t size, infinirtMem
                   "{}: the pool is device {}'s and the stream device {}'s; they must be one",
                   function, pool.device, target.device);
     }
+    if (pool.flags & kPoolImported) {
+      return Fail(infinirtErrorInvalidValue, "{}: an imported pool makes no allocations", function);
+    }
     return AllocateFromPool(runtime, target, pool, size, ptr, function);
   });
 }

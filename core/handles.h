@@ -36,6 +36,9 @@ struct ObjectRecord {
 // core's mark of a stream adopted from a vendor handle (StreamCreateFromNativeHandle), which is
 // ended with the plugin's StreamRelease instead of StreamDestroy.
 constexpr unsigned int kStreamAdopted = 0x80000000u;
+// A pool record's flag: a pool imported from another process (MemPoolImportFromShareableHandle),
+// which only imports allocations.
+constexpr unsigned int kPoolImported = 0x1u;
 
 // Layout of a handle value (64 bits):
 //   [63:60] 0xA marker, so no handle is 0, 1 or 2 (the special stream values)

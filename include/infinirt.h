@@ -894,6 +894,12 @@ struct infinirtMemPoolProps {
   unsigned char reserved[54];
 };
 
+/* infinirtMemPoolExportPointer: what another process imports an allocation of a shared pool by
+ * (infinirtMemPoolImportPointer); plain data, carried by any means. */
+struct infinirtMemPoolPtrExportData {
+  unsigned char reserved[64];
+};
+
 /* infinirtGraphAddMemAllocNode: poolProps say where (a device), bytesize how much; dptr
  * receives the address, fixed for the graph's lifetime. */
 struct infinirtMemAllocNodeParams {
@@ -1126,6 +1132,20 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, MemPoolGetAccess,                                                             \
     (enum infinirtMemAccessFlags * flags, infinirtMemPool_t memPool,                               \
      struct infinirtMemLocation * location))                                                       \
+  /* Pools other processes open (props->handleTypes): the pool travels as an OS handle (for        \
+     infinirtMemHandleTypePosixFileDescriptor an int written to *shareableHandle, imported as      \
+     (void*)(uintptr_t)fd), each allocation as 64 bytes of export data. An imported pool makes     \
+     no allocations; its imported memory is freed with Free or FreeAsync. */                      \
+  X(infinirtError_t, MemPoolExportToShareableHandle,                                               \
+    (void* shareableHandle, infinirtMemPool_t memPool,                                             \
+     enum infinirtMemAllocationHandleType handleType, unsigned int flags))                         \
+  X(infinirtError_t, MemPoolImportFromShareableHandle,                                             \
+    (infinirtMemPool_t * memPool, void* shareableHandle,                                           \
+     enum infinirtMemAllocationHandleType handleType, unsigned int flags))                         \
+  X(infinirtError_t, MemPoolExportPointer,                                                         \
+    (struct infinirtMemPoolPtrExportData * exportData, void* ptr))                                 \
+  X(infinirtError_t, MemPoolImportPointer,                                                         \
+    (void** ptr, infinirtMemPool_t memPool, struct infinirtMemPoolPtrExportData* exportData))     \
   X(infinirtError_t, Memcpy,                                                                       \
     (void* dst, const void* src, size_t count, enum infinirtMemcpyKind kind))                      \
   X(infinirtError_t, MemcpyAsync,                                                                  \

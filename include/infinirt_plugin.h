@@ -44,7 +44,8 @@ extern "C" {
 
 /* 2.0: infinirtDeviceProp took CUDA 13's whole cudaDeviceProp layout (1.4's entries, unchanged
  * otherwise, with the device limit and cache-configuration entries appended).
- * 2.1: MemsetElementsAsync and the graph node kind INFINIRT_GRAPH_NODE_MEMSET_ELEMENTS. */
+ * 2.1: MemsetElementsAsync and the graph node kind INFINIRT_GRAPH_NODE_MEMSET_ELEMENTS; the
+ * shareable pool entries (MemPoolExportToShareableHandle ... MemPoolImportPointer). */
 #define INFINIRT_PLUGIN_ABI_MAJOR 2
 #define INFINIRT_PLUGIN_ABI_MINOR 1
 
@@ -315,7 +316,20 @@ typedef struct infinirtPluginSupport {
   /* Sets count elements of element_size (2 or 4) bytes to value, in stream order: memset nodes  \
    * of elements whose bytes differ (ABI 2.1). */                                                 \
   X(MemsetElementsAsync, (int device, void* ptr, unsigned int value, unsigned int element_size,   \
-                          size_t count, infinirtPluginStream_t stream))
+                          size_t count, infinirtPluginStream_t stream))                           \
+  /* Pools other processes open (MemPoolCreate with props->handleTypes). ImportFromShareableHandle \
+   * makes a pool of this device that imports allocations only; ImportPointer maps one (its      \
+   * size in *size), which FreeAsync (or Free) releases. ExportPointer takes the start of an      \
+   * allocation of a shareable pool. (ABI 2.1) */                                                  \
+  X(MemPoolExportToShareableHandle,                                                               \
+    (int device, void* handle, infinirtPluginMemPool_t pool,                                      \
+     enum infinirtMemAllocationHandleType type, unsigned int flags))                              \
+  X(MemPoolImportFromShareableHandle,                                                             \
+    (int device, infinirtPluginMemPool_t* pool, void* handle,                                     \
+     enum infinirtMemAllocationHandleType type, unsigned int flags))                              \
+  X(MemPoolExportPointer, (int device, struct infinirtMemPoolPtrExportData* data, void* ptr))     \
+  X(MemPoolImportPointer, (int device, void** ptr, size_t* size, infinirtPluginMemPool_t pool,   \
+                           struct infinirtMemPoolPtrExportData* data))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
  * their support declarations by it (GetSupport itself takes the entry's name). */

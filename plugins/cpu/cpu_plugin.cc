@@ -26,6 +26,7 @@
 #include "memory_pool.h"
 #include "plugin_table_builder.h"
 #include "shared_memory.h"
+#include "shared_pool.h"
 
 namespace infinirt::cpu {
 namespace {
@@ -157,9 +158,11 @@ void ReleasePooledMemory(int device) {
   Dev(device).created_pools->Synchronized();
 }
 
-// A pool of the program's own, as the plugin hands it out.
+// A pool of the program's own, as the plugin hands it out. An imported pool (another process's)
+// has an empty pool of its own, which never allocates, for its attributes.
 struct PoolHandle {
   std::shared_ptr<MemoryPool> pool;
+  std::shared_ptr<ImportedPool> imported;
 };
 
 // The pool a plugin pool handle names: NULL is the device's default pool.
@@ -871,20 +874,86 @@ struct CpuPlugin {
     return Dev(device).memory_pool->Free(ptr, std::move(point));
   }
 
-  // The pool's own device always has access; maxSize bounds what it holds.
+  // The pool's own device always has access; maxSize bounds what it holds. A pool other
+  // processes open takes its blocks from a shared file (shared_pool.h).
   static infinirtError_t MemPoolCreate(int device, infinirtPluginMemPool_t* pool,
                                        const struct infinirtMemPoolProps* props) {
+    std::shared_ptr<SharedArena> arena;
+    if (props->handleTypes == infinirtMemHandleTypePosixFileDescriptor) {
+      arena = SharedArena::Create(props->maxSize);
+      if (!arena) return infinirtErrorMemoryAllocation;
+    } else if (props->handleTypes != infinirtMemHandleTypeNone) {
+      return infinirtErrorNotSupported;
+    }
     auto handle = std::make_unique<PoolHandle>();
-    handle->pool = std::make_shared<MemoryPool>(props->maxSize);
+    handle->pool = std::make_shared<MemoryPool>(props->maxSize, std::move(arena));
     handle->pool->SetAccess(device, infinirtMemAccessFlagsProtReadWrite);
     Dev(device).created_pools->Add(handle->pool);
     *pool = handle.release();
     return infinirtSuccess;
   }
 
+  // An imported pool's mapping goes once the work queued before is done (it may use imported
+  // memory) and no allocation of it is imported any more.
   static infinirtError_t MemPoolDestroy(int device, infinirtPluginMemPool_t pool) {
-    std::unique_ptr<PoolHandle> handle(static_cast<PoolHandle*>(pool));
-    Dev(device).created_pools->Retire(handle->pool);
+    auto* handle = static_cast<PoolHandle*>(pool);
+    if (handle->imported) {
+      if (OnWorkerThread()) return RefuseOnWorker("MemPoolDestroy");
+      EngineOf(device).Synchronize();
+    }
+    std::unique_ptr<PoolHandle> owned(handle);
+    Dev(device).created_pools->Retire(owned->pool);
+    return infinirtSuccess;
+  }
+
+  static infinirtError_t MemPoolExportToShareableHandle(int, void* shareable,
+                                                        infinirtPluginMemPool_t pool,
+                                                        enum infinirtMemAllocationHandleType type,
+                                                        unsigned int) {
+    const auto* handle = static_cast<PoolHandle*>(pool);
+    if (handle == nullptr || !handle->pool->arena() ||
+        type != infinirtMemHandleTypePosixFileDescriptor) {
+      return infinirtErrorInvalidValue;  // not a pool other processes open, in that way
+    }
+    const int fd = handle->pool->arena()->DuplicateDescriptor();
+    if (fd < 0) return infinirtErrorMemoryAllocation;
+    *static_cast<int*>(shareable) = fd;
+    return infinirtSuccess;
+  }
+
+  static infinirtError_t MemPoolImportFromShareableHandle(
+      int device, infinirtPluginMemPool_t* pool, void* shareable,
+      enum infinirtMemAllocationHandleType type, unsigned int) {
+    if (type != infinirtMemHandleTypePosixFileDescriptor) return infinirtErrorNotSupported;
+    const auto fd = static_cast<int>(reinterpret_cast<intptr_t>(shareable));
+    auto handle = std::make_unique<PoolHandle>();
+    std::string why;
+    if (const infinirtError_t error = ImportedPool::Open(fd, &handle->imported, &why)) {
+      Log(INFINIRT_LOG_DEBUG, "MemPoolImportFromShareableHandle: " + why);
+      return error;
+    }
+    handle->pool = std::make_shared<MemoryPool>();
+    Dev(device).created_pools->Add(handle->pool);
+    *pool = handle.release();
+    return infinirtSuccess;
+  }
+
+  static infinirtError_t MemPoolExportPointer(int device, struct infinirtMemPoolPtrExportData* data,
+                                              void* ptr) {
+    std::shared_ptr<MemoryPool> pool;
+    if (!Dev(device).created_pools->FindAllocation(ptr, &pool) || !pool->ExportPointer(ptr, data)) {
+      return infinirtErrorInvalidValue;  // not an allocation of a shareable pool
+    }
+    return infinirtSuccess;
+  }
+
+  static infinirtError_t MemPoolImportPointer(int device, void** ptr, size_t* size,
+                                              infinirtPluginMemPool_t pool,
+                                              struct infinirtMemPoolPtrExportData* data) {
+    const auto* handle = static_cast<PoolHandle*>(pool);
+    if (!handle->imported) return infinirtErrorInvalidValue;  // not an imported pool
+    if (const infinirtError_t error = handle->imported->Import(*data, ptr, size)) return error;
+    Dev(device).created_pools->AddImport(*ptr, handle->imported);
     return infinirtSuccess;
   }
 

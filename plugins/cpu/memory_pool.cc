@@ -15,8 +15,28 @@ constexpr size_t kLargeGranule = size_t{1} << 20;
 }  // namespace
 
 MemoryPool::~MemoryPool() {
-  for (auto& entry : free_blocks_) FreeDeviceMemory(entry.second.pointer);
-  for (auto& entry : in_use_) FreeDeviceMemory(entry.first);
+  for (auto& entry : free_blocks_) ReleaseBlock(entry.second.pointer, entry.first);
+  for (auto& entry : in_use_) ReleaseBlock(entry.first, entry.second);
+}
+
+void* MemoryPool::NewBlock(size_t size) {
+  return arena_ ? arena_->Allocate(size) : AllocateDeviceMemory(size);
+}
+
+void MemoryPool::ReleaseBlock(void* block, size_t size) {
+  if (arena_) {
+    arena_->Free(block, size);
+  } else {
+    FreeDeviceMemory(block);
+  }
+}
+
+bool MemoryPool::ExportPointer(void* pointer, infinirtMemPoolPtrExportData* data) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = in_use_.find(pointer);
+  if (!arena_ || found == in_use_.end()) return false;
+  arena_->Export(pointer, found->second, data);
+  return true;
 }
 
 // Small sizes round to a power of two (at least the alignment), large ones to whole MiB, so
@@ -55,11 +75,11 @@ infinirtError_t MemoryPool::Allocate(size_t size, Stream& stream, void** pointer
     TrimToLocked(0);  // room made of blocks others have finished with
     if (used_bytes_ + pooled_bytes_ + rounded > max_size_) return infinirtErrorMemoryAllocation;
   }
-  void* memory = AllocateDeviceMemory(rounded);
+  void* memory = NewBlock(rounded);
   if (memory == nullptr) {
     // Give back what others have finished with, and try once more.
     TrimToLocked(0);
-    memory = AllocateDeviceMemory(rounded);
+    memory = NewBlock(rounded);
     if (memory == nullptr) return infinirtErrorMemoryAllocation;
   }
   *pointer = memory;
@@ -105,7 +125,7 @@ void MemoryPool::TrimToLocked(size_t bytes_to_keep) {
     const size_t reserved = used_bytes_ + pooled_bytes_;
     if (reserved <= bytes_to_keep) return;
     if (!it->second.freed_at.Reached() || reserved - it->first < bytes_to_keep) continue;
-    FreeDeviceMemory(it->second.pointer);
+    ReleaseBlock(it->second.pointer, it->first);
     pooled_bytes_ -= it->first;
     it = free_blocks_.erase(it);
   }
@@ -213,14 +233,37 @@ infinirtError_t CreatedPools::Allocate(const std::shared_ptr<MemoryPool>& pool, 
 
 bool CreatedPools::Free(void* pointer, const StreamPoint& point, infinirtError_t* freed) {
   std::shared_ptr<MemoryPool> pool;
+  std::shared_ptr<ImportedPool> imported;  // released after the lock
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto found = allocations_.find(pointer);
-    if (found == allocations_.end()) return false;
+    if (found == allocations_.end()) {
+      // Imported memory goes back to its owner process, which frees it: nothing to do here but
+      // forget it (the mapping stays while the pool is imported).
+      auto import = imports_.find(pointer);
+      if (import == imports_.end()) return false;
+      imported = std::move(import->second);
+      imports_.erase(import);
+      *freed = infinirtSuccess;
+      return true;
+    }
     pool = std::move(found->second);
     allocations_.erase(found);
   }
   *freed = pool->Free(pointer, point);
+  return true;
+}
+
+void CreatedPools::AddImport(void* pointer, std::shared_ptr<ImportedPool> pool) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  imports_[pointer] = std::move(pool);
+}
+
+bool CreatedPools::FindAllocation(void* pointer, std::shared_ptr<MemoryPool>* pool) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = allocations_.find(pointer);
+  if (found == allocations_.end()) return false;
+  *pool = found->second;
   return true;
 }
 

@@ -22,13 +22,16 @@
 
 #include "engine.h"
 #include "infinirt.h"
+#include "shared_pool.h"
 
 namespace infinirt::cpu {
 
 class MemoryPool {
  public:
-  // max_size: how much the pool may hold at once (0: as much as the host gives).
-  explicit MemoryPool(size_t max_size = 0) : max_size_(max_size) {}
+  // max_size: how much the pool may hold at once (0: as much as the host gives). arena: where
+  // its blocks come from when other processes open them (shared_pool.h); else the heap.
+  explicit MemoryPool(size_t max_size = 0, std::shared_ptr<SharedArena> arena = nullptr)
+      : max_size_(max_size), arena_(std::move(arena)) {}
   ~MemoryPool();  // returns every block to the OS
   MemoryPool(const MemoryPool&) = delete;
   MemoryPool& operator=(const MemoryPool&) = delete;
@@ -47,6 +50,12 @@ class MemoryPool {
   // Nothing allocated, and nothing pooled that queued work might still use.
   bool Drained();
 
+  // Where other processes open the pool (null: they do not).
+  const std::shared_ptr<SharedArena>& arena() const { return arena_; }
+  // The export data of an allocation of a shareable pool, by its start; false when the pointer
+  // is not the start of one of its allocations.
+  bool ExportPointer(void* pointer, infinirtMemPoolPtrExportData* data);
+
   // What the program granted other devices (infinirtMemPoolSetAccess). The CPU's devices all
   // share the host's memory, so a grant changes no mapping; it is kept to be reported.
   void SetAccess(int device, enum infinirtMemAccessFlags flags);
@@ -60,6 +69,8 @@ class MemoryPool {
   };
 
   static size_t RoundUp(size_t size);
+  void* NewBlock(size_t size);
+  void ReleaseBlock(void* block, size_t size);
   bool Reusable(const Block& block, Stream& stream) const;
   void TrimToLocked(size_t bytes_to_keep);
 
@@ -76,14 +87,19 @@ class MemoryPool {
   bool allow_opportunistic_ = true;
   bool allow_internal_dependencies_ = true;  // accepted; the pool never adds dependencies
   const size_t max_size_;
+  const std::shared_ptr<SharedArena> arena_;
   std::map<int, enum infinirtMemAccessFlags> access_;
 };
 
 // A device's pools of the program's own (infinirtMemPoolCreate): which pool each allocation came
 // from, for FreeAsync, and the destroyed pools still holding memory, released once it is all
-// freed and those frees have run.
+// freed and those frees have run. Also the allocations imported from other processes' pools
+// (MemPoolImportPointer), each keeping its pool's mapping while it is imported.
 class CreatedPools {
  public:
+  void AddImport(void* pointer, std::shared_ptr<ImportedPool> pool);
+  // The pool a pointer of this process came from: false when it is none of these pools'.
+  bool FindAllocation(void* pointer, std::shared_ptr<MemoryPool>* pool);
   void Add(std::shared_ptr<MemoryPool> pool);
   // The pool leaves the live ones; it is released once drained.
   void Retire(const std::shared_ptr<MemoryPool>& pool);
@@ -99,6 +115,7 @@ class CreatedPools {
   std::atomic<bool> any_{false};  // any live or retired pool: the fast path of Synchronized
   std::vector<std::shared_ptr<MemoryPool>> live_, retired_;
   std::unordered_map<void*, std::shared_ptr<MemoryPool>> allocations_;
+  std::unordered_map<void*, std::shared_ptr<ImportedPool>> imports_;
 };
 
 }  // namespace infinirt::cpu

@@ -35,6 +35,8 @@ typedef void (*CfHostFn)(void*);
 #define CF_IPC_EVENT_HANDLE infinirtIpcEventHandle_t
 #define CF_ENTRY_STATUS int
 #define CF_ADVICE int
+#define CF_HANDLE_TYPE int
+#define CF_POOL_EXPORT_DATA struct infinirtMemPoolPtrExportData
 #endif
 
 // Without these the runtime is not usable: the backend reports which one is missing.
@@ -102,6 +104,12 @@ typedef void (*CfHostFn)(void*);
   X(MemPoolTrimTo, (CF_POOL pool, size_t min_bytes_to_keep))                               \
   X(MemPoolSetAccess, (CF_POOL pool, const CF_ACCESS_DESC* descs, size_t count))           \
   X(MemPoolGetAccess, (CF_ACCESS_FLAGS * flags, CF_POOL pool, CF_LOCATION * location))     \
+  X(MemPoolExportToShareableHandle,                                                        \
+    (void* handle, CF_POOL pool, CF_HANDLE_TYPE type, unsigned int flags))                 \
+  X(MemPoolImportFromShareableHandle,                                                      \
+    (CF_POOL * pool, void* handle, CF_HANDLE_TYPE type, unsigned int flags))               \
+  X(MemPoolExportPointer, (CF_POOL_EXPORT_DATA * data, void* ptr))                         \
+  X(MemPoolImportPointer, (void** ptr, CF_POOL pool, CF_POOL_EXPORT_DATA* data))           \
   X(Memcpy2DAsync, (void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,\
                    size_t height, CF_KIND kind, CF_STREAM stream))                         \
   X(Memset2DAsync,                                                                         \

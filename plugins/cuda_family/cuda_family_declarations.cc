@@ -89,6 +89,27 @@ Declaration IpcOpenDeclaration(const Functions& fn) {
                 "the size of the opened memory from the driver's cuMemGetAddressRange");
 }
 
+// Importing another process's pool allocation: the vendor's function, and the driver's size of
+// what it mapped, as for IpcOpenMemHandle.
+Declaration PoolImportDeclaration(const Functions& fn) {
+  if (!Has(fn.MemPoolImportPointer)) return None("the runtime lacks MemPoolImportPointer");
+  const Declaration sizing = IpcOpenDeclaration(fn);
+  if (!NamedAsCuda() || !Has(fn.GetDriverEntryPointByVersion)) return None(sizing.note);
+  return Native({"MemPoolImportPointer", "GetDriverEntryPointByVersion"},
+                "the size of the imported memory from the driver's cuMemGetAddressRange");
+}
+
+// The other pool-sharing entries: as MemPoolImportPointer is, since pools other processes open
+// are made only where their allocations can be imported (MemPoolCreate refuses them otherwise).
+Declaration PoolSharingDeclaration(bool present, const Functions& fn, const char* function,
+                                   const char* note) {
+  const Declaration importing = PoolImportDeclaration(fn);
+  if (importing.level == INFINIRT_SUPPORT_NONE) {
+    return None("no pool other processes open is made: " + importing.note);
+  }
+  return NativeIfPresent(present, function, note);
+}
+
 // A managed memory hint: CUDA 13's form (a location), which CUDA 12.2 to 12.9 name _v2, or the
 // older one (a device number), as ChooseManagedHintForms found them.
 Declaration ManagedHintDeclaration(bool location_form, bool device_form, const char* function) {
@@ -287,6 +308,18 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
                              "the handle's 64 bytes pass unchanged");
     case entry::IpcOpenEventHandle:
       return NativeIfPresent(Has(fn.IpcOpenEventHandle), "IpcOpenEventHandle");
+    case entry::MemPoolExportToShareableHandle:
+      return PoolSharingDeclaration(Has(fn.MemPoolExportToShareableHandle), fn,
+                                    "MemPoolExportToShareableHandle",
+                                    "the OS handle passes unchanged");
+    case entry::MemPoolImportFromShareableHandle:
+      return PoolSharingDeclaration(Has(fn.MemPoolImportFromShareableHandle), fn,
+                                    "MemPoolImportFromShareableHandle", "");
+    case entry::MemPoolExportPointer:
+      return PoolSharingDeclaration(Has(fn.MemPoolExportPointer), fn, "MemPoolExportPointer",
+                                    "the export data's 64 bytes pass unchanged");
+    case entry::MemPoolImportPointer:
+      return PoolImportDeclaration(fn);
     case entry::GraphInstantiate:
       return GraphInstantiateDeclaration(fn);
     case entry::GraphLaunch:

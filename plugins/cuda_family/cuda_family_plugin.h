@@ -176,6 +176,10 @@ struct CudaFamilyPlugin : plugin::VendorPluginBase<CudaFamilyPlugin> {
   INFINIRT_PLUGIN_ENTRY(IpcCloseMemHandle);
   INFINIRT_PLUGIN_ENTRY(IpcGetEventHandle);
   INFINIRT_PLUGIN_ENTRY(IpcOpenEventHandle);
+  INFINIRT_PLUGIN_ENTRY(MemPoolExportToShareableHandle);
+  INFINIRT_PLUGIN_ENTRY(MemPoolImportFromShareableHandle);
+  INFINIRT_PLUGIN_ENTRY(MemPoolExportPointer);
+  INFINIRT_PLUGIN_ENTRY(MemPoolImportPointer);
 
   // Support declarations (cuda_family_declarations.cc).
   static std::optional<plugin::Declaration> Declare(infinirtPluginEntry_t entry);

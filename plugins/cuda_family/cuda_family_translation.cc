@@ -321,6 +321,13 @@ bool OpensIpcMemory() {
          NamedAsCuda();
 }
 
+// The same for allocations imported from another process's pool.
+bool ImportsPoolMemory() {
+  const Functions& fn = TheState().fn;
+  return fn.MemPoolImportPointer != nullptr && fn.GetDriverEntryPointByVersion != nullptr &&
+         NamedAsCuda();
+}
+
 }  // namespace
 
 infinirtError_t CudaFamilyPlugin::IpcGetMemHandle(int device, infinirtIpcMemHandle_t* handle,
@@ -504,10 +511,15 @@ infinirtError_t CudaFamilyPlugin::MemPoolTrimTo(int device, size_t min_bytes_to_
   return PoolTrimTo(device, nullptr, min_bytes_to_keep);
 }
 
+// A pool other processes open (props->handleTypes) only where its allocations can be imported
+// too (ImportsPoolMemory): half a way to share is none.
 infinirtError_t CudaFamilyPlugin::MemPoolCreate(int device, infinirtPluginMemPool_t* pool,
                                                 const struct infinirtMemPoolProps* props) {
   if (const infinirtError_t e = Bind(device)) return e;
   if (TheState().fn.MemPoolCreate == nullptr) return infinirtErrorNotSupported;
+  if (props->handleTypes != infinirtMemHandleTypeNone && !ImportsPoolMemory()) {
+    return infinirtErrorNotSupported;
+  }
   return CF_CALL(MemPoolCreate, pool, props);
 }
 
@@ -571,6 +583,52 @@ infinirtError_t CudaFamilyPlugin::MemPoolGetAccess(int device, enum infinirtMemA
   if (const infinirtError_t e = VendorPool(device, pool, &vendor_pool)) return e;
   infinirtMemLocation asked = *location;  // the vendor's prototype takes a mutable location
   return CF_CALL(MemPoolGetAccess, flags, vendor_pool, &asked);
+}
+
+// Pools other processes open: the handle, the pool and the export data pass unchanged; an
+// imported allocation's size comes from the driver, as opened IPC memory's does. Where it cannot
+// (ImportsPoolMemory), none of the four is used.
+infinirtError_t CudaFamilyPlugin::MemPoolExportToShareableHandle(
+    int device, void* handle, infinirtPluginMemPool_t pool,
+    enum infinirtMemAllocationHandleType type, unsigned int flags) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.MemPoolExportToShareableHandle == nullptr || !ImportsPoolMemory()) {
+    return infinirtErrorNotSupported;
+  }
+  void* vendor_pool = nullptr;
+  if (const infinirtError_t e = VendorPool(device, pool, &vendor_pool)) return e;
+  return CF_CALL(MemPoolExportToShareableHandle, handle, vendor_pool, static_cast<int>(type),
+                 flags);
+}
+
+infinirtError_t CudaFamilyPlugin::MemPoolImportFromShareableHandle(
+    int device, infinirtPluginMemPool_t* pool, void* handle,
+    enum infinirtMemAllocationHandleType type, unsigned int flags) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.MemPoolImportFromShareableHandle == nullptr || !ImportsPoolMemory()) {
+    return infinirtErrorNotSupported;
+  }
+  return CF_CALL(MemPoolImportFromShareableHandle, pool, handle, static_cast<int>(type), flags);
+}
+
+infinirtError_t CudaFamilyPlugin::MemPoolExportPointer(int device,
+                                                       struct infinirtMemPoolPtrExportData* data,
+                                                       void* ptr) {
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (TheState().fn.MemPoolExportPointer == nullptr || !ImportsPoolMemory()) {
+    return infinirtErrorNotSupported;
+  }
+  return CF_CALL(MemPoolExportPointer, data, ptr);
+}
+
+infinirtError_t CudaFamilyPlugin::MemPoolImportPointer(int device, void** ptr, size_t* size,
+                                                       infinirtPluginMemPool_t pool,
+                                                       struct infinirtMemPoolPtrExportData* data) {
+  if (!ImportsPoolMemory()) return infinirtErrorNotSupported;
+  if (const infinirtError_t e = Bind(device)) return e;
+  if (const infinirtError_t e = CF_CALL(MemPoolImportPointer, ptr, pool, data)) return e;
+  *size = MappedSize(*ptr);  // 0: the core frees it again and answers NotSupported
+  return infinirtSuccess;
 }
 
 infinirtError_t CudaFamilyPlugin::Memcpy(int device, void* dst, const void* src, size_t count,

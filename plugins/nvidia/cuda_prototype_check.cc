@@ -32,6 +32,8 @@
 #define CF_IPC_EVENT_HANDLE cudaIpcEventHandle_t
 #define CF_ENTRY_STATUS enum cudaDriverEntryPointQueryResult
 #define CF_ADVICE enum cudaMemoryAdvise
+#define CF_HANDLE_TYPE enum cudaMemAllocationHandleType
+#define CF_POOL_EXPORT_DATA struct cudaMemPoolPtrExportData
 #include "cuda_family_api.h"
 
 #define CF_CHECK_(name, params)                                               \

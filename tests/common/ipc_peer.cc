@@ -90,6 +90,36 @@ int Import(const std::string& memory_hex, const std::string& event_hex, size_t b
   return 0;
 }
 
+// Imports the pool shared as descriptor `fd` (inherited) and the allocation of `data_hex`, checks
+// that every byte is EXPECTED, sets them to EXPECTED + 1, frees the allocation and the pool.
+int PoolImport(int fd, const std::string& data_hex, size_t bytes, int expected) {
+  infinirtMemPoolPtrExportData data;
+  if (!FromHex(data_hex, &data)) {
+    Say("failed: malformed export data");
+    return 1;
+  }
+  infinirtMemPool_t pool = nullptr;
+  REQUIRE(infinirtMemPoolImportFromShareableHandle(
+      &pool, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+      infinirtMemHandleTypePosixFileDescriptor, 0));
+  void* memory = nullptr;
+  REQUIRE(infinirtMemPoolImportPointer(&memory, pool, &data));
+  std::vector<unsigned char> seen(bytes, 0);
+  REQUIRE(infinirtMemcpy(seen.data(), memory, bytes, infinirtMemcpyDeviceToHost));
+  for (size_t i = 0; i < bytes; ++i) {
+    if (seen[i] != expected) {
+      Say("failed: byte " + std::to_string(i) + " is " + std::to_string(seen[i]) + ", not " +
+          std::to_string(expected));
+      return 1;
+    }
+  }
+  REQUIRE(infinirtMemset(memory, expected + 1, bytes));
+  REQUIRE(infinirtFree(memory));
+  REQUIRE(infinirtMemPoolDestroy(pool));
+  Say("done");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -100,6 +130,11 @@ int main(int argc, char** argv) {
   if (args.size() == 5 && args[0] == "import") {
     return Import(args[1], args[2], std::stoul(args[3]), std::stoi(args[4]));
   }
-  std::fprintf(stderr, "usage: ipc_peer export BYTES VALUE | import MEMORY EVENT BYTES EXPECTED\n");
+  if (args.size() == 5 && args[0] == "pool-import") {
+    return PoolImport(std::stoi(args[1]), args[2], std::stoul(args[3]), std::stoi(args[4]));
+  }
+  std::fprintf(stderr,
+               "usage: ipc_peer export BYTES VALUE | import MEMORY EVENT BYTES EXPECTED | "
+               "pool-import FD DATA BYTES EXPECTED\n");
   return 2;
 }

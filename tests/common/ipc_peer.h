@@ -13,6 +13,11 @@
 //     the memory out on that stream, checks that every byte is EXPECTED, sets the memory to
 //     EXPECTED + 1, closes the handle, destroys the event, prints "done" and exits 0.
 //
+//   ipc_peer pool-import FD DATA_HEX BYTES EXPECTED
+//     Imports the memory pool another process shared as descriptor FD (inherited) and the
+//     allocation whose export data is DATA_HEX, checks that every byte is EXPECTED, sets them to
+//     EXPECTED + 1, frees the allocation and the pool, prints "done" and exits 0.
+//
 // Either prints "unsupported <call>" and exits 3 where the backend answers NotSupported, and
 // "failed <what>" and exits 1 on any other failure.
 #ifndef INFINIRT_TESTS_COMMON_IPC_PEER_H_

@@ -180,5 +180,165 @@ TEST_F(Conformance, S62_BadEventHandlesAreRefused) {
   infinirtGetLastError();
 }
 
+// S63: a pool made with a POSIX file descriptor handle type is shared with another process: the
+// pool as a descriptor (passed here by inheritance), each allocation as 64 bytes of export data.
+infinirtMemPoolProps ShareablePoolProps() {
+  infinirtMemPoolProps props{};
+  props.allocType = infinirtMemAllocationTypePinned;
+  props.handleTypes = infinirtMemHandleTypePosixFileDescriptor;
+  props.location = {infinirtMemLocationTypeDevice, 0};
+  return props;
+}
+
+TEST_F(Conformance, S63_AnotherProcessImportsAnAllocationOfASharedPool) {
+  const infinirtMemPoolProps props = ShareablePoolProps();
+  infinirtMemPool_t pool = nullptr;
+  ASSERT_OK_OR_SKIP(infinirtMemPoolCreate(&pool, &props));
+  infinirtStream_t stream = NewStream();
+  void* memory = nullptr;
+  ASSERT_EQ(infinirtMallocFromPoolAsync(&memory, kBytes, pool, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtMemsetAsync(memory, 21, kBytes, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  int fd = -1;
+  ASSERT_EQ(infinirtMemPoolExportToShareableHandle(&fd, pool,
+                                                   infinirtMemHandleTypePosixFileDescriptor, 0),
+            infinirtSuccess);
+  ASSERT_GE(fd, 0);
+  infinirtMemPoolPtrExportData data;
+  ASSERT_EQ(infinirtMemPoolExportPointer(&data, memory), infinirtSuccess);
+  // The peer inherits a copy of the descriptor that is not closed on exec.
+  const int inherited = fcntl(fd, F_DUPFD, 0);
+  ASSERT_GE(inherited, 0);
+  {
+    Peer peer({"pool-import", std::to_string(inherited), HexOf(data), std::to_string(kBytes),
+               "21"});
+    close(inherited);
+    ASSERT_TRUE(peer.running());
+    const std::string line = peer.ReadLine();
+    EXPECT_EQ(line, "done");
+    EXPECT_EQ(peer.Wait(), 0) << line;
+  }
+  close(fd);
+  EXPECT_TRUE(AllBytesAre(ReadBack(memory, kBytes).data(), kBytes, 22))
+      << "this process sees what the other wrote";
+  ASSERT_EQ(infinirtFreeAsync(memory, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtSuccess);
+}
+
+// Within one process too: the imported allocation is the same memory at another address, freed
+// with infinirtFree; an imported pool makes no allocations.
+TEST_F(Conformance, S63_ImportedPoolsImportAllocationsOnly) {
+  const infinirtMemPoolProps props = ShareablePoolProps();
+  infinirtMemPool_t pool = nullptr;
+  ASSERT_OK_OR_SKIP(infinirtMemPoolCreate(&pool, &props));
+  infinirtStream_t stream = NewStream();
+  void* memory = nullptr;
+  ASSERT_EQ(infinirtMallocFromPoolAsync(&memory, kBytes, pool, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtMemsetAsync(memory, 5, kBytes, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  int fd = -1;
+  ASSERT_EQ(infinirtMemPoolExportToShareableHandle(&fd, pool,
+                                                   infinirtMemHandleTypePosixFileDescriptor, 0),
+            infinirtSuccess);
+  infinirtMemPoolPtrExportData data;
+  ASSERT_EQ(infinirtMemPoolExportPointer(&data, memory), infinirtSuccess);
+  infinirtMemPool_t imported = nullptr;
+  ASSERT_EQ(infinirtMemPoolImportFromShareableHandle(
+                &imported, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                infinirtMemHandleTypePosixFileDescriptor, 0),
+            infinirtSuccess);
+  close(fd);  // the imported pool keeps what it needs
+  void* opened = nullptr;
+  ASSERT_EQ(infinirtMemPoolImportPointer(&opened, imported, &data), infinirtSuccess);
+  EXPECT_NE(opened, memory);
+  EXPECT_TRUE(AllBytesAre(ReadBack(opened, kBytes).data(), kBytes, 5));
+  ASSERT_EQ(infinirtMemset(opened, 6, kBytes), infinirtSuccess);
+  EXPECT_TRUE(AllBytesAre(ReadBack(memory, kBytes).data(), kBytes, 6));
+  void* more = nullptr;
+  EXPECT_EQ(infinirtMallocFromPoolAsync(&more, kBytes, imported, stream),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtDeviceSetMemPool(0, imported), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPoolExportToShareableHandle(&fd, imported,
+                                                   infinirtMemHandleTypePosixFileDescriptor, 0),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtFree(opened), infinirtSuccess);
+  EXPECT_EQ(infinirtMemPoolDestroy(imported), infinirtSuccess);
+  ASSERT_EQ(infinirtFreeAsync(memory, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtSuccess);
+  infinirtGetLastError();
+}
+
+TEST_F(Conformance, S63_BadPoolSharingCallsAreRefused) {
+  const infinirtMemPoolProps shareable = ShareablePoolProps();
+  infinirtMemPool_t pool = nullptr;
+  ASSERT_OK_OR_SKIP(infinirtMemPoolCreate(&pool, &shareable));
+  int fd = -1;
+  // Handle types that are not POSIX descriptors are not supported; unknown ones are refused.
+  infinirtMemPoolProps props = ShareablePoolProps();
+  infinirtMemPool_t made = nullptr;
+  props.handleTypes = infinirtMemHandleTypeFabric;
+  EXPECT_EQ(infinirtMemPoolCreate(&made, &props), infinirtErrorNotSupported);
+  EXPECT_EQ(infinirtMemPoolExportToShareableHandle(&fd, pool, infinirtMemHandleTypeWin32, 0),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPoolExportToShareableHandle(nullptr, pool,
+                                                   infinirtMemHandleTypePosixFileDescriptor, 0),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPoolExportToShareableHandle(&fd, pool,
+                                                   infinirtMemHandleTypePosixFileDescriptor, 1),
+            infinirtErrorInvalidValue);
+  // A pool made without a handle type, and a device's default pool, are not shareable.
+  props = ShareablePoolProps();
+  props.handleTypes = infinirtMemHandleTypeNone;
+  ASSERT_EQ(infinirtMemPoolCreate(&made, &props), infinirtSuccess);
+  EXPECT_EQ(infinirtMemPoolExportToShareableHandle(&fd, made,
+                                                   infinirtMemHandleTypePosixFileDescriptor, 0),
+            infinirtErrorInvalidValue);
+  infinirtMemPool_t default_pool = nullptr;
+  ASSERT_EQ(infinirtDeviceGetDefaultMemPool(&default_pool, 0), infinirtSuccess);
+  EXPECT_EQ(infinirtMemPoolExportToShareableHandle(&fd, default_pool,
+                                                   infinirtMemHandleTypePosixFileDescriptor, 0),
+            infinirtErrorInvalidValue);
+  // Export data of memory that is not a shareable pool's; a descriptor that is not a pool's.
+  infinirtStream_t stream = NewStream();
+  void* plain = nullptr;
+  ASSERT_EQ(infinirtMallocFromPoolAsync(&plain, kBytes, made, stream), infinirtSuccess);
+  infinirtMemPoolPtrExportData data{};
+  EXPECT_EQ(infinirtMemPoolExportPointer(&data, plain), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPoolExportPointer(&data, NewDeviceMemory(kBytes)), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPoolExportPointer(nullptr, plain), infinirtErrorInvalidValue);
+  infinirtMemPool_t imported = nullptr;
+  EXPECT_EQ(infinirtMemPoolImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{0}),
+                                                     infinirtMemHandleTypePosixFileDescriptor, 0),
+            infinirtErrorInvalidValue)
+      << "standard input is no pool";
+  EXPECT_EQ(infinirtMemPoolImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{-1}),
+                                                     infinirtMemHandleTypePosixFileDescriptor, 0),
+            infinirtErrorInvalidValue);
+  EXPECT_EQ(imported, nullptr);
+  // Export data that names nothing of the imported pool; a pool that was not imported.
+  ASSERT_EQ(infinirtMemPoolExportToShareableHandle(&fd, pool,
+                                                   infinirtMemHandleTypePosixFileDescriptor, 0),
+            infinirtSuccess);
+  ASSERT_EQ(infinirtMemPoolImportFromShareableHandle(
+                &imported, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                infinirtMemHandleTypePosixFileDescriptor, 0),
+            infinirtSuccess);
+  close(fd);
+  void* opened = nullptr;
+  infinirtMemPoolPtrExportData zeros{};
+  EXPECT_EQ(infinirtMemPoolImportPointer(&opened, imported, &zeros), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPoolImportPointer(&opened, pool, &zeros), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPoolImportPointer(nullptr, imported, &zeros), infinirtErrorInvalidValue);
+  EXPECT_EQ(opened, nullptr);
+  EXPECT_EQ(infinirtMemPoolDestroy(imported), infinirtSuccess);
+  ASSERT_EQ(infinirtFreeAsync(plain, stream), infinirtSuccess);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(infinirtMemPoolDestroy(made), infinirtSuccess);
+  EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtSuccess);
+  infinirtGetLastError();
+}
+
 }  // namespace
 }  // namespace infinirt::conformance

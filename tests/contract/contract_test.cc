@@ -831,6 +831,9 @@ TEST(CudaContract, GraphNodeStructuresHaveCudasLayout) {
                       INFINIRT_CONTRACT_ROW(infinirtMemPoolProps, cudaMemPoolProps, usage)
                           INFINIRT_CONTRACT_ROW(infinirtMemPoolProps, cudaMemPoolProps, reserved))
   INFINIRT_CONTRACT_LAYOUT(
+      infinirtMemPoolPtrExportData, cudaMemPoolPtrExportData,
+      INFINIRT_CONTRACT_ROW(infinirtMemPoolPtrExportData, cudaMemPoolPtrExportData, reserved))
+  INFINIRT_CONTRACT_LAYOUT(
       infinirtMemAllocNodeParams, cudaMemAllocNodeParams,
       INFINIRT_CONTRACT_ROW(infinirtMemAllocNodeParams, cudaMemAllocNodeParams,
                             poolProps) INFINIRT_CONTRACT_ROW(infinirtMemAllocNodeParams,

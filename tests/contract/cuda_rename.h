@@ -123,6 +123,7 @@ INFINIRT_CONTRACT_RENAME(enum cudaMemAllocationType, enum infinirtMemAllocationT
 INFINIRT_CONTRACT_RENAME(enum cudaMemAllocationHandleType, enum infinirtMemAllocationHandleType)
 INFINIRT_CONTRACT_RENAME(struct cudaMemAccessDesc, struct infinirtMemAccessDesc)
 INFINIRT_CONTRACT_RENAME(struct cudaMemPoolProps, struct infinirtMemPoolProps)
+INFINIRT_CONTRACT_RENAME(struct cudaMemPoolPtrExportData, struct infinirtMemPoolPtrExportData)
 INFINIRT_CONTRACT_RENAME(struct cudaGraphExecUpdateResultInfo_st,
                          struct infinirtGraphExecUpdateResultInfo_st)
 INFINIRT_CONTRACT_RENAME(struct cudaGraphInstantiateParams_st,

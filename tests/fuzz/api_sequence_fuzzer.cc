@@ -11,6 +11,8 @@
 // its start, freed at its end); the allocations the program makes and frees are used by the
 // synchronous calls. At the end of each input everything still alive is released, so that leak
 // detection is meaningful.
+#include <unistd.h>
+
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
@@ -518,6 +520,29 @@ class Program {
         infinirtMemLocation where = desc.location;
         infinirtMemPoolGetAccess(in_.ConsumeBool() ? &flags : nullptr, pool, &where);
         infinirtDeviceSetMemPool(AnyInt(), pool);
+        // Sharing it with other processes (this one imports what it exports).
+        int shared_fd = -1;
+        if (infinirtMemPoolExportToShareableHandle(
+                in_.ConsumeBool() ? &shared_fd : nullptr, pool,
+                static_cast<infinirtMemAllocationHandleType>(in_.ConsumeIntegralInRange(0, 9)),
+                in_.ConsumeBool()) == infinirtSuccess) {
+          infinirtMemPoolPtrExportData data{};
+          infinirtMemPool_t imported = nullptr;
+          if (infinirtMemPoolExportPointer(in_.ConsumeBool() ? &data : nullptr, p) !=
+              infinirtSuccess) {
+            data.reserved[0] = in_.ConsumeIntegral<unsigned char>();
+          }
+          if (infinirtMemPoolImportFromShareableHandle(
+                  &imported, reinterpret_cast<void*>(static_cast<intptr_t>(shared_fd)),
+                  infinirtMemHandleTypePosixFileDescriptor, 0) == infinirtSuccess) {
+            void* opened = nullptr;
+            if (infinirtMemPoolImportPointer(&opened, imported, &data) == infinirtSuccess) {
+              infinirtFree(opened);
+            }
+            infinirtMemPoolDestroy(imported);
+          }
+          close(shared_fd);
+        }
         if (pool != nullptr && in_.ConsumeBool()) {
           infinirtMemPoolDestroy(pool);
           pools_.erase(std::find(pools_.begin(), pools_.end(), pool));

@@ -559,6 +559,53 @@ std::map<std::string, Exercise> Exercises() {
         }
         return e;
       });
+  // A pool other processes open, shared with this one: every one of the four entries runs, the
+  // exercise answers the first that fails.
+  const Exercise share_pool = [] {
+    Fixture f;
+    infinirtMemPoolProps props{};
+    props.allocType = infinirtMemAllocationTypePinned;
+    props.handleTypes = infinirtMemHandleTypePosixFileDescriptor;
+    props.location = {infinirtMemLocationTypeDevice, 0};
+    infinirtMemPool_t pool = nullptr;
+    infinirtError_t e = infinirtMemPoolCreate(&pool, &props);
+    if (e != infinirtSuccess) return e;
+    void* memory = nullptr;
+    int fd = -1;
+    infinirtMemPoolPtrExportData data{};
+    infinirtMemPool_t imported = nullptr;
+    void* opened = nullptr;
+    e = infinirtMallocFromPoolAsync(&memory, kBytes, pool, f.stream);
+    if (e == infinirtSuccess) e = infinirtStreamSynchronize(f.stream);
+    if (e == infinirtSuccess) {
+      e = infinirtMemPoolExportToShareableHandle(&fd, pool,
+                                                 infinirtMemHandleTypePosixFileDescriptor, 0);
+    }
+    if (e == infinirtSuccess) e = infinirtMemPoolExportPointer(&data, memory);
+    if (e == infinirtSuccess) {
+      e = infinirtMemPoolImportFromShareableHandle(
+          &imported, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+          infinirtMemHandleTypePosixFileDescriptor, 0);
+    }
+    if (e == infinirtSuccess) e = infinirtMemPoolImportPointer(&opened, imported, &data);
+    if (opened != nullptr) {
+      EXPECT_EQ(infinirtFree(opened), infinirtSuccess);
+    }
+    if (imported != nullptr) {
+      EXPECT_EQ(infinirtMemPoolDestroy(imported), infinirtSuccess);
+    }
+    if (fd >= 0) close(fd);
+    if (memory != nullptr) {
+      EXPECT_EQ(infinirtFreeAsync(memory, f.stream), infinirtSuccess);
+    }
+    EXPECT_EQ(infinirtStreamSynchronize(f.stream), infinirtSuccess);
+    EXPECT_EQ(infinirtMemPoolDestroy(pool), infinirtSuccess);
+    return e;
+  };
+  x["MemPoolExportToShareableHandle"] = share_pool;
+  x["MemPoolImportFromShareableHandle"] = share_pool;
+  x["MemPoolExportPointer"] = share_pool;
+  x["MemPoolImportPointer"] = share_pool;
   auto with_graph = [](bool launch, bool destroy_exec) {
     return [launch, destroy_exec] {
       Fixture f;

@@ -7,7 +7,8 @@
 // One program, three roles, chosen by its first argument:
 //   infinirt-selftest [options]                 the driver (driver.cc, report.cc)
 //   infinirt-selftest --child RESULTS TIMEOUT   a child the driver starts (child.cc)
-//   infinirt-selftest export|import ...         S62's other process (tests/common/ipc_peer.cc)
+//   infinirt-selftest export|import|pool-import ...
+//                                               S62's and S63's other process (ipc_peer.cc)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -197,7 +198,7 @@ int ParseOptions(int argc, char** argv, Options* options) {
 
 int main(int argc, char** argv) {
   using namespace infinirt::selftest;
-  if (argc >= 2 && (Is(argv[1], "export") || Is(argv[1], "import"))) {
+  if (argc >= 2 && (Is(argv[1], "export") || Is(argv[1], "import") || Is(argv[1], "pool-import"))) {
     return infinirt_ipc_peer_main(argc, argv);
   }
   if (argc >= 4 && Is(argv[1], "--child")) {

@@ -641,6 +641,52 @@ EMU_EXPORT int EMU_FN(MemPoolGetAccess)(enum infinirtMemAccessFlags* flags, void
   return kSuccess;
 }
 
+// Pools other processes open: the CPU backend's (its pools' memory is a shared file), behind the
+// vendor's names; an imported allocation is device memory of the current device, freed with
+// Free or FreeAsync.
+EMU_EXPORT int EMU_FN(MemPoolExportToShareableHandle)(void* handle, void* pool, int type,
+                                                     unsigned int flags) {
+  ENTER("MemPoolExportToShareableHandle", P(pool) + " type=" + N(type) + " flags=" + N(flags));
+  Pool* p = PoolOf(pool);
+  if (handle == nullptr || p == nullptr || p->cpu == nullptr || flags != 0) return kInvalidValue;
+  return Status(emu::Cpu().MemPoolExportToShareableHandle(
+      0, handle, p->cpu, static_cast<enum infinirtMemAllocationHandleType>(type), flags));
+}
+
+EMU_EXPORT int EMU_FN(MemPoolImportFromShareableHandle)(void** pool, void* handle, int type,
+                                                       unsigned int flags) {
+  ENTER("MemPoolImportFromShareableHandle", P(handle) + " type=" + N(type));
+  if (pool == nullptr || flags != 0) return kInvalidValue;
+  auto made = std::make_unique<Pool>();
+  made->device = emu::CurrentDevice();
+  if (const infinirtError_t e = emu::Cpu().MemPoolImportFromShareableHandle(
+          0, &made->cpu, handle, static_cast<enum infinirtMemAllocationHandleType>(type), flags)) {
+    return Status(e);
+  }
+  *pool = made.release();
+  emu::Register(*pool);
+  return kSuccess;
+}
+
+EMU_EXPORT int EMU_FN(MemPoolExportPointer)(struct infinirtMemPoolPtrExportData* data, void* ptr) {
+  ENTER("MemPoolExportPointer", P(ptr));
+  if (data == nullptr || emu::KindOf(ptr, 0) != emu::MemoryKind::kDevice) return kInvalidValue;
+  return Status(emu::Cpu().MemPoolExportPointer(0, data, ptr));
+}
+
+EMU_EXPORT int EMU_FN(MemPoolImportPointer)(void** ptr, void* pool,
+                                           struct infinirtMemPoolPtrExportData* data) {
+  ENTER("MemPoolImportPointer", P(pool));
+  Pool* p = PoolOf(pool);
+  if (ptr == nullptr || data == nullptr || p == nullptr || p->cpu == nullptr) return kInvalidValue;
+  size_t size = 0;
+  if (const infinirtError_t e = emu::Cpu().MemPoolImportPointer(0, ptr, &size, p->cpu, data)) {
+    return Status(e);
+  }
+  emu::TrackMemory(*ptr, size, emu::MemoryKind::kDevice, p->device);
+  return kSuccess;
+}
+
 EMU_EXPORT int EMU_FN(FreeAsync)(void* ptr, void* stream) {
   ENTER("FreeAsync", P(ptr) + " stream=" + P(stream));
   infinirtPluginStream_t cpu;
