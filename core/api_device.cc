@@ -506,10 +506,9 @@ infinirtError_t infinirtDeviceGetPCIBusId(char* pciBusId, int len, int device) {
                   function_name, device);
     }
     char id[32];
-    const int length = std::snprintf(id, sizeof id, "%04x:%02x:%02x.0",
-                                     static_cast<unsigned>(prop.pciDomainID),
-                                     static_cast<unsigned>(prop.pciBusID),
-                                     static_cast<unsigned>(prop.pciDeviceID));
+    const int length = std::snprintf(
+        id, sizeof id, "%04x:%02x:%02x.0", static_cast<unsigned>(prop.pciDomainID),
+        static_cast<unsigned>(prop.pciBusID), static_cast<unsigned>(prop.pciDeviceID));
     // Too short for the whole id: InvalidValue (NVIDIA's answer), not a truncated id.
     if (len <= length) {
       return Fail(infinirtErrorInvalidValue, "{}: {} bytes cannot hold the id \"{}\"",

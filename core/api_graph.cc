@@ -317,8 +317,7 @@ infinirtError_t InstantiateGraph(infinirtGraphExec_t* pGraphExec, infinirtGraph_
     return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function, flags);
   }
   if (flags & infinirtGraphInstantiateFlagDeviceLaunch) {
-    return Fail(infinirtErrorNotSupported, "{}: graphs cannot be launched from a device",
-                function);
+    return Fail(infinirtErrorNotSupported, "{}: graphs cannot be launched from a device", function);
   }
   // Upload names a stream, which only GraphInstantiateWithParams gives (NVIDIA's runtime refuses
   // the flag elsewhere).
@@ -352,8 +351,8 @@ infinirtError_t InstantiateGraph(infinirtGraphExec_t* pGraphExec, infinirtGraph_
   Backend& backend = data->backend();
   const int local = data->local_device();
   const std::vector<infinirtPluginGraphNode> nodes = data->PluginNodes();
-  infinirtError_t error = backend.table.GraphInstantiate(local, &exec->plugin_exec, nodes.data(),
-                                                         nodes.size(), flags);
+  infinirtError_t error =
+      backend.table.GraphInstantiate(local, &exec->plugin_exec, nodes.data(), nodes.size(), flags);
   if (error == infinirtErrorNotSupported) {
     // No native graphs: launches replay the nodes, ordered by an event of the exec's own.
     exec->plugin_exec = nullptr;

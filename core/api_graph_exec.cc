@@ -253,9 +253,8 @@ infinirtError_t infinirtGraphExecMemcpyNodeSetParams(
           }
           const size_t old_rows = span.first == span.last ? 1 : span.last - span.first;
           if (rows.size() != old_rows) {
-            return Fail(infinirtErrorInvalidValue,
-                        "{}: {} rows where the exec's copy has {}", function, rows.size(),
-                        old_rows);
+            return Fail(infinirtErrorInvalidValue, "{}: {} rows where the exec's copy has {}",
+                        function, rows.size(), old_rows);
           }
           for (size_t row = 0; row < rows.size(); ++row) {
             auto& target = nodes[span.first + row].desc.params.copy;
@@ -340,7 +339,8 @@ infinirtError_t infinirtGraphInstantiateWithParams(infinirtGraphExec_t* pGraphEx
         return error;
       }
     }
-    const infinirtError_t error = InstantiateGraph(pGraphExec, graph, params->flags, /*with_params=*/true, function);
+    const infinirtError_t error =
+        InstantiateGraph(pGraphExec, graph, params->flags, /*with_params=*/true, function);
     if (error == infinirtSuccess) {
       params->result_out = infinirtGraphInstantiateSuccess;
     } else {

@@ -289,10 +289,10 @@ infinirtError_t infinirtMemPoolExportToShareableHandle(
                   "{}: a device's default pool and an imported pool cannot be exported", function);
     }
     Backend& owner = runtime.backend(record.backend);
-    return BackendAnswer(owner.table.MemPoolExportToShareableHandle(
-                             record.local_device, shareableHandle, record.plugin_handle,
-                             handleType, flags),
-                         owner, function);
+    return BackendAnswer(
+        owner.table.MemPoolExportToShareableHandle(record.local_device, shareableHandle,
+                                                   record.plugin_handle, handleType, flags),
+        owner, function);
   });
 }
 
@@ -314,11 +314,11 @@ infinirtError_t infinirtMemPoolImportFromShareableHandle(
     const infinirtPluginTable& table = target.backend->table;
     void* pool = nullptr;
     if (auto error = table.MemPoolImportFromShareableHandle(target.local, &pool, shareableHandle,
-                                                             handleType, flags)) {
+                                                            handleType, flags)) {
       return BackendAnswer(error, *target.backend, function);
     }
-    return Publish(runtime.mem_pools(), target, pool, kPoolImported, memPool,
-                   table.MemPoolDestroy, function);
+    return Publish(runtime.mem_pools(), target, pool, kPoolImported, memPool, table.MemPoolDestroy,
+                   function);
   });
 }
 

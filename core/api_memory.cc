@@ -140,9 +140,8 @@ infinirtError_t ManagedRange(Runtime& runtime, const void* ptr, size_t count,
 infinirtError_t CheckReachesPageableMemory(const Target& target, const void* ptr,
                                            const char* function) {
   int pageable = 0;
-  if (target.backend->table.DeviceGetAttribute(target.local, &pageable,
-                                               infinirtDevAttrPageableMemoryAccess) ==
-          infinirtSuccess &&
+  if (target.backend->table.DeviceGetAttribute(
+          target.local, &pageable, infinirtDevAttrPageableMemoryAccess) == infinirtSuccess &&
       pageable == 1) {
     return infinirtSuccess;
   }
@@ -362,7 +361,8 @@ infinirtError_t infinirtMemAdvise(const void* devPtr, size_t count,
       return Fail(infinirtErrorInvalidValue, "{}: {} is no advice", function_name,
                   static_cast<int>(advice));
     }
-    if (devPtr == nullptr) return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function_name);
+    if (devPtr == nullptr)
+      return Fail(infinirtErrorInvalidValue, "{}: devPtr is NULL", function_name);
     if (count == 0) return Fail(infinirtErrorInvalidValue, "{}: count is 0", function_name);
     Runtime& runtime = Runtime::Get();
     // Read-mostly advice names no location (CUDA ignores it).
@@ -651,8 +651,8 @@ infinirtError_t infinirtMemcpyAsync(void* dst, const void* src, size_t count,
     }
     // A host-to-host copy is synchronous with respect to the host (CUDA); the plugin ABI makes
     // that the plugin's job, since only it can refuse before enqueuing (in a host function).
-    const infinirtError_t answer = CopyWaitingIfPageable(
-        stream_target, IntoPageableHost(runtime, dst, resolved), [&] {
+    const infinirtError_t answer =
+        CopyWaitingIfPageable(stream_target, IntoPageableHost(runtime, dst, resolved), [&] {
           return stream_target.backend->table.MemcpyAsync(stream_target.local, dst, src, count,
                                                           resolved, stream_target.stream);
         });

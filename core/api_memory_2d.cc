@@ -64,8 +64,7 @@ bool SpanOf(const Box& box, size_t* span) {
 enum class Operation { kCopy, kSet };
 
 infinirtError_t NarrowPitchError(Operation operation) {
-  return operation == Operation::kCopy ? infinirtErrorInvalidPitchValue
-                                       : infinirtErrorInvalidValue;
+  return operation == Operation::kCopy ? infinirtErrorInvalidPitchValue : infinirtErrorInvalidValue;
 }
 
 // Checks a box before any of it is touched: a pitch narrower than a row, a size that overflows,
@@ -164,8 +163,8 @@ infinirtError_t CheckedCopy(const Box& dst, const Box& src, const RowCopy& copy,
   if (IsEmpty(dst)) return infinirtSuccess;
   Runtime& runtime = Runtime::Get();
   size_t dst_span = 0, src_span = 0;
-  if (auto error = CheckBox(runtime, dst, Operation::kCopy, "the destination", function,
-                            &dst_span)) {
+  if (auto error =
+          CheckBox(runtime, dst, Operation::kCopy, "the destination", function, &dst_span)) {
     return error;
   }
   if (auto error = CheckBox(runtime, src, Operation::kCopy, "the source", function, &src_span)) {
@@ -213,8 +212,8 @@ PlaneCopy NativePlaneCopy(enum infinirtMemcpyKind kind, infinirtStream_t stream,
       return error;
     }
     if (cross.needed) return std::nullopt;
-    const infinirtError_t copied = CopyWaitingIfPageable(
-        stream_target, IntoPageableHost(runtime, to, resolved), [&] {
+    const infinirtError_t copied =
+        CopyWaitingIfPageable(stream_target, IntoPageableHost(runtime, to, resolved), [&] {
           return stream_target.backend->table.Memcpy2DAsync(
               stream_target.local, to, dst.pitch, src.base, src.pitch, dst.width, dst.height,
               resolved, stream_target.stream);
@@ -293,8 +292,8 @@ infinirtError_t CheckMaxPitch(size_t pitch, const char* function) {
   Target target;
   if (CurrentTarget(runtime, &target, function) != infinirtSuccess) return infinirtSuccess;
   int max_pitch = 0;
-  if (target.backend->table.DeviceGetAttribute(target.local, &max_pitch,
-                                               infinirtDevAttrMaxPitch) != infinirtSuccess ||
+  if (target.backend->table.DeviceGetAttribute(target.local, &max_pitch, infinirtDevAttrMaxPitch) !=
+          infinirtSuccess ||
       max_pitch <= 0 || pitch <= static_cast<size_t>(max_pitch)) {
     return infinirtSuccess;
   }
@@ -366,8 +365,8 @@ infinirtError_t RowsOf3DCopy(const infinirtMemcpy3DParms* p, std::vector<CopyRow
   if (IsEmpty(dst)) return Fail(infinirtErrorInvalidValue, "{}: the extent is empty", function);
   Runtime& runtime = Runtime::Get();
   size_t dst_span = 0, src_span = 0;
-  if (auto error = CheckBox(runtime, dst, Operation::kCopy, "the destination", function,
-                            &dst_span)) {
+  if (auto error =
+          CheckBox(runtime, dst, Operation::kCopy, "the destination", function, &dst_span)) {
     return error;
   }
   if (auto error = CheckBox(runtime, src, Operation::kCopy, "the source", function, &src_span)) {

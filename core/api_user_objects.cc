@@ -115,8 +115,7 @@ infinirtError_t infinirtGraphReleaseUserObject(infinirtGraph_t graph, infinirtUs
     // Releasing more than the graph holds releases what it holds: NVIDIA's runtime answers
     // Success.
     if (released < count) {
-      Log().debug("{}: the graph held {} of the {} references released", function, released,
-                  count);
+      Log().debug("{}: the graph held {} of the {} references released", function, released, count);
     }
     return infinirtSuccess;
   });

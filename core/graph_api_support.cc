@@ -74,7 +74,8 @@ infinirtError_t MakeCopyNode(Runtime& runtime, const GraphData& graph, void* dst
 infinirtError_t MakeCopy3DNode(Runtime& runtime, const GraphData& graph,
                                const infinirtMemcpy3DParms* params, GraphNode* node,
                                const char* function) {
-  if (params == nullptr) return Fail(infinirtErrorInvalidValue, "{}: the parameters are NULL", function);
+  if (params == nullptr)
+    return Fail(infinirtErrorInvalidValue, "{}: the parameters are NULL", function);
   std::vector<CopyRow> rows;
   if (auto error = RowsOf3DCopy(params, &rows, function)) return error;
   const CopyRow& first = rows.front();

@@ -1135,7 +1135,7 @@ typedef struct infinirtBackendProp {
   /* Pools other processes open (props->handleTypes): the pool travels as an OS handle (for        \
      infinirtMemHandleTypePosixFileDescriptor an int written to *shareableHandle, imported as      \
      (void*)(uintptr_t)fd), each allocation as 64 bytes of export data. An imported pool makes     \
-     no allocations; its imported memory is freed with Free or FreeAsync. */                      \
+     no allocations; its imported memory is freed with Free or FreeAsync. */                       \
   X(infinirtError_t, MemPoolExportToShareableHandle,                                               \
     (void* shareableHandle, infinirtMemPool_t memPool,                                             \
      enum infinirtMemAllocationHandleType handleType, unsigned int flags))                         \
@@ -1145,7 +1145,7 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, MemPoolExportPointer,                                                         \
     (struct infinirtMemPoolPtrExportData * exportData, void* ptr))                                 \
   X(infinirtError_t, MemPoolImportPointer,                                                         \
-    (void** ptr, infinirtMemPool_t memPool, struct infinirtMemPoolPtrExportData* exportData))     \
+    (void** ptr, infinirtMemPool_t memPool, struct infinirtMemPoolPtrExportData* exportData))      \
   X(infinirtError_t, Memcpy,                                                                       \
     (void* dst, const void* src, size_t count, enum infinirtMemcpyKind kind))                      \
   X(infinirtError_t, MemcpyAsync,                                                                  \
@@ -1234,7 +1234,7 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, EventSynchronize, (infinirtEvent_t event))                                    \
   X(infinirtError_t, EventDestroy, (infinirtEvent_t event))                                        \
   X(infinirtError_t, EventElapsedTime, (float* ms, infinirtEvent_t start, infinirtEvent_t end))    \
-  /* Interprocess communication */                                                                \
+  /* Interprocess communication */                                                                 \
   X(infinirtError_t, IpcGetEventHandle,                                                            \
     (infinirtIpcEventHandle_t * handle, infinirtEvent_t event))                                    \
   X(infinirtError_t, IpcOpenEventHandle,                                                           \

@@ -596,8 +596,7 @@ struct CpuPlugin {
                                              infinirtPluginStream_t stream) {
     if (element_size != 2 && element_size != 4) return infinirtErrorInvalidValue;
     return QueueWork(device, stream, /*synchronous=*/false, count * element_size,
-                     "MemsetElementsAsync",
-                     [=] { FillElements(ptr, value, element_size, count); });
+                     "MemsetElementsAsync", [=] { FillElements(ptr, value, element_size, count); });
   }
 
   static infinirtError_t Memset2DAsync(int device, void* ptr, size_t pitch, int value, size_t width,
@@ -921,9 +920,10 @@ struct CpuPlugin {
     return infinirtSuccess;
   }
 
-  static infinirtError_t MemPoolImportFromShareableHandle(
-      int device, infinirtPluginMemPool_t* pool, void* shareable,
-      enum infinirtMemAllocationHandleType type, unsigned int) {
+  static infinirtError_t MemPoolImportFromShareableHandle(int device, infinirtPluginMemPool_t* pool,
+                                                          void* shareable,
+                                                          enum infinirtMemAllocationHandleType type,
+                                                          unsigned int) {
     if (type != infinirtMemHandleTypePosixFileDescriptor) return infinirtErrorNotSupported;
     const auto fd = static_cast<int>(reinterpret_cast<intptr_t>(shareable));
     auto handle = std::make_unique<PoolHandle>();

@@ -470,10 +470,9 @@ uint64_t Device::Submit(Stream& stream, std::vector<StreamPoint> waits, Task wor
 }
 
 StreamPoint Device::PointAfterQueued(Stream& stream) {
-  const bool implicit_work_pending =
-      stream.kind() == Stream::Kind::kLegacy
-          ? blocking_busy_.load(std::memory_order_acquire) != 0
-          : stream.blocking() && !legacy_->Idle();
+  const bool implicit_work_pending = stream.kind() == Stream::Kind::kLegacy
+                                         ? blocking_busy_.load(std::memory_order_acquire) != 0
+                                         : stream.blocking() && !legacy_->Idle();
   const uint64_t seq = implicit_work_pending ? Submit(stream, {}, Task()) : stream.last_enqueued();
   return StreamPoint{stream.shared_from_this(), seq};
 }

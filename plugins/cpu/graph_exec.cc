@@ -53,8 +53,7 @@ void GraphExec::Run() const {
         std::memset(p.set.ptr, p.set.value, p.set.count);
         break;
       case INFINIRT_GRAPH_NODE_MEMSET_ELEMENTS:
-        FillElements(p.elements.ptr, p.elements.value, p.elements.element_size,
-                     p.elements.count);
+        FillElements(p.elements.ptr, p.elements.value, p.elements.element_size, p.elements.count);
         break;
       case INFINIRT_GRAPH_NODE_HOST:
         RunGuarded([&] { p.host.fn(p.host.user_data); });

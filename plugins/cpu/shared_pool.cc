@@ -41,9 +41,7 @@ static_assert(sizeof(ExportBody) == sizeof(infinirtMemPoolPtrExportData),
 
 size_t PageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 
-size_t HostMemory() {
-  return static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * PageSize();
-}
+size_t HostMemory() { return static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * PageSize(); }
 
 // Unpredictable, so that export data of one process's pool is not mistaken for another's.
 uint64_t NewSerial() {
@@ -61,7 +59,8 @@ size_t RoundUp(size_t size, size_t to) { return (size + to - 1) / to * to; }
 std::shared_ptr<SharedArena> SharedArena::Create(size_t capacity) {
   // A pool cannot hold more than the host's memory: a larger maxSize bounds nothing more.
   const size_t page = PageSize();
-  const size_t data = RoundUp(capacity != 0 ? std::min(capacity, HostMemory()) : HostMemory(), page);
+  const size_t data =
+      RoundUp(capacity != 0 ? std::min(capacity, HostMemory()) : HostMemory(), page);
   const size_t map_size = page + data;
   const uint64_t serial = NewSerial();
   char name[48];
@@ -139,8 +138,7 @@ void SharedArena::Free(void* block, size_t size) {
 
 int SharedArena::DuplicateDescriptor() const { return fcntl(fd_, F_DUPFD_CLOEXEC, 0); }
 
-void SharedArena::Export(const void* block, size_t size,
-                         infinirtMemPoolPtrExportData* data) const {
+void SharedArena::Export(const void* block, size_t size, infinirtMemPoolPtrExportData* data) const {
   ExportBody body{};
   body.magic = kExportMagic;
   body.serial = serial_;
@@ -160,13 +158,12 @@ infinirtError_t ImportedPool::Open(int fd, std::shared_ptr<ImportedPool>* pool, 
     return infinirtErrorInvalidValue;
   }
   if (pread(fd, &header, sizeof header, 0) != static_cast<ssize_t>(sizeof header) ||
-      header.magic != kPoolFileMagic ||
-      header.map_size != static_cast<uint64_t>(status.st_size)) {
+      header.magic != kPoolFileMagic || header.map_size != static_cast<uint64_t>(status.st_size)) {
     *why = "the descriptor is not a shareable pool's";
     return infinirtErrorInvalidValue;
   }
-  void* map = mmap(nullptr, header.map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
-                   fd, 0);
+  void* map =
+      mmap(nullptr, header.map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
   if (map == MAP_FAILED) {
     *why = std::string("the pool's file cannot be mapped: ") + std::strerror(errno);
     return infinirtErrorMemoryAllocation;

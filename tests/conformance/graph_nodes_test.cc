@@ -257,8 +257,8 @@ TEST_F(Built, S52_CopyNodesRefuseNothingToCopyAStartBeforeTheAllocationAndANewDi
                                          infinirtMemcpyDeviceToHost),
             infinirtErrorInvalidValue);
   // A source 16 bytes before the device allocation, running into it.
-  EXPECT_EQ(infinirtGraphAddMemcpyNode1D(&copy, graph, nullptr, 0, pageable.data(), device - 16,
-                                         64, infinirtMemcpyDefault),
+  EXPECT_EQ(infinirtGraphAddMemcpyNode1D(&copy, graph, nullptr, 0, pageable.data(), device - 16, 64,
+                                         infinirtMemcpyDefault),
             infinirtErrorInvalidValue);
   EXPECT_TRUE(NodesOf(graph).empty()) << "a refused node joined the graph";
   ASSERT_EQ(infinirtGraphAddMemcpyNode1D(&copy, graph, nullptr, 0, host, device, 64,
@@ -391,8 +391,8 @@ TEST_F(Built, S52_MemsetNodesOfElementsWhoseBytesDiffer) {
       infinirtGraphNode_t memset = nullptr;
       infinirtGraphNode_t copy = nullptr;
       ASSERT_OK_OR_SKIP(infinirtGraphAddMemsetNode(&memset, graph, nullptr, 0, &set));
-      ASSERT_EQ(infinirtGraphAddMemcpyNode1D(&copy, graph, &memset, 1, host, device,
-                                             kPitch * kRows, infinirtMemcpyDeviceToHost),
+      ASSERT_EQ(infinirtGraphAddMemcpyNode1D(&copy, graph, &memset, 1, host, device, kPitch * kRows,
+                                             infinirtMemcpyDeviceToHost),
                 infinirtSuccess);
       if (replayed) {
         infinirtGraphNode_t record = nullptr;
@@ -786,8 +786,8 @@ TEST_F(Built, S55_MemoryNodesRefuseWhatTheyCannotDo) {
 
   // More access descriptors than there are devices.
   std::vector<infinirtMemAccessDesc> access(
-      device_count() + 1,
-      infinirtMemAccessDesc{{infinirtMemLocationTypeDevice, 0}, infinirtMemAccessFlagsProtReadWrite});
+      device_count() + 1, infinirtMemAccessDesc{{infinirtMemLocationTypeDevice, 0},
+                                                infinirtMemAccessFlagsProtReadWrite});
   alloc = AllocParams(128);
   alloc.accessDescs = access.data();
   alloc.accessDescCount = access.size();
@@ -883,8 +883,7 @@ TEST_F(Built, S56_ExecUpdateTakesTheParametersOfAGraphOfTheSameShape) {
                                            infinirtMemcpyHostToDevice),
               infinirtSuccess);
     ASSERT_EQ(infinirtGraphAddHostNode(&c, reversed, &b, 1, &count), infinirtSuccess);
-    EXPECT_EQ(infinirtGraphExecUpdate(exec, reversed, &info),
-              infinirtErrorGraphExecUpdateFailure);
+    EXPECT_EQ(infinirtGraphExecUpdate(exec, reversed, &info), infinirtErrorGraphExecUpdateFailure);
     EXPECT_EQ(info.result, infinirtGraphExecUpdateErrorParametersChanged);
     EXPECT_EQ(info.errorNode, b);
   }

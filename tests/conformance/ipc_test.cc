@@ -210,8 +210,8 @@ TEST_F(Conformance, S63_AnotherProcessImportsAnAllocationOfASharedPool) {
   const int inherited = fcntl(fd, F_DUPFD, 0);
   ASSERT_GE(inherited, 0);
   {
-    Peer peer({"pool-import", std::to_string(inherited), HexOf(data), std::to_string(kBytes),
-               "21"});
+    Peer peer(
+        {"pool-import", std::to_string(inherited), HexOf(data), std::to_string(kBytes), "21"});
     close(inherited);
     ASSERT_TRUE(peer.running());
     const std::string line = peer.ReadLine();
@@ -306,16 +306,19 @@ TEST_F(Conformance, S63_BadPoolSharingCallsAreRefused) {
   ASSERT_EQ(infinirtMallocFromPoolAsync(&plain, kBytes, made, stream), infinirtSuccess);
   infinirtMemPoolPtrExportData data{};
   EXPECT_EQ(infinirtMemPoolExportPointer(&data, plain), infinirtErrorInvalidValue);
-  EXPECT_EQ(infinirtMemPoolExportPointer(&data, NewDeviceMemory(kBytes)), infinirtErrorInvalidValue);
+  EXPECT_EQ(infinirtMemPoolExportPointer(&data, NewDeviceMemory(kBytes)),
+            infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtMemPoolExportPointer(nullptr, plain), infinirtErrorInvalidValue);
   infinirtMemPool_t imported = nullptr;
-  EXPECT_EQ(infinirtMemPoolImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{0}),
-                                                     infinirtMemHandleTypePosixFileDescriptor, 0),
-            infinirtErrorInvalidValue)
+  EXPECT_EQ(
+      infinirtMemPoolImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{0}),
+                                               infinirtMemHandleTypePosixFileDescriptor, 0),
+      infinirtErrorInvalidValue)
       << "standard input is no pool";
-  EXPECT_EQ(infinirtMemPoolImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{-1}),
-                                                     infinirtMemHandleTypePosixFileDescriptor, 0),
-            infinirtErrorInvalidValue);
+  EXPECT_EQ(
+      infinirtMemPoolImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{-1}),
+                                               infinirtMemHandleTypePosixFileDescriptor, 0),
+      infinirtErrorInvalidValue);
   EXPECT_EQ(imported, nullptr);
   // Export data that names nothing of the imported pool; a pool that was not imported.
   ASSERT_EQ(infinirtMemPoolExportToShareableHandle(&fd, pool,

@@ -364,7 +364,8 @@ TEST_F(Conformance, S43_RegistrationRefusesOverlapsAndBadArguments) {
 // and nothing of it is.
 TEST_F(Conformance, S43_RegisteringARangeWithUnmappedPagesIsInvalidValue) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  void* mapped = mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* mapped =
+      mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(mapped, MAP_FAILED);
   auto* pages = static_cast<unsigned char*>(mapped);
   ASSERT_EQ(munmap(pages + page, page), 0);  // a hole in the middle

@@ -239,7 +239,8 @@ TEST_F(Conformance, S48_Memset3DWithAPitchNarrowerThanTheRowsIsInvalidValue) {
 TEST_F(Conformance, S48_Copy3DWithAPitchAboveTheMaximumIsInvalidValue) {
   int device_ordinal = 0, max_pitch = 0;
   ASSERT_EQ(infinirtGetDevice(&device_ordinal), infinirtSuccess);
-  ASSERT_OK_OR_SKIP(infinirtDeviceGetAttribute(&max_pitch, infinirtDevAttrMaxPitch, device_ordinal));
+  ASSERT_OK_OR_SKIP(
+      infinirtDeviceGetAttribute(&max_pitch, infinirtDevAttrMaxPitch, device_ordinal));
   infinirtPitchedPtr device{};
   ASSERT_EQ(infinirtMalloc3D(&device, make_infinirtExtent(40, 2, 1)), infinirtSuccess);
   std::vector<unsigned char> host(80, 1);
@@ -469,8 +470,7 @@ TEST_F(Conformance, S51_RangeAttributesReportAdviceAndPrefetches) {
   EXPECT_EQ(accessed_by(managed, 2 * page)[0], 0);
   // Prefetched to the device.
   infinirtStream_t stream = NewStream();
-  const infinirtError_t prefetched =
-      infinirtMemPrefetchAsync(managed, 3 * page, device, 0, stream);
+  const infinirtError_t prefetched = infinirtMemPrefetchAsync(managed, 3 * page, device, 0, stream);
   if (prefetched == infinirtSuccess) {
     EXPECT_EQ(integer(infinirtMemRangeAttributeLastPrefetchLocation, managed, 3 * page), 0);
     EXPECT_EQ(integer(infinirtMemRangeAttributeLastPrefetchLocationType, managed, 3 * page),
@@ -498,28 +498,28 @@ TEST_F(Conformance, S51_RangeAttributesReportAdviceAndPrefetches) {
   EXPECT_EQ(infinirtMemRangeGetAttribute(two, sizeof two, infinirtMemRangeAttributeReadMostly,
                                          managed, page),
             infinirtErrorInvalidValue);
-  EXPECT_EQ(infinirtMemRangeGetAttribute(two, 6, infinirtMemRangeAttributeAccessedBy, managed,
-                                         page),
-            infinirtErrorInvalidValue);
-  EXPECT_EQ(infinirtMemRangeGetAttribute(two, 0, infinirtMemRangeAttributeAccessedBy, managed,
-                                         page),
-            infinirtErrorInvalidValue);
+  EXPECT_EQ(
+      infinirtMemRangeGetAttribute(two, 6, infinirtMemRangeAttributeAccessedBy, managed, page),
+      infinirtErrorInvalidValue);
+  EXPECT_EQ(
+      infinirtMemRangeGetAttribute(two, 0, infinirtMemRangeAttributeAccessedBy, managed, page),
+      infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtMemRangeGetAttribute(&value, sizeof value,
                                          static_cast<infinirtMemRangeAttribute>(9), managed, page),
             infinirtErrorInvalidValue);
-  EXPECT_EQ(infinirtMemRangeGetAttribute(nullptr, sizeof value,
-                                         infinirtMemRangeAttributeReadMostly, managed, page),
+  EXPECT_EQ(infinirtMemRangeGetAttribute(nullptr, sizeof value, infinirtMemRangeAttributeReadMostly,
+                                         managed, page),
             infinirtErrorInvalidValue);
-  EXPECT_EQ(infinirtMemRangeGetAttribute(&value, sizeof value,
-                                         infinirtMemRangeAttributeReadMostly, managed, 0),
+  EXPECT_EQ(infinirtMemRangeGetAttribute(&value, sizeof value, infinirtMemRangeAttributeReadMostly,
+                                         managed, 0),
             infinirtErrorInvalidValue);
-  EXPECT_EQ(infinirtMemRangeGetAttribute(&value, sizeof value,
-                                         infinirtMemRangeAttributeReadMostly, managed, 4 * page),
+  EXPECT_EQ(infinirtMemRangeGetAttribute(&value, sizeof value, infinirtMemRangeAttributeReadMostly,
+                                         managed, 4 * page),
             infinirtErrorInvalidValue)
       << "a range past the allocation";
   unsigned char* plain = NewDeviceMemory(kBytes);
-  EXPECT_EQ(infinirtMemRangeGetAttribute(&value, sizeof value,
-                                         infinirtMemRangeAttributeReadMostly, plain, kBytes),
+  EXPECT_EQ(infinirtMemRangeGetAttribute(&value, sizeof value, infinirtMemRangeAttributeReadMostly,
+                                         plain, kBytes),
             infinirtErrorInvalidValue);
   EXPECT_EQ(infinirtMemRangeGetAttributes(data, sizes, attributes, 0, managed, page),
             infinirtErrorInvalidValue);

@@ -441,9 +441,8 @@ TEST(CudaContract, SmallEnumTableCoversEveryCudaEnumerator) {
        {"cudaMemcpyKind", "cudaMemoryType", "cudaStreamCaptureStatus", "cudaStreamCaptureMode",
         "cudaGraphInstantiateFlags", "cudaMemPoolAttr", "cudaGraphDependencyType_enum", "cudaLimit",
         "cudaFuncCache", "cudaDeviceP2PAttr", "cudaMemLocationType", "cudaMemoryAdvise",
-        "cudaMemRangeAttribute",
-        "cudaLaunchAttributeID", "cudaAccessProperty", "cudaSynchronizationPolicy",
-        "cudaClusterSchedulingPolicy", "cudaLaunchMemSyncDomain"}) {
+        "cudaMemRangeAttribute", "cudaLaunchAttributeID", "cudaAccessProperty",
+        "cudaSynchronizationPolicy", "cudaClusterSchedulingPolicy", "cudaLaunchMemSyncDomain"}) {
     EXPECT_TRUE(EveryCudaEnumeratorIsListed(cuda_enum, ours, "infinirt.h", &SkipNothing));
   }
 }

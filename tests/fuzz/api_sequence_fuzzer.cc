@@ -11,9 +11,8 @@
 // its start, freed at its end); the allocations the program makes and frees are used by the
 // synchronous calls. At the end of each input everything still alive is released, so that leak
 // detection is meaningful.
-#include <unistd.h>
-
 #include <fuzzer/FuzzedDataProvider.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstddef>

@@ -201,8 +201,8 @@ TEST(PoolLifetimeStress, BlocksOutliveTheCopiesOrderedBeforeTheirFree) {
   test.TearDown();
   std::printf("%d iterations; %llu bytes checked\n", done,
               static_cast<unsigned long long>(test.checked_bytes()));
-  EXPECT_EQ(test.log().count(), 0) << test.log().count() << " failures; the first: "
-                                   << test.log().first();
+  EXPECT_EQ(test.log().count(), 0)
+      << test.log().count() << " failures; the first: " << test.log().first();
   EXPECT_EQ(done, kIterations);
   EXPECT_EQ(test.checked_bytes(), uint64_t{kIterations} * 2 * kBytes);
   EXPECT_EQ(ErrorText(infinirtGetLastError()), ErrorText(infinirtSuccess));

@@ -183,7 +183,6 @@ TEST_F(ReuseTest, AnEventRecordedBeforeTheLastUseDoesNotAllowReuse) {
   EXPECT_OK(infinirtEventDestroy(before_use));
 }
 
-
 // A FreeAsync on the legacy stream follows the work pending in every blocking stream (the legacy
 // stream's implicit ordering), so the block is not free until that work has run: another stream
 // must not get it, nor may TrimTo release it, while a copy on a blocking stream still reads it.
@@ -214,8 +213,8 @@ TEST_F(ReuseTest, FreeAsyncOnABlockingStreamWaitsForWorkPendingInTheLegacyStream
   ASSERT_OK(infinirtStreamSynchronize(a_));
   Gate& gate = Block(infinirtStreamLegacy);
   ASSERT_OK(infinirtMemsetAsync(freed, 0x6F, kBytes, infinirtStreamLegacy));
-  ASSERT_OK(infinirtMemcpyAsync(out_, freed, kBytes, infinirtMemcpyDeviceToHost,
-                                infinirtStreamLegacy));
+  ASSERT_OK(
+      infinirtMemcpyAsync(out_, freed, kBytes, infinirtMemcpyDeviceToHost, infinirtStreamLegacy));
   ASSERT_OK(infinirtFreeAsync(freed, a_));
   const uint64_t reserved = pool_.reserved();
   pool_.TrimTo(0);

@@ -645,7 +645,7 @@ EMU_EXPORT int EMU_FN(MemPoolGetAccess)(enum infinirtMemAccessFlags* flags, void
 // vendor's names; an imported allocation is device memory of the current device, freed with
 // Free or FreeAsync.
 EMU_EXPORT int EMU_FN(MemPoolExportToShareableHandle)(void* handle, void* pool, int type,
-                                                     unsigned int flags) {
+                                                      unsigned int flags) {
   ENTER("MemPoolExportToShareableHandle", P(pool) + " type=" + N(type) + " flags=" + N(flags));
   Pool* p = PoolOf(pool);
   if (handle == nullptr || p == nullptr || p->cpu == nullptr || flags != 0) return kInvalidValue;
@@ -654,7 +654,7 @@ EMU_EXPORT int EMU_FN(MemPoolExportToShareableHandle)(void* handle, void* pool, 
 }
 
 EMU_EXPORT int EMU_FN(MemPoolImportFromShareableHandle)(void** pool, void* handle, int type,
-                                                       unsigned int flags) {
+                                                        unsigned int flags) {
   ENTER("MemPoolImportFromShareableHandle", P(handle) + " type=" + N(type));
   if (pool == nullptr || flags != 0) return kInvalidValue;
   auto made = std::make_unique<Pool>();
@@ -675,7 +675,7 @@ EMU_EXPORT int EMU_FN(MemPoolExportPointer)(struct infinirtMemPoolPtrExportData*
 }
 
 EMU_EXPORT int EMU_FN(MemPoolImportPointer)(void** ptr, void* pool,
-                                           struct infinirtMemPoolPtrExportData* data) {
+                                            struct infinirtMemPoolPtrExportData* data) {
   ENTER("MemPoolImportPointer", P(pool));
   Pool* p = PoolOf(pool);
   if (ptr == nullptr || data == nullptr || p == nullptr || p->cpu == nullptr) return kInvalidValue;
