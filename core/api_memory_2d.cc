@@ -157,10 +157,8 @@ bool IsEmpty(const Box& box) { return box.width == 0 || box.height == 0 || box.d
 // Rows that one backend call can take instead of one call each.
 bool IsPlane(const Box& box) { return box.depth == 1 && box.height > 1 && !box.Contiguous(); }
 
-// Checks both boxes (and that the destination does not overlap the source), then copies.
-infinirtError_t CheckedCopy(const Box& dst, const Box& src, const RowCopy& copy,
-                            const char* function, const PlaneCopy& plane = nullptr) {
-  if (IsEmpty(dst)) return infinirtSuccess;
+// Checks both boxes of a copy, and that the destination does not overlap the source.
+infinirtError_t CheckCopyBoxes(const Box& dst, const Box& src, const char* function) {
   Runtime& runtime = Runtime::Get();
   size_t dst_span = 0, src_span = 0;
   if (auto error =
@@ -173,6 +171,14 @@ infinirtError_t CheckedCopy(const Box& dst, const Box& src, const RowCopy& copy,
   if (BoxesOverlap(dst, dst_span, src, src_span)) {
     return Fail(infinirtErrorInvalidValue, "{}: the destination overlaps the source", function);
   }
+  return infinirtSuccess;
+}
+
+// Checks both boxes, then copies.
+infinirtError_t CheckedCopy(const Box& dst, const Box& src, const RowCopy& copy,
+                            const char* function, const PlaneCopy& plane = nullptr) {
+  if (IsEmpty(dst)) return infinirtSuccess;
+  if (auto error = CheckCopyBoxes(dst, src, function)) return error;
   if (plane && (IsPlane(dst) || IsPlane(src))) {
     if (auto done = plane(dst, src)) return *done;
   }
@@ -363,18 +369,7 @@ infinirtError_t RowsOf3DCopy(const infinirtMemcpy3DParms* p, std::vector<CopyRow
   Box dst, src;
   if (auto error = BoxesOf3DCopy(p, &dst, &src, function)) return error;
   if (IsEmpty(dst)) return Fail(infinirtErrorInvalidValue, "{}: the extent is empty", function);
-  Runtime& runtime = Runtime::Get();
-  size_t dst_span = 0, src_span = 0;
-  if (auto error =
-          CheckBox(runtime, dst, Operation::kCopy, "the destination", function, &dst_span)) {
-    return error;
-  }
-  if (auto error = CheckBox(runtime, src, Operation::kCopy, "the source", function, &src_span)) {
-    return error;
-  }
-  if (BoxesOverlap(dst, dst_span, src, src_span)) {
-    return Fail(infinirtErrorInvalidValue, "{}: the destination overlaps the source", function);
-  }
+  if (auto error = CheckCopyBoxes(dst, src, function)) return error;
   rows->clear();
   return CopyBox(dst, src, [rows](void* to, const void* from, size_t count) {
     rows->push_back(CopyRow{to, from, count});

@@ -33,6 +33,18 @@ void Say(const std::string& line) {
   std::fflush(stdout);
 }
 
+// Whether every byte is `expected`; says the first that is not.
+bool AllBytesAre(const std::vector<unsigned char>& seen, int expected) {
+  for (size_t i = 0; i < seen.size(); ++i) {
+    if (seen[i] != expected) {
+      Say("failed: byte " + std::to_string(i) + " is " + std::to_string(seen[i]) + ", not " +
+          std::to_string(expected));
+      return false;
+    }
+  }
+  return true;
+}
+
 int Export(size_t bytes, int value) {
   void* memory = nullptr;
   REQUIRE(infinirtMalloc(&memory, bytes));
@@ -75,13 +87,7 @@ int Import(const std::string& memory_hex, const std::string& event_hex, size_t b
   std::vector<unsigned char> seen(bytes, 0);
   REQUIRE(infinirtMemcpyAsync(seen.data(), memory, bytes, infinirtMemcpyDeviceToHost, stream));
   REQUIRE(infinirtStreamSynchronize(stream));
-  for (size_t i = 0; i < bytes; ++i) {
-    if (seen[i] != expected) {
-      Say("failed: byte " + std::to_string(i) + " is " + std::to_string(seen[i]) + ", not " +
-          std::to_string(expected));
-      return 1;
-    }
-  }
+  if (!AllBytesAre(seen, expected)) return 1;
   REQUIRE(infinirtMemset(memory, expected + 1, bytes));
   REQUIRE(infinirtIpcCloseMemHandle(memory));
   REQUIRE(infinirtEventDestroy(event));
@@ -106,13 +112,7 @@ int PoolImport(int fd, const std::string& data_hex, size_t bytes, int expected) 
   REQUIRE(infinirtMemPoolImportPointer(&memory, pool, &data));
   std::vector<unsigned char> seen(bytes, 0);
   REQUIRE(infinirtMemcpy(seen.data(), memory, bytes, infinirtMemcpyDeviceToHost));
-  for (size_t i = 0; i < bytes; ++i) {
-    if (seen[i] != expected) {
-      Say("failed: byte " + std::to_string(i) + " is " + std::to_string(seen[i]) + ", not " +
-          std::to_string(expected));
-      return 1;
-    }
-  }
+  if (!AllBytesAre(seen, expected)) return 1;
   REQUIRE(infinirtMemset(memory, expected + 1, bytes));
   REQUIRE(infinirtFree(memory));
   REQUIRE(infinirtMemPoolDestroy(pool));
