@@ -135,10 +135,15 @@ infinirtError_t ManagedRange(Runtime& runtime, const void* ptr, size_t count,
   return infinirtSuccess;
 }
 
-// Whether a device reaches memory InfiniRT did not allocate (its
-// infinirtDevAttrPageableMemoryAccess is 1); InvalidValue for such memory where it does not.
-infinirtError_t CheckReachesPageableMemory(const Target& target, const void* ptr,
+// Whether a device reaches count bytes from ptr of memory InfiniRT did not allocate (its
+// infinirtDevAttrPageableMemoryAccess is 1); InvalidValue for such memory where it does not, and
+// for a range that wraps around the address space.
+infinirtError_t CheckReachesPageableMemory(const Target& target, const void* ptr, size_t count,
                                            const char* function) {
+  if (count - 1 > UINTPTR_MAX - reinterpret_cast<uintptr_t>(ptr)) {
+    return Fail(infinirtErrorInvalidValue, "{}: {} bytes from {} wrap around the address space",
+                function, count, ptr);
+  }
   int pageable = 0;
   if (target.backend->table.DeviceGetAttribute(
           target.local, &pageable, infinirtDevAttrPageableMemoryAccess) == infinirtSuccess &&
@@ -163,7 +168,7 @@ infinirtError_t AdvisePageable(Runtime& runtime, const void* ptr, size_t count,
                              : CurrentTarget(runtime, &target, function)) {
     return error;
   }
-  if (auto error = CheckReachesPageableMemory(target, ptr, function)) return error;
+  if (auto error = CheckReachesPageableMemory(target, ptr, count, function)) return error;
   infinirtMemLocation local = location;
   if (on_device) local.id = target.local;
   const infinirtError_t answer =
@@ -186,7 +191,7 @@ infinirtError_t CheckHintedRange(Runtime& runtime, const void* ptr, size_t count
   }
   Target target;
   if (auto error = CurrentTarget(runtime, &target, function)) return error;
-  return CheckReachesPageableMemory(target, ptr, function);
+  return CheckReachesPageableMemory(target, ptr, count, function);
 }
 
 // data_size as the attribute's value takes it: a 32-bit integer (or location type), or for

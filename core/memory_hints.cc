@@ -59,6 +59,16 @@ infinirtMemLocation CommonLocation(typename Runs::iterator first, typename Runs:
 
 void WriteInt(void* data, int value) { std::memcpy(data, &value, sizeof value); }
 
+uintptr_t FirstPage(uintptr_t begin) { return begin & ~(PageSize() - 1); }
+
+// The start of the page holding the range's last byte (count > 0); a range that runs past the
+// top of the address space ends at its top.
+uintptr_t LastPage(uintptr_t begin, size_t count) {
+  uintptr_t last = 0;
+  if (__builtin_add_overflow(begin, count - 1, &last)) last = UINTPTR_MAX;
+  return last & ~(PageSize() - 1);
+}
+
 }  // namespace
 
 bool PageHints::operator==(const PageHints& other) const {
@@ -87,11 +97,12 @@ void MemoryHints::Merge(uintptr_t first, uintptr_t last) {
 }
 
 // Advice and prefetches take whole pages, as a GPU's do: the range is widened to its pages.
+// `end` 0 stands for the top of the address space (the last page's end wraps to 0).
 template <class ChangeFn>
 void MemoryHints::Change(uintptr_t begin, size_t count, ChangeFn&& change) {
-  const uintptr_t page = PageSize();
-  const uintptr_t first = begin & ~(page - 1);
-  const uintptr_t end = (begin + count + page - 1) & ~(page - 1);
+  if (count == 0) return;
+  const uintptr_t first = FirstPage(begin);
+  const uintptr_t end = LastPage(begin, count) + PageSize();
   std::lock_guard<std::mutex> lock(mutex_);
   auto from = SplitAt(first);
   auto to = end == 0 ? runs_.end() : SplitAt(end);  // end 0: the range reaches the top
@@ -138,9 +149,8 @@ void MemoryHints::Forget(uintptr_t begin, size_t count) {
 
 void MemoryHints::Query(uintptr_t begin, size_t count, enum infinirtMemRangeAttribute attribute,
                         void* data, size_t data_size) {
-  const uintptr_t page = PageSize();
-  const uintptr_t first = begin & ~(page - 1);
-  const uintptr_t last = (begin + count - 1) & ~(page - 1);  // the last page's start
+  const uintptr_t first = FirstPage(begin);
+  const uintptr_t last = LastPage(begin, count == 0 ? 1 : count);
   std::lock_guard<std::mutex> lock(mutex_);
   auto from = std::prev(runs_.upper_bound(first));
   auto to = runs_.upper_bound(last);

@@ -32,7 +32,8 @@ struct PageHints {
 
 class MemoryHints {
  public:
-  // `location` as the program gave it (a device location by flat ordinal).
+  // `location` as the program gave it (a device location by flat ordinal). A range that runs
+  // past the top of the address space ends at its top (the API refuses such ranges first).
   void Advise(uintptr_t begin, size_t count, enum infinirtMemoryAdvise advice,
               const infinirtMemLocation& location);
   void Prefetched(uintptr_t begin, size_t count, const infinirtMemLocation& location);

@@ -405,6 +405,13 @@ TEST_F(Conformance, S51_AdviceAboutMappedMemoryFollowsPageableMemoryAccess) {
   } else {
     EXPECT_EQ(advised, infinirtErrorInvalidValue);
   }
+  // A range that wraps around the address space is refused either way.
+  EXPECT_EQ(infinirtMemAdvise(mapped, SIZE_MAX, infinirtMemAdviseSetAccessedBy, device),
+            infinirtErrorInvalidValue);
+  int read_mostly = 0;
+  EXPECT_EQ(infinirtMemRangeGetAttribute(&read_mostly, sizeof read_mostly,
+                                         infinirtMemRangeAttributeReadMostly, mapped, SIZE_MAX),
+            infinirtErrorInvalidValue);
   infinirtGetLastError();
   munmap(mapped, page);
 }
