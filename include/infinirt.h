@@ -1545,49 +1545,9 @@ static inline struct infinirtPos make_infinirtPos(size_t x, size_t y, size_t z) 
   X(StreamGetNativeHandle, ptsz)                                                                   \
   X(LaunchNativeFunc, ptsz)
 
+/* The #defines, one per entry of the list, are generated from it. */
 #if defined(INFINIRT_API_PER_THREAD_DEFAULT_STREAM)
-/* Before the declarations below, which then declare the variants. */
-#define infinirtMemcpy infinirtMemcpy_ptds
-#define infinirtMemcpy2D infinirtMemcpy2D_ptds
-#define infinirtMemcpy3D infinirtMemcpy3D_ptds
-#define infinirtMemset infinirtMemset_ptds
-#define infinirtMemset2D infinirtMemset2D_ptds
-#define infinirtMemset3D infinirtMemset3D_ptds
-#define infinirtGraphInstantiateWithParams infinirtGraphInstantiateWithParams_ptsz
-#define infinirtGraphUpload infinirtGraphUpload_ptsz
-#define infinirtGraphLaunch infinirtGraphLaunch_ptsz
-#define infinirtStreamBeginCapture infinirtStreamBeginCapture_ptsz
-#define infinirtStreamBeginCaptureToGraph infinirtStreamBeginCaptureToGraph_ptsz
-#define infinirtStreamEndCapture infinirtStreamEndCapture_ptsz
-#define infinirtStreamGetCaptureInfo infinirtStreamGetCaptureInfo_ptsz
-#define infinirtStreamUpdateCaptureDependencies infinirtStreamUpdateCaptureDependencies_ptsz
-#define infinirtStreamIsCapturing infinirtStreamIsCapturing_ptsz
-#define infinirtMemcpyAsync infinirtMemcpyAsync_ptsz
-#define infinirtMemcpy2DAsync infinirtMemcpy2DAsync_ptsz
-#define infinirtMemcpy3DAsync infinirtMemcpy3DAsync_ptsz
-#define infinirtMemsetAsync infinirtMemsetAsync_ptsz
-#define infinirtMemset2DAsync infinirtMemset2DAsync_ptsz
-#define infinirtMemset3DAsync infinirtMemset3DAsync_ptsz
-#define infinirtStreamQuery infinirtStreamQuery_ptsz
-#define infinirtStreamGetDevice infinirtStreamGetDevice_ptsz
-#define infinirtStreamGetFlags infinirtStreamGetFlags_ptsz
-#define infinirtStreamGetId infinirtStreamGetId_ptsz
-#define infinirtStreamGetPriority infinirtStreamGetPriority_ptsz
-#define infinirtEventRecord infinirtEventRecord_ptsz
-#define infinirtEventRecordWithFlags infinirtEventRecordWithFlags_ptsz
-#define infinirtStreamWaitEvent infinirtStreamWaitEvent_ptsz
-#define infinirtStreamAddCallback infinirtStreamAddCallback_ptsz
-#define infinirtStreamSynchronize infinirtStreamSynchronize_ptsz
-#define infinirtLaunchHostFunc infinirtLaunchHostFunc_ptsz
-#define infinirtMemPrefetchAsync infinirtMemPrefetchAsync_ptsz
-#define infinirtStreamCopyAttributes infinirtStreamCopyAttributes_ptsz
-#define infinirtStreamGetAttribute infinirtStreamGetAttribute_ptsz
-#define infinirtStreamSetAttribute infinirtStreamSetAttribute_ptsz
-#define infinirtMallocAsync infinirtMallocAsync_ptsz
-#define infinirtFreeAsync infinirtFreeAsync_ptsz
-#define infinirtMallocFromPoolAsync infinirtMallocFromPoolAsync_ptsz
-#define infinirtStreamGetNativeHandle infinirtStreamGetNativeHandle_ptsz
-#define infinirtLaunchNativeFunc infinirtLaunchNativeFunc_ptsz
+#include "infinirt_per_thread.h"
 #endif
 
 #define INFINIRT_DECLARE_(ret, name, params) INFINIRT_API ret INFINIRTAPI infinirt##name params;
