@@ -7,8 +7,10 @@
  *   - reads only the entries that struct_size covers, so a plugin built against an older minor
  *     version keeps working (its missing entries answer infinirtErrorNotSupported);
  *   - treats a NULL entry as infinirtErrorNotSupported.
- * Entries are appended at the end of INFINIRT_PLUGIN_ENTRIES only (bumping the minor version);
- * removing, reordering or retyping one bumps the major version.
+ * Entries are appended at the end of INFINIRT_PLUGIN_ENTRIES only, raising the minor version and
+ * appending the new entry count to INFINIRT_PLUGIN_ABI_ENTRY_COUNTS (a CTest entry,
+ * contract_plugin_abi_test, fails when the two disagree); removing, reordering or retyping one
+ * raises the major version.
  *
  * Plugins never link the core or spdlog; they log through the host table handed to Initialize.
  * No C++ exception may leave an entry point.
@@ -44,10 +46,16 @@ extern "C" {
 
 /* 2.0: infinirtDeviceProp took CUDA 13's whole cudaDeviceProp layout (1.4's entries, unchanged
  * otherwise, with the device limit and cache-configuration entries appended).
- * 2.1: MemsetElementsAsync and the graph node kind INFINIRT_GRAPH_NODE_MEMSET_ELEMENTS; the
- * shareable pool entries (MemPoolExportToShareableHandle ... MemPoolImportPointer). */
+ * 2.1: peer access (DeviceCanAccessPeer ... DeviceGetP2PAttribute), managed memory and advice,
+ * stream attributes, memory pools (MemPoolCreate ... MemPoolGetAccess), Memcpy2DAsync and
+ * Memset2DAsync, IPC handles, MemsetElementsAsync with the graph node kind
+ * INFINIRT_GRAPH_NODE_MEMSET_ELEMENTS, and the shareable pool entries
+ * (MemPoolExportToShareableHandle ... MemPoolImportPointer). */
 #define INFINIRT_PLUGIN_ABI_MAJOR 2
 #define INFINIRT_PLUGIN_ABI_MINOR 1
+/* How many entries of INFINIRT_PLUGIN_ENTRIES each minor version of this major has, minor 0
+ * first: a table of minor m has the first INFINIRT_PLUGIN_ABI_ENTRY_COUNTS[m] entries. */
+#define INFINIRT_PLUGIN_ABI_ENTRY_COUNTS 52, 81
 
 #define INFINIRT_PLUGIN_ENTRY_SYMBOL "infinirtPluginGetTable"
 
