@@ -1,6 +1,8 @@
 // The CUDA-family plugin's support declarations (GetSupport, the source of the support matrix).
 // They describe the runtime that is loaded; with none loaded, a runtime that has every
 // function of the lists. Function names are written without the vendor's prefix.
+#include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -136,14 +138,71 @@ Declaration ManagedHintDeclaration(bool location_form, bool device_form, const c
                 "answers NotSupported");
 }
 
-}  // namespace
+// The entries that are the runtime's function of the same name, declared by one rule: Native for
+// a function of CUDA_FAMILY_REQUIRED_FUNCTIONS, NativeIfPresent for one of
+// CUDA_FAMILY_OPTIONAL_FUNCTIONS. `present` is nullptr for a required one.
+struct ListedFunction {
+  const char* name;
+  bool (*present)(const Functions& fn);
+};
+#define CF_REQUIRED_(name, params) {#name, nullptr},
+#define CF_OPTIONAL_(name, params) {#name, [](const Functions& fn) { return Has(fn.name); }},
+const ListedFunction kListedFunctions[] = {
+    CUDA_FAMILY_REQUIRED_FUNCTIONS(CF_REQUIRED_) CUDA_FAMILY_OPTIONAL_FUNCTIONS(CF_OPTIONAL_)};
+#undef CF_OPTIONAL_
+#undef CF_REQUIRED_
 
-std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
-  static const Functions kAll{};
-  const Functions& fn = g_state != nullptr ? TheState().fn : kAll;
+// What the rule adds for some of them: how the call is made.
+struct EntryNote {
+  infinirtPluginEntry_t id;
+  const char* note;
+};
+const EntryNote kEntryNotes[] = {
+    {entry::GetDeviceCount, "counted at initialisation"},
+    {entry::MemcpyAsync, "host-to-host copies then wait with StreamSynchronize"},
+    {entry::StreamWaitEvent, "always 3 arguments, flags 0"},
+    {entry::EventQuery, "not ready recognised by error name"},
+    {entry::DeviceEnablePeerAccess, "access another library enabled already counts as enabled"},
+    {entry::DeviceDisablePeerAccess, "access another library disabled already counts as disabled"},
+    {entry::MallocManaged, "flags as CUDA's"},
+    {entry::StreamGetAttribute, "the value union has CUDA's layout"},
+    {entry::StreamSetAttribute, "the value union has CUDA's layout"},
+    {entry::Memcpy2DAsync, "host-to-host planes go row by row (each copy synchronous)"},
+    {entry::IpcGetMemHandle, "the handle's 64 bytes pass unchanged"},
+    {entry::IpcGetEventHandle, "the handle's 64 bytes pass unchanged"},
+};
+
+// The entries whose function has another name, declared by the same rule.
+struct RenamedEntry {
+  infinirtPluginEntry_t id;
+  const char* function;
+};
+const RenamedEntry kRenamedEntries[] = {
+    {entry::StreamCreate, "StreamCreateWithFlags"},
+    {entry::EventCreate, "EventCreateWithFlags"},
+};
+
+// The declaration the rule gives `id`; nullopt for an entry that no listed function serves.
+std::optional<Declaration> DeclareByRule(infinirtPluginEntry_t id, const Functions& fn) {
+  const char* function = plugin::kEntryNames[id];
+  for (const RenamedEntry& renamed : kRenamedEntries) {
+    if (renamed.id == id) function = renamed.function;
+  }
+  std::string note;
+  for (const EntryNote& entry_note : kEntryNotes) {
+    if (entry_note.id == id) note = entry_note.note;
+  }
+  for (const ListedFunction& listed : kListedFunctions) {
+    if (std::strcmp(listed.name, function) != 0) continue;
+    if (listed.present == nullptr) return Native({function}, note);
+    return NativeIfPresent(listed.present(fn), function, note);
+  }
+  return std::nullopt;
+}
+
+// The entries the rule does not describe, written out; nullopt for the others.
+std::optional<Declaration> DeclareException(infinirtPluginEntry_t id, const Functions& fn) {
   switch (id) {
-    case entry::GetDeviceCount:
-      return Native({"GetDeviceCount"}, "counted at initialisation");
     case entry::GetDeviceProperties:
       if (RuntimeLoaded() && !TheState().attribute_problem.empty()) {
         return Native({TheState().properties_symbol, "MemGetInfo"},
@@ -159,44 +218,14 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
                     TheState().attribute_problem);
       }
       return NativeIfPresent(Has(fn.DeviceGetAttribute), "DeviceGetAttribute");
-    case entry::DriverGetVersion:
-      return NativeIfPresent(Has(fn.DriverGetVersion), "DriverGetVersion");
-    case entry::DeviceSynchronize:
-      return Native({"DeviceSynchronize"});
-    case entry::DeviceReset:
-      return NativeIfPresent(Has(fn.DeviceReset), "DeviceReset");
-    case entry::MemGetInfo:
-      return NativeIfPresent(Has(fn.MemGetInfo), "MemGetInfo");
-    case entry::Malloc:
-      return Native({"Malloc"});
-    case entry::Free:
-      return Native({"Free"});
     case entry::HostAlloc:
       return Has(fn.HostAlloc)
                  ? Native({"HostAlloc"}, "MallocHost where HostAlloc is missing")
                  : Native({"MallocHost"}, "only flags 0: the runtime lacks HostAlloc");
-    case entry::FreeHost:
-      return Native({"FreeHost"});
     case entry::MallocAsync:
       return StreamOrdered(Has(fn.MallocAsync), "MallocAsync", "Malloc");
     case entry::FreeAsync:
       return StreamOrdered(Has(fn.FreeAsync), "FreeAsync", "Free");
-    case entry::Memcpy:
-      return Native({"Memcpy"});
-    case entry::MemcpyAsync:
-      return Native({"MemcpyAsync"}, "host-to-host copies then wait with StreamSynchronize");
-    case entry::Memset:
-      return Native({"Memset"});
-    case entry::MemsetAsync:
-      return Native({"MemsetAsync"});
-    case entry::StreamCreate:
-      return Native({"StreamCreateWithFlags"});
-    case entry::StreamDestroy:
-      return Native({"StreamDestroy"});
-    case entry::StreamSynchronize:
-      return Native({"StreamSynchronize"});
-    case entry::StreamQuery:
-      return Native({"StreamQuery"});
     case entry::StreamGetNativeHandle:
       return Native({},
                     "the runtime's own stream handle, no call: the vendor's legacy stream "
@@ -208,44 +237,6 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
       return Native({}, "no call: the adopted stream is the vendor's handle, left to its maker");
     case entry::EventGetNativeHandle:
       return Native({}, "the runtime's own event handle, no call");
-    case entry::StreamWaitEvent:
-      return Native({"StreamWaitEvent"}, "always 3 arguments, flags 0");
-    case entry::DeviceGetStreamPriorityRange:
-      return NativeIfPresent(Has(fn.DeviceGetStreamPriorityRange), "DeviceGetStreamPriorityRange");
-    case entry::StreamCreateWithPriority:
-      return NativeIfPresent(Has(fn.StreamCreateWithPriority), "StreamCreateWithPriority");
-    case entry::HostRegister:
-      return NativeIfPresent(Has(fn.HostRegister), "HostRegister");
-    case entry::HostUnregister:
-      return NativeIfPresent(Has(fn.HostUnregister), "HostUnregister");
-    case entry::HostGetDevicePointer:
-      return NativeIfPresent(Has(fn.HostGetDevicePointer), "HostGetDevicePointer");
-    case entry::DeviceGetLimit:
-      return NativeIfPresent(Has(fn.DeviceGetLimit), "DeviceGetLimit");
-    case entry::DeviceSetLimit:
-      return NativeIfPresent(Has(fn.DeviceSetLimit), "DeviceSetLimit");
-    case entry::DeviceGetCacheConfig:
-      return NativeIfPresent(Has(fn.DeviceGetCacheConfig), "DeviceGetCacheConfig");
-    case entry::DeviceSetCacheConfig:
-      return NativeIfPresent(Has(fn.DeviceSetCacheConfig), "DeviceSetCacheConfig");
-    case entry::DeviceCanAccessPeer:
-      return NativeIfPresent(Has(fn.DeviceCanAccessPeer), "DeviceCanAccessPeer");
-    case entry::DeviceEnablePeerAccess:
-      return NativeIfPresent(Has(fn.DeviceEnablePeerAccess), "DeviceEnablePeerAccess",
-                             "access another library enabled already counts as enabled");
-    case entry::DeviceDisablePeerAccess:
-      return NativeIfPresent(Has(fn.DeviceDisablePeerAccess), "DeviceDisablePeerAccess",
-                             "access another library disabled already counts as disabled");
-    case entry::DeviceGetP2PAttribute:
-      return NativeIfPresent(Has(fn.DeviceGetP2PAttribute), "DeviceGetP2PAttribute");
-    case entry::MallocManaged:
-      return NativeIfPresent(Has(fn.MallocManaged), "MallocManaged", "flags as CUDA's");
-    case entry::StreamGetAttribute:
-      return NativeIfPresent(Has(fn.StreamGetAttribute), "StreamGetAttribute",
-                             "the value union has CUDA's layout");
-    case entry::StreamSetAttribute:
-      return NativeIfPresent(Has(fn.StreamSetAttribute), "StreamSetAttribute",
-                             "the value union has CUDA's layout");
     case entry::MemPrefetchAsync:
       return ManagedHintDeclaration(Has(fn.MemPrefetchAsync), Has(fn.MemPrefetchAsyncToDevice),
                                     "MemPrefetchAsync");
@@ -257,18 +248,6 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
                     "through a trampoline that marks the thread: blocking entries called from a "
                     "host function answer NotPermitted without calling the runtime, which forbids "
                     "them without promising an answer");
-    case entry::EventCreate:
-      return Native({"EventCreateWithFlags"});
-    case entry::EventDestroy:
-      return Native({"EventDestroy"});
-    case entry::EventRecord:
-      return Native({"EventRecord"});
-    case entry::EventQuery:
-      return Native({"EventQuery"}, "not ready recognised by error name");
-    case entry::EventSynchronize:
-      return Native({"EventSynchronize"});
-    case entry::EventElapsedTime:
-      return Native({"EventElapsedTime"});
     case entry::MemPoolGetAttribute:
     case entry::PoolGetAttribute:
       return PoolDeclaration(Has(fn.MemPoolGetAttribute), fn, id, "MemPoolGetAttribute");
@@ -286,16 +265,8 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
       return PoolDeclaration(Has(fn.MallocFromPoolAsync), fn, id, "MallocFromPoolAsync");
     case entry::MemPoolSetAccess:
       return PoolDeclaration(Has(fn.MemPoolSetAccess), fn, id, "MemPoolSetAccess");
-    case entry::Memcpy2DAsync:
-      return NativeIfPresent(Has(fn.Memcpy2DAsync), "Memcpy2DAsync",
-                             "host-to-host planes go row by row (each copy synchronous)");
-    case entry::Memset2DAsync:
-      return NativeIfPresent(Has(fn.Memset2DAsync), "Memset2DAsync");
     case entry::MemPoolGetAccess:
       return PoolDeclaration(Has(fn.MemPoolGetAccess), fn, id, "MemPoolGetAccess");
-    case entry::IpcGetMemHandle:
-      return NativeIfPresent(Has(fn.IpcGetMemHandle), "IpcGetMemHandle",
-                             "the handle's 64 bytes pass unchanged");
     case entry::IpcOpenMemHandle:
       return IpcOpenDeclaration(fn);
     case entry::IpcCloseMemHandle:
@@ -303,11 +274,6 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
         return None("nothing is opened to close: " + IpcOpenDeclaration(fn).note);
       }
       return NativeIfPresent(Has(fn.IpcCloseMemHandle), "IpcCloseMemHandle");
-    case entry::IpcGetEventHandle:
-      return NativeIfPresent(Has(fn.IpcGetEventHandle), "IpcGetEventHandle",
-                             "the handle's 64 bytes pass unchanged");
-    case entry::IpcOpenEventHandle:
-      return NativeIfPresent(Has(fn.IpcOpenEventHandle), "IpcOpenEventHandle");
     case entry::MemPoolExportToShareableHandle:
       return PoolSharingDeclaration(Has(fn.MemPoolExportToShareableHandle), fn,
                                     "MemPoolExportToShareableHandle",
@@ -332,8 +298,23 @@ std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
                     "a graph with host nodes keeps their trampolines until its last launch "
                     "completes (EventQuery)");
     default:
-      return std::nullopt;  // the lifecycle entries, which only the core calls
+      return std::nullopt;
   }
+}
+
+// The lifecycle entries, which only the core calls, are declared by neither.
+bool IsLifecycleEntry(infinirtPluginEntry_t id) {
+  return id == entry::Initialize || id == entry::Finalize || id == entry::GetSupport;
+}
+
+}  // namespace
+
+std::optional<Declaration> CudaFamilyPlugin::Declare(infinirtPluginEntry_t id) {
+  static const Functions kAll{};
+  const Functions& fn = g_state != nullptr ? TheState().fn : kAll;
+  if (IsLifecycleEntry(id)) return std::nullopt;
+  if (std::optional<Declaration> exception = DeclareException(id, fn)) return exception;
+  return DeclareByRule(id, fn);
 }
 
 std::string CudaFamilyPlugin::VendorFunctionName(const char* function) {
