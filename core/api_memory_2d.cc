@@ -1,5 +1,5 @@
 // The public C API for pitched memory, 2D and 3D copies and memsets, and copies between the
-// memory of two devices. They are built from the one-dimensional calls (api_memory.cc): the
+// memory of two devices. They are built from the one-dimensional calls (api_memory_copy.cc): the
 // whole region is checked first, so that a bad region changes nothing, then each row is copied
 // or set as MemcpyAsync and MemsetAsync do it (one call where the rows are contiguous), which
 // also records them when the stream captures. An asynchronous 2D copy or memset outside captures

@@ -83,6 +83,22 @@ infinirtError_t StaleOrInvalidHandle(const HandleTable& table, const void* handl
   return InvalidHandle(handle, what, function);
 }
 
+infinirtError_t RestoreRefused(HandleTable& table, uint64_t handle, const ObjectRecord& record,
+                               infinirtError_t error, const char* function) {
+  if (!table.Restore(handle, record)) {
+    Log().error("{}: the backend refused the destruction and the handle could not be restored",
+                function);
+  }
+  return Fail(error, "{}: the backend refused: {}", function, infinirtGetErrorName(error));
+}
+
+infinirtError_t RefuseInCapture(Runtime& runtime, const StreamTarget& target, const char* what,
+                                const char* why, const char* function) {
+  infinirtError_t captured;
+  if (!runtime.captures().RefuseUncapturable(target.ref, what, &captured)) return infinirtSuccess;
+  return Fail(captured, "{}: {}", function, why);
+}
+
 infinirtError_t MakeAllocationNode(Runtime& runtime, GraphData& graph, const Target& target,
                                    size_t size, GraphNode* node, void** pointer_out,
                                    const char* function) {

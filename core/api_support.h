@@ -168,6 +168,34 @@ infinirtError_t Publish(HandleTable& table, const Target& target, void* object, 
   return infinirtSuccess;
 }
 
+// A plugin entry that takes (device, handle) and nothing else.
+using HandleEntry = infinirtError_t (*infinirtPluginTable::*)(int, void*);
+
+// Creates a stream or event on the current device and hands out its handle.
+using CreateEntry = infinirtError_t (*infinirtPluginTable::*)(int, void**, unsigned int);
+template <class Handle>
+infinirtError_t CreateOnCurrentDevice(Runtime& runtime, HandleTable& table, CreateEntry create,
+                                      HandleEntry destroy, unsigned int flags, Handle* out,
+                                      const char* function) {
+  Target target;
+  if (auto error = CurrentTarget(runtime, &target, function)) return error;
+  void* object = nullptr;
+  if (auto error = (target.backend->table.*create)(target.local, &object, flags)) {
+    return BackendAnswer(error, *target.backend, function);
+  }
+  return Publish(table, target, object, flags, out, target.backend->table.*destroy, function);
+}
+
+// The plugin refused to destroy an object whose handle was just removed: the handle becomes
+// live again, so that the refused call has no effect and the program can retry.
+infinirtError_t RestoreRefused(HandleTable& table, uint64_t handle, const ObjectRecord& record,
+                               infinirtError_t error, const char* function);
+
+// Work that a capture cannot hold, issued to `stream`: when the stream captures, the capture is
+// invalidated and the answer is StreamCaptureUnsupported, saying `why`.
+infinirtError_t RefuseInCapture(Runtime& runtime, const StreamTarget& target, const char* what,
+                                const char* why, const char* function);
+
 // A memory pool's record. The devices' default pools have no plugin handle (the plugin's
 // MemPool* entries serve them); the program's own pools have the plugin's.
 infinirtError_t ResolvePool(Runtime& runtime, infinirtMemPool_t pool, ObjectRecord* record,

@@ -155,7 +155,7 @@ Config LoadConfig(const std::string& library_dir) {
   if (from_env && !from_env->empty()) {
     candidates.push_back(*from_env);
   } else if (!library_dir.empty()) {
-    // As for plugins (loader.cc): the file of this installation, not the one of the
+    // As for plugins (loader_discovery.cc): the file of this installation, not the one of the
     // installation the build was configured for, which a relocated install is not.
     candidates.push_back(library_dir + "/../share/infinirt/infinirt.json");
   } else {

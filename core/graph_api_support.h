@@ -1,6 +1,6 @@
 // What the graph functions of the C API share (api_graph.cc, api_graph_nodes.cc,
-// api_graph_exec.cc): resolving nodes and execs, and making the nodes that both a graph and an
-// exec's update can hold, with the same checks.
+// api_graph_structure.cc, api_graph_exec.cc): resolving nodes and execs, and making the nodes that
+// both a graph and an exec's update can hold, with the same checks.
 #ifndef INFINIRT_CORE_GRAPH_API_SUPPORT_H_
 #define INFINIRT_CORE_GRAPH_API_SUPPORT_H_
 

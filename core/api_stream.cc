@@ -1,5 +1,6 @@
-// The public C API for streams and events: creation and destruction, synchronisation and
-// queries, waits between streams, host functions, event timing.
+// The public C API for streams: creation (with flags, a priority, or from a native stream) and
+// destruction, synchronisation and queries, priorities and attributes, waits on events, host
+// functions and native functions. Events are in api_event.cc.
 
 #include <algorithm>
 #include <iterator>
@@ -10,9 +11,6 @@ using namespace infinirt::core;       // NOLINT: this file implements the core's
 using namespace infinirt::core::api;  // NOLINT
 
 namespace {
-
-// A plugin entry that takes (device, handle) and nothing else.
-using HandleEntry = infinirtError_t (*infinirtPluginTable::*)(int, void*);
 
 // Resolves a stream (special values included), applies capture's rules for synchronising or
 // querying it, and calls the owning backend's entry on it. The entry is a template argument so
@@ -25,48 +23,6 @@ infinirtError_t CallOnStream(infinirtStream_t stream, bool synchronizes, const c
   if (auto error = runtime.captures().CheckStreamUse(target.ref, synchronizes)) return error;
   return BackendAnswer((target.backend->table.*entry)(target.local, target.stream), *target.backend,
                        function);
-}
-
-// The same for an event.
-template <HandleEntry entry>
-infinirtError_t CallOnEvent(infinirtEvent_t event, bool synchronizes, const char* function) {
-  Runtime& runtime = Runtime::Get();
-  ObjectRecord record;
-  if (auto error = ResolveObject(runtime.events(), event, "event", &record, function)) {
-    return error;
-  }
-  if (auto error = runtime.captures().CheckEventUse(HandleValue(event), synchronizes)) {
-    return error;
-  }
-  Backend& owner = runtime.backend(record.backend);
-  return BackendAnswer((owner.table.*entry)(record.local_device, record.plugin_handle), owner,
-                       function);
-}
-
-// Creates a stream or event on the current device and hands out its handle.
-using CreateEntry = infinirtError_t (*infinirtPluginTable::*)(int, void**, unsigned int);
-template <class Handle>
-infinirtError_t CreateOnCurrentDevice(Runtime& runtime, HandleTable& table, CreateEntry create,
-                                      HandleEntry destroy, unsigned int flags, Handle* out,
-                                      const char* function) {
-  Target target;
-  if (auto error = CurrentTarget(runtime, &target, function)) return error;
-  void* object = nullptr;
-  if (auto error = (target.backend->table.*create)(target.local, &object, flags)) {
-    return BackendAnswer(error, *target.backend, function);
-  }
-  return Publish(table, target, object, flags, out, target.backend->table.*destroy, function);
-}
-
-// The plugin refused to destroy an object whose handle was just removed: the handle becomes
-// live again, so that the refused call has no effect and the program can retry.
-infinirtError_t RestoreRefused(HandleTable& table, uint64_t handle, const ObjectRecord& record,
-                               infinirtError_t error, const char* function) {
-  if (!table.Restore(handle, record)) {
-    Log().error("{}: the backend refused the destruction and the handle could not be restored",
-                function);
-  }
-  return Fail(error, "{}: the backend refused: {}", function, infinirtGetErrorName(error));
 }
 
 // A node maker for host functions recorded during stream capture.
@@ -91,15 +47,6 @@ auto NativeFuncNode(infinirtNativeFn_t fn, void* user_data, infinirtNativeReleas
     *data = node->native;
     return infinirtSuccess;
   };
-}
-
-// Work that a capture cannot hold, issued to `stream`: when the stream captures, the capture is
-// invalidated and the answer is StreamCaptureUnsupported, saying `why`.
-infinirtError_t RefuseInCapture(Runtime& runtime, const StreamTarget& target, const char* what,
-                                const char* why, const char* function) {
-  infinirtError_t captured;
-  if (!runtime.captures().RefuseUncapturable(target.ref, what, &captured)) return infinirtSuccess;
-  return Fail(captured, "{}: {}", function, why);
 }
 
 // A created stream's record, or (*is_default) one of the default streams of the current device;
@@ -610,166 +557,6 @@ infinirtError_t infinirtLaunchNativeFunc(infinirtStream_t stream, infinirtNative
     }
     if (release != nullptr) release(userData);
     return infinirtSuccess;
-  });
-}
-
-// ------------------------------------------------------------------------------------------
-// Events
-// ------------------------------------------------------------------------------------------
-
-infinirtError_t infinirtEventGetNativeHandle(void** nativeEvent, infinirtEvent_t event) {
-  return Guard(__func__, [&](const char* function_name) {
-    if (nativeEvent == nullptr) {
-      return Fail(infinirtErrorInvalidValue, "{}: nativeEvent is NULL", function_name);
-    }
-    Runtime& runtime = Runtime::Get();
-    ObjectRecord record;
-    if (auto error = ResolveObject(runtime.events(), event, "event", &record, function_name)) {
-      return error;
-    }
-    Backend& owner = runtime.backend(record.backend);
-    return BackendAnswer(
-        owner.table.EventGetNativeHandle(record.local_device, record.plugin_handle, nativeEvent),
-        owner, function_name);
-  });
-}
-
-infinirtError_t infinirtEventCreateWithFlags(infinirtEvent_t* event, unsigned int flags) {
-  return Guard(__func__, [&](const char* function_name) {
-    if (event == nullptr)
-      return Fail(infinirtErrorInvalidValue, "{}: event is NULL", function_name);
-    constexpr unsigned int kKnownFlags =
-        infinirtEventBlockingSync | infinirtEventDisableTiming | infinirtEventInterprocess;
-    if (flags & ~kKnownFlags) {
-      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
-    }
-    if ((flags & infinirtEventInterprocess) && !(flags & infinirtEventDisableTiming)) {
-      return Fail(infinirtErrorInvalidValue,
-                  "{}: infinirtEventInterprocess requires infinirtEventDisableTiming",
-                  function_name);
-    }
-    Runtime& runtime = Runtime::Get();
-    return CreateOnCurrentDevice(runtime, runtime.events(), &infinirtPluginTable::EventCreate,
-                                 &infinirtPluginTable::EventDestroy, flags, event, function_name);
-  });
-}
-
-infinirtError_t infinirtEventCreate(infinirtEvent_t* event) {
-  return infinirtEventCreateWithFlags(event, infinirtEventDefault);
-}
-
-infinirtError_t infinirtEventRecord(infinirtEvent_t event, infinirtStream_t stream) {
-  return Guard(__func__, [&](const char* function_name) {
-    Runtime& runtime = Runtime::Get();
-    ObjectRecord record;
-    if (auto error = ResolveObject(runtime.events(), event, "event", &record, function_name)) {
-      return error;
-    }
-    StreamTarget target;
-    if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
-    if (target.device != record.device) {
-      return Fail(infinirtErrorInvalidResourceHandle,
-                  "{}: the event belongs to device {} and the stream to device {}", function_name,
-                  record.device, target.device);
-    }
-    infinirtError_t captured;
-    if (runtime.captures().RecordEvent(target.ref, HandleValue(event), &captured)) {
-      return captured;
-    }
-    runtime.captures().ForgetEvent(HandleValue(event));  // it stands for real work again
-    return BackendAnswer(
-        target.backend->table.EventRecord(target.local, record.plugin_handle, target.stream),
-        *target.backend, function_name);
-  });
-}
-
-infinirtError_t infinirtEventRecordWithFlags(infinirtEvent_t event, infinirtStream_t stream,
-                                             unsigned int flags) {
-  return Guard(__func__, [&](const char* function_name) -> infinirtError_t {
-    if (flags & ~static_cast<unsigned int>(infinirtEventRecordExternal)) {
-      return Fail(infinirtErrorInvalidValue, "{}: unknown flags {:#x}", function_name, flags);
-    }
-    if (flags & infinirtEventRecordExternal) {
-      // An external record is a record outside capture; inside one it would be an event record
-      // node of the graph, which InfiniRT's graphs do not have yet.
-      Runtime& runtime = Runtime::Get();
-      StreamTarget target;
-      if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
-      if (auto error = RefuseInCapture(runtime, target, "an external event record",
-                                       "an external event record cannot be captured yet "
-                                       "(InfiniRT's graphs have no event record nodes)",
-                                       function_name)) {
-        return error;
-      }
-    }
-    return infinirtEventRecord(event, stream);
-  });
-}
-
-infinirtError_t infinirtEventQuery(infinirtEvent_t event) {
-  return Guard(__func__, [&](const char* function_name) {
-    return CallOnEvent<&infinirtPluginTable::EventQuery>(event, /*synchronizes=*/false,
-                                                         function_name);
-  });
-}
-
-infinirtError_t infinirtEventSynchronize(infinirtEvent_t event) {
-  return Guard(__func__, [&](const char* function_name) {
-    return CallOnEvent<&infinirtPluginTable::EventSynchronize>(event, /*synchronizes=*/true,
-                                                               function_name);
-  });
-}
-
-infinirtError_t infinirtEventDestroy(infinirtEvent_t event) {
-  return Guard(__func__, [&](const char* function_name) {
-    Runtime& runtime = Runtime::Get();
-    ObjectRecord record;
-    if (!runtime.events().Remove(HandleValue(event), &record)) {
-      return InvalidHandle(event, "event", function_name);
-    }
-    if (auto e = runtime.backend(record.backend)
-                     .table.EventDestroy(record.local_device, record.plugin_handle)) {
-      return RestoreRefused(runtime.events(), HandleValue(event), record, e, function_name);
-    }
-    runtime.captures().ForgetEvent(HandleValue(event));
-    return infinirtSuccess;
-  });
-}
-
-infinirtError_t infinirtEventElapsedTime(float* ms, infinirtEvent_t start, infinirtEvent_t end) {
-  return Guard(__func__, [&](const char* function_name) {
-    if (ms == nullptr) return Fail(infinirtErrorInvalidValue, "{}: ms is NULL", function_name);
-    Runtime& runtime = Runtime::Get();
-    ObjectRecord first, last;
-    if (auto e = ResolveObject(runtime.events(), start, "event", &first, function_name)) {
-      return e;
-    }
-    if (auto e = ResolveObject(runtime.events(), end, "event", &last, function_name)) {
-      return e;
-    }
-    if (first.device != last.device) {
-      return Fail(infinirtErrorInvalidResourceHandle,
-                  "{}: the events belong to different devices ({} and {})", function_name,
-                  first.device, last.device);
-    }
-    for (const ObjectRecord* event : {&first, &last}) {
-      if (event->flags & infinirtEventDisableTiming) {
-        return Fail(infinirtErrorInvalidResourceHandle,
-                    "{}: the {} event was created with infinirtEventDisableTiming", function_name,
-                    event == &first ? "start" : "end");
-      }
-    }
-    if (auto e = runtime.captures().CheckEventUse(HandleValue(start), false)) return e;
-    if (auto e = runtime.captures().CheckEventUse(HandleValue(end), false)) return e;
-    Backend& owner = runtime.backend(first.backend);
-    const infinirtError_t answer = owner.table.EventElapsedTime(
-        first.local_device, ms, first.plugin_handle, last.plugin_handle);
-    // Both events exist, are timed and are on one device: CUDA answers InvalidResourceHandle
-    // then only for an event that was never recorded.
-    return BackendAnswer(answer, owner, function_name,
-                         answer == infinirtErrorInvalidResourceHandle
-                             ? "the start or the end event was never recorded"
-                             : nullptr);
   });
 }
 
