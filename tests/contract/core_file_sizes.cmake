@@ -1,0 +1,18 @@
+# Fails naming every file of core/ over the line limit: the core stays split along what each
+# part does (cmake -DCORE_DIR=... -DLIMIT=600 -P core_file_sizes.cmake).
+file(GLOB files ${CORE_DIR}/*.cc ${CORE_DIR}/*.h ${CORE_DIR}/*.inc)
+set(over "")
+foreach(file ${files})
+  file(READ ${file} text)
+  string(REGEX MATCHALL "\n" newlines "${text}")
+  list(LENGTH newlines count)
+  if(count GREATER LIMIT)
+    get_filename_component(name ${file} NAME)
+    list(APPEND over "core/${name} has ${count} lines")
+  endif()
+endforeach()
+if(over)
+  string(JOIN "\n  " report ${over})
+  message(FATAL_ERROR "over ${LIMIT} lines (split along what the file does):\n  ${report}")
+endif()
+message(STATUS "every core file has at most ${LIMIT} lines")
