@@ -3,9 +3,9 @@
 // the plugins' discovery, the vendor device indices of InfiniRT ordinals, queueing a vendor call
 // on the vendor stream behind an InfiniRT stream (infinirtLaunchNativeFunc), running a call with a
 // rank's device current, sharing a root id through the rendezvous store, and groups where the
-// library has none of its own. The NCCL engine takes its operator translation (TranslateOp) from
-// here too. A static library: each engine has its own copy (and its own thread-local group
-// state).
+// library has none of its own; vendor_engine.h builds those engines' tables on it. The NCCL engine
+// takes its operator translation (TranslateOp) from here too. A static library: each engine has
+// its own copy (and its own thread-local group state).
 #ifndef INFINIRT_PLUGINS_COMMON_COLLECTIVE_ENGINE_H_
 #define INFINIRT_PLUGINS_COMMON_COLLECTIVE_ENGINE_H_
 
