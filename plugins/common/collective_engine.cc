@@ -232,26 +232,28 @@ infiniStatus_t TranslateElements(const VendorNumbers& numbers, const infinicclBa
   return INFINI_STATUS_SUCCESS;
 }
 
-infiniStatus_t TranslateOp(const VendorNumbers& numbers, infinicclReduceOp_t op, int* vendor_op,
-                           std::string* why) {
+infiniStatus_t TranslateOp(const char* library, const VendorOps& ops, infinicclReduceOp_t op,
+                           int* vendor_op, std::string* why) {
   switch (op) {
     case INFINICCL_SUM:
-      *vendor_op = numbers.sum;
+      *vendor_op = ops.sum;
       return INFINI_STATUS_SUCCESS;
     case INFINICCL_PROD:
-      *vendor_op = numbers.prod;
+      *vendor_op = ops.prod;
       return INFINI_STATUS_SUCCESS;
     case INFINICCL_MAX:
-      *vendor_op = numbers.max;
+      *vendor_op = ops.max;
       return INFINI_STATUS_SUCCESS;
     case INFINICCL_MIN:
-      *vendor_op = numbers.min;
+      *vendor_op = ops.min;
       return INFINI_STATUS_SUCCESS;
     case INFINICCL_AVG:
-      *why = std::string(numbers.library) +
-             " has no average: its operators are sum, prod, max "
-             "and min";
-      return INFINI_STATUS_NOT_IMPLEMENTED;
+      if (ops.avg == kNoOperator) {
+        *why = std::string(library) + " has no average: " + ops.no_average;
+        return INFINI_STATUS_NOT_IMPLEMENTED;
+      }
+      *vendor_op = ops.avg;
+      return INFINI_STATUS_SUCCESS;
     default:
       *why = "op " + std::to_string(static_cast<int>(op)) + " is no operator";
       return INFINI_STATUS_BAD_PARAM;
@@ -291,9 +293,9 @@ infiniStatus_t SubmitCall(EngineRank& rank, const infinicclBackendCall& call,
   if (auto status = TranslateElements(numbers, call, &elements, &reason)) {
     return Say(why, why_size, status, reason);
   }
-  int op = numbers.sum;
+  int op = numbers.ops.sum;
   if (infinicclCallReduces(call.kind)) {
-    if (auto status = TranslateOp(numbers, call.op, &op, &reason)) {
+    if (auto status = TranslateOp(numbers.library, numbers.ops, call.op, &op, &reason)) {
       return Say(why, why_size, status, reason);
     }
   }

@@ -3,8 +3,9 @@
 // the plugins' discovery, the vendor device indices of InfiniRT ordinals, queueing a vendor call
 // on the vendor stream behind an InfiniRT stream (infinirtLaunchNativeFunc), running a call with a
 // rank's device current, sharing a root id through the rendezvous store, and groups where the
-// library has none of its own. A static library: each engine has its own copy (and its own
-// thread-local group state).
+// library has none of its own; vendor_engine.h builds those engines' tables on it. The NCCL engine
+// takes its operator translation (TranslateOp) from here too. A static library: each engine has
+// its own copy (and its own thread-local group state).
 #ifndef INFINIRT_PLUGINS_COMMON_COLLECTIVE_ENGINE_H_
 #define INFINIRT_PLUGINS_COMMON_COLLECTIVE_ENGINE_H_
 
@@ -109,9 +110,20 @@ class RankFailure {
 
 // --- Translation -------------------------------------------------------------------------------
 
+// A vendor's operator number where it has none.
+constexpr int kNoOperator = -1;
+
+// A vendor library's reduction operators: its numbers for sum, prod, max and min, and for average
+// where it has one. Where it has none, no_average says why (after "<library> has no average: ");
+// a library that has one only from some version on says so here (the NCCL engine).
+struct VendorOps {
+  int sum, prod, max, min;
+  int avg = kNoOperator;
+  const char* no_average = "its operators are sum, prod, max and min";
+};
+
 // A vendor library's numbers for InfiniCCL's: its dtype for each InfiniCore dtype it has (-1 where
-// it has none), its byte type, and its sum, prod, max and min (it has no average, or it would be
-// here).
+// it has none), its byte type, and its operators.
 struct VendorNumbers {
   const char* library;      // "HCCL", for messages
   const char* result_type;  // "HcclResult"
@@ -121,7 +133,7 @@ struct VendorNumbers {
   };
   const Type* types;  // ended by {INFINI_DTYPE_INVALID, -1}
   int byte_type;
-  int sum, prod, max, min;
+  VendorOps ops;
 };
 
 // What the vendor is asked to move: its dtype and the element count in that dtype.
@@ -136,9 +148,10 @@ struct VendorElements {
 infiniStatus_t TranslateElements(const VendorNumbers& numbers, const infinicclBackendCall& call,
                                  VendorElements* elements, std::string* why);
 
-// The vendor's operator of a reduction; AVG answers NOT_IMPLEMENTED (the vendor has none).
-infiniStatus_t TranslateOp(const VendorNumbers& numbers, infinicclReduceOp_t op, int* vendor_op,
-                           std::string* why);
+// The vendor's operator of a reduction; AVG answers NOT_IMPLEMENTED where ops has none, saying
+// why. library names the library in that message ("HCCL", "NCCL (version 20804)").
+infiniStatus_t TranslateOp(const char* library, const VendorOps& ops, infinicclReduceOp_t op,
+                           int* vendor_op, std::string* why);
 
 // "<function> failed: <words> (<result type> <n>)".
 std::string DescribeFailure(const VendorNumbers& numbers, const char* function, int result,

@@ -14,8 +14,11 @@ const infiniccl_engine::VendorNumbers& HcclNumbers() {
       {INFINI_DTYPE_F64, kHcclFp64},   {INFINI_DTYPE_BF16, kHcclBfp16},
       {INFINI_DTYPE_INVALID, -1}};
   static constexpr infiniccl_engine::VendorNumbers kNumbers = {
-      "HCCL",         "HcclResult",    kTypes,         kHcclUint8,
-      kHcclReduceSum, kHcclReduceProd, kHcclReduceMax, kHcclReduceMin};
+      "HCCL",
+      "HcclResult",
+      kTypes,
+      kHcclUint8,
+      {kHcclReduceSum, kHcclReduceProd, kHcclReduceMax, kHcclReduceMin}};
   return kNumbers;
 }
 

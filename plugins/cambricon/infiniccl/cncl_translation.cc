@@ -13,7 +13,7 @@ const infiniccl_engine::VendorNumbers& CnclNumbers() {
       {INFINI_DTYPE_F16, kCnclFloat16},   {INFINI_DTYPE_F32, kCnclFloat32},
       {INFINI_DTYPE_BF16, kCnclBfloat16}, {INFINI_DTYPE_INVALID, -1}};
   static constexpr infiniccl_engine::VendorNumbers kNumbers = {
-      "CNCL", "cnclResult_t", kTypes, kCnclUint8, kCnclSum, kCnclProd, kCnclMax, kCnclMin};
+      "CNCL", "cnclResult_t", kTypes, kCnclUint8, {kCnclSum, kCnclProd, kCnclMax, kCnclMin}};
   return kNumbers;
 }
 

@@ -315,7 +315,8 @@ infiniStatus_t Call(infinicclBackendComm_t comm, const infinicclBackendCall* cal
   }
   int op = kNcclSum;
   if (infinicclCallReduces(call->kind)) {
-    if (auto status = TranslateOp(library, call->op, &op, &reason)) {
+    if (auto status = infiniccl_engine::TranslateOp(library.name.c_str(), NcclOps(library),
+                                                    call->op, &op, &reason)) {
       return Say(why, why_size, status, reason);
     }
   }

@@ -68,6 +68,8 @@ NcclLibrary Open(const CollectiveLibraryData& data) {
   if (library.fn.GetVersion != nullptr && library.fn.GetVersion(&version) == kNcclSuccess) {
     library.version = version;
   }
+  library.name = std::string(data.library) + " (version " +
+                 (library.version < 0 ? "unknown" : std::to_string(library.version)) + ")";
   library.loaded = true;
   return library;
 }

@@ -27,6 +27,7 @@ struct NcclLibrary {
   std::string path;  // the file opened
   std::string why;   // why it is not loaded (what was looked for, what dlopen said)
   int version = -1;  // its NCCL_VERSION_CODE; -1 when it cannot say
+  std::string name;  // for messages, with its version: "NCCL (version 21003)", "(version unknown)"
   NcclFunctions fn;
 
   // The name of one of its functions: "mcclAllReduce" for "AllReduce".

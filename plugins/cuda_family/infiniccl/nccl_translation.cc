@@ -36,10 +36,6 @@ int NcclTypeOf(infiniDtype_t dtype) {
   }
 }
 
-std::string Version(const NcclLibrary& library) {
-  return library.version < 0 ? "unknown" : std::to_string(library.version);
-}
-
 }  // namespace
 
 infiniStatus_t TranslateElements(const NcclLibrary& library, const infinicclBackendCall& call,
@@ -51,8 +47,7 @@ infiniStatus_t TranslateElements(const NcclLibrary& library, const infinicclBack
     return INFINI_STATUS_SUCCESS;
   }
   if (infinicclCallReduces(call.kind)) {
-    *why = std::string(library.data->library) + " (version " + Version(library) +
-           ") cannot reduce dtype " + std::to_string(static_cast<int>(call.dtype)) +
+    *why = library.name + " cannot reduce dtype " + std::to_string(static_cast<int>(call.dtype)) +
            (call.dtype == INFINI_DTYPE_BF16 ? ": bf16 came with NCCL 2.10.3"
                                             : ": NCCL has no such type");
     return INFINI_STATUS_NOT_IMPLEMENTED;
@@ -68,33 +63,14 @@ infiniStatus_t TranslateElements(const NcclLibrary& library, const infinicclBack
   return INFINI_STATUS_SUCCESS;
 }
 
-infiniStatus_t TranslateOp(const NcclLibrary& library, infinicclReduceOp_t op, int* nccl_op,
-                           std::string* why) {
-  switch (op) {
-    case INFINICCL_SUM:
-      *nccl_op = kNcclSum;
-      return INFINI_STATUS_SUCCESS;
-    case INFINICCL_PROD:
-      *nccl_op = kNcclProd;
-      return INFINI_STATUS_SUCCESS;
-    case INFINICCL_MAX:
-      *nccl_op = kNcclMax;
-      return INFINI_STATUS_SUCCESS;
-    case INFINICCL_MIN:
-      *nccl_op = kNcclMin;
-      return INFINI_STATUS_SUCCESS;
-    case INFINICCL_AVG:
-      if (!library.HasBfloat16AndAvg()) {
-        *why = std::string(library.data->library) + " (version " + Version(library) +
-               ") has no average: ncclAvg came with NCCL 2.10.3";
-        return INFINI_STATUS_NOT_IMPLEMENTED;
-      }
-      *nccl_op = kNcclAvg;
-      return INFINI_STATUS_SUCCESS;
-    default:
-      *why = "op " + std::to_string(static_cast<int>(op)) + " is no operator";
-      return INFINI_STATUS_BAD_PARAM;
+infiniccl_engine::VendorOps NcclOps(const NcclLibrary& library) {
+  infiniccl_engine::VendorOps ops{kNcclSum, kNcclProd, kNcclMax, kNcclMin};
+  if (library.HasBfloat16AndAvg()) {
+    ops.avg = kNcclAvg;
+  } else {
+    ops.no_average = "ncclAvg came with NCCL 2.10.3";
   }
+  return ops;
 }
 
 infiniStatus_t StatusOf(int result) {

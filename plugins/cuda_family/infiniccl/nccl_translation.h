@@ -1,11 +1,12 @@
-// InfiniCCL's numbers as NCCL's: dtypes, reduction operators, and NCCL's results as
-// infiniStatus_t.
+// InfiniCCL's numbers as NCCL's: dtypes, reduction operators (translated by collective_engine.h's
+// TranslateOp), and NCCL's results as infiniStatus_t.
 #ifndef INFINIRT_PLUGINS_CUDA_FAMILY_INFINICCL_NCCL_TRANSLATION_H_
 #define INFINIRT_PLUGINS_CUDA_FAMILY_INFINICCL_NCCL_TRANSLATION_H_
 
 #include <cstddef>
 #include <string>
 
+#include "collective_engine.h"
 #include "infiniccl_backend.h"
 #include "nccl_libraries.h"
 
@@ -23,9 +24,9 @@ struct NcclElements {
 infiniStatus_t TranslateElements(const NcclLibrary& library, const infinicclBackendCall& call,
                                  NcclElements* elements, std::string* why);
 
-// The NCCL operator of a reduction (ncclAvg before NCCL 2.10.3: NOT_IMPLEMENTED).
-infiniStatus_t TranslateOp(const NcclLibrary& library, infinicclReduceOp_t op, int* nccl_op,
-                           std::string* why);
+// The library's reduction operators, for collective_engine.h's TranslateOp: ncclAvg only from
+// NCCL 2.10.3 on (before it, AVG is NOT_IMPLEMENTED, saying so).
+infiniccl_engine::VendorOps NcclOps(const NcclLibrary& library);
 
 // An NCCL result as an infiniStatus_t: invalid arguments and usage are BAD_PARAM, the rest of the
 // failures INTERNAL_ERROR.
