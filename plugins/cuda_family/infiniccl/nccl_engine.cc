@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "collective_engine.h"
 #include "infiniccl_backend.h"
 #include "infinirt.h"
 #include "nccl_libraries.h"
@@ -38,21 +39,13 @@ struct Rank {
 
 Rank* RankOf(infinicclBackendComm_t comm) { return reinterpret_cast<Rank*>(comm); }
 
-infiniStatus_t Say(char* why, size_t why_size, infiniStatus_t status, const std::string& text) {
-  if (why != nullptr && why_size > 0) std::snprintf(why, why_size, "%s", text.c_str());
-  return status;
-}
+using infiniccl_engine::RuntimeFailure;
+using infiniccl_engine::Say;
 
 // An NCCL failure: its status, and why in the library's words.
 infiniStatus_t SayNccl(char* why, size_t why_size, const NcclLibrary& library, const char* function,
                        int result, void* comm) {
   return Say(why, why_size, StatusOf(result), Describe(library, function, result, comm));
-}
-
-std::string RuntimeFailure(const char* doing, infinirtError_t error) {
-  infinirtGetLastError();
-  return std::string(doing) + ": " + infinirtGetErrorName(error) + " (" +
-         infinirtGetErrorString(error) + ")";
 }
 
 // The device type of an InfiniRT ordinal and its index among the vendor's devices (what NCCL's
