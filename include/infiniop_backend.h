@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "infinicore.h"
+#include "infiniop/operator_types.h"
 #include "infinirt.h"
 
 #define INFINIOP_BACKEND_ABI_MAJOR 1
@@ -29,21 +30,80 @@
 extern "C" {
 #endif
 
-/* The operators: the one list. X(name, number, tensors): the name is the public API's
- * (infiniop<name>), the number the operator's infiniopOperator_t value, tensors how many tensor
- * descriptors its Create takes (and buffers its call passes). */
-#define INFINIOP_OPERATORS(X) \
-  X(Add, 0, 3)                \
-  X(Mul, 1, 3)                \
-  X(Gemm, 2, 3)               \
-  X(RMSNorm, 3, 3)            \
-  X(RoPE, 4, 5)               \
-  X(SwiGLU, 5, 3)             \
-  X(CausalSoftmax, 6, 2)      \
-  X(Rearrange, 7, 2)          \
-  X(RandomSample, 8, 2)
+/* The operators: the one list. Everything an operator's interface has comes from its entry:
+ * its public header (include/infiniop/ops/<snake name>.h) and C entry points, their checks, the
+ * backend ABI's operator numbers, the Python binding infinirt.ops.<snake name>, the support table
+ * and the tests' probes.
+ *
+ *   X(Name, snake_name, number, workspace, tensors, create_scalars, call_scalars, summary)
+ *
+ * Name        the public API's (infiniopCreate<Name>Descriptor, infiniop<Name>, ...);
+ * snake_name  its header's and Python function's name;
+ * number      its infiniopOperator_t value (never reused);
+ * workspace   INFINIOP_WORKSPACE: the call takes a workspace, whose size
+ *             infiniopGet<Name>WorkspaceSize answers from the backend; INFINIOP_NO_WORKSPACE:
+ *             neither (InfiniCore's Rearrange);
+ * tensors     (INFINIOP_OUT(name, dtype, probe shape) INFINIOP_IN(...) ...), outputs first: the
+ *             descriptors Create takes and the buffers the call passes, in order. dtype: DATA
+ *             for the operator's data type, or the fixed type the operator takes (I32, I64);
+ *             the probe shape is a small valid shape, in parentheses, the tests probe with;
+ * create_scalars, call_scalars
+ *             (INFINIOP_SCALAR(C type, name, default) ...): what Create and the call take after
+ *             the tensors; each fills the field of its name in infiniopBackendCreateParams or
+ *             infiniopBackendRunParams (below), and the default is the Python binding's;
+ * summary     what it computes, for its header and its Python docstring.
+ *
+ * A user defines INFINIOP_OUT, INFINIOP_IN and INFINIOP_SCALAR before expanding the list (each
+ * element expands to what that use needs) and undefines them after. */
+#define INFINIOP_OPERATORS(X)                                                                      \
+  X(Add, add, 0, INFINIOP_WORKSPACE,                                                               \
+    (INFINIOP_OUT(c, DATA, (4, 8)) INFINIOP_IN(a, DATA, (4, 8)) INFINIOP_IN(b, DATA, (4, 8))), (), \
+    (), "c = a + b, elementwise; a stride of 0 broadcasts an input along a dimension.")           \
+  X(Mul, mul, 1, INFINIOP_WORKSPACE,                                                               \
+    (INFINIOP_OUT(c, DATA, (4, 8)) INFINIOP_IN(a, DATA, (4, 8)) INFINIOP_IN(b, DATA, (4, 8))), (), \
+    (), "c = a * b, elementwise; a stride of 0 broadcasts an input along a dimension.")           \
+  X(Gemm, gemm, 2, INFINIOP_WORKSPACE,                                                             \
+    (INFINIOP_OUT(c, DATA, (4, 8)) INFINIOP_IN(a, DATA, (4, 16)) INFINIOP_IN(b, DATA, (16, 8))),   \
+    (), (INFINIOP_SCALAR(float, alpha, 1.0f) INFINIOP_SCALAR(float, beta, 0.0f)),                  \
+    "c = alpha * a @ b + beta * c, for matrices [rows, cols] or batches [batch, rows, cols] (a "   \
+    "batch of 1 is broadcast); transposes are expressed by strides.")                              \
+  X(RMSNorm, rms_norm, 3, INFINIOP_WORKSPACE,                                                      \
+    (INFINIOP_OUT(y, DATA, (4, 8)) INFINIOP_IN(x, DATA, (4, 8)) INFINIOP_IN(w, DATA, (8))),        \
+    (INFINIOP_SCALAR(float, epsilon, 1e-6f)), (),                                                  \
+    "y = x * w / sqrt(mean(x^2) + epsilon), over the last dimension.")                             \
+  X(RoPE, rope, 4, INFINIOP_WORKSPACE,                                                             \
+    (INFINIOP_OUT(y, DATA, (4, 2, 8)) INFINIOP_IN(x, DATA, (4, 2, 8))                              \
+         INFINIOP_IN(pos_ids, I32, (4)) INFINIOP_IN(sin_table, DATA, (16, 4))                      \
+             INFINIOP_IN(cos_table, DATA, (16, 4))),                                               \
+    (INFINIOP_SCALAR(infiniopRoPEAlgo_t, algo, INFINIOP_ROPE_ALGO_GPT_J)), (),                     \
+    "rotary position embedding of x [seq, heads, dhead] by the rows pos_ids picks from the sin "   \
+    "and cos tables [positions, dhead / 2]; algo: GPT-J's pairs of neighbours or GPT-NeoX's "      \
+    "pairs across the halves.")                                                                    \
+  X(SwiGLU, swiglu, 5, INFINIOP_WORKSPACE,                                                         \
+    (INFINIOP_OUT(c, DATA, (4, 8)) INFINIOP_IN(a, DATA, (4, 8)) INFINIOP_IN(b, DATA, (4, 8))), (), \
+    (), "c = a * b * sigmoid(b), elementwise (a: the \"up\" projection, b: the gate).")            \
+  X(CausalSoftmax, causal_softmax, 6, INFINIOP_WORKSPACE,                                          \
+    (INFINIOP_OUT(y, DATA, (4, 8)) INFINIOP_IN(x, DATA, (4, 8))), (), (),                          \
+    "softmax over the last dimension of x [(batch,) seq_len, total_seq_len], row i seeing the "    \
+    "columns j <= total_seq_len - seq_len + i (the others become 0).")                             \
+  X(Rearrange, rearrange, 7, INFINIOP_NO_WORKSPACE,                                                \
+    (INFINIOP_OUT(dst, DATA, (4, 8)) INFINIOP_IN(src, DATA, (4, 8))), (), (),                      \
+    "dst = src, element by element, for any strides of the same shape and dtype.")                 \
+  X(RandomSample, random_sample, 8, INFINIOP_WORKSPACE,                                            \
+    (INFINIOP_OUT(result, I64, ()) INFINIOP_IN(probs, DATA, (32))), (),                            \
+    (INFINIOP_SCALAR(float, random_val, 0.0f) INFINIOP_SCALAR(float, topp, 1.0f)                   \
+         INFINIOP_SCALAR(int, topk, 1) INFINIOP_SCALAR(float, temperature, 1.0f)),                 \
+    "one index drawn from the scores probs [voc] after temperature, top-k and top-p, with the "    \
+    "caller's random value in [0, 1); the arg max when random_val, topp or temperature is 0 or "   \
+    "topk is 1. result is a 0-dimensional integer tensor.")
 
-#define INFINIOP_OPERATOR_ENUMERATOR_(name, number, tensors) INFINIOP_OPERATOR_##name = number,
+/* Expands a parenthesised sequence of the list: INFINIOP_EXPAND tensors. */
+#define INFINIOP_EXPAND(...) __VA_ARGS__
+/* An entry's workspace rule, as a value. */
+#define INFINIOP_WORKSPACE 1
+#define INFINIOP_NO_WORKSPACE 0
+
+#define INFINIOP_OPERATOR_ENUMERATOR_(name, snake, number, ...) INFINIOP_OPERATOR_##name = number,
 typedef enum INFINIRT_ENUM_BASE {
   INFINIOP_OPERATORS(INFINIOP_OPERATOR_ENUMERATOR_) INFINIOP_OPERATOR_COUNT
 } infiniopOperator_t;
@@ -52,11 +112,15 @@ typedef enum INFINIRT_ENUM_BASE {
 /* The tensors an operator takes, outputs first; 0 for a value that is no operator. */
 static inline size_t infiniopOperatorTensorCount(infiniopOperator_t op) {
   switch (op) {
-#define INFINIOP_OPERATOR_TENSORS_(name, number, tensors) \
-  case INFINIOP_OPERATOR_##name:                          \
-    return tensors;
+#define INFINIOP_OUT(name, dtype, shape) +1
+#define INFINIOP_IN(name, dtype, shape) +1
+#define INFINIOP_OPERATOR_TENSORS_(name, snake, number, workspace, tensors, ...) \
+  case INFINIOP_OPERATOR_##name:                                                 \
+    return 0 INFINIOP_EXPAND tensors;
     INFINIOP_OPERATORS(INFINIOP_OPERATOR_TENSORS_)
 #undef INFINIOP_OPERATOR_TENSORS_
+#undef INFINIOP_IN
+#undef INFINIOP_OUT
     default:
       return 0;
   }
@@ -75,7 +139,7 @@ typedef struct infiniopBackendTensor {
 /* Parameters fixed when a descriptor is made: RMSNorm's epsilon, RoPE's algorithm. */
 typedef struct infiniopBackendCreateParams {
   float epsilon;
-  int rope_algo; /* infiniopRoPEAlgo_t */
+  int algo; /* RoPE's infiniopRoPEAlgo_t */
 } infiniopBackendCreateParams;
 
 /* Parameters of each call: Gemm's alpha and beta, RandomSample's. */

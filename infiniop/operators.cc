@@ -22,7 +22,7 @@ namespace {
 
 const char* OperatorName(infiniopOperator_t op) {
   switch (op) {
-#define INFINIOP_OPERATOR_NAME_(name, number, tensors) \
+#define INFINIOP_OPERATOR_NAME_(name, ...) \
   case INFINIOP_OPERATOR_##name:                       \
     return #name;
     INFINIOP_OPERATORS(INFINIOP_OPERATOR_NAME_)
@@ -95,8 +95,20 @@ infiniStatus_t WorkspaceSize(infiniopOperator_t op, InfiniopDescriptor* desc, si
   return INFINI_STATUS_SUCCESS;
 }
 
-// The most buffers a call passes (RoPE's five).
-constexpr size_t kMostBuffers = 5;
+// The most buffers a call passes: the most tensors an operator of the list has.
+constexpr size_t MostBuffers() {
+  size_t most = 0;
+#define INFINIOP_OUT(name, dtype, shape) +1
+#define INFINIOP_IN(name, dtype, shape) +1
+#define INFINIOP_TENSOR_COUNT_(name, snake, number, workspace, tensors, ...) \
+  most = (0 INFINIOP_EXPAND tensors) > most ? (0 INFINIOP_EXPAND tensors) : most;
+  INFINIOP_OPERATORS(INFINIOP_TENSOR_COUNT_)
+#undef INFINIOP_TENSOR_COUNT_
+#undef INFINIOP_IN
+#undef INFINIOP_OUT
+  return most;
+}
+constexpr size_t kMostBuffers = MostBuffers();
 
 // On every call's path: no allocation (the message of a refusal is composed only then).
 infiniStatus_t Run(infiniopOperator_t op, InfiniopDescriptor* desc, void* workspace,
@@ -178,155 +190,8 @@ infiniStatus_t infiniopGetDescriptorDeviceId(const InfiniopDescriptor* desc_ptr,
   return INFINI_STATUS_SUCCESS;
 }
 
-// Destroy and workspace size have one shape for every operator (Rearrange has no workspace).
-#define INFINIOP_DEFINE_DESTROY_(name, number, tensors)                                 \
-  infiniStatus_t infiniopDestroy##name##Descriptor(infiniop##name##Descriptor_t desc) { \
-    return Destroy(INFINIOP_OPERATOR_##name, desc);                                     \
-  }
-INFINIOP_OPERATORS(INFINIOP_DEFINE_DESTROY_)
-#undef INFINIOP_DEFINE_DESTROY_
-
-#define INFINIOP_DEFINE_WORKSPACE_SIZE_(name)                                        \
-  infiniStatus_t infiniopGet##name##WorkspaceSize(infiniop##name##Descriptor_t desc, \
-                                                  size_t* size) {                    \
-    return WorkspaceSize(INFINIOP_OPERATOR_##name, desc, size);                      \
-  }
-INFINIOP_DEFINE_WORKSPACE_SIZE_(Add)
-INFINIOP_DEFINE_WORKSPACE_SIZE_(Mul)
-INFINIOP_DEFINE_WORKSPACE_SIZE_(Gemm)
-INFINIOP_DEFINE_WORKSPACE_SIZE_(RMSNorm)
-INFINIOP_DEFINE_WORKSPACE_SIZE_(RoPE)
-INFINIOP_DEFINE_WORKSPACE_SIZE_(SwiGLU)
-INFINIOP_DEFINE_WORKSPACE_SIZE_(CausalSoftmax)
-INFINIOP_DEFINE_WORKSPACE_SIZE_(RandomSample)
-#undef INFINIOP_DEFINE_WORKSPACE_SIZE_
-
-// --- Create and run, operator by operator ------------------------------------------------------
-
-infiniStatus_t infiniopCreateAddDescriptor(infiniopHandle_t handle,
-                                           infiniopAddDescriptor_t* desc_ptr,
-                                           infiniopTensorDescriptor_t c,
-                                           infiniopTensorDescriptor_t a,
-                                           infiniopTensorDescriptor_t b) {
-  return Create(INFINIOP_OPERATOR_Add, handle, desc_ptr, {c, a, b});
-}
-infiniStatus_t infiniopAdd(infiniopAddDescriptor_t desc, void* workspace, size_t workspace_size,
-                           void* c, const void* a, const void* b, void* stream) {
-  return Run(INFINIOP_OPERATOR_Add, desc, workspace, workspace_size, {c, a, b}, stream);
-}
-
-infiniStatus_t infiniopCreateMulDescriptor(infiniopHandle_t handle,
-                                           infiniopMulDescriptor_t* desc_ptr,
-                                           infiniopTensorDescriptor_t c,
-                                           infiniopTensorDescriptor_t a,
-                                           infiniopTensorDescriptor_t b) {
-  return Create(INFINIOP_OPERATOR_Mul, handle, desc_ptr, {c, a, b});
-}
-infiniStatus_t infiniopMul(infiniopMulDescriptor_t desc, void* workspace, size_t workspace_size,
-                           void* c, const void* a, const void* b, void* stream) {
-  return Run(INFINIOP_OPERATOR_Mul, desc, workspace, workspace_size, {c, a, b}, stream);
-}
-
-infiniStatus_t infiniopCreateSwiGLUDescriptor(infiniopHandle_t handle,
-                                              infiniopSwiGLUDescriptor_t* desc_ptr,
-                                              infiniopTensorDescriptor_t c_desc,
-                                              infiniopTensorDescriptor_t a_desc,
-                                              infiniopTensorDescriptor_t b_desc) {
-  return Create(INFINIOP_OPERATOR_SwiGLU, handle, desc_ptr, {c_desc, a_desc, b_desc});
-}
-infiniStatus_t infiniopSwiGLU(infiniopSwiGLUDescriptor_t desc, void* workspace,
-                              size_t workspace_size, void* c, void const* a, void const* b,
-                              void* stream) {
-  return Run(INFINIOP_OPERATOR_SwiGLU, desc, workspace, workspace_size, {c, a, b}, stream);
-}
-
-infiniStatus_t infiniopCreateGemmDescriptor(infiniopHandle_t handle,
-                                            infiniopGemmDescriptor_t* desc_ptr,
-                                            infiniopTensorDescriptor_t c_desc,
-                                            infiniopTensorDescriptor_t a_desc,
-                                            infiniopTensorDescriptor_t b_desc) {
-  return Create(INFINIOP_OPERATOR_Gemm, handle, desc_ptr, {c_desc, a_desc, b_desc});
-}
-infiniStatus_t infiniopGemm(infiniopGemmDescriptor_t desc, void* workspace, size_t workspace_size,
-                            void* c, void const* a, void const* b, float alpha, float beta,
-                            void* stream) {
-  infiniopBackendRunParams params{};
-  params.alpha = alpha;
-  params.beta = beta;
-  return Run(INFINIOP_OPERATOR_Gemm, desc, workspace, workspace_size, {c, a, b}, stream, params);
-}
-
-infiniStatus_t infiniopCreateRMSNormDescriptor(infiniopHandle_t handle,
-                                               infiniopRMSNormDescriptor_t* desc_ptr,
-                                               infiniopTensorDescriptor_t y_desc,
-                                               infiniopTensorDescriptor_t x_desc,
-                                               infiniopTensorDescriptor_t w_desc, float epsilon) {
-  infiniopBackendCreateParams params{};
-  params.epsilon = epsilon;
-  return Create(INFINIOP_OPERATOR_RMSNorm, handle, desc_ptr, {y_desc, x_desc, w_desc}, params);
-}
-infiniStatus_t infiniopRMSNorm(infiniopRMSNormDescriptor_t desc, void* workspace,
-                               size_t workspace_size, void* y, const void* x, const void* w,
-                               void* stream) {
-  return Run(INFINIOP_OPERATOR_RMSNorm, desc, workspace, workspace_size, {y, x, w}, stream);
-}
-
-infiniStatus_t infiniopCreateRoPEDescriptor(
-    infiniopHandle_t handle, infiniopRoPEDescriptor_t* desc_ptr, infiniopTensorDescriptor_t y,
-    infiniopTensorDescriptor_t x, infiniopTensorDescriptor_t pos_ids,
-    infiniopTensorDescriptor_t sin_table, infiniopTensorDescriptor_t cos_table,
-    infiniopRoPEAlgo_t algo) {
-  infiniopBackendCreateParams params{};
-  params.rope_algo = algo;
-  return Create(INFINIOP_OPERATOR_RoPE, handle, desc_ptr, {y, x, pos_ids, sin_table, cos_table},
-                params);
-}
-infiniStatus_t infiniopRoPE(infiniopRoPEDescriptor_t desc, void* workspace, size_t workspace_size,
-                            void* y, const void* x, void const* pos_ids, void const* sin_table,
-                            void const* cos_table, void* stream) {
-  return Run(INFINIOP_OPERATOR_RoPE, desc, workspace, workspace_size,
-             {y, x, pos_ids, sin_table, cos_table}, stream);
-}
-
-infiniStatus_t infiniopCreateCausalSoftmaxDescriptor(infiniopHandle_t handle,
-                                                     infiniopCausalSoftmaxDescriptor_t* desc_ptr,
-                                                     infiniopTensorDescriptor_t y_desc,
-                                                     infiniopTensorDescriptor_t x_desc) {
-  return Create(INFINIOP_OPERATOR_CausalSoftmax, handle, desc_ptr, {y_desc, x_desc});
-}
-infiniStatus_t infiniopCausalSoftmax(infiniopCausalSoftmaxDescriptor_t desc, void* workspace,
-                                     size_t workspace_size, void* y, const void* x, void* stream) {
-  return Run(INFINIOP_OPERATOR_CausalSoftmax, desc, workspace, workspace_size, {y, x}, stream);
-}
-
-infiniStatus_t infiniopCreateRearrangeDescriptor(infiniopHandle_t handle,
-                                                 infiniopRearrangeDescriptor_t* desc_ptr,
-                                                 infiniopTensorDescriptor_t dst,
-                                                 infiniopTensorDescriptor_t src) {
-  return Create(INFINIOP_OPERATOR_Rearrange, handle, desc_ptr, {dst, src});
-}
-infiniStatus_t infiniopRearrange(infiniopRearrangeDescriptor_t desc, void* dst, const void* src,
-                                 void* stream) {
-  return Run(INFINIOP_OPERATOR_Rearrange, desc, nullptr, 0, {dst, src}, stream);
-}
-
-infiniStatus_t infiniopCreateRandomSampleDescriptor(infiniopHandle_t handle,
-                                                    infiniopRandomSampleDescriptor_t* desc_ptr,
-                                                    infiniopTensorDescriptor_t result,
-                                                    infiniopTensorDescriptor_t probs) {
-  return Create(INFINIOP_OPERATOR_RandomSample, handle, desc_ptr, {result, probs});
-}
-infiniStatus_t infiniopRandomSample(infiniopRandomSampleDescriptor_t desc, void* workspace,
-                                    size_t workspace_size, void* result, const void* probs,
-                                    float random_val, float topp, int topk, float temperature,
-                                    void* stream) {
-  infiniopBackendRunParams params{};
-  params.random_val = random_val;
-  params.topp = topp;
-  params.topk = topk;
-  params.temperature = temperature;
-  return Run(INFINIOP_OPERATOR_RandomSample, desc, workspace, workspace_size, {result, probs},
-             stream, params);
-}
+// Every operator's Create, WorkspaceSize, call and Destroy, generated from INFINIOP_OPERATORS
+// (tests/tools/operator_sources.cc).
+#include "operator_entry_points.inc"
 
 }  // extern "C"

@@ -37,9 +37,28 @@ infiniStatus_t ValidateElementwise(const InfiniopTensorDescriptor* const* t, siz
   return INFINI_STATUS_SUCCESS;
 }
 
+infiniStatus_t ValidateAdd(const InfiniopTensorDescriptor* const* t, size_t count,
+                           const infiniopBackendCreateParams& /*params*/, std::string* why) {
+  return ValidateElementwise(t, count,
+                             {INFINI_DTYPE_F16, INFINI_DTYPE_BF16, INFINI_DTYPE_F32,
+                              INFINI_DTYPE_F64, INFINI_DTYPE_I32, INFINI_DTYPE_I64},
+                             why);
+}
+
+infiniStatus_t ValidateMul(const InfiniopTensorDescriptor* const* t, size_t count,
+                           const infiniopBackendCreateParams& params, std::string* why) {
+  return ValidateAdd(t, count, params, why);
+}
+
+infiniStatus_t ValidateSwiGLU(const InfiniopTensorDescriptor* const* t, size_t count,
+                              const infiniopBackendCreateParams& /*params*/, std::string* why) {
+  return ValidateElementwise(
+      t, count, {INFINI_DTYPE_F16, INFINI_DTYPE_BF16, INFINI_DTYPE_F32, INFINI_DTYPE_F64}, why);
+}
+
 // Rearrange: dst and src of one shape and one dtype (any), dst not broadcast.
 infiniStatus_t ValidateRearrange(const InfiniopTensorDescriptor* const* t, size_t count,
-                                 std::string* why) {
+    const infiniopBackendCreateParams& /*params*/, std::string* why) {
   if (count != 2) return Fail(INFINI_STATUS_BAD_PARAM, "two tensors expected", why);
   if (t[0]->dtype != t[1]->dtype) return Fail(INFINI_STATUS_BAD_TENSOR_DTYPE, "dtypes differ", why);
   if (t[0]->shape != t[1]->shape) return Fail(INFINI_STATUS_BAD_TENSOR_SHAPE, "shapes differ", why);
@@ -72,7 +91,7 @@ bool IsContiguous(const InfiniopTensorDescriptor& t) {
 // RMSNorm: y, x [batch, dim] or [batch, nhead, dim]; w [dim]; the last dimension of each packed.
 // x and y share a dtype; w is that dtype, or (for F16 and BF16 activations) F16, BF16 or F32.
 infiniStatus_t ValidateRMSNorm(const InfiniopTensorDescriptor* const* t, size_t count,
-                               std::string* why) {
+    const infiniopBackendCreateParams& /*params*/, std::string* why) {
   if (count != 3) return Fail(INFINI_STATUS_BAD_PARAM, "three tensors expected", why);
   const InfiniopTensorDescriptor &y = *t[0], &x = *t[1], &w = *t[2];
   if (x.dtype != y.dtype || !IsFloating(x.dtype)) {
@@ -95,7 +114,7 @@ infiniStatus_t ValidateRMSNorm(const InfiniopTensorDescriptor* const* t, size_t 
 
 // CausalSoftmax: y, x [(batch,) seq_len, total_seq_len] with total_seq_len >= seq_len; any strides.
 infiniStatus_t ValidateCausalSoftmax(const InfiniopTensorDescriptor* const* t, size_t count,
-                                     std::string* why) {
+    const infiniopBackendCreateParams& /*params*/, std::string* why) {
   if (count != 2) return Fail(INFINI_STATUS_BAD_PARAM, "two tensors expected", why);
   const InfiniopTensorDescriptor &y = *t[0], &x = *t[1];
   if (x.dtype != y.dtype || !IsFloating(x.dtype)) {
@@ -119,8 +138,8 @@ infiniStatus_t ValidateRoPE(const InfiniopTensorDescriptor* const* t, size_t cou
                             const infiniopBackendCreateParams& params, std::string* why) {
   if (count != 5) return Fail(INFINI_STATUS_BAD_PARAM, "five tensors expected", why);
   const InfiniopTensorDescriptor &y = *t[0], &x = *t[1], &pos = *t[2], &sin = *t[3], &cos = *t[4];
-  if (params.rope_algo != INFINIOP_ROPE_ALGO_GPT_J &&
-      params.rope_algo != INFINIOP_ROPE_ALGO_GPT_NEOX) {
+  if (params.algo != INFINIOP_ROPE_ALGO_GPT_J &&
+      params.algo != INFINIOP_ROPE_ALGO_GPT_NEOX) {
     return Fail(INFINI_STATUS_BAD_PARAM, "unknown RoPE algorithm", why);
   }
   if (!IsFloating(x.dtype) || y.dtype != x.dtype || sin.dtype != x.dtype || cos.dtype != x.dtype) {
@@ -150,7 +169,7 @@ infiniStatus_t ValidateRoPE(const InfiniopTensorDescriptor* const* t, size_t cou
 
 // RandomSample: result a 0-dimensional integer; probs [voc] packed, of a float dtype.
 infiniStatus_t ValidateRandomSample(const InfiniopTensorDescriptor* const* t, size_t count,
-                                    std::string* why) {
+    const infiniopBackendCreateParams& /*params*/, std::string* why) {
   if (count != 2) return Fail(INFINI_STATUS_BAD_PARAM, "two tensors expected", why);
   const InfiniopTensorDescriptor &result = *t[0], &probs = *t[1];
   if (!OneOf(result.dtype,
@@ -169,7 +188,7 @@ infiniStatus_t ValidateRandomSample(const InfiniopTensorDescriptor* const* t, si
 // have a batch of 1 (or be 2-D) for every batch of c; in each matrix one of the last two
 // dimensions is packed.
 infiniStatus_t ValidateGemm(const InfiniopTensorDescriptor* const* t, size_t count,
-                            std::string* why) {
+    const infiniopBackendCreateParams& /*params*/, std::string* why) {
   if (count != 3) return Fail(INFINI_STATUS_BAD_PARAM, "three tensors expected", why);
   const InfiniopTensorDescriptor &c = *t[0], &a = *t[1], &b = *t[2];
   if (!IsFloating(c.dtype) || a.dtype != c.dtype || b.dtype != c.dtype) {
@@ -208,31 +227,15 @@ infiniStatus_t ValidateGemm(const InfiniopTensorDescriptor* const* t, size_t cou
 
 }  // namespace
 
+// Each operator's rules are its Validate<Name>, by the list.
 infiniStatus_t Validate(infiniopOperator_t op, const InfiniopTensorDescriptor* const* tensors,
                         size_t count, const infiniopBackendCreateParams& params, std::string* why) {
   switch (op) {
-    case INFINIOP_OPERATOR_Add:
-    case INFINIOP_OPERATOR_Mul:
-      return ValidateElementwise(tensors, count,
-                                 {INFINI_DTYPE_F16, INFINI_DTYPE_BF16, INFINI_DTYPE_F32,
-                                  INFINI_DTYPE_F64, INFINI_DTYPE_I32, INFINI_DTYPE_I64},
-                                 why);
-    case INFINIOP_OPERATOR_SwiGLU:
-      return ValidateElementwise(
-          tensors, count, {INFINI_DTYPE_F16, INFINI_DTYPE_BF16, INFINI_DTYPE_F32, INFINI_DTYPE_F64},
-          why);
-    case INFINIOP_OPERATOR_Rearrange:
-      return ValidateRearrange(tensors, count, why);
-    case INFINIOP_OPERATOR_RMSNorm:
-      return ValidateRMSNorm(tensors, count, why);
-    case INFINIOP_OPERATOR_CausalSoftmax:
-      return ValidateCausalSoftmax(tensors, count, why);
-    case INFINIOP_OPERATOR_RoPE:
-      return ValidateRoPE(tensors, count, params, why);
-    case INFINIOP_OPERATOR_RandomSample:
-      return ValidateRandomSample(tensors, count, why);
-    case INFINIOP_OPERATOR_Gemm:
-      return ValidateGemm(tensors, count, why);
+#define INFINIOP_VALIDATE_(name, ...) \
+  case INFINIOP_OPERATOR_##name:      \
+    return Validate##name(tensors, count, params, why);
+    INFINIOP_OPERATORS(INFINIOP_VALIDATE_)
+#undef INFINIOP_VALIDATE_
     default:
       return Fail(INFINI_STATUS_NOT_IMPLEMENTED, "this operator is not implemented yet", why);
   }

@@ -97,15 +97,45 @@ void Functions() {
   std::printf("]\n\n");
 }
 
-// InfiniOP's operators, from its one list: the number of tensors, and the parameters of the
-// descriptor's Create and of the call (InfiniCore's headers declare them one by one).
+// A scalar's default as a Python literal.
+template <class T>
+std::string PythonValue(T value) {
+  char text[64];
+  if constexpr (std::is_floating_point_v<T>) {
+    std::snprintf(text, sizeof text, "%.9g", static_cast<double>(value));
+    std::string literal = text;
+    // A float stays a float in Python: "1" would make an int.
+    if (literal.find_first_of(".en") == std::string::npos) literal += ".0";
+    return literal;
+  } else {
+    std::snprintf(text, sizeof text, "%lld", static_cast<long long>(value));
+    return text;
+  }
+}
+
+// InfiniOP's operators, from its one list: the names, the tensors (name, whether an output), the
+// scalars of Create and of the call (name, default), whether the call takes a workspace, the
+// summary, and the parameters of the descriptor's Create and of the call as the headers declare
+// them.
 void Operators() {
   std::printf("OPERATORS = [\n");
-#define OPERATOR_(name, number, tensors)                                             \
-  std::printf("    (%s, %d, %s, %s),\n", Quoted(#name).c_str(), tensors,             \
-              Quoted(Parameters(&infiniopCreate##name##Descriptor).c_str()).c_str(), \
+#define INFINIOP_OUT(name, dtype, shape) "(" + Quoted(#name) + ", True), " +
+#define INFINIOP_IN(name, dtype, shape) "(" + Quoted(#name) + ", False), " +
+#define INFINIOP_SCALAR(type, name, default_value) \
+  "(" + Quoted(#name) + ", " + PythonValue(static_cast<type>(default_value)) + "), " +
+#define OPERATOR_(name, snake, number, workspace, tensors, create, call, summary)             \
+  std::printf("    (%s, %s, [%s], [%s], [%s], %s, %s, %s, %s),\n", Quoted(#name).c_str(),     \
+              Quoted(#snake).c_str(), (std::string() + INFINIOP_EXPAND tensors "").c_str(),  \
+              (std::string() + INFINIOP_EXPAND create "").c_str(),                           \
+              (std::string() + INFINIOP_EXPAND call "").c_str(),                             \
+              workspace == INFINIOP_WORKSPACE ? "True" : "False", Quoted(summary).c_str(),    \
+              Quoted(Parameters(&infiniopCreate##name##Descriptor).c_str()).c_str(),         \
               Quoted(Parameters(&infiniop##name).c_str()).c_str());
   INFINIOP_OPERATORS(OPERATOR_)
+#undef OPERATOR_
+#undef INFINIOP_SCALAR
+#undef INFINIOP_IN
+#undef INFINIOP_OUT
   std::printf("]\n\nOP_FUNCTIONS = [\n");
 #define OP_FUNCTION_(name)                                     \
   std::printf("    ('int', %s, %s),\n", Quoted(#name).c_str(), \

@@ -17,6 +17,7 @@ is InfiniCore's status code.
 from __future__ import annotations
 
 import ctypes
+import inspect
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -25,10 +26,6 @@ from ._dlpack import Tensor, from_dlpack
 from ._runtime import (Buffer, Device, Stream, _launch_host_function, _on_device,
                        _record_uses, _target_stream, get_device)
 from .errors import StatusError, raise_status
-
-__all__ = ["OpError", "add", "causal_softmax", "gemm", "mul", "random_sample", "rearrange",
-           "rms_norm", "rope", "swiglu"]
-
 
 class OpError(StatusError):
     """A failed InfiniOP call (``status``: InfiniCore's status code)."""
@@ -39,31 +36,24 @@ def _check(status: int, call: str, detail: str = "") -> None:
         raise_status(OpError, status, call, detail)
 
 
-# Each operator's Python name and the scalars its Create and its call take after the tensors, by
-# name and default. The generated list (_c_api.OPERATORS) has the tensors and the parameter
-# types; _operators() checks that these scalars account for the rest.
-_SCALARS: Dict[str, Tuple[str, List[Tuple[str, Any]], List[Tuple[str, Any]]]] = {
-    "Add": ("add", [], []),
-    "Mul": ("mul", [], []),
-    "Gemm": ("gemm", [], [("alpha", 1.0), ("beta", 0.0)]),
-    "RMSNorm": ("rms_norm", [("epsilon", 1e-6)], []),
-    "RoPE": ("rope", [("algo", 0)], []),
-    "SwiGLU": ("swiglu", [], []),
-    "CausalSoftmax": ("causal_softmax", [], []),
-    "Rearrange": ("rearrange", [], []),
-    "RandomSample": ("random_sample", [],
-                     [("random_val", 0.0), ("topp", 1.0), ("topk", 1), ("temperature", 1.0)]),
-}
-
-
 class _Operator:
-    """One operator's C functions, bound from the generated parameter lists."""
+    """One operator's C functions, bound from the generated list (_c_api.OPERATORS): its
+    tensors (name, whether an output), the scalars its Create and its call take after the
+    tensors (name, default), whether the call takes a workspace."""
 
-    def __init__(self, name: str, tensors: int, create: str, call: str) -> None:
+    def __init__(self, name: str, python_name: str, tensors: Sequence[Tuple[str, bool]],
+                 create_scalars: Sequence[Tuple[str, Any]],
+                 call_scalars: Sequence[Tuple[str, Any]], workspace: bool, summary: str,
+                 create: str, call: str) -> None:
         library = _library.op().library
         self.name = name
-        self.tensors = tensors
-        self.python_name, self.create_scalars, self.call_scalars = _SCALARS[name]
+        self.python_name = python_name
+        self.tensor_names = [tensor for tensor, _ in tensors]
+        self.tensors = len(tensors)
+        self.create_scalars = list(create_scalars)
+        self.call_scalars = list(call_scalars)
+        self.workspace = workspace
+        self.summary = summary
         self.create = getattr(library, f"infiniopCreate{name}Descriptor")
         self.create.restype = ctypes.c_int
         self.create.argtypes = _library.parameter_types(create)
@@ -73,12 +63,6 @@ class _Operator:
         self.destroy = getattr(library, f"infiniopDestroy{name}Descriptor")
         self.destroy.restype = ctypes.c_int
         self.destroy.argtypes = [ctypes.c_void_p]
-        # A call is (descriptor, [workspace, size,] tensors..., scalars..., stream).
-        workspace_params = len(self.call.argtypes) - 2 - tensors - len(self.call_scalars)
-        if workspace_params not in (0, 2) or len(self.create.argtypes) != (
-                2 + tensors + len(self.create_scalars)):
-            raise TypeError(f"infinirt.ops does not match InfiniOP's {name}: its scalars changed")
-        self.workspace = workspace_params == 2
         if self.workspace:
             self.workspace_size = getattr(library, f"infiniopGet{name}WorkspaceSize")
             self.workspace_size.restype = ctypes.c_int
@@ -92,8 +76,8 @@ _bound_lock = threading.Lock()
 def _operator(name: str) -> _Operator:
     with _bound_lock:
         if not _bound:
-            for op_name, tensors, create, call in _c_api.OPERATORS:
-                _bound[op_name] = _Operator(op_name, tensors, create, call)
+            for entry in _c_api.OPERATORS:
+                _bound[entry[0]] = _Operator(*entry)
         return _bound[name]
 
 
@@ -211,55 +195,43 @@ def _run(name: str, tensors: Sequence[Any], create_values: Sequence[Any],
             operator.destroy(descriptor.value)  # the queued work keeps what it needs
 
 
-# --- The operators ---------------------------------------------------------------------------
+# --- The operators: one function per entry of InfiniOP's list -------------------------------
 
 
-def add(c: Any, a: Any, b: Any, *, stream: Optional[Stream] = None) -> None:
-    """c = a + b, element by element (broadcast by zero strides)."""
-    _run("Add", (c, a, b), (), (), stream)
+def _scalar(value: Any, default: Any) -> Any:
+    """A scalar passed as its C type is: the type of its default."""
+    return float(value) if isinstance(default, float) else int(value)
 
 
-def mul(c: Any, a: Any, b: Any, *, stream: Optional[Stream] = None) -> None:
-    """c = a * b, element by element."""
-    _run("Mul", (c, a, b), (), (), stream)
+def _define(name: str, python_name: str, tensors: Sequence[Tuple[str, bool]],
+            create_scalars: Sequence[Tuple[str, Any]], call_scalars: Sequence[Tuple[str, Any]],
+            summary: str) -> Any:
+    """The function infinirt.ops.<python_name>(tensors..., scalars..., *, stream=None)."""
+    Parameter = inspect.Parameter
+    parameters = [Parameter(tensor, Parameter.POSITIONAL_OR_KEYWORD) for tensor, _ in tensors]
+    parameters += [Parameter(scalar, Parameter.POSITIONAL_OR_KEYWORD, default=default)
+                   for scalar, default in (*create_scalars, *call_scalars)]
+    parameters.append(Parameter("stream", Parameter.KEYWORD_ONLY, default=None))
+    signature = inspect.Signature(parameters)
+
+    def operator(*args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = bound.arguments
+        _run(name, [values[tensor] for tensor, _ in tensors],
+             [_scalar(values[scalar], default) for scalar, default in create_scalars],
+             [_scalar(values[scalar], default) for scalar, default in call_scalars],
+             values["stream"])
+
+    operator.__name__ = operator.__qualname__ = python_name
+    operator.__signature__ = signature  # type: ignore[attr-defined]
+    operator.__doc__ = f"{name}: {summary} Outputs first; queued on ``stream``."
+    return operator
 
 
-def gemm(c: Any, a: Any, b: Any, alpha: float = 1.0, beta: float = 0.0, *,
-         stream: Optional[Stream] = None) -> None:
-    """c = alpha * a @ b + beta * c (matrices, or batches of them)."""
-    _run("Gemm", (c, a, b), (), (float(alpha), float(beta)), stream)
-
-
-def rms_norm(y: Any, x: Any, w: Any, epsilon: float = 1e-6, *,
-             stream: Optional[Stream] = None) -> None:
-    """y = x / sqrt(mean(x^2) + epsilon) * w, over the last dimension."""
-    _run("RMSNorm", (y, x, w), (float(epsilon),), (), stream)
-
-
-def rope(y: Any, x: Any, pos_ids: Any, sin_table: Any, cos_table: Any, algo: int = 0, *,
-         stream: Optional[Stream] = None) -> None:
-    """Rotary position embedding; ``algo`` 0 is GPT-J's pairs, 1 GPT-NeoX's."""
-    _run("RoPE", (y, x, pos_ids, sin_table, cos_table), (int(algo),), (), stream)
-
-
-def swiglu(c: Any, a: Any, b: Any, *, stream: Optional[Stream] = None) -> None:
-    """c = a * b * sigmoid(b) (InfiniCore's SwiGLU: b is the gate)."""
-    _run("SwiGLU", (c, a, b), (), (), stream)
-
-
-def causal_softmax(y: Any, x: Any, *, stream: Optional[Stream] = None) -> None:
-    """Softmax over the last dimension with the causal mask."""
-    _run("CausalSoftmax", (y, x), (), (), stream)
-
-
-def rearrange(dst: Any, src: Any, *, stream: Optional[Stream] = None) -> None:
-    """dst = src, from one layout (strides) to another."""
-    _run("Rearrange", (dst, src), (), (), stream)
-
-
-def random_sample(result: Any, probs: Any, random_val: float = 0.0, topp: float = 1.0,
-                  topk: int = 1, temperature: float = 1.0, *,
-                  stream: Optional[Stream] = None) -> None:
-    """Samples an index from ``probs`` (top-k, top-p, temperature) into ``result``."""
-    _run("RandomSample", (result, probs), (),
-         (float(random_val), float(topp), int(topk), float(temperature)), stream)
+__all__ = ["OpError"]
+for _entry in _c_api.OPERATORS:
+    # (name, python name, tensors, create scalars, call scalars, workspace, summary, ...)
+    globals()[_entry[1]] = _define(*_entry[:5], _entry[6])
+    __all__.append(_entry[1])
+del _entry

@@ -7,8 +7,11 @@
 #include <stddef.h>
 
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
+#include "infiniop.h"
 #include "infiniop_backend.h"
 
 namespace infiniop_test {
@@ -23,7 +26,7 @@ struct Probe {
   infiniopOperator_t op;
   infiniDtype_t dtype;  // the dtype probed: of the data (RandomSample: of the scores)
   std::vector<ProbeTensor> tensors;
-  infiniopBackendCreateParams params{1e-5f, 0};  // RoPE: GPT-J
+  infiniopBackendCreateParams params{};  // the list's defaults (MakeProbe)
 };
 
 inline ProbeTensor Contiguous(infiniDtype_t dtype, std::vector<size_t> shape) {
@@ -60,7 +63,7 @@ inline std::string DtypeName(infiniDtype_t dtype) {
 
 inline std::string OperatorName(infiniopOperator_t op) {
   switch (op) {
-#define PROBE_OPERATOR_NAME_(name, number, tensors) \
+#define PROBE_OPERATOR_NAME_(name, ...) \
   case INFINIOP_OPERATOR_##name:                    \
     return #name;
     INFINIOP_OPERATORS(PROBE_OPERATOR_NAME_)
@@ -70,40 +73,102 @@ inline std::string OperatorName(infiniopOperator_t op) {
   }
 }
 
-// The probe of `op` on `dtype`: the operator's tensors, outputs first, all of `dtype` except what
-// has a dtype of its own (RoPE's positions I32, RandomSample's result I64).
+// The probe of `op` on `dtype`, from the list: the operator's tensors of their probe shapes,
+// outputs first, each of `dtype` or of the dtype the operator fixes for it (RoPE's positions I32,
+// RandomSample's result I64), and its Create's scalars at their defaults.
 inline Probe MakeProbe(infiniopOperator_t op, infiniDtype_t dtype) {
   Probe probe{op, dtype, {}};
-  switch (op) {
-    case INFINIOP_OPERATOR_Add:
-    case INFINIOP_OPERATOR_Mul:
-    case INFINIOP_OPERATOR_SwiGLU:
-      probe.tensors.assign(3, Contiguous(dtype, {4, 8}));
-      break;
-    case INFINIOP_OPERATOR_Rearrange:
-    case INFINIOP_OPERATOR_CausalSoftmax:
-      probe.tensors.assign(2, Contiguous(dtype, {4, 8}));
-      break;
-    case INFINIOP_OPERATOR_Gemm:
-      probe.tensors = {Contiguous(dtype, {4, 8}), Contiguous(dtype, {4, 16}),
-                       Contiguous(dtype, {16, 8})};
-      break;
-    case INFINIOP_OPERATOR_RMSNorm:
-      probe.tensors = {Contiguous(dtype, {4, 8}), Contiguous(dtype, {4, 8}),
-                       Contiguous(dtype, {8})};
-      break;
-    case INFINIOP_OPERATOR_RoPE:
-      probe.tensors = {Contiguous(dtype, {4, 2, 8}), Contiguous(dtype, {4, 2, 8}),
-                       Contiguous(INFINI_DTYPE_I32, {4}), Contiguous(dtype, {16, 4}),
-                       Contiguous(dtype, {16, 4})};
-      break;
-    case INFINIOP_OPERATOR_RandomSample:
-      probe.tensors = {Contiguous(INFINI_DTYPE_I64, {}), Contiguous(dtype, {32})};
-      break;
-    default:
-      break;
+  const infiniDtype_t PROBE_DTYPE_DATA = dtype;
+  const infiniDtype_t PROBE_DTYPE_I32 = INFINI_DTYPE_I32;
+  const infiniDtype_t PROBE_DTYPE_I64 = INFINI_DTYPE_I64;
+#define INFINIOP_OUT(name, type, shape) Contiguous(PROBE_DTYPE_##type, {INFINIOP_EXPAND shape}),
+#define INFINIOP_IN(name, type, shape) Contiguous(PROBE_DTYPE_##type, {INFINIOP_EXPAND shape}),
+#define INFINIOP_SCALAR(type, name, default_value) probe.params.name = default_value;
+#define PROBE_OPERATOR_(name, snake, number, workspace, tensor_list, create, ...) \
+  if (op == INFINIOP_OPERATOR_##name) {                                          \
+    probe.tensors = {INFINIOP_EXPAND tensor_list};                              \
+    INFINIOP_EXPAND create                                                  \
   }
+  INFINIOP_OPERATORS(PROBE_OPERATOR_)
+#undef PROBE_OPERATOR_
+#undef INFINIOP_SCALAR
+#undef INFINIOP_IN
+#undef INFINIOP_OUT
   return probe;
+}
+
+// Calls an operator's Create, or its call, with the descriptors or buffers of `items` in order
+// between the leading and the trailing arguments.
+template <class Function, class Item, size_t... I, class... Leading, class... Trailing>
+infiniStatus_t CallWith(Function function, const std::vector<Item>& items, std::index_sequence<I...>,
+                        std::tuple<Leading...> leading, std::tuple<Trailing...> trailing) {
+  return std::apply(
+      [&](auto... first) {
+        return std::apply([&](auto... last) { return function(first..., items.at(I)..., last...); },
+                          trailing);
+      },
+      leading);
+}
+
+// The tuple without its first element: the list's scalars expand with a leading comma, after a
+// placeholder.
+template <class First, class... Rest>
+std::tuple<Rest...> Tail(std::tuple<First, Rest...> values) {
+  return std::apply([](First, Rest... rest) { return std::make_tuple(rest...); }, values);
+}
+
+// infiniopCreate<Op>Descriptor(handle, desc, t..., its Create's scalars at their defaults).
+inline infiniStatus_t CreateDescriptor(infiniopOperator_t op, infiniopHandle_t handle,
+                                       InfiniopDescriptor** desc,
+                                       const std::vector<infiniopTensorDescriptor_t>& t) {
+#define INFINIOP_OUT(name, type, shape) +1
+#define INFINIOP_IN(name, type, shape) +1
+#define INFINIOP_SCALAR(type, name, default_value) , static_cast<type>(default_value)
+#define PROBE_CREATE_(name, snake, number, workspace, tensor_list, create, ...)             \
+  if (op == INFINIOP_OPERATOR_##name) {                                                    \
+    return CallWith(&infiniopCreate##name##Descriptor, t,                                  \
+                    std::make_index_sequence<0 INFINIOP_EXPAND tensor_list>(),             \
+                    std::make_tuple(handle, desc), Tail(std::make_tuple(0 INFINIOP_EXPAND create))); \
+  }
+  INFINIOP_OPERATORS(PROBE_CREATE_)
+#undef PROBE_CREATE_
+  return INFINI_STATUS_BAD_PARAM;
+}
+
+// infiniopDestroy<Op>Descriptor(desc).
+inline infiniStatus_t DestroyDescriptor(infiniopOperator_t op, InfiniopDescriptor* desc) {
+#define PROBE_DESTROY_(name, ...) \
+  if (op == INFINIOP_OPERATOR_##name) return infiniopDestroy##name##Descriptor(desc);
+  INFINIOP_OPERATORS(PROBE_DESTROY_)
+#undef PROBE_DESTROY_
+  return INFINI_STATUS_BAD_PARAM;
+}
+
+// infiniop<Op>(desc, [workspace, workspace_size,] buffers..., its scalars at their defaults,
+// stream).
+inline infiniStatus_t CallOperator(infiniopOperator_t op, InfiniopDescriptor* desc,
+                                   void* workspace, size_t workspace_size,
+                                   const std::vector<void*>& buffers, void* stream) {
+#define PROBE_CALL_(name, snake, number, workspace_rule, tensor_list, create, call, ...)         \
+  if (op == INFINIOP_OPERATOR_##name) {                                                        \
+    constexpr auto kTensors = std::make_index_sequence<0 INFINIOP_EXPAND tensor_list>();       \
+    if constexpr (workspace_rule == INFINIOP_WORKSPACE) {                                     \
+      return CallWith(&infiniop##name, buffers, kTensors,                                      \
+                      std::make_tuple(desc, workspace, workspace_size),                        \
+                      std::tuple_cat(Tail(std::make_tuple(0 INFINIOP_EXPAND call)),       \
+                                     std::make_tuple(stream)));                                \
+    } else {                                                                                   \
+      return CallWith(&infiniop##name, buffers, kTensors, std::make_tuple(desc),               \
+                      std::tuple_cat(Tail(std::make_tuple(0 INFINIOP_EXPAND call)),       \
+                                     std::make_tuple(stream)));                                \
+    }                                                                                          \
+  }
+  INFINIOP_OPERATORS(PROBE_CALL_)
+#undef PROBE_CALL_
+#undef INFINIOP_SCALAR
+#undef INFINIOP_IN
+#undef INFINIOP_OUT
+  return INFINI_STATUS_BAD_PARAM;
 }
 
 // The probe's tensors as a backend sees them (pointing into the probe).

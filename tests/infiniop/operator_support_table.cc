@@ -43,7 +43,7 @@ std::vector<DeviceType> DeviceTypes() {
 
 std::vector<infiniopOperator_t> Operators() {
   return {
-#define TABLE_OPERATOR_(name, number, tensors) INFINIOP_OPERATOR_##name,
+#define TABLE_OPERATOR_(name, ...) INFINIOP_OPERATOR_##name,
       INFINIOP_OPERATORS(TABLE_OPERATOR_)
 #undef TABLE_OPERATOR_
   };

@@ -474,7 +474,7 @@ infiniStatus_t MakeRoPEPlan(const infiniopBackendTensor* tensors,
   if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
   RoPEShape shape;
   if (const infiniStatus_t read =
-          infiniop_backend::ReadRoPELayout(tensors, params->rope_algo, &shape)) {
+          infiniop_backend::ReadRoPELayout(tensors, params->algo, &shape)) {
     return read;
   }
   shape.position = PositionFor(tensors[2].dtype);

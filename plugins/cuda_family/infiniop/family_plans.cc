@@ -325,7 +325,7 @@ infiniStatus_t MakeRoPEPlan(const infiniopBackendTensor* tensors,
                             KernelPlan* plan) {
   infiniop_backend::RoPELayout layout;
   if (const infiniStatus_t read =
-          infiniop_backend::ReadRoPELayout(tensors, params.rope_algo, &layout)) {
+          infiniop_backend::ReadRoPELayout(tensors, params.algo, &layout)) {
     return read;
   }
   const infiniDtype_t pos_dtype = tensors[2].dtype;
