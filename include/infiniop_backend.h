@@ -126,6 +126,23 @@ static inline size_t infiniopOperatorTensorCount(infiniopOperator_t op) {
   }
 }
 
+/* How many scalars an operator's call takes (infiniopBackendRunParams' fields it reads); 0 for a
+ * value that is no operator. */
+static inline size_t infiniopOperatorCallScalarCount(infiniopOperator_t op) {
+  switch (op) {
+#define INFINIOP_SCALAR(type, name, default_value) +1
+#define INFINIOP_OPERATOR_CALL_SCALARS_(name, snake, number, workspace, tensors, create, call, \
+                                        ...)                                                  \
+  case INFINIOP_OPERATOR_##name:                                                              \
+    return 0 INFINIOP_EXPAND call;
+    INFINIOP_OPERATORS(INFINIOP_OPERATOR_CALL_SCALARS_)
+#undef INFINIOP_OPERATOR_CALL_SCALARS_
+#undef INFINIOP_SCALAR
+    default:
+      return 0;
+  }
+}
+
 /* A tensor as a backend sees it: valid for the call it is passed to (copy what is kept). Its
  * buffer points at element (0, ..., 0), whatever the signs of the strides, and is aligned to its
  * element size. An output either is one of the inputs (in place, same layout) or overlaps none. */

@@ -100,7 +100,7 @@ infiniStatus_t PlanKernel(infiniopOperator_t op, const infiniopBackendTensor* te
                           Kernel* kernel) {
   kernel->op = op;
   kernel->buffer_count = count;
-  kernel->uses_run_params = op == INFINIOP_OPERATOR_Gemm || op == INFINIOP_OPERATOR_RandomSample;
+  kernel->uses_run_params = infiniopOperatorCallScalarCount(op) > 0;
   if (op == INFINIOP_OPERATOR_Gemm) return MakeGemmPlan(tensors, &kernel->gemm);
   return MakeKernelPlan(op, tensors, count, params, limits, &kernel->plan);
 }
