@@ -52,7 +52,7 @@ NcclLibrary Open(const CollectiveLibraryData& data) {
   NcclLibrary library;
   library.data = &data;
   const plugin::CandidateList candidates = plugin::ListedCandidates(
-      data.env, data.candidates, "the built-in list (config/vendor_collectives.json)", SilentLog());
+      data.env, data.candidates, "the built-in list (config/vendors.json)", SilentLog());
   plugin::VendorLibrary opened;  // never closes what it opened
   if (!opened.Open(candidates, SilentLog())) {
     library.why = std::string(data.library) + " not found: tried " + opened.tried() +
