@@ -13,8 +13,9 @@
 #   INFINIRT_VENDOR_TABLE_FILE         the table's path
 #   INFINIRT_VENDOR_TABLE_INCLUDE_DIR  where infinirt_vendor_table.h is generated (the rows as an
 #                                      X-macro, for C and C++)
-# and the functions infinirt_vendor_get, infinirt_vendors_where, infinirt_vendor_candidates,
-# infinirt_emulated_library and infinirt_emulated_vendor.
+# and the functions infinirt_vendor_get, infinirt_vendors_where, infinirt_vendor_array_length,
+# infinirt_vendor_candidates, infinirt_emulated_library, infinirt_emulated_vendor and
+# infinirt_default_emulation.
 set(INFINIRT_VENDOR_TABLE_FILE ${PROJECT_SOURCE_DIR}/config/vendors.json)
 file(READ ${INFINIRT_VENDOR_TABLE_FILE} INFINIRT_VENDOR_TABLE_JSON)
 set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
@@ -240,6 +241,15 @@ function(infinirt_emulated_library variant out)
     endif()
   endforeach()
   message(FATAL_ERROR "no emulated variant ${variant} in config/vendors.json")
+endfunction()
+
+# infinirt_default_emulation(<vendor> <variant out> <library file out>): the emulated runtime a
+# vendor's tests run over unless they say otherwise: its first, the complete one.
+function(infinirt_default_emulation vendor variant_out library_out)
+  infinirt_vendor_get(${vendor} variant emulated 0 variant)
+  infinirt_vendor_get(${vendor} library emulated 0 library)
+  set(${variant_out} ${variant} PARENT_SCOPE)
+  set(${library_out} ${library} PARENT_SCOPE)
 endfunction()
 
 # infinirt_emulated_vendor(<variant> <out variable>): the vendor an emulated variant stands for.
