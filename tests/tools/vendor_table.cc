@@ -73,7 +73,8 @@ std::vector<DeviceType> DeviceTypes(const json& table) {
 constexpr char kHeader[] = "include/infinicore.h";
 constexpr char kBlockStart[] = "#define INFINIRT_DEVICE_TYPES(X)";
 
-// The #define as clang-format lays it out: every line's backslash one column after the longest.
+// The #define as clang-format lays it out: every backslash one column after the longest line that
+// has one (the last has none).
 std::string DeviceTypesBlock(const std::vector<DeviceType>& types) {
   std::vector<std::string> lines = {kBlockStart};
   for (const DeviceType& type : types) {
@@ -81,7 +82,7 @@ std::string DeviceTypesBlock(const std::vector<DeviceType>& types) {
                     type.display + "\", " + type.name + ")");
   }
   size_t width = 0;
-  for (const std::string& line : lines) width = std::max(width, line.size());
+  for (size_t i = 0; i + 1 < lines.size(); ++i) width = std::max(width, lines[i].size());
   std::string block;
   for (size_t i = 0; i < lines.size(); ++i) {
     block += lines[i];
