@@ -3,14 +3,14 @@
 // runtime, with the stand-in of its NCCL-shaped library where there is one (the emulated CUDA
 // runtime's 4 NVIDIA devices with the emulated NCCL, which most tests use; 2 devices of each other
 // vendor with its library), or with its library absent (1 device; CMakeLists.txt says which).
-// Each translation is checked in the emulated
-// library's record: the function called, its arguments (devlist, count, dtype, op, root, peer), the
-// native stream passed (the InfiniRT stream's infinirtStreamGetNativeHandle), injected NCCL results
-// mapped to infiniStatus_t with the library's words; and the data the emulation computed.
+// Each translation is checked in the emulated library's record: the function called, its
+// arguments (devlist, count, dtype, op, root, peer), the native stream passed (the InfiniRT
+// stream's infinirtStreamGetNativeHandle), injected NCCL results mapped to infiniStatus_t with the
+// library's words; and the data the emulation computed.
 //
-// NCCL_TEST_MODE selects the run (CMakeLists.txt): unset, the above; "absent", NVIDIA's NCCL is
-// missing (the engine's listing says what was looked for); "old", the NCCL says it is 2.8.4
-// (before bf16 and ncclAvg).
+// NCCL_TEST_MODE selects the run (CMakeLists.txt): unset, the above; "absent", NVIDIA's devices
+// alone and their NCCL missing (the engine's listing says what was looked for); "old", the NCCL
+// says it is 2.8.4 (before bf16 and ncclAvg).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
