@@ -542,7 +542,7 @@ void RegistryPointerAttributes(benchmark::State& state) {
 // --- Start-up: infinirtInit against dlopen of the same plugin files -------------------------
 
 // The CPU plugin and every vendor plugin of the build (INFINIRT_BENCH_VENDORS, from the
-// vendor list of cmake/InfiniRTVendors.cmake).
+// vendor plugins of config/vendors.json, through cmake/InfiniRTVendors.cmake).
 std::vector<std::string> PluginFiles() {
   std::vector<std::string> files;
   std::istringstream vendors(std::string("cpu,") + INFINIRT_BENCH_VENDORS);

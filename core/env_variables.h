@@ -1,6 +1,6 @@
 // Every environment variable the core reads, with what it does: the one list. GetEnv (env.h)
 // takes only these, and infinirt-info --help prints them (the plugins' INFINIRT_<VENDOR>_RUNTIME
-// variables come from config/vendor_runtimes.json). X(name, value syntax, what it does).
+// variables come from config/vendors.json). X(name, value syntax, what it does).
 #ifndef INFINIRT_CORE_ENV_VARIABLES_H_
 #define INFINIRT_CORE_ENV_VARIABLES_H_
 

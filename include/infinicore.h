@@ -24,11 +24,12 @@
 #endif
 
 /* ---------------------------------------------------------------------------------------------
- * Device types: the one list. X(enumerator suffix, value, display name, plugin name):
- * X(NVIDIA, 1, "NVIDIA", nvidia) is INFINI_DEVICE_NVIDIA = 1, shown as "NVIDIA", served by the
- * plugin libinfinirt_nvidia.so (#plugin gives its name as a string). The values are InfiniCore's
- * numbering, consecutive from 0. The build reads the plugin names from here (core/CMakeLists.txt):
- * one entry per line.
+ * Device types: the one list for C and C++. X(enumerator suffix, value, display name, plugin
+ * name): X(NVIDIA, 1, "NVIDIA", nvidia) is INFINI_DEVICE_NVIDIA = 1, shown as "NVIDIA", served by
+ * the plugin libinfinirt_nvidia.so (#plugin gives its name as a string). The values are
+ * InfiniCore's numbering, consecutive from 0. Generated from the vendor table, config/vendors.json,
+ * by tests/tools/vendor_table.cc: edit the table, then run vendor_table --write <source root>
+ * (vendor_table_device_types_check fails until the two agree).
  * ------------------------------------------------------------------------------------------- */
 #define INFINIRT_DEVICE_TYPES(X)          \
   X(CPU, 0, "CPU", cpu)                   \

@@ -5,33 +5,27 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
 
 #include "infiniccl_internal.h"
+#include "infinirt_vendor_table.h"  // generated from config/vendors.json
 
 namespace infiniccl {
 
 namespace {
 
-// The engine that serves a device type, or null for a type without one.
+// The engine that serves a device type (its row's collectives.engine in the vendor table), or
+// null for a type without one.
 const char* EngineName(infiniDevice_t type) {
   switch (type) {
-    case INFINI_DEVICE_CPU:
-      return "cpu";
-    case INFINI_DEVICE_NVIDIA:
-    case INFINI_DEVICE_ILUVATAR:
-    case INFINI_DEVICE_HYGON:
-    case INFINI_DEVICE_METAX:
-    case INFINI_DEVICE_MOORE:
-      return "nccl";
-    case INFINI_DEVICE_ASCEND:
-      return "hccl";
-    case INFINI_DEVICE_CAMBRICON:
-      return "cncl";
-    case INFINI_DEVICE_KUNLUN:
-      return "bkcl";
+#define INFINICCL_ENGINE_NAME_(name, enumerator, family, engine, dlpack, operator_backend) \
+  case INFINI_DEVICE_##enumerator:                                                         \
+    return std::strcmp(#engine, "none") == 0 ? nullptr : #engine;
+    INFINIRT_VENDOR_TABLE(INFINICCL_ENGINE_NAME_)
+#undef INFINICCL_ENGINE_NAME_
     default:
       return nullptr;
   }

@@ -1,7 +1,8 @@
 // Writes the Python package's view of the C API (infinirt/_c_api.py) from the headers' own lists,
 // so that the binding has no second copy of them: the functions with their return and parameter
 // types as the headers spell them, the error codes, device types, dtypes and reduction operators,
-// and the size and field offsets of the structures the package reads. The package turns the
+// the vendor table's rows (its plugins, DLPack device types, ...), and the size and field offsets
+// of the structures the package reads. The package turns the
 // spelled types into ctypes prototypes when it loads the library.
 #include <cstddef>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "infiniop_backend.h"
 #include "infinirt.h"
 #include "infinirt/caching_allocator.h"
+#include "infinirt_vendor_table.h"  // generated from config/vendors.json
 
 namespace {
 
@@ -158,6 +160,15 @@ void Lists() {
               Quoted(#plugin).c_str());
   std::printf("DEVICE_TYPES = [\n");
   INFINIRT_DEVICE_TYPES(DEVICE_TYPE_)
+  std::printf("]\n\n");
+  // The vendor table's rows (config/vendors.json), in its order: (plugin name, family, collective
+  // engine, DLPack device type, has an operator backend).
+#define VENDOR_(name, enumerator, family, engine, dlpack, operator_backend)                  \
+  std::printf("    (%s, %s, %s, %s, %s),\n", Quoted(#name).c_str(), Quoted(#family).c_str(), \
+              Quoted(#engine).c_str(), Quoted(#dlpack).c_str(),                              \
+              operator_backend ? "True" : "False");
+  std::printf("VENDORS = [\n");
+  INFINIRT_VENDOR_TABLE(VENDOR_)
   std::printf("]\n\n");
 #define DTYPE_(name, value, size) \
   std::printf("    (%s, %d, %d),\n", Quoted(#name).c_str(), value, size);

@@ -34,9 +34,13 @@ for harness in "${harnesses[@]}"; do
   mkdir -p "$corpus" build-fuzz/artifacts
   cp -f tests/fuzz/corpus/"$name"/* "$corpus"/ 2>/dev/null || true
   log=build-fuzz/$harness.log
+  # The build writes a harness's dictionary when part of it comes from the build (env's backend
+  # names, from config/vendors.json); the others are the committed ones.
+  dict=build-fuzz/fuzz/$name.dict
+  [ -f "$dict" ] || dict=tests/fuzz/$name.dict
   status=0
   "./build-fuzz/fuzz/$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
-    -print_final_stats=1 -seed="$seed" -dict="tests/fuzz/$name.dict" \
+    -print_final_stats=1 -seed="$seed" -dict="$dict" \
     -artifact_prefix="build-fuzz/artifacts/$name-" "$corpus" >"$log" 2>&1 || status=$?
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   if [ "$status" -eq 0 ]; then

@@ -16,7 +16,7 @@
 namespace infinirt::cambricon {
 
 constexpr char kPluginName[] = "cambricon";
-constexpr char kVendorKey[] = "cambricon";  // of config/vendor_runtimes.json
+constexpr char kVendorKey[] = "cambricon";  // its row of config/vendors.json
 
 // One pointer per entry of CNRT_FUNCTIONS, and the variants the plugin chose.
 struct Functions {

@@ -86,7 +86,7 @@ bool EngineLibrary::Load(const LibraryData& data, std::string* why) {
     return false;
   }
   const plugin::CandidateList candidates = plugin::ListedCandidates(
-      data.env, data.candidates, "the built-in list (config/vendor_collectives.json)", SilentLog());
+      data.env, data.candidates, "the built-in list (config/vendors.json)", SilentLog());
   auto* opened = new plugin::VendorLibrary();  // never closed, never freed
   if (!opened->Open(candidates, SilentLog())) {
     *why = std::string(data.library) + " not found: tried " + opened->tried() +

@@ -41,7 +41,7 @@ const char* DeviceTypeName(infiniDevice_t type);
 infiniStatus_t VendorDevices(infiniDevice_t type, int count, const int* ordinals,
                              std::vector<int>* indices, std::string* why);
 
-// Where an engine's library is looked for: generated from config/vendor_collectives.json.
+// Where an engine's library is looked for: generated from the vendor table, config/vendors.json.
 struct LibraryData {
   infiniDevice_t device_type;
   const char* library;            // "HCCL", for messages

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plugin_support.h"
-#include "vendor_runtimes_data.h"  // generated from config/vendor_runtimes.json
+#include "vendor_runtimes_data.h"  // generated from config/vendors.json
 
 namespace infinirt::plugin {
 namespace {
@@ -169,7 +169,7 @@ CandidateList VendorCandidates(const std::string& vendor, const char* config_jso
   CandidateList list;
   const VendorRuntimeData* entry = FindVendorRuntimeData(vendor);
   if (entry == nullptr) {
-    list.source = "no entry for '" + vendor + "' in config/vendor_runtimes.json";
+    list.source = "no runtime for '" + vendor + "' in config/vendors.json";
     return list;
   }
   if (VariableOverride(entry->env, log, &list)) return list;
@@ -182,7 +182,7 @@ CandidateList VendorCandidates(const std::string& vendor, const char* config_jso
     return list;
   }
   AppendBuiltin(entry->candidates, &list);
-  list.source = "the built-in list (config/vendor_runtimes.json)";
+  list.source = "the built-in list (config/vendors.json)";
   return list;
 }
 

@@ -1,7 +1,7 @@
 // Finding and opening a vendor's runtime library, shared by every vendor plugin.
 //
-// The candidates come from config/vendor_runtimes.json (compiled in), or, replacing them, from
-// the "runtime_library" key of the plugin's section of infinirt.json, or, replacing both, from
+// The candidates come from the vendor table, config/vendors.json (compiled in), or, replacing them,
+// from the "runtime_library" key of the plugin's section of infinirt.json, or, replacing both, from
 // the vendor's environment variable (INFINIRT_<VENDOR>_RUNTIME, colon-separated). Variables are
 // read with secure_getenv: a setuid/setgid process ignores them, and logs a warning when
 // INFINIRT_<VENDOR>_RUNTIME is set (a debug line for a ${VAR} of the candidate list). Each
@@ -27,7 +27,7 @@ struct CandidateList {
   std::string source;  // "INFINIRT_NVIDIA_RUNTIME", "infinirt.json", "built-in list"
 };
 
-// The candidates for `vendor` (a key of vendor_runtimes.json), given the plugin's config
+// The candidates for `vendor` (a row of config/vendors.json), given the plugin's config
 // section as JSON text. Malformed override text yields an empty list with the reason in
 // source. INFINIRT_<VENDOR>_RUNTIME ignored because of AT_SECURE is logged through log (the
 // ${VAR}s of the patterns are read, and logged, when Open expands them).
@@ -35,7 +35,7 @@ CandidateList VendorCandidates(const std::string& vendor, const char* config_jso
                                const PluginLog& log);
 
 // The candidates of a library that other data lists (a collective library of
-// config/vendor_collectives.json, ...): the colon-separated list in `variable` replaces
+// config/vendors.json, ...): the colon-separated list in `variable` replaces
 // `builtin` (ended by nullptr), read as VendorCandidates reads INFINIRT_<VENDOR>_RUNTIME.
 CandidateList ListedCandidates(const char* variable, const char* const* builtin,
                                const std::string& builtin_source, const PluginLog& log);

@@ -1,8 +1,8 @@
-// One translation for the vendors whose runtime is the CUDA Runtime under another prefix:
-// NVIDIA (cuda*), Iluvatar CoreX (cuda*, its own libcudart), Hygon DTK (cuda*), Moore Threads
-// (musa*) and MetaX (mc* for MACA, hc* for HPCC). A vendor is a CudaFamilySpec: its name,
-// device type, library candidates (a key of config/vendor_runtimes.json), symbol prefixes and
-// enum values. plugins/<vendor>/ holds only that spec; cuda_family_plugin.cc is the plugin.
+// One translation for the vendors whose runtime is the CUDA Runtime under another prefix (cuda*,
+// musa*, mc*, hc*, ...): the rows of the vendor table, config/vendors.json, whose family is
+// cuda_family. A vendor is a CudaFamilySpec: its name, device type, library candidates (its row's
+// runtime section), symbol prefixes and enum values. plugins/<vendor>/ holds only that spec
+// (plugins/<vendor>/<vendor>_spec.cc); cuda_family_plugin.cc is the plugin.
 #ifndef INFINIRT_PLUGINS_CUDA_FAMILY_CUDA_FAMILY_H_
 #define INFINIRT_PLUGINS_CUDA_FAMILY_CUDA_FAMILY_H_
 
@@ -33,7 +33,7 @@ struct PrefixRule {
 struct CudaFamilySpec {
   const char* name;  // plugin name: libinfinirt_<name>.so
   infiniDevice_t device_type;
-  const char* vendor_key;  // key of config/vendor_runtimes.json
+  const char* vendor_key;  // its row of config/vendors.json (its runtime section)
   const char* default_prefix;
   PrefixRule prefix_rules[2];  // checked in order; {nullptr, nullptr} ends the list
   CudaFamilyEnums enums;

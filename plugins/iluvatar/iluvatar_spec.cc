@@ -1,5 +1,5 @@
 // Iluvatar CoreX: a CUDA-compatible libcudart of its own (opened by absolute path under the
-// CoreX prefix, see config/vendor_runtimes.json). CUDA's names; CUDA's numbers assumed
+// CoreX prefix, see config/vendors.json). CUDA's names; CUDA's numbers assumed
 // (docs/vendor-plugins.md). Its cudaGraphInstantiate is the 5-argument form. Not assumed: that
 // it knows CUDA's special stream handles, or CUDA's attribute numbering (checked at start-up).
 #include "cuda_family.h"

@@ -1,11 +1,10 @@
 """DLPack both ways: Buffers as DLPack tensors for NumPy, PyTorch and the like, and
 :func:`from_dlpack` for their tensors.
 
-A device maps to DLPack's device types by backend: the CPU backend is ``kDLCPU``; the CUDA
-family's NVIDIA, Iluvatar and MetaX are ``kDLCUDA`` and Hygon (DTK, ROCm-derived) ``kDLROCM``,
-with the device's index among its type as the id; Ascend, Cambricon, Moore and Kunlun, which
-DLPack has no code for, are ``kDLExtDev``. Pinned host memory is ``kDLCPU``: every consumer can
-read it.
+A device maps to DLPack's device types by backend, as the vendor table (config/vendors.json)
+says: the CPU backend is ``kDLCPU``; the CUDA-compatible runtimes are ``kDLCUDA``, a ROCm-derived
+one ``kDLROCM``, with the device's index among its type as the id; the types DLPack has no code
+for are ``kDLExtDev``. Pinned host memory is ``kDLCPU``: every consumer can read it.
 """
 
 from __future__ import annotations
@@ -27,16 +26,17 @@ KDL_ROCM = 10
 KDL_ROCM_HOST = 11
 KDL_EXT_DEV = 12
 
-_DEVICE_TYPE_OF_BACKEND = {
-    "cpu": KDL_CPU,
-    "nvidia": KDL_CUDA,
-    "iluvatar": KDL_CUDA,
-    "metax": KDL_CUDA,
-    "hygon": KDL_ROCM,
+_DLPACK_TYPE_BY_NAME = {
+    "kDLCPU": KDL_CPU, "kDLCUDA": KDL_CUDA, "kDLROCM": KDL_ROCM, "kDLExtDev": KDL_EXT_DEV,
 }
-_BACKENDS_OF_DEVICE_TYPE = {
-    KDL_CUDA: ("nvidia", "iluvatar", "metax"),
-    KDL_ROCM: ("hygon",),
+# Each backend's DLPack device type, from the vendor table; and the backends of each device type
+# whose devices can be named by their index among the type (not kDLExtDev's), in table order.
+_DEVICE_TYPE_OF_BACKEND: Dict[str, int] = {
+    name: _DLPACK_TYPE_BY_NAME[row[2]] for name, row in _library.VENDORS.items()
+}
+_BACKENDS_OF_DEVICE_TYPE: Dict[int, Tuple[str, ...]] = {
+    dl_type: tuple(name for name, of in _DEVICE_TYPE_OF_BACKEND.items() if of == dl_type)
+    for dl_type in (KDL_CUDA, KDL_ROCM)
 }
 _HOST_DEVICE_TYPES = (KDL_CPU, KDL_CUDA_HOST, KDL_ROCM_HOST)
 

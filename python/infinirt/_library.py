@@ -210,6 +210,14 @@ DEVICE_TYPES: Dict[int, Tuple[str, str, str]] = {
 DEVICE_TYPE_BY_PLUGIN: Dict[str, int] = {
     plugin: value for _, value, _, plugin in _c_api.DEVICE_TYPES
 }
+# The vendor table's rows (config/vendors.json), in its order: plugin name to (family, collective
+# engine, DLPack device type name, has an operator backend).
+VENDORS: Dict[str, Tuple[str, str, str, bool]] = {
+    name: (family, engine, dlpack, operator_backend)
+    for name, family, engine, dlpack, operator_backend in _c_api.VENDORS
+}
+# The plugins a build makes: every row but those of family "none" (a type without a plugin).
+PLUGINS: Tuple[str, ...] = tuple(name for name, row in VENDORS.items() if row[0] != "none")
 BACKEND_STATUSES: Dict[int, str] = {
     value: name[len("infinirtBackend"):]
     for name, value in _c_api.CONSTANTS.items()

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 import infinirt
-from infinirt._library import LIB_DIR, PACKAGE_DIR
+from infinirt._library import LIB_DIR, PACKAGE_DIR, PLUGINS
 
 
 def test_the_package_is_the_installed_one_not_the_source_tree():
@@ -31,8 +31,9 @@ def wheel_plugins():
 def test_the_wheel_holds_the_core_every_plugin_and_the_other_libraries():
     for library in ("libinfinirt.so", "libinfiniop.so", "libinfiniccl.so", "libinfinirt_runtime.so"):
         assert os.path.isfile(os.path.join(LIB_DIR, library)), library
-    assert set(wheel_plugins()) >= {"cpu", "nvidia", "ascend", "cambricon", "metax", "moore",
-                                    "iluvatar", "hygon"}
+    # Every plugin of the vendor table (config/vendors.json), as the generated _c_api lists them.
+    assert "cpu" in PLUGINS and len(PLUGINS) > 1
+    assert set(wheel_plugins()) >= set(PLUGINS)
     for header in ("infinirt.h", "infiniccl.h", "infiniop.h"):
         assert os.path.isfile(os.path.join(PACKAGE_DIR, "include", header)), header
     assert os.path.isfile(os.path.join(LIB_DIR, "cmake", "InfiniRT", "InfiniRTConfig.cmake"))

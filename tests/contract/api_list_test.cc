@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -14,6 +15,7 @@
 
 #include "header_c99.h"
 #include "infinirt.h"
+#include "infinirt_vendor_table.h"
 
 namespace {
 
@@ -169,18 +171,24 @@ TEST(ContractHeader, C99SeesWhatCxxSees) {
 }
 
 // The device types are InfiniCore's infiniDevice_t, number for number (a program may pass one
-// from the other), and the list's values count up from 0, so that INFINI_DEVICE_TYPE_COUNT
-// sizes an array indexed by type.
+// from the other), as the vendor table (config/vendors.json) records them: the header's list has
+// exactly the table's rows, each with its enumerator and number. The list's values count up from
+// 0, so that INFINI_DEVICE_TYPE_COUNT sizes an array indexed by type.
 TEST(ContractHeader, DeviceTypesKeepInfiniCoresNumbering) {
-  EXPECT_EQ(INFINI_DEVICE_CPU, 0);
-  EXPECT_EQ(INFINI_DEVICE_NVIDIA, 1);
-  EXPECT_EQ(INFINI_DEVICE_CAMBRICON, 2);
-  EXPECT_EQ(INFINI_DEVICE_ASCEND, 3);
-  EXPECT_EQ(INFINI_DEVICE_METAX, 4);
-  EXPECT_EQ(INFINI_DEVICE_MOORE, 5);
-  EXPECT_EQ(INFINI_DEVICE_ILUVATAR, 6);
-  EXPECT_EQ(INFINI_DEVICE_KUNLUN, 7);
-  EXPECT_EQ(INFINI_DEVICE_HYGON, 8);
+  std::map<std::string, int> listed;  // plugin name to value, from infinicore.h
+#define INFINIRT_CONTRACT_LISTED_TYPE(name, value, display, plugin) \
+  listed[#plugin] = value;                                          \
+  EXPECT_EQ(INFINI_DEVICE_##name, value) << #name;
+  INFINIRT_DEVICE_TYPES(INFINIRT_CONTRACT_LISTED_TYPE)
+#undef INFINIRT_CONTRACT_LISTED_TYPE
+  size_t rows = 0;
+#define INFINIRT_CONTRACT_TABLE_ROW(name, enumerator, family, engine, dlpack, operator_backend) \
+  ++rows;                                                                                       \
+  ASSERT_EQ(listed.count(#name), 1u) << #name << " is not in INFINIRT_DEVICE_TYPES";            \
+  EXPECT_EQ(listed.at(#name), static_cast<int>(INFINI_DEVICE_##enumerator)) << #name;
+  INFINIRT_VENDOR_TABLE(INFINIRT_CONTRACT_TABLE_ROW)
+#undef INFINIRT_CONTRACT_TABLE_ROW
+  EXPECT_EQ(rows, listed.size());
   std::vector<int> values;
 #define INFINIRT_CONTRACT_DEVICE_VALUE(name, value, display, plugin) values.push_back(value);
   INFINIRT_DEVICE_TYPES(INFINIRT_CONTRACT_DEVICE_VALUE)

@@ -12,6 +12,7 @@
 
 #include "error_of.h"
 #include "infiniop.h"
+#include "infinirt_vendor_table.h"
 #include "test_support.h"
 
 namespace infinirt {
@@ -37,16 +38,24 @@ TEST_F(RuntimeTest, BelongsToTheCurrentDeviceAndHasItsOwnStream) {
   EXPECT_NE(runtime->toString().find(runtime->device().toString()), std::string::npos);
 }
 
+// Whether the vendor table gives a device type an operator backend.
+bool HasOperatorBackend(infiniDevice_t device_type) {
+  switch (device_type) {
+#define RUNTIME_TEST_OPERATOR_BACKEND_(name, enumerator, family, engine, dlpack, operator_backend) \
+  case INFINI_DEVICE_##enumerator:                                                                 \
+    return operator_backend != 0;
+    INFINIRT_VENDOR_TABLE(RUNTIME_TEST_OPERATOR_BACKEND_)
+#undef RUNTIME_TEST_OPERATOR_BACKEND_
+    default:
+      return false;
+  }
+}
+
 // The InfiniOP handle: made once, for the runtime's device, where the device type has an operator
-// backend (the CPU and the CUDA family but Hygon; Hygon, Ascend and Cambricon have none yet:
-// NotSupported).
+// backend (config/vendors.json); elsewhere NotSupported.
 TEST_F(RuntimeTest, InfiniopHandleIsMadeOnceForTheRuntimesDevice) {
   const infiniDevice_t device_type = runtime->device().type();
-  const bool has_backend = device_type == INFINI_DEVICE_CPU ||
-                           device_type == INFINI_DEVICE_NVIDIA ||
-                           device_type == INFINI_DEVICE_ILUVATAR ||
-                           device_type == INFINI_DEVICE_METAX || device_type == INFINI_DEVICE_MOORE;
-  if (!has_backend) {
+  if (!HasOperatorBackend(device_type)) {
     EXPECT_EQ(ErrorOf([&] { runtime->infiniopHandle(); }), infinirtErrorNotSupported);
     return;
   }

@@ -26,7 +26,7 @@ for path in "$libdir/libinfinirt.so" "$libdir/libinfinirt_runtime.so" \
   [ -e "$prefix/$path" ] || { echo "missing from the install: $path"; exit 1; }
 done
 # Every vendor plugin is built and installed by default, SDK or not (INFINIRT_TEST_VENDORS: the
-# vendor list of cmake/InfiniRTVendors.cmake, separated by spaces).
+# vendor plugins of config/vendors.json, separated by spaces).
 [ -n "${INFINIRT_TEST_VENDORS:-}" ] || { echo "INFINIRT_TEST_VENDORS is not set"; exit 1; }
 for vendor in $INFINIRT_TEST_VENDORS; do
   path="$libdir/infinirt/libinfinirt_$vendor.so"

@@ -461,13 +461,14 @@ TEST_F(InfinirtInfo, HelpNamesEveryOptionAndEveryEnvironmentVariable) {
   INFINIRT_CORE_ENVIRONMENT(INFINIRT_TEST_CORE_VARIABLE_)
 #undef INFINIRT_TEST_CORE_VARIABLE_
   // The vendor plugins' variables, from the file the plugins are built from.
-  std::ifstream file(VENDOR_RUNTIMES_JSON);
-  const nlohmann::json vendors = nlohmann::json::parse(file, nullptr, false);
-  ASSERT_TRUE(vendors.is_object()) << VENDOR_RUNTIMES_JSON;
+  std::ifstream file(VENDOR_TABLE_JSON);
+  const nlohmann::json table = nlohmann::json::parse(file, nullptr, false);
+  ASSERT_TRUE(table.is_object() && table.contains("vendors") && table.at("vendors").is_array())
+      << VENDOR_TABLE_JSON;
   size_t vendor_variables = 0;
-  for (const auto& [vendor, entry] : vendors.items()) {
-    if (vendor[0] == '_') continue;
-    const std::string variable = entry["env"].get<std::string>();
+  for (const nlohmann::json& row : table.at("vendors")) {
+    if (!row.contains("runtime")) continue;  // no vendor plugin
+    const std::string variable = row["runtime"]["env"].get<std::string>();
     EXPECT_TRUE(Contains(run.output, variable)) << variable << "\n" << run.output;
     ++vendor_variables;
   }

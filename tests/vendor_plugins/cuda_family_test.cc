@@ -1,8 +1,8 @@
 // The CUDA-family plugin's translation, checked in the emulated runtime's call record: the
-// exact vendor functions and arguments it produces. Run once per CUDA-family variant, with
-// VENDOR_TEST_VARIANT naming it (nvidia, iluvatar, hygon, moore, metax, metax_hpcc,
-// metax_maca_hip), the plugin and the CPU as backends, and 2 emulated devices (ordinals 0 and 1;
-// the CPU is 2).
+// exact vendor functions and arguments it produces. Run once per emulated variant of every
+// CUDA-family vendor (config/vendors.json), with VENDOR_TEST_VARIANT naming it and
+// VENDOR_TEST_EMULATION saying what it is, the plugin and the CPU as backends, and 2 emulated
+// devices (ordinals 0 and 1; the CPU is 2).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -30,30 +30,55 @@ using infinirt::testing::Gate;
 constexpr size_t kBytes = 1024;
 constexpr int kCpuDevice = 2;
 
-// What distinguishes the variants (tests/emulated_runtimes/CMakeLists.txt).
+// What distinguishes the variants: the switches the emulated runtime was built with
+// (tests/emulated_runtimes/cuda_family/emulated_cuda_family.cc lists them).
 struct Variant {
   std::string prefix;
   std::string instantiate;    // the instantiate function the plugin must use
   int instantiate_args;       // of <prefix>GraphInstantiate as the runtime exports it
-  bool cuda_special_streams;  // only NVIDIA's runtime is passed 0x1 and 0x2
+  bool cuda_special_streams;  // only a runtime that knows them is passed 0x1 and 0x2
   bool hip_attributes;        // numbers device attributes in HIP's order
   bool host_alloc;            // has <prefix>HostAlloc (else the plugin uses MallocHost)
 };
 
+// The emulated runtime's definitions, "EMU_PREFIX=mc,EMU_INSTANTIATE_ARGS=5,EMU_ASYNC_ALLOC":
+// name to value ("" for a switch).
+std::map<std::string, std::string> EmulationDefinitions(const std::string& text) {
+  std::map<std::string, std::string> definitions;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find(',', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string definition = text.substr(begin, end - begin);
+    const size_t equals = definition.find('=');
+    definitions[definition.substr(0, equals)] =
+        equals == std::string::npos ? "" : definition.substr(equals + 1);
+    begin = end + 1;
+  }
+  return definitions;
+}
+
+// The variant VENDOR_TEST_EMULATION describes: a runtime with <prefix>GraphInstantiateWithFlags
+// must be instantiated through it, one that knows CUDA's special stream handles is passed them.
+Variant VariantOf(const std::map<std::string, std::string>& definitions) {
+  const auto has = [&](const char* name) { return definitions.count(name) != 0; };
+  Variant variant;
+  variant.prefix = has("EMU_PREFIX") ? definitions.at("EMU_PREFIX") : "";
+  variant.instantiate = has("EMU_WITH_FLAGS") ? "GraphInstantiateWithFlags" : "GraphInstantiate";
+  variant.instantiate_args =
+      has("EMU_INSTANTIATE_ARGS") ? std::atoi(definitions.at("EMU_INSTANTIATE_ARGS").c_str()) : 0;
+  variant.cuda_special_streams = has("EMU_SPECIAL_STREAMS");
+  variant.hip_attributes = has("EMU_HIP_ATTRIBUTES");
+  variant.host_alloc = !has("EMU_OMIT_HOST_ALLOC");
+  return variant;
+}
+
 const Variant& ThisVariant() {
-  static const std::map<std::string, Variant> variants = {
-      {"nvidia", {"cuda", "GraphInstantiateWithFlags", 3, true, false, true}},
-      {"iluvatar", {"cuda", "GraphInstantiate", 5, false, false, true}},
-      {"hygon", {"cuda", "GraphInstantiate", 3, false, false, true}},
-      {"moore", {"musa", "GraphInstantiate", 3, false, false, true}},
-      {"metax", {"mc", "GraphInstantiate", 5, false, false, true}},
-      {"metax_hpcc", {"hc", "GraphInstantiate", 5, false, false, true}},
-      {"metax_maca_hip", {"mc", "GraphInstantiate", 5, false, true, false}},
-  };
-  const char* name = std::getenv("VENDOR_TEST_VARIANT");
-  static const Variant none{};
-  if (name == nullptr || variants.count(name) == 0) return none;
-  return variants.at(name);
+  static const Variant variant = [] {
+    const char* emulation = std::getenv("VENDOR_TEST_EMULATION");
+    return VariantOf(EmulationDefinitions(emulation != nullptr ? emulation : ""));
+  }();
+  return variant;
 }
 
 bool Contains(const std::string& text, const std::string& part) {
@@ -63,7 +88,7 @@ bool Contains(const std::string& text, const std::string& part) {
 class CudaFamily : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(ThisVariant().prefix.empty()) << "VENDOR_TEST_VARIANT is not set";
+    ASSERT_FALSE(ThisVariant().prefix.empty()) << "VENDOR_TEST_EMULATION is not set";
     backend_ = LoadedVendorBackend();
     ASSERT_FALSE(backend_.name.empty());
     runtime_ = std::make_unique<EmulatedRuntime>(backend_.runtime_library);

@@ -25,7 +25,7 @@ namespace {
 
 // The vendor plugins, in column order, with the emulated variants whose conformance skips are
 // listed for them: the build's vendor list (EMULATED_BACKENDS, "<plugin>:<variant>:<library>"
-// items separated by commas, from cmake/InfiniRTVendors.cmake).
+// items separated by commas, the emulated runtimes of config/vendors.json).
 struct Vendor {
   std::string plugin;
   std::vector<std::string> variants;

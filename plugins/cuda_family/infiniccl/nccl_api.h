@@ -1,6 +1,6 @@
 // The NCCL functions and numbers the NCCL engine uses, declared here: no NCCL SDK is needed to
 // build it. X(return type, name without the "nccl" prefix, parameters); a vendor's library has
-// the same functions under its own prefix (mcclAllReduce), config/vendor_collectives.json.
+// the same functions under its own prefix (mcclAllReduce), config/vendors.json.
 //
 // The parameter types are macros, as in plugins/cuda_family/infiniop/family_vendor_api.h: the
 // engine sees plain C types (handles are pointers, enums int), and nccl_api_check.cc, compiled

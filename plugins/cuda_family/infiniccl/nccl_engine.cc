@@ -1,10 +1,10 @@
-// The NCCL collective engine, libinfiniccl_nccl.so: InfiniCCL's collectives for NVIDIA,
-// Iluvatar, Hygon, MetaX and Moore Threads devices through the vendor's NCCL-shaped library
-// (nccl_libraries.h). Each call is a translation: InfiniCore's dtype and operator as NCCL's, the
-// InfiniRT stream as the vendor's own stream behind it, queued through infinirtLaunchNativeFunc
-// so that a capturing stream records the call and the vendor's own capture takes it in when the
-// graph is instantiated (as InfiniOP's CUDA-family operators are). NCCL's results come back as
-// infiniStatus_t, with the library's own words.
+// The NCCL collective engine, libinfiniccl_nccl.so: InfiniCCL's collectives for the devices of
+// the CUDA-family vendors whose engine it is in the vendor table (config/vendors.json), through
+// the vendor's NCCL-shaped library (nccl_libraries.h). Each call is a translation: InfiniCore's
+// dtype and operator as NCCL's, the InfiniRT stream as the vendor's own stream behind it, queued
+// through infinirtLaunchNativeFunc so that a capturing stream records the call and the vendor's own
+// capture takes it in when the graph is instantiated (as InfiniOP's CUDA-family operators are).
+// NCCL's results come back as infiniStatus_t, with the library's own words.
 //
 // One engine serves several device types, each with its own library: Initialize succeeds when
 // the library of at least one type that has devices opened, and CommInitAll refuses a type whose

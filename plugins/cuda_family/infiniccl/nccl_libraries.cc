@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,7 @@ NcclLibrary Open(const CollectiveLibraryData& data) {
   NcclLibrary library;
   library.data = &data;
   const plugin::CandidateList candidates = plugin::ListedCandidates(
-      data.env, data.candidates, "the built-in list (config/vendor_collectives.json)", SilentLog());
+      data.env, data.candidates, "the built-in list (config/vendors.json)", SilentLog());
   plugin::VendorLibrary opened;  // never closes what it opened
   if (!opened.Open(candidates, SilentLog())) {
     library.why = std::string(data.library) + " not found: tried " + opened.tried() +
@@ -98,6 +99,21 @@ const char* DeviceTypeName(infiniDevice_t type) {
   }
 }
 
+namespace {
+
+// "A, B or C": the device types the engine serves (its entries in the vendor table).
+std::string ServedTypeNames() {
+  std::string names;
+  const size_t count = std::size(kCollectiveLibraries);
+  for (size_t i = 0; i < count; ++i) {
+    if (i > 0) names += i + 1 == count ? " or " : ", ";
+    names += DeviceTypeName(kCollectiveLibraries[i].device_type);
+  }
+  return names;
+}
+
+}  // namespace
+
 bool LoadLibraries(std::string* why) {
   const std::vector<int> counts = DeviceCounts();
   std::vector<NcclLibrary>& libraries = Libraries();
@@ -121,7 +137,7 @@ bool LoadLibraries(std::string* why) {
     }
   }
   if (any) return true;
-  *why = absent.empty() ? "no NVIDIA, Iluvatar, Hygon, MetaX or Moore Threads device is present"
+  *why = absent.empty() ? "no " + ServedTypeNames() + " device is present"
                         : "no collective library for the devices present: " + absent;
   return false;
 }

@@ -1,5 +1,5 @@
 // The NCCL engine's vendor libraries: one NCCL-shaped library per CUDA-family device type
-// (config/vendor_collectives.json), found with the runtime plugins' discovery (candidate lists,
+// (config/vendors.json), found with the runtime plugins' discovery (candidate lists,
 // ${VAR} and globs, the INFINICCL_<VENDOR>_LIBRARY override: plugins/common/vendor_library.h),
 // opened with dlopen, never closed.
 #ifndef INFINIRT_PLUGINS_CUDA_FAMILY_INFINICCL_NCCL_LIBRARIES_H_
