@@ -11,12 +11,12 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "generated_files.h"
 #include "infiniop_backend.h"
 
 namespace {
@@ -218,13 +218,6 @@ std::string EntryPoints(const std::vector<OperatorSpec>& operators) {
   return out;
 }
 
-std::string Read(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -246,15 +239,9 @@ int main(int argc, char** argv) {
   }
   int stale = 0;
   for (const auto& [relative, text] : files) {
-    if (Read(root / relative) == text) continue;
-    if (mode == "--write") {
-      std::ofstream(root / relative) << text;
-      std::printf("wrote %s\n", relative.c_str());
-    } else {
-      std::printf("%s is not current: run operator_sources --write <source root>\n",
-                  relative.c_str());
-      ++stale;
-    }
+    stale += !generated_files::Refresh(root, relative, text, mode == "--write",
+                                       "is not current: run operator_sources --write "
+                                       "<source root>");
   }
   // A header of an operator no longer listed.
   for (const auto& entry : std::filesystem::directory_iterator(root / "include/infiniop/ops")) {

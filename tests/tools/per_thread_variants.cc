@@ -12,7 +12,6 @@
 // variant (a synchronous copy or memset) queues <Name>Async in the per-thread stream and waits.
 #include <cctype>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #define INFINIRT_NO_CXX_OVERLOADS
+#include "generated_files.h"
 #include "infinirt.h"
 
 namespace {
@@ -167,13 +167,6 @@ std::string Forwarders(const std::vector<Variant>& variants) {
   return out.str();
 }
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -190,16 +183,9 @@ int main(int argc, char** argv) {
   };
   int stale = 0;
   for (const auto& [relative, text] : files) {
-    const std::string path = root + "/" + relative;
-    if (Read(path) == text) continue;
-    if (mode == "--write") {
-      std::ofstream(path) << text;
-      std::printf("wrote %s\n", relative.c_str());
-    } else {
-      std::printf("%s is not current: run per_thread_variants --write <source root>\n",
-                  relative.c_str());
-      ++stale;
-    }
+    stale += !generated_files::Refresh(root, relative, text, mode == "--write",
+                                       "is not current: run per_thread_variants --write "
+                                       "<source root>");
   }
   return stale == 0 ? 0 : 1;
 }

@@ -27,18 +27,14 @@
 #include <string>
 #include <vector>
 
+#include "generated_files.h"
 #include "nlohmann/json.hpp"
 
 namespace {
 
 using nlohmann::json;
 
-std::string Read(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using generated_files::Read;
 
 std::string Lower(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -122,17 +118,11 @@ int CheckOrWriteHeader(const std::string& root, const json& table, bool write) {
     std::printf("%s has no %s block\n", kHeader, kBlockStart);
     return 1;
   }
-  if (current == header) return 0;
-  if (write) {
-    std::ofstream(path, std::ios::binary) << current;
-    std::printf("wrote %s\n", kHeader);
-    return 0;
-  }
-  std::printf(
-      "%s's INFINIRT_DEVICE_TYPES is not config/vendors.json's: run vendor_table --write "
-      "<source root>\n",
-      kHeader);
-  return 1;
+  const bool current_now = generated_files::Refresh(
+      root, kHeader, current, write,
+      "is not config/vendors.json's (INFINIRT_DEVICE_TYPES): run vendor_table --write "
+      "<source root>");
+  return current_now ? 0 : 1;
 }
 
 // --- Vendor sets written by hand --------------------------------------------------------------
