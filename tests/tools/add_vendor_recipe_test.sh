@@ -35,8 +35,9 @@ copy_tracked_files() {
   (cd "$source" && git ls-files -z | tar --null --ignore-failed-read -T - -cf -) |
     tar -xf - -C "$tree"
   git -C "$tree" init -q
-  git -C "$tree" add -A
-  git -C "$tree" -c user.name=recipe -c user.email=recipe@localhost commit -q -m copy
+  git -C "$tree" add -A -f
+  git -C "$tree" -c user.name=recipe -c user.email=recipe@localhost -c commit.gpgsign=false \
+    commit -q -m copy
 }
 
 # 1. The vendor's row: a CUDA-family vendor with the next device type number, its runtime, its
