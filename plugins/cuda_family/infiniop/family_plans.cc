@@ -18,6 +18,7 @@
 
 #include "family_kernel_abi.h"
 #include "infiniop_backend_support.h"
+#include "kernels/elementwise_operators.h"
 
 namespace infinirt::infiniop_cuda_family {
 
@@ -136,26 +137,42 @@ struct FloatKernels {
   }
 };
 
-// --- Elementwise: Add, Mul, SwiGLU, Rearrange ---------------------------------------------------
+// --- Elementwise: the binary operators of kernels/elementwise_operators.h, Rearrange -----------
 
-const char* ElementwiseKernel(infiniopOperator_t op, infiniDtype_t dtype) {
+// The table's snake names are the operator list's (they name the kernels).
+constexpr bool SameText(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+constexpr const char* SnakeName(infiniopOperator_t op) {
   switch (op) {
-    case INFINIOP_OPERATOR_Add:
-      if (dtype == INFINI_DTYPE_I32) return "infiniop_add_i32";
-      if (dtype == INFINI_DTYPE_I64) return "infiniop_add_i64";
-      return FloatKernels{"infiniop_add_f16", "infiniop_add_bf16", "infiniop_add_f32",
-                          "infiniop_add_f64"}
-          .For(dtype);
-    case INFINIOP_OPERATOR_Mul:
-      if (dtype == INFINI_DTYPE_I32) return "infiniop_mul_i32";
-      if (dtype == INFINI_DTYPE_I64) return "infiniop_mul_i64";
-      return FloatKernels{"infiniop_mul_f16", "infiniop_mul_bf16", "infiniop_mul_f32",
-                          "infiniop_mul_f64"}
-          .For(dtype);
-    case INFINIOP_OPERATOR_SwiGLU:
-      return FloatKernels{"infiniop_swiglu_f16", "infiniop_swiglu_bf16", "infiniop_swiglu_f32",
-                          "infiniop_swiglu_f64"}
-          .For(dtype);
+#define INFINIOP_SNAKE_NAME_(Name, snake, ...) \
+  case INFINIOP_OPERATOR_##Name:               \
+    return #snake;
+    INFINIOP_OPERATORS(INFINIOP_SNAKE_NAME_)
+#undef INFINIOP_SNAKE_NAME_
+    default:
+      return "";
+  }
+}
+#define INFINIOP_CHECK_SNAKE_NAME_(Name, snake, ...)                   \
+  static_assert(SameText(#snake, SnakeName(INFINIOP_OPERATOR_##Name)), \
+                "elementwise_operators.h: " #Name "'s snake name is not the operator list's");
+INFINIOP_CUDA_BINARY_OPERATORS(INFINIOP_CHECK_SNAKE_NAME_)
+#undef INFINIOP_CHECK_SNAKE_NAME_
+
+// The kernel of an elementwise operator for a dtype: a binary operator's from
+// kernels/elementwise_operators.h's table, Rearrange's by element size; null where none is built.
+const char* ElementwiseKernel(infiniopOperator_t op, infiniDtype_t dtype) {
+#define INFINIOP_KERNEL_NAME_(Name, snake, Op, suffix, Type) \
+  if (dtype == INFINI_DTYPE_##Type) return "infiniop_" #snake "_" #suffix;
+#define INFINIOP_BINARY_CASE_(Name, snake, Op, types) \
+  case INFINIOP_OPERATOR_##Name:                      \
+    types(INFINIOP_KERNEL_NAME_, Name, snake, Op) return nullptr;
+  switch (op) {
+    INFINIOP_CUDA_BINARY_OPERATORS(INFINIOP_BINARY_CASE_)
+#undef INFINIOP_BINARY_CASE_
+#undef INFINIOP_KERNEL_NAME_
     case INFINIOP_OPERATOR_Rearrange:
       switch (ElementSize(dtype)) {
         case 1:

@@ -1,5 +1,6 @@
-// The NVIDIA operator backend's CUDA kernels, all in this one source (nvcc compiles one source into
-// the fatbin): Add, Mul, SwiGLU and Rearrange (elementwise), RMSNorm, CausalSoftmax, RoPE and
+// The NVIDIA operator backend's CUDA kernels, in this one source and the headers it includes (nvcc
+// compiles one source into the fatbin): the binary elementwise operators of
+// kernels/elementwise_operators.h (Add, Mul, SwiGLU), Rearrange, RMSNorm, CausalSoftmax, RoPE and
 // RandomSample. Each kernel is extern "C" and takes one argument struct of family_kernel_abi.h by
 // value, its KernelCall first; family_plans.cc makes the plans that launch them (and says which
 // kernel each dtype combination uses).
@@ -137,30 +138,14 @@ __device__ V BlockReduce(V value, Op op, V identity, V* scratch) {
   return WarpReduce(value, op);  // every warp reduces the partial results itself
 }
 
-// --- Elementwise: Add, Mul, SwiGLU, Rearrange ---------------------------------------------------
+// --- Elementwise: the binary operators' table, and Rearrange --------------------------------
 
-struct AddOp {
-  template <class V>
-  __device__ V operator()(V a, V b) const {
-    return a + b;
-  }
-};
+}  // namespace infinirt::infiniop_cuda_family::kernels
 
-struct MulOp {
-  template <class V>
-  __device__ V operator()(V a, V b) const {
-    return a * b;
-  }
-};
+// Here, not at the top: its functors use the helpers above.
+#include "kernels/elementwise_operators.h"
 
-// up * silu(gate), silu(x) = x * sigmoid(x).
-struct SwiGLUOp {
-  template <class V>
-  __device__ V operator()(V up, V gate) const {
-    const V sigmoid = V(1) / (V(1) + Exp(-gate));
-    return Mul(up, Mul(gate, sigmoid));
-  }
-};
+namespace infinirt::infiniop_cuda_family::kernels {
 
 // The element offsets of linear index `index` (row-major over the merged shape) in the first N
 // tensors. The loop is unrolled over kMaxDims so that the arguments are read at fixed places.
@@ -878,27 +863,16 @@ using infinirt::infiniop_cuda_family::RandomSampleArgs;
 using infinirt::infiniop_cuda_family::RMSNormArgs;
 using infinirt::infiniop_cuda_family::RoPEArgs;
 
-#define INFINIOP_BINARY_KERNEL_(name, Type, Op)                                   \
-  extern "C" __global__ void __launch_bounds__(1024) name(ElementwiseArgs args) { \
-    ik::Binary<ik::Type, ik::Op>(args);                                           \
+// A kernel per row of elementwise_operators.h's table and dtype: infiniop_<snake>_<dtype>.
+#define INFINIOP_BINARY_KERNEL_(Name, snake, Op, suffix, Type) \
+  extern "C" __global__ void __launch_bounds__(1024)           \
+      infiniop_##snake##_##suffix(ElementwiseArgs args) {      \
+    ik::Binary<ik::Type, ik::Op>(args);                        \
   }
-
-INFINIOP_BINARY_KERNEL_(infiniop_add_f16, F16, AddOp)
-INFINIOP_BINARY_KERNEL_(infiniop_add_bf16, BF16, AddOp)
-INFINIOP_BINARY_KERNEL_(infiniop_add_f32, F32, AddOp)
-INFINIOP_BINARY_KERNEL_(infiniop_add_f64, F64, AddOp)
-INFINIOP_BINARY_KERNEL_(infiniop_add_i32, I32, AddOp)
-INFINIOP_BINARY_KERNEL_(infiniop_add_i64, I64, AddOp)
-INFINIOP_BINARY_KERNEL_(infiniop_mul_f16, F16, MulOp)
-INFINIOP_BINARY_KERNEL_(infiniop_mul_bf16, BF16, MulOp)
-INFINIOP_BINARY_KERNEL_(infiniop_mul_f32, F32, MulOp)
-INFINIOP_BINARY_KERNEL_(infiniop_mul_f64, F64, MulOp)
-INFINIOP_BINARY_KERNEL_(infiniop_mul_i32, I32, MulOp)
-INFINIOP_BINARY_KERNEL_(infiniop_mul_i64, I64, MulOp)
-INFINIOP_BINARY_KERNEL_(infiniop_swiglu_f16, F16, SwiGLUOp)
-INFINIOP_BINARY_KERNEL_(infiniop_swiglu_bf16, BF16, SwiGLUOp)
-INFINIOP_BINARY_KERNEL_(infiniop_swiglu_f32, F32, SwiGLUOp)
-INFINIOP_BINARY_KERNEL_(infiniop_swiglu_f64, F64, SwiGLUOp)
+#define INFINIOP_BINARY_KERNELS_(Name, snake, Op, types) \
+  types(INFINIOP_BINARY_KERNEL_, Name, snake, Op)
+INFINIOP_CUDA_BINARY_OPERATORS(INFINIOP_BINARY_KERNELS_)
+#undef INFINIOP_BINARY_KERNELS_
 #undef INFINIOP_BINARY_KERNEL_
 
 #define INFINIOP_COPY_KERNEL_(name, Element)                                      \

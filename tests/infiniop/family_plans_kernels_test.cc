@@ -1,0 +1,100 @@
+// Every kernel the CUDA family's plans launch is in the fatbin nvcc built (its path in
+// INFINIOP_NVIDIA_FATBIN): each operator but Gemm planned on every dtype, on the operator list's
+// probe shapes and on the variants that pick other kernels (RMSNorm's weights of another dtype,
+// GPT-NeoX's RoPE, a vocabulary too large for shared memory), and each kernel's name looked up
+// among the fatbin's symbol names. A row of kernels/elementwise_operators.h, or a plan, naming a
+// kernel that was not built fails here rather than at Create on a GPU.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "family_plans.h"
+#include "operator_probes.h"
+
+namespace infiniop_test {
+namespace {
+
+using infinirt::infiniop_cuda_family::DeviceLimits;
+using infinirt::infiniop_cuda_family::KernelPlan;
+using infinirt::infiniop_cuda_family::MakeKernelPlan;
+
+std::string FatbinPath() {
+  const char* path = std::getenv("INFINIOP_NVIDIA_FATBIN");
+  return path != nullptr ? path : "";
+}
+
+std::string ReadFatbin() {
+  std::ifstream in(FatbinPath(), std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The probes of every operator with kernels, on every dtype, and the variants.
+std::vector<Probe> Probes() {
+  std::vector<Probe> probes;
+  for (int op = 0; op < INFINIOP_OPERATOR_COUNT; ++op) {
+    if (op == INFINIOP_OPERATOR_Gemm) continue;  // cuBLAS's
+    for (infiniDtype_t dtype : ProbedDtypes()) {
+      probes.push_back(MakeProbe(static_cast<infiniopOperator_t>(op), dtype));
+      if (op == INFINIOP_OPERATOR_RMSNorm) {  // weights of another dtype
+        const Probe same = probes.back();
+        for (infiniDtype_t w : ProbedDtypes()) {
+          probes.push_back(same);
+          probes.back().tensors[2].dtype = w;
+        }
+      }
+      if (op == INFINIOP_OPERATOR_RoPE) {
+        probes.push_back(probes.back());
+        probes.back().params.algo = INFINIOP_ROPE_ALGO_GPT_NEOX;
+      }
+      if (op == INFINIOP_OPERATOR_RandomSample) {
+        probes.push_back(probes.back());
+        probes.back().tensors[1] = Contiguous(dtype, {size_t{1} << 22});
+      }
+    }
+  }
+  return probes;
+}
+
+// The kernel names of the probe's plan; none where the plans refuse the probe.
+std::vector<std::string> PlannedKernels(const Probe& probe) {
+  std::vector<infiniopBackendTensor> tensors;
+  for (const ProbeTensor& t : probe.tensors) {
+    tensors.push_back({t.dtype, t.shape.size(), t.shape.data(), t.strides.data()});
+  }
+  KernelPlan plan;
+  std::vector<std::string> names;
+  if (MakeKernelPlan(probe.op, tensors.data(), tensors.size(), probe.params, DeviceLimits{},
+                     &plan) != INFINI_STATUS_SUCCESS) {
+    return names;
+  }
+  for (const auto& launch : plan.launches) names.emplace_back(launch.kernel);
+  return names;
+}
+
+TEST(FamilyPlansKernels, EveryPlannedKernelIsInTheFatbin) {
+  const std::string fatbin = ReadFatbin();
+  ASSERT_FALSE(fatbin.empty()) << "cannot read the fatbin '" << FatbinPath() << "'";
+  std::set<std::string> planned;
+  for (const Probe& probe : Probes()) {
+    for (const std::string& name : PlannedKernels(probe)) planned.insert(name);
+  }
+  // Each kernel of each operator with kernels: a plan for no operator would prove nothing.
+  for (const char* some : {"infiniop_add_f32", "infiniop_swiglu_bf16", "infiniop_rearrange_2",
+                           "infiniop_rms_norm_f16_w_f32", "infiniop_rope_gpt_neox_f64",
+                           "infiniop_random_sample_large_f32", "infiniop_causal_softmax_f16"}) {
+    EXPECT_EQ(planned.count(some), 1u) << some << " is planned for no probe";
+  }
+  for (const std::string& name : planned) {
+    // A symbol name in the cubins' string tables, whole.
+    EXPECT_NE(fatbin.find(std::string(1, '\0') + name + '\0'), std::string::npos)
+        << name << " is launched by a plan but the fatbin has no such kernel";
+  }
+}
+
+}  // namespace
+}  // namespace infiniop_test
