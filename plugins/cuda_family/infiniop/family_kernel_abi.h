@@ -31,12 +31,12 @@ struct KernelCall {
 
 // The most dimensions an elementwise call has once its layout is simplified.
 constexpr int kMaxDims = 12;
-// The most tensors of an elementwise kernel (Add, Mul, SwiGLU: c, a, b; Rearrange: dst, src).
+// The most tensors of an elementwise kernel (a binary operator's c, a, b; Rearrange's dst, src).
 constexpr int kMaxElementwiseTensors = 3;
 
-// Add, Mul, SwiGLU (buffers c, a, b) and Rearrange (dst, src). ndim 0: every tensor is one
-// contiguous run of `elements`; otherwise the merged shape (the last dimension innermost) and
-// each tensor's strides along it.
+// The binary operators of kernels/elementwise_operators.h (buffers c, a, b) and Rearrange (dst,
+// src). ndim 0: every tensor is one contiguous run of `elements`; otherwise the merged shape (the
+// last dimension innermost) and each tensor's strides along it.
 struct ElementwiseArgs {
   KernelCall call;
   uint64_t elements;

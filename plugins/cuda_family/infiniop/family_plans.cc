@@ -221,7 +221,7 @@ bool MergeDimensions(const infiniopBackendTensor* tensors, size_t count, Element
   return true;
 }
 
-// Add, Mul, SwiGLU (c, a, b) and Rearrange (dst, src): tensors of one shape and one dtype.
+// The binary operators (c, a, b) and Rearrange (dst, src): tensors of one shape and one dtype.
 infiniStatus_t MakeElementwisePlan(infiniopOperator_t op, const infiniopBackendTensor* tensors,
                                    size_t count, const DeviceLimits& limits, KernelPlan* plan) {
   for (size_t t = 1; t < count; ++t) {
