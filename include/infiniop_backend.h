@@ -58,10 +58,10 @@ extern "C" {
 #define INFINIOP_OPERATORS(X)                                                                      \
   X(Add, add, 0, INFINIOP_WORKSPACE,                                                               \
     (INFINIOP_OUT(c, DATA, (4, 8)) INFINIOP_IN(a, DATA, (4, 8)) INFINIOP_IN(b, DATA, (4, 8))), (), \
-    (), "c = a + b, elementwise; a stride of 0 broadcasts an input along a dimension.")           \
+    (), "c = a + b, elementwise; a stride of 0 broadcasts an input along a dimension.")            \
   X(Mul, mul, 1, INFINIOP_WORKSPACE,                                                               \
     (INFINIOP_OUT(c, DATA, (4, 8)) INFINIOP_IN(a, DATA, (4, 8)) INFINIOP_IN(b, DATA, (4, 8))), (), \
-    (), "c = a * b, elementwise; a stride of 0 broadcasts an input along a dimension.")           \
+    (), "c = a * b, elementwise; a stride of 0 broadcasts an input along a dimension.")            \
   X(Gemm, gemm, 2, INFINIOP_WORKSPACE,                                                             \
     (INFINIOP_OUT(c, DATA, (4, 8)) INFINIOP_IN(a, DATA, (4, 16)) INFINIOP_IN(b, DATA, (16, 8))),   \
     (), (INFINIOP_SCALAR(float, alpha, 1.0f) INFINIOP_SCALAR(float, beta, 0.0f)),                  \
@@ -95,7 +95,26 @@ extern "C" {
          INFINIOP_SCALAR(int, topk, 1) INFINIOP_SCALAR(float, temperature, 1.0f)),                 \
     "one index drawn from the scores probs [voc] after temperature, top-k and top-p, with the "    \
     "caller's random value in [0, 1); the arg max when random_val, topp or temperature is 0 or "   \
-    "topk is 1. result is a 0-dimensional integer tensor.")
+    "topk is 1. result is a 0-dimensional integer tensor.")                                        \
+  X(Sub, sub, 9, INFINIOP_WORKSPACE,                                                               \
+    (INFINIOP_OUT(c, DATA, (4, 8)) INFINIOP_IN(a, DATA, (4, 8)) INFINIOP_IN(b, DATA, (4, 8))), (), \
+    (), "c = a - b, elementwise; a stride of 0 broadcasts an input along a dimension.")            \
+  X(Relu, relu, 10, INFINIOP_WORKSPACE,                                                            \
+    (INFINIOP_OUT(y, DATA, (4, 8)) INFINIOP_IN(x, DATA, (4, 8))), (), (),                          \
+    "y = max(x, 0), elementwise (NaN stays NaN).")                                                 \
+  X(Sigmoid, sigmoid, 11, INFINIOP_WORKSPACE,                                                      \
+    (INFINIOP_OUT(y, DATA, (4, 8)) INFINIOP_IN(x, DATA, (4, 8))), (), (),                          \
+    "y = 1 / (1 + exp(-x)), elementwise.")                                                         \
+  X(Silu, silu, 12, INFINIOP_WORKSPACE,                                                            \
+    (INFINIOP_OUT(output, DATA, (4, 8)) INFINIOP_IN(input, DATA, (4, 8))), (), (),                 \
+    "output = input * sigmoid(input), elementwise.")                                               \
+  X(Gelu, gelu, 13, INFINIOP_WORKSPACE,                                                            \
+    (INFINIOP_OUT(output, DATA, (4, 8)) INFINIOP_IN(input, DATA, (4, 8))), (), (),                 \
+    "output = input * (1 + erf(input / sqrt(2))) / 2, elementwise (the exact GELU).")              \
+  X(GeluTanh, gelutanh, 14, INFINIOP_WORKSPACE,                                                    \
+    (INFINIOP_OUT(y, DATA, (4, 8)) INFINIOP_IN(x, DATA, (4, 8))), (), (),                          \
+    "y = x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) / 2, elementwise (GELU's tanh "       \
+    "form).")
 
 /* Expands a parenthesised sequence of the list: INFINIOP_EXPAND tensors. */
 #define INFINIOP_EXPAND(...) __VA_ARGS__
@@ -132,8 +151,8 @@ static inline size_t infiniopOperatorCallScalarCount(infiniopOperator_t op) {
   switch (op) {
 #define INFINIOP_SCALAR(type, name, default_value) +1
 #define INFINIOP_OPERATOR_CALL_SCALARS_(name, snake, number, workspace, tensors, create, call, \
-                                        ...)                                                  \
-  case INFINIOP_OPERATOR_##name:                                                              \
+                                        ...)                                                   \
+  case INFINIOP_OPERATOR_##name:                                                               \
     return 0 INFINIOP_EXPAND call;
     INFINIOP_OPERATORS(INFINIOP_OPERATOR_CALL_SCALARS_)
 #undef INFINIOP_OPERATOR_CALL_SCALARS_

@@ -18,11 +18,13 @@ infiniStatus_t Fail(infiniStatus_t status, const std::string& text, std::string*
   return status;
 }
 
-// Add, Mul, SwiGLU: one shape and one dtype for all (no broadcasting of shapes: an input is
-// broadcast along a dimension by a stride of 0), the output not broadcast.
+// The elementwise operators (the output, then one or two inputs): one shape and one dtype for all
+// (no broadcasting of shapes: an input is broadcast along a dimension by a stride of 0), the
+// output not broadcast.
 infiniStatus_t ValidateElementwise(const InfiniopTensorDescriptor* const* t, size_t count,
                                    std::initializer_list<infiniDtype_t> dtypes, std::string* why) {
-  if (count != 3) return Fail(INFINI_STATUS_BAD_PARAM, "three tensors expected", why);
+  if (count != 2 && count != 3)
+    return Fail(INFINI_STATUS_BAD_PARAM, "2 or 3 tensors expected", why);
   const InfiniopTensorDescriptor& c = *t[0];
   for (size_t i = 1; i < count; ++i) {
     if (t[i]->dtype != c.dtype) return Fail(INFINI_STATUS_BAD_TENSOR_DTYPE, "dtypes differ", why);
@@ -48,6 +50,44 @@ infiniStatus_t ValidateAdd(const InfiniopTensorDescriptor* const* t, size_t coun
 infiniStatus_t ValidateMul(const InfiniopTensorDescriptor* const* t, size_t count,
                            const infiniopBackendCreateParams& params, std::string* why) {
   return ValidateAdd(t, count, params, why);
+}
+
+infiniStatus_t ValidateSub(const InfiniopTensorDescriptor* const* t, size_t count,
+                           const infiniopBackendCreateParams& params, std::string* why) {
+  return ValidateAdd(t, count, params, why);
+}
+
+// The activations: y = f(x) of one shape and one floating dtype.
+infiniStatus_t ValidateActivation(const InfiniopTensorDescriptor* const* t, size_t count,
+                                  const infiniopBackendCreateParams& /*params*/, std::string* why) {
+  if (count != 2) return Fail(INFINI_STATUS_BAD_PARAM, "two tensors expected", why);
+  return ValidateElementwise(
+      t, count, {INFINI_DTYPE_F16, INFINI_DTYPE_BF16, INFINI_DTYPE_F32, INFINI_DTYPE_F64}, why);
+}
+
+infiniStatus_t ValidateRelu(const InfiniopTensorDescriptor* const* t, size_t count,
+                            const infiniopBackendCreateParams& params, std::string* why) {
+  return ValidateActivation(t, count, params, why);
+}
+
+infiniStatus_t ValidateSigmoid(const InfiniopTensorDescriptor* const* t, size_t count,
+                               const infiniopBackendCreateParams& params, std::string* why) {
+  return ValidateActivation(t, count, params, why);
+}
+
+infiniStatus_t ValidateSilu(const InfiniopTensorDescriptor* const* t, size_t count,
+                            const infiniopBackendCreateParams& params, std::string* why) {
+  return ValidateActivation(t, count, params, why);
+}
+
+infiniStatus_t ValidateGelu(const InfiniopTensorDescriptor* const* t, size_t count,
+                            const infiniopBackendCreateParams& params, std::string* why) {
+  return ValidateActivation(t, count, params, why);
+}
+
+infiniStatus_t ValidateGeluTanh(const InfiniopTensorDescriptor* const* t, size_t count,
+                                const infiniopBackendCreateParams& params, std::string* why) {
+  return ValidateActivation(t, count, params, why);
 }
 
 infiniStatus_t ValidateSwiGLU(const InfiniopTensorDescriptor* const* t, size_t count,

@@ -1,6 +1,7 @@
 """InfiniOP's operators from Python, on NumPy arrays (host memory of the CPU device), against
 NumPy's own answers."""
 
+import math
 import threading
 
 import numpy as np
@@ -17,11 +18,11 @@ def rand(*shape):
 
 
 def test_every_operator_of_infiniop_has_its_python_function():
-    names = {"Add": "add", "Mul": "mul", "Gemm": "gemm", "RMSNorm": "rms_norm", "RoPE": "rope",
-             "SwiGLU": "swiglu", "CausalSoftmax": "causal_softmax", "Rearrange": "rearrange",
-             "RandomSample": "random_sample"}
-    for name, *_ in _c_api.OPERATORS:
-        assert callable(getattr(ops, names[name])), name
+    # Named as InfiniCore's header for it: snake case of the C name (RMSNorm: rms_norm).
+    for name, snake, *_ in _c_api.OPERATORS:
+        assert snake.replace("_", "") == name.lower(), name
+        assert callable(getattr(ops, snake)), name
+        assert getattr(ops, snake).__name__ == snake
 
 
 def test_gemm_against_numpy():
@@ -48,6 +49,27 @@ def test_elementwise_operators():
     ops.swiglu(out, a, b)
     infinirt.synchronize()
     np.testing.assert_allclose(out, a * b / (1 + np.exp(-b)), rtol=1e-5, atol=1e-6)
+
+
+def test_sub_and_the_activations_against_numpy():
+    a, b = rand(8, 16) * 4, rand(8, 16)
+    out = np.empty_like(a)
+    ops.sub(out, a, b)
+    infinirt.synchronize()
+    np.testing.assert_allclose(out, a - b, rtol=1e-6)
+    x = a.astype(np.float64)
+    erf = np.vectorize(math.erf)
+    expected = {
+        "relu": np.maximum(x, 0),
+        "sigmoid": 1 / (1 + np.exp(-x)),
+        "silu": x / (1 + np.exp(-x)),
+        "gelu": 0.5 * x * (1 + erf(x / math.sqrt(2))),
+        "gelutanh": 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+    }
+    for name, reference in expected.items():
+        getattr(ops, name)(out, a)
+        infinirt.synchronize()
+        np.testing.assert_allclose(out, reference, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 def test_rms_norm_and_causal_softmax():

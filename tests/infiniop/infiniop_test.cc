@@ -1,6 +1,7 @@
-// InfiniOP on the CPU backend: handles, tensor descriptors, the elementwise operators (Add, Mul,
-// SwiGLU, Rearrange) against references computed in double on the host, their validation and bad
-// input, stream order and graph replay. The other operators: llm_operators_test.cc.
+// InfiniOP on the CPU backend: handles, tensor descriptors, the binary elementwise operators (Add,
+// Sub, Mul, SwiGLU) and Rearrange against references computed in double on the host, their
+// validation and bad input, stream order and graph replay. The activations: activation_test.cc;
+// the other operators: llm_operators_test.cc.
 //
 // Tolerances (relative to the reference's magnitude, with the same floor as an absolute bound):
 // F64 1e-12, F32 1e-6, F16 1e-3 (11-bit significand), BF16 8e-3 (8-bit significand); integers
@@ -74,6 +75,13 @@ const std::vector<ElementwiseOperator>& ElementwiseOperators() {
        infiniopMul,
        infiniopDestroyMulDescriptor,
        [](double a, double b) { return a * b; },
+       {INFINI_DTYPE_F16, INFINI_DTYPE_BF16, INFINI_DTYPE_F32, INFINI_DTYPE_F64, INFINI_DTYPE_I32,
+        INFINI_DTYPE_I64}},
+      {"Sub",
+       infiniopCreateSubDescriptor,
+       infiniopSub,
+       infiniopDestroySubDescriptor,
+       [](double a, double b) { return a - b; },
        {INFINI_DTYPE_F16, INFINI_DTYPE_BF16, INFINI_DTYPE_F32, INFINI_DTYPE_F64, INFINI_DTYPE_I32,
         INFINI_DTYPE_I64}},
       {"SwiGLU",

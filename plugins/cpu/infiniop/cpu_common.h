@@ -182,6 +182,27 @@ inline float VectorisableExp(float x) {
   return x != x ? x : y;
 }
 
+// erfc(x) in float without a call or a branch, so that a loop of it vectorises: for z = |x|,
+// erfc(z) = t exp(-z^2 + P(t)) with t = 1 / (1 + z / 2) and P the degree-9 fit of Numerical
+// Recipes' erfcc (relative error below 1.2e-7 for every z >= 0), then erfc(x) = 2 - erfc(z) for
+// x < 0. NaN for NaN.
+inline float VectorisableErfc(float x) {
+  const float z = x < 0.0f ? -x : x;
+  const float t = 1.0f / (1.0f + 0.5f * z);
+  float p = 0.17087277f;
+  p = p * t - 0.82215223f;
+  p = p * t + 1.48851587f;
+  p = p * t - 1.13520398f;
+  p = p * t + 0.27886807f;
+  p = p * t - 0.18628806f;
+  p = p * t + 0.09678418f;
+  p = p * t + 0.37409196f;
+  p = p * t + 1.00002368f;
+  p = p * t - 1.26551223f;
+  const float erfc_z = t * VectorisableExp(p - z * z);
+  return x < 0.0f ? 2.0f - erfc_z : erfc_z;
+}
+
 // --- Plans -------------------------------------------------------------------------------------
 
 // The most buffers an operator takes (RoPE: y, x, pos_ids, sin_table, cos_table).

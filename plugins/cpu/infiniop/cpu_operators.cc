@@ -1,7 +1,7 @@
 // The CPU operator backend (libinfiniop_cpu.so): operators computed on the host, queued in stream
 // order with infinirtLaunchHostFunc. This file has the table's entries and the elementwise
-// operators (Add, Mul, SwiGLU and Rearrange); cpu_llm_operators.cc has RMSNorm, CausalSoftmax,
-// RoPE and RandomSample; cpu_common.h what they share.
+// operators (binary: Add, Sub, Mul, SwiGLU; the activations; Rearrange); cpu_llm_operators.cc
+// has RMSNorm, CausalSoftmax, RoPE and RandomSample; cpu_common.h what they share.
 //
 // libinfiniop has validated every descriptor before Create sees it. For the elementwise operators
 // the tensors of one call share one shape and one dtype, and the strides (in elements, possibly 0
@@ -35,10 +35,32 @@ namespace infinirt::infiniop_cpu {
 
 namespace {
 
+// The functions the floating operators compute with: in float without a call, so that their
+// loops vectorise (cpu_common.h); in double, the C library's.
+inline float Exp(float x) { return VectorisableExp(x); }
+inline double Exp(double x) { return std::exp(x); }
+inline float Erfc(float x) { return VectorisableErfc(x); }
+inline double Erfc(double x) { return std::erfc(x); }
+
+// 1 / (1 + e^-x): 0 where e^-x overflows, 1 where it underflows.
+template <class V>
+V Sigmoid(V x) {
+  return V(1) / (V(1) + Exp(-x));
+}
+
+// --- Binary operators: c = op(a, b) --------------------------------------------------------------
+
 struct AddOp {
   template <class V>
   V operator()(V a, V b) const {
     return a + b;
+  }
+};
+
+struct SubOp {
+  template <class V>
+  V operator()(V a, V b) const {
+    return a - b;
   }
 };
 
@@ -51,14 +73,56 @@ struct MulOp {
 
 // up * silu(gate), silu(x) = x * sigmoid(x).
 struct SwiGLUOp {
-  // F16, BF16 and F32 compute in float, with an exp that vectorises; F64 with std::exp.
-  static float Exp(float x) { return VectorisableExp(x); }
-  static double Exp(double x) { return std::exp(x); }
-
   template <class V>
   V operator()(V up, V gate) const {
-    const V sigmoid = V(1) / (V(1) + Exp(-gate));
-    return up * (gate * sigmoid);
+    return up * (gate * Sigmoid(gate));
+  }
+};
+
+// --- Unary operators: y = op(x) ----------------------------------------------------------------
+
+// max(x, 0), NaN staying NaN.
+struct ReluOp {
+  template <class V>
+  V operator()(V x) const {
+    return x < V(0) ? V(0) : x;
+  }
+};
+
+struct SigmoidOp {
+  template <class V>
+  V operator()(V x) const {
+    return Sigmoid(x);
+  }
+};
+
+// x * sigmoid(x).
+struct SiluOp {
+  template <class V>
+  V operator()(V x) const {
+    return x * Sigmoid(x);
+  }
+};
+
+// x * Phi(x) = x (1 + erf(x / sqrt 2)) / 2, through erfc so that neither side cancels: for x < 0
+// x erfc(-x / sqrt 2) / 2, else x (1 - erfc(x / sqrt 2) / 2).
+struct GeluOp {
+  template <class V>
+  V operator()(V x) const {
+    constexpr V kInvSqrt2 = V(0.70710678118654752440);
+    const V tail = Erfc((x < V(0) ? -x : x) * kInvSqrt2);
+    return x < V(0) ? V(0.5) * x * tail : x * (V(1) - V(0.5) * tail);
+  }
+};
+
+// x (1 + tanh(u)) / 2 with u = sqrt(2 / pi) (x + 0.044715 x^3), computed as x * sigmoid(2u),
+// which is the same function without tanh's cancellation near 0.
+struct GeluTanhOp {
+  template <class V>
+  V operator()(V x) const {
+    constexpr V kTwoSqrt2OverPi = V(1.59576912160573071175);  // 2 sqrt(2 / pi)
+    const V two_u = kTwoSqrt2OverPi * (x + V(0.044715) * x * x * x);
+    return x * Sigmoid(two_u);
   }
 };
 
@@ -194,68 +258,77 @@ void ForEachRow(const Layout& layout, const std::array<char*, N>& bases, size_t 
 
 // --- Operators ---------------------------------------------------------------------------------
 
-// The contiguous loop of a binary elementwise operator, in blocks the vectoriser takes whole.
-// Always inlined, so that each caller below compiles it for its own instructions.
-template <class T, class Op>
-[[gnu::always_inline]] inline void ContiguousBinaryLoop(T* out, const T* x, const T* y,
-                                                        size_t length) {
+// The contiguous loop of an elementwise operator (out = op(in...)), in blocks the vectoriser
+// takes whole. Always inlined, so that each caller below compiles it for its own instructions.
+template <class T, class Op, class... In>
+[[gnu::always_inline]] inline void ContiguousLoop(T* out, size_t length, const In*... in) {
   using A = Arithmetic<T>;
   const Op op;
   size_t i = 0;
   for (; i + kBlock <= length; i += kBlock) {
     INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
-    for (size_t j = i; j < i + kBlock; ++j) out[j] = A::Store(op(A::Load(x[j]), A::Load(y[j])));
+    for (size_t j = i; j < i + kBlock; ++j) out[j] = A::Store(op(A::Load(in[j])...));
   }
-  for (; i < length; ++i) out[i] = A::Store(op(A::Load(x[i]), A::Load(y[i])));
+  for (; i < length; ++i) out[i] = A::Store(op(A::Load(in[i])...));
 }
 
-template <class T, class Op>
-void ContiguousBinaryBaseline(T* out, const T* x, const T* y, size_t length) {
-  ContiguousBinaryLoop<T, Op>(out, x, y, length);
+template <class T, class Op, class... In>
+void ContiguousBaseline(T* out, size_t length, const In*... in) {
+  ContiguousLoop<T, Op>(out, length, in...);
 }
 
 #if INFINIOP_CPU_HAS_X86_KERNELS
-template <class T, class Op>
-INFINIOP_CPU_TARGET_AVX2 void ContiguousBinaryAvx2(T* out, const T* x, const T* y, size_t length) {
-  ContiguousBinaryLoop<T, Op>(out, x, y, length);
+template <class T, class Op, class... In>
+INFINIOP_CPU_TARGET_AVX2 void ContiguousAvx2(T* out, size_t length, const In*... in) {
+  ContiguousLoop<T, Op>(out, length, in...);
 }
 
-template <class T, class Op>
-INFINIOP_CPU_TARGET_AVX512 void ContiguousBinaryAvx512(T* out, const T* x, const T* y,
-                                                       size_t length) {
-  ContiguousBinaryLoop<T, Op>(out, x, y, length);
+template <class T, class Op, class... In>
+INFINIOP_CPU_TARGET_AVX512 void ContiguousAvx512(T* out, size_t length, const In*... in) {
+  ContiguousLoop<T, Op>(out, length, in...);
 }
 #endif
 
-template <class T, class Op>
-void ContiguousBinary(T* out, const T* x, const T* y, size_t length) {
-  RunForIsa(INFINIOP_CPU_X86_ONLY(&ContiguousBinaryAvx512<T, Op>),
-            INFINIOP_CPU_X86_ONLY(&ContiguousBinaryAvx2<T, Op>), &ContiguousBinaryBaseline<T, Op>,
-            out, x, y, length);
+template <class T, class Op, class... In>
+void Contiguous(T* out, size_t length, const In*... in) {
+  RunForIsa(INFINIOP_CPU_X86_ONLY(&ContiguousAvx512<T, Op, In...>),
+            INFINIOP_CPU_X86_ONLY(&ContiguousAvx2<T, Op, In...>), &ContiguousBaseline<T, Op, In...>,
+            out, length, in...);
 }
 
-// One inner loop of a binary elementwise operator over tensors (out, x, y).
-template <class T, class Op>
-struct BinaryRow {
-  static constexpr size_t kTensors = 3;
+// One inner loop of an elementwise operator with kInputs inputs, over tensors (out, in...) of
+// one dtype T.
+template <class T, class Op, size_t kInputs>
+struct ComputeRow {
+  static constexpr size_t kTensors = kInputs + 1;
 
-  static void Apply(const std::array<char*, 3>& pointers, size_t length,
-                    const std::array<ptrdiff_t, 3>& strides) {
+  static void Apply(const std::array<char*, kTensors>& pointers, size_t length,
+                    const std::array<ptrdiff_t, kTensors>& strides) {
+    ApplyTo(pointers, length, strides, std::make_index_sequence<kInputs>{});
+  }
+
+  template <size_t... I>
+  static void ApplyTo(const std::array<char*, kTensors>& pointers, size_t length,
+                      const std::array<ptrdiff_t, kTensors>& strides, std::index_sequence<I...>) {
     using A = Arithmetic<T>;
     T* out = reinterpret_cast<T*>(pointers[0]);
-    const T* x = reinterpret_cast<const T*>(pointers[1]);
-    const T* y = reinterpret_cast<const T*>(pointers[2]);
-    if (strides[0] == 1 && strides[1] == 1 && strides[2] == 1) {
-      ContiguousBinary<T, Op>(out, x, y, length);
+    if (((strides[I + 1] == 1) && ... && (strides[0] == 1))) {
+      Contiguous<T, Op>(out, length, reinterpret_cast<const T*>(pointers[I + 1])...);
       return;
     }
     const Op op;
     const ptrdiff_t n = static_cast<ptrdiff_t>(length);
     for (ptrdiff_t i = 0; i < n; ++i) {
-      out[i * strides[0]] = A::Store(op(A::Load(x[i * strides[1]]), A::Load(y[i * strides[2]])));
+      out[i * strides[0]] =
+          A::Store(op(A::Load(reinterpret_cast<const T*>(pointers[I + 1])[i * strides[I + 1]])...));
     }
   }
 };
+
+template <class T, class Op>
+using BinaryRow = ComputeRow<T, Op, 2>;
+template <class T, class Op>
+using UnaryRow = ComputeRow<T, Op, 1>;
 
 // One inner loop of Rearrange (dst, src): elements are kSize raw bytes. memcpy of a constant size
 // compiles to plain loads and stores, with no alignment or type assumed.
@@ -306,20 +379,32 @@ void Elementwise(const Layout& layout, const Buffers& buffers) {
   });
 }
 
-template <class Op>
-ComputeFn FloatingCompute(infiniDtype_t dtype) {
+// The function computing a floating operator whose inner loop is Row<T, Op> on `dtype`; null
+// for a dtype it does not take.
+template <template <class, class> class Row, class Op>
+ComputeFn FloatingComputeOf(infiniDtype_t dtype) {
   switch (dtype) {
     case INFINI_DTYPE_F16:
-      return &Elementwise<BinaryRow<Half, Op>>;
+      return &Elementwise<Row<Half, Op>>;
     case INFINI_DTYPE_BF16:
-      return &Elementwise<BinaryRow<BFloat16, Op>>;
+      return &Elementwise<Row<BFloat16, Op>>;
     case INFINI_DTYPE_F32:
-      return &Elementwise<BinaryRow<float, Op>>;
+      return &Elementwise<Row<float, Op>>;
     case INFINI_DTYPE_F64:
-      return &Elementwise<BinaryRow<double, Op>>;
+      return &Elementwise<Row<double, Op>>;
     default:
       return nullptr;
   }
+}
+
+template <class Op>
+ComputeFn FloatingCompute(infiniDtype_t dtype) {
+  return FloatingComputeOf<BinaryRow, Op>(dtype);
+}
+
+template <class Op>
+ComputeFn FloatingUnaryCompute(infiniDtype_t dtype) {
+  return FloatingComputeOf<UnaryRow, Op>(dtype);
 }
 
 template <class Op>
@@ -500,8 +585,22 @@ ComputeFn ComputeFor(infiniopOperator_t op, infiniDtype_t dtype) {
       const ComputeFn floating = FloatingCompute<MulOp>(dtype);
       return floating != nullptr ? floating : IntegerCompute<MulOp>(dtype);
     }
+    case INFINIOP_OPERATOR_Sub: {
+      const ComputeFn floating = FloatingCompute<SubOp>(dtype);
+      return floating != nullptr ? floating : IntegerCompute<SubOp>(dtype);
+    }
     case INFINIOP_OPERATOR_SwiGLU:
       return FloatingCompute<SwiGLUOp>(dtype);
+    case INFINIOP_OPERATOR_Relu:
+      return FloatingUnaryCompute<ReluOp>(dtype);
+    case INFINIOP_OPERATOR_Sigmoid:
+      return FloatingUnaryCompute<SigmoidOp>(dtype);
+    case INFINIOP_OPERATOR_Silu:
+      return FloatingUnaryCompute<SiluOp>(dtype);
+    case INFINIOP_OPERATOR_Gelu:
+      return FloatingUnaryCompute<GeluOp>(dtype);
+    case INFINIOP_OPERATOR_GeluTanh:
+      return FloatingUnaryCompute<GeluTanhOp>(dtype);
     case INFINIOP_OPERATOR_Rearrange:
       return CopyCompute(ElementSize(dtype));
     default:
@@ -528,7 +627,7 @@ class ElementwisePlan final : public Plan {
 
 using infiniop_backend::SameShape;
 
-// Add, Mul, SwiGLU and Rearrange: tensors of one shape and one dtype.
+// The elementwise operators (binary, unary) and Rearrange: tensors of one shape and one dtype.
 infiniStatus_t MakeElementwisePlan(infiniopOperator_t op, const infiniopBackendTensor* tensors,
                                    size_t count, PlanPtr* plan) {
   for (size_t t = 1; t < count; ++t) {

@@ -159,19 +159,21 @@ constexpr const char* SnakeName(infiniopOperator_t op) {
   static_assert(SameText(#snake, SnakeName(INFINIOP_OPERATOR_##Name)), \
                 "elementwise_operators.h: " #Name "'s snake name is not the operator list's");
 INFINIOP_CUDA_BINARY_OPERATORS(INFINIOP_CHECK_SNAKE_NAME_)
+INFINIOP_CUDA_UNARY_OPERATORS(INFINIOP_CHECK_SNAKE_NAME_)
 #undef INFINIOP_CHECK_SNAKE_NAME_
 
-// The kernel of an elementwise operator for a dtype: a binary operator's from
-// kernels/elementwise_operators.h's table, Rearrange's by element size; null where none is built.
+// The kernel of an elementwise operator for a dtype: a binary or unary operator's from
+// kernels/elementwise_operators.h's tables, Rearrange's by element size; null where none is built.
 const char* ElementwiseKernel(infiniopOperator_t op, infiniDtype_t dtype) {
 #define INFINIOP_KERNEL_NAME_(Name, snake, Op, suffix, Type) \
   if (dtype == INFINI_DTYPE_##Type) return "infiniop_" #snake "_" #suffix;
-#define INFINIOP_BINARY_CASE_(Name, snake, Op, types) \
-  case INFINIOP_OPERATOR_##Name:                      \
+#define INFINIOP_ELEMENTWISE_CASE_(Name, snake, Op, types) \
+  case INFINIOP_OPERATOR_##Name:                           \
     types(INFINIOP_KERNEL_NAME_, Name, snake, Op) return nullptr;
   switch (op) {
-    INFINIOP_CUDA_BINARY_OPERATORS(INFINIOP_BINARY_CASE_)
-#undef INFINIOP_BINARY_CASE_
+    INFINIOP_CUDA_BINARY_OPERATORS(INFINIOP_ELEMENTWISE_CASE_)
+    INFINIOP_CUDA_UNARY_OPERATORS(INFINIOP_ELEMENTWISE_CASE_)
+#undef INFINIOP_ELEMENTWISE_CASE_
 #undef INFINIOP_KERNEL_NAME_
     case INFINIOP_OPERATOR_Rearrange:
       switch (ElementSize(dtype)) {
@@ -221,7 +223,8 @@ bool MergeDimensions(const infiniopBackendTensor* tensors, size_t count, Element
   return true;
 }
 
-// The binary operators (c, a, b) and Rearrange (dst, src): tensors of one shape and one dtype.
+// The binary (c, a, b) and unary (y, x) operators and Rearrange (dst, src): tensors of one shape
+// and one dtype.
 infiniStatus_t MakeElementwisePlan(infiniopOperator_t op, const infiniopBackendTensor* tensors,
                                    size_t count, const DeviceLimits& limits, KernelPlan* plan) {
   for (size_t t = 1; t < count; ++t) {

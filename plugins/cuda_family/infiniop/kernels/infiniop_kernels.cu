@@ -12,8 +12,10 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
-#include "infinicore.h"
+#include <utility>
+
 #include "family_kernel_abi.h"
+#include "infinicore.h"
 
 namespace infinirt::infiniop_cuda_family::kernels {
 
@@ -88,6 +90,8 @@ __device__ inline float Mul(float a, float b) { return __fmul_rn(a, b); }
 __device__ inline double Mul(double a, double b) { return __dmul_rn(a, b); }
 __device__ inline float Exp(float x) { return expf(x); }
 __device__ inline double Exp(double x) { return exp(x); }
+__device__ inline float Erfc(float x) { return erfcf(x); }
+__device__ inline double Erfc(double x) { return erfc(x); }
 __device__ inline float Sqrt(float x) { return sqrtf(x); }
 __device__ inline double Sqrt(double x) { return sqrt(x); }
 
@@ -172,36 +176,42 @@ __device__ inline uint64_t FirstIndex() {
 
 __device__ inline uint64_t GridStride() { return static_cast<uint64_t>(gridDim.x) * blockDim.x; }
 
-// c = op(a, b) elementwise over the strided layout (Index: 32-bit where the count allows).
-template <class Type, class Op, class Index>
-__device__ void BinaryStrided(const ElementwiseArgs& args) {
+// out = op(in...) elementwise over the strided layout, inputs I + 1 (Index: 32-bit where the
+// count allows).
+template <class Type, class Op, class Index, size_t... I>
+__device__ void ComputeStrided(const ElementwiseArgs& args, std::index_sequence<I...>) {
   using S = typename Type::Storage;
-  S* c = static_cast<S*>(args.call.buffers[0]);
-  const S* a = static_cast<const S*>(args.call.buffers[1]);
-  const S* b = static_cast<const S*>(args.call.buffers[2]);
+  constexpr int kTensors = sizeof...(I) + 1;
+  S* out = static_cast<S*>(args.call.buffers[0]);
   const Op op;
   for (uint64_t i = FirstIndex(); i < args.elements; i += GridStride()) {
-    int64_t offsets[3];
-    OffsetsOf<3>(args, static_cast<Index>(i), offsets);
-    c[offsets[0]] = Type::Store(op(Type::Load(a[offsets[1]]), Type::Load(b[offsets[2]])));
+    int64_t offsets[kTensors];
+    OffsetsOf<kTensors>(args, static_cast<Index>(i), offsets);
+    out[offsets[0]] = Type::Store(
+        op(Type::Load(static_cast<const S*>(args.call.buffers[I + 1])[offsets[I + 1]])...));
   }
 }
 
-template <class Type, class Op>
-__device__ void Binary(const ElementwiseArgs& args) {
+template <class Type, class Op, size_t... I>
+__device__ void ComputeContiguous(const ElementwiseArgs& args, std::index_sequence<I...>) {
   using S = typename Type::Storage;
+  S* out = static_cast<S*>(args.call.buffers[0]);
+  const Op op;
+  for (uint64_t i = FirstIndex(); i < args.elements; i += GridStride()) {
+    out[i] = Type::Store(op(Type::Load(static_cast<const S*>(args.call.buffers[I + 1])[i])...));
+  }
+}
+
+// An elementwise operator of kInputs inputs: out = op(in...).
+template <class Type, class Op, size_t kInputs>
+__device__ void Compute(const ElementwiseArgs& args) {
+  const auto inputs = std::make_index_sequence<kInputs>{};
   if (args.ndim == 0) {  // all contiguous: one flat loop
-    S* c = static_cast<S*>(args.call.buffers[0]);
-    const S* a = static_cast<const S*>(args.call.buffers[1]);
-    const S* b = static_cast<const S*>(args.call.buffers[2]);
-    const Op op;
-    for (uint64_t i = FirstIndex(); i < args.elements; i += GridStride()) {
-      c[i] = Type::Store(op(Type::Load(a[i]), Type::Load(b[i])));
-    }
+    ComputeContiguous<Type, Op>(args, inputs);
   } else if (args.elements <= UINT32_MAX) {
-    BinaryStrided<Type, Op, uint32_t>(args);
+    ComputeStrided<Type, Op, uint32_t>(args, inputs);
   } else {
-    BinaryStrided<Type, Op, uint64_t>(args);
+    ComputeStrided<Type, Op, uint64_t>(args, inputs);
   }
 }
 
@@ -863,17 +873,21 @@ using infinirt::infiniop_cuda_family::RandomSampleArgs;
 using infinirt::infiniop_cuda_family::RMSNormArgs;
 using infinirt::infiniop_cuda_family::RoPEArgs;
 
-// A kernel per row of elementwise_operators.h's table and dtype: infiniop_<snake>_<dtype>.
-#define INFINIOP_BINARY_KERNEL_(Name, snake, Op, suffix, Type) \
-  extern "C" __global__ void __launch_bounds__(1024)           \
-      infiniop_##snake##_##suffix(ElementwiseArgs args) {      \
-    ik::Binary<ik::Type, ik::Op>(args);                        \
+// A kernel per row of elementwise_operators.h's tables and dtype: infiniop_<snake>_<dtype>.
+#define INFINIOP_ELEMENTWISE_KERNEL_(inputs, Name, snake, Op, suffix, Type) \
+  extern "C" __global__ void __launch_bounds__(1024)                        \
+      infiniop_##snake##_##suffix(ElementwiseArgs args) {                   \
+    ik::Compute<ik::Type, ik::Op, inputs>(args);                            \
   }
 #define INFINIOP_BINARY_KERNELS_(Name, snake, Op, types) \
-  types(INFINIOP_BINARY_KERNEL_, Name, snake, Op)
+  types(INFINIOP_ELEMENTWISE_KERNEL_, 2, Name, snake, Op)
+#define INFINIOP_UNARY_KERNELS_(Name, snake, Op, types) \
+  types(INFINIOP_ELEMENTWISE_KERNEL_, 1, Name, snake, Op)
 INFINIOP_CUDA_BINARY_OPERATORS(INFINIOP_BINARY_KERNELS_)
+INFINIOP_CUDA_UNARY_OPERATORS(INFINIOP_UNARY_KERNELS_)
+#undef INFINIOP_UNARY_KERNELS_
 #undef INFINIOP_BINARY_KERNELS_
-#undef INFINIOP_BINARY_KERNEL_
+#undef INFINIOP_ELEMENTWISE_KERNEL_
 
 #define INFINIOP_COPY_KERNEL_(name, Element)                                      \
   extern "C" __global__ void __launch_bounds__(1024) name(ElementwiseArgs args) { \
