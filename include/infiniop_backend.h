@@ -21,7 +21,9 @@
 #include "infinirt.h"
 
 #define INFINIOP_BACKEND_ABI_MAJOR 1
-#define INFINIOP_BACKEND_ABI_MINOR 1
+/* 1.1: Describe. 1.2: operators 9 to 19, the create parameters eps, axis and dim, absent
+ * (INFINIOP_IN_OPTIONAL) tensors. */
+#define INFINIOP_BACKEND_ABI_MINOR 2
 
 /* The symbol every backend exports: infiniopBackendGetTable, an infiniopBackendGetTableFn. */
 #define INFINIOP_BACKEND_ENTRY_SYMBOL "infiniopBackendGetTable"
@@ -53,8 +55,15 @@ extern "C" {
  *             infiniopBackendRunParams (below), and the default is the Python binding's;
  * summary     what it computes, for its header and its Python docstring.
  *
+ *             INFINIOP_IN_OPTIONAL(...) is an input that may be absent: a NULL descriptor at
+ *             Create, then a NULL buffer at the call (LayerNorm's bias); a backend sees it with
+ *             dtype INFINI_DTYPE_INVALID and ndim 0;
+ *
  * A user defines INFINIOP_OUT, INFINIOP_IN and INFINIOP_SCALAR before expanding the list (each
- * element expands to what that use needs) and undefines them after. */
+ * element expands to what that use needs) and undefines them after. INFINIOP_IN_OPTIONAL is an
+ * INFINIOP_IN unless a use redefines it (and restores it after, as
+ * infiniopOperatorTensorOptional does). */
+#define INFINIOP_IN_OPTIONAL(name, dtype, shape) INFINIOP_IN(name, dtype, shape)
 #define INFINIOP_OPERATORS(X)                                                                      \
   X(Add, add, 0, INFINIOP_WORKSPACE,                                                               \
     (INFINIOP_OUT(c, DATA, (4, 8)) INFINIOP_IN(a, DATA, (4, 8)) INFINIOP_IN(b, DATA, (4, 8))), (), \
@@ -114,7 +123,38 @@ extern "C" {
   X(GeluTanh, gelutanh, 14, INFINIOP_WORKSPACE,                                                    \
     (INFINIOP_OUT(y, DATA, (4, 8)) INFINIOP_IN(x, DATA, (4, 8))), (), (),                          \
     "y = x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) / 2, elementwise (GELU's tanh "       \
-    "form).")
+    "form).")                                                                                      \
+  X(LayerNorm, layer_norm, 15, INFINIOP_WORKSPACE,                                                 \
+    (INFINIOP_OUT(output, DATA, (4, 8)) INFINIOP_OUT(input_standardization, DATA, (4, 8))          \
+         INFINIOP_OUT(input_std_deviation, DATA, (4)) INFINIOP_IN(input, DATA, (4, 8))             \
+             INFINIOP_IN(weight, DATA, (8)) INFINIOP_IN_OPTIONAL(bias, DATA, (8))),                \
+    (INFINIOP_SCALAR(float, eps, 1e-5f)), (),                                                      \
+    "over the last dimension of input, mean and biased variance; input_standardization = (input "  \
+    "- "                                                                                           \
+    "mean) / sqrt(variance + eps), output = input_standardization * weight + bias (bias may be "   \
+    "NULL: none), input_std_deviation [input's leading dimensions] = sqrt(variance + eps).")       \
+  X(AddRMSNorm, add_rms_norm, 16, INFINIOP_WORKSPACE,                                              \
+    (INFINIOP_OUT(y, DATA, (4, 8)) INFINIOP_OUT(residual_out, DATA, (4, 8)) INFINIOP_IN(           \
+        a, DATA, (4, 8)) INFINIOP_IN(b, DATA, (4, 8)) INFINIOP_IN(weight, DATA, (8))),             \
+    (INFINIOP_SCALAR(float, epsilon, 1e-6f)), (),                                                  \
+    "residual_out = a + b; y = (a + b) * weight / sqrt(mean((a + b)^2) + epsilon), over the last " \
+    "dimension (the sum kept unrounded for y).")                                                   \
+  X(Softmax, softmax, 17, INFINIOP_WORKSPACE,                                                      \
+    (INFINIOP_OUT(y, DATA, (4, 8)) INFINIOP_IN(x, DATA, (4, 8))),                                  \
+    (INFINIOP_SCALAR(int, axis, -1)), (),                                                          \
+    "y = exp(x - max) / sum(exp(x - max)) along axis (negative: counted from the end).")           \
+  X(LogSoftmax, log_softmax, 18, INFINIOP_WORKSPACE,                                               \
+    (INFINIOP_OUT(output, DATA, (4, 8)) INFINIOP_IN(input, DATA, (4, 8))),                         \
+    (INFINIOP_SCALAR(int, dim, -1)), (),                                                           \
+    "output = input - max - log(sum(exp(input - max))) along dim (negative: counted from the "     \
+    "end).")                                                                                       \
+  X(Embedding, embedding, 19, INFINIOP_NO_WORKSPACE,                                               \
+    (INFINIOP_OUT(output, DATA, (4, 8)) INFINIOP_IN(input, I64, (4))                               \
+         INFINIOP_IN(weight, DATA, (16, 8))),                                                      \
+    (), (),                                                                                        \
+    "output[..., :] = weight[input[...], :]: the rows of weight [vocab, dim] that the indices "    \
+    "(I32 or I64, any shape) pick; output is input's shape + [dim]. A row whose index is outside " \
+    "[0, vocab) is set to NaN.")
 
 /* Expands a parenthesised sequence of the list: INFINIOP_EXPAND tensors. */
 #define INFINIOP_EXPAND(...) __VA_ARGS__
@@ -162,6 +202,34 @@ static inline size_t infiniopOperatorCallScalarCount(infiniopOperator_t op) {
   }
 }
 
+/* Whether the operator's index-th tensor (outputs first) may be absent (INFINIOP_IN_OPTIONAL). */
+static inline int infiniopOperatorTensorOptional(infiniopOperator_t op, size_t index) {
+  const int* optional = NULL;
+  size_t count = 0;
+  switch (op) {
+#undef INFINIOP_IN_OPTIONAL
+#define INFINIOP_OUT(name, dtype, shape) 0,
+#define INFINIOP_IN(name, dtype, shape) 0,
+#define INFINIOP_IN_OPTIONAL(name, dtype, shape) 1,
+#define INFINIOP_OPERATOR_OPTIONAL_(name, snake, number, workspace, tensors, ...) \
+  case INFINIOP_OPERATOR_##name: {                                                \
+    static const int flags[] = {INFINIOP_EXPAND tensors};                         \
+    optional = flags;                                                             \
+    count = sizeof flags / sizeof flags[0];                                       \
+    break;                                                                        \
+  }
+    INFINIOP_OPERATORS(INFINIOP_OPERATOR_OPTIONAL_)
+#undef INFINIOP_OPERATOR_OPTIONAL_
+#undef INFINIOP_IN_OPTIONAL
+#undef INFINIOP_IN
+#undef INFINIOP_OUT
+#define INFINIOP_IN_OPTIONAL(name, dtype, shape) INFINIOP_IN(name, dtype, shape)
+    default:
+      break;
+  }
+  return optional != NULL && index < count ? optional[index] : 0;
+}
+
 /* A tensor as a backend sees it: valid for the call it is passed to (copy what is kept). Its
  * buffer points at element (0, ..., 0), whatever the signs of the strides, and is aligned to its
  * element size. An output either is one of the inputs (in place, same layout) or overlaps none. */
@@ -172,10 +240,14 @@ typedef struct infiniopBackendTensor {
   const ptrdiff_t* strides; /* ndim entries, in elements */
 } infiniopBackendTensor;
 
-/* Parameters fixed when a descriptor is made: RMSNorm's epsilon, RoPE's algorithm. */
+/* Parameters fixed when a descriptor is made, by the names of the operators' scalars (ABI 1.2
+ * appended eps, axis and dim). */
 typedef struct infiniopBackendCreateParams {
-  float epsilon;
-  int algo; /* RoPE's infiniopRoPEAlgo_t */
+  float epsilon; /* RMSNorm's, AddRMSNorm's */
+  int algo;      /* RoPE's infiniopRoPEAlgo_t */
+  float eps;     /* LayerNorm's */
+  int axis;      /* Softmax's */
+  int dim;       /* LogSoftmax's */
 } infiniopBackendCreateParams;
 
 /* Parameters of each call: Gemm's alpha and beta, RandomSample's. */

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends.h"
+#include "infiniop_backend_support.h"
 #include "infiniop_internal.h"
 #include "status_log.h"
 #include "validation.h"
@@ -44,6 +45,11 @@ infiniStatus_t Create(infiniopOperator_t op, infiniopHandle_t handle, InfiniopDe
   std::vector<const InfiniopTensorDescriptor*> described;
   std::vector<infiniopBackendTensor> views;
   for (infiniopTensorDescriptor_t tensor : tensors) {
+    if (tensor == nullptr && infiniopOperatorTensorOptional(op, described.size())) {
+      described.push_back(nullptr);  // absent: the backend sees no dtype and no dimensions
+      views.push_back(infiniopBackendTensor{INFINI_DTYPE_INVALID, 0, nullptr, nullptr});
+      continue;
+    }
     if (tensor == nullptr)
       return Refuse(INFINI_STATUS_NULL_POINTER, call + "NULL tensor descriptor");
     if (!LiveTensors().Contains(tensor)) {
@@ -63,7 +69,8 @@ infiniStatus_t Create(infiniopOperator_t op, infiniopHandle_t handle, InfiniopDe
   desc->op = op;
   desc->backend = handle->backend;
   for (const InfiniopTensorDescriptor* tensor : described) {
-    desc->buffer_elements.push_back(tensor->Elements());
+    // An absent input's buffer may be NULL (Run checks only buffers with elements).
+    desc->buffer_elements.push_back(tensor != nullptr ? tensor->Elements() : 0);
   }
   const infiniStatus_t created =
       handle->backend->table->Create(op, handle->device_id, views.data(), views.size(), &params,
@@ -96,19 +103,7 @@ infiniStatus_t WorkspaceSize(infiniopOperator_t op, InfiniopDescriptor* desc, si
 }
 
 // The most buffers a call passes: the most tensors an operator of the list has.
-constexpr size_t MostBuffers() {
-  size_t most = 0;
-#define INFINIOP_OUT(name, dtype, shape) +1
-#define INFINIOP_IN(name, dtype, shape) +1
-#define INFINIOP_TENSOR_COUNT_(name, snake, number, workspace, tensors, ...) \
-  most = (0 INFINIOP_EXPAND tensors) > most ? (0 INFINIOP_EXPAND tensors) : most;
-  INFINIOP_OPERATORS(INFINIOP_TENSOR_COUNT_)
-#undef INFINIOP_TENSOR_COUNT_
-#undef INFINIOP_IN
-#undef INFINIOP_OUT
-  return most;
-}
-constexpr size_t kMostBuffers = MostBuffers();
+constexpr size_t kMostBuffers = infiniop_backend::MostOperatorTensors();
 
 // On every call's path: no allocation (the message of a refusal is composed only then).
 infiniStatus_t Run(infiniopOperator_t op, InfiniopDescriptor* desc, void* workspace,

@@ -115,14 +115,17 @@ std::string PythonValue(T value) {
   }
 }
 
-// InfiniOP's operators, from its one list: the names, the tensors (name, whether an output), the
+// InfiniOP's operators, from its one list: the names, the tensors (name, whether an output,
+// whether it may be absent), the
 // scalars of Create and of the call (name, default), whether the call takes a workspace, the
 // summary, and the parameters of the descriptor's Create and of the call as the headers declare
 // them.
 void Operators() {
   std::printf("OPERATORS = [\n");
-#define INFINIOP_OUT(name, dtype, shape) "(" + Quoted(#name) + ", True), " +
-#define INFINIOP_IN(name, dtype, shape) "(" + Quoted(#name) + ", False), " +
+#undef INFINIOP_IN_OPTIONAL
+#define INFINIOP_OUT(name, dtype, shape) "(" + Quoted(#name) + ", True, False), " +
+#define INFINIOP_IN(name, dtype, shape) "(" + Quoted(#name) + ", False, False), " +
+#define INFINIOP_IN_OPTIONAL(name, dtype, shape) "(" + Quoted(#name) + ", False, True), " +
 #define INFINIOP_SCALAR(type, name, default_value) \
   "(" + Quoted(#name) + ", " + PythonValue(static_cast<type>(default_value)) + "), " +
 #define OPERATOR_(name, snake, number, workspace, tensors, create, call, summary)             \
@@ -136,8 +139,10 @@ void Operators() {
   INFINIOP_OPERATORS(OPERATOR_)
 #undef OPERATOR_
 #undef INFINIOP_SCALAR
+#undef INFINIOP_IN_OPTIONAL
 #undef INFINIOP_IN
 #undef INFINIOP_OUT
+#define INFINIOP_IN_OPTIONAL(name, dtype, shape) INFINIOP_IN(name, dtype, shape)
   std::printf("]\n\nOP_FUNCTIONS = [\n");
 #define OP_FUNCTION_(name)                                     \
   std::printf("    ('int', %s, %s),\n", Quoted(#name).c_str(), \

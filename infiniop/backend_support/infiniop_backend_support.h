@@ -13,6 +13,20 @@
 
 namespace infiniop_backend {
 
+// The most tensors an operator of the list takes.
+constexpr size_t MostOperatorTensors() {
+  size_t most = 0;
+#define INFINIOP_OUT(name, dtype, shape) +1
+#define INFINIOP_IN(name, dtype, shape) +1
+#define INFINIOP_TENSOR_COUNT_(name, snake, number, workspace, tensors, ...) \
+  most = (0 INFINIOP_EXPAND tensors) > most ? (0 INFINIOP_EXPAND tensors) : most;
+  INFINIOP_OPERATORS(INFINIOP_TENSOR_COUNT_)
+#undef INFINIOP_TENSOR_COUNT_
+#undef INFINIOP_IN
+#undef INFINIOP_OUT
+  return most;
+}
+
 // Whether two tensors have one shape.
 inline bool SameShape(const infiniopBackendTensor& a, const infiniopBackendTensor& b) {
   return a.ndim == b.ndim && (a.ndim == 0 || std::equal(a.shape, a.shape + a.ndim, b.shape));

@@ -38,17 +38,19 @@ def _check(status: int, call: str, detail: str = "") -> None:
 
 class _Operator:
     """One operator's C functions, bound from the generated list (_c_api.OPERATORS): its
-    tensors (name, whether an output), the scalars its Create and its call take after the
+    tensors (name, whether an output, whether it may be absent: None), the scalars its Create
+    and its call take after the
     tensors (name, default), whether the call takes a workspace."""
 
-    def __init__(self, name: str, python_name: str, tensors: Sequence[Tuple[str, bool]],
+    def __init__(self, name: str, python_name: str, tensors: Sequence[Tuple[str, bool, bool]],
                  create_scalars: Sequence[Tuple[str, Any]],
                  call_scalars: Sequence[Tuple[str, Any]], workspace: bool, summary: str,
                  create: str, call: str) -> None:
         library = _library.op().library
         self.name = name
         self.python_name = python_name
-        self.tensor_names = [tensor for tensor, _ in tensors]
+        self.tensor_names = [tensor for tensor, _, _ in tensors]
+        self.optional = [optional for _, _, optional in tensors]
         self.tensors = len(tensors)
         self.create_scalars = list(create_scalars)
         self.call_scalars = list(call_scalars)
@@ -163,19 +165,25 @@ def _run(name: str, tensors: Sequence[Any], create_values: Sequence[Any],
     operator = _operator(name)
     if len(tensors) != operator.tensors:
         raise TypeError(f"{operator.python_name} takes {operator.tensors} tensors")
-    wrapped = [_tensor(t, f"tensor {i}") for i, t in enumerate(tensors)]
+    for i, t in enumerate(tensors):
+        if t is None and not operator.optional[i]:
+            raise TypeError(f"{operator.python_name}: {operator.tensor_names[i]} is None")
+    # An absent tensor (None) is a NULL descriptor and a NULL buffer.
+    wrapped = [None if t is None else _tensor(t, f"tensor {i}") for i, t in enumerate(tensors)]
+    present = [t for t in wrapped if t is not None]
     if wrapped[0].readonly:
         raise ValueError(f"{operator.python_name}: the output tensor is read-only")
-    device = _device_of(wrapped)
+    device = _device_of(present)
     stream, stream_handle = _target_stream(stream)
-    _record_uses(list(tensors), stream_handle)
-    descriptors = [_Descriptor(t) for t in wrapped]
+    _record_uses([t for t in tensors if t is not None], stream_handle)
+    descriptors = [None if t is None else _Descriptor(t) for t in wrapped]
     descriptor = ctypes.c_void_p()
     with _on_device(device):
         _check(operator.create(_handle(device), ctypes.byref(descriptor),
-                               *[d.handle for d in descriptors], *create_values),
+                               *[None if d is None else d.handle for d in descriptors],
+                               *create_values),
                f"infiniopCreate{name}Descriptor",
-               ", ".join(f"{t.shape} {t.dtype}" for t in wrapped))
+               ", ".join(f"{t.shape} {t.dtype}" for t in present))
         try:
             arguments: List[Any] = [descriptor.value]
             if operator.workspace:
@@ -183,7 +191,8 @@ def _run(name: str, tensors: Sequence[Any], create_values: Sequence[Any],
                 _check(operator.workspace_size(descriptor.value, ctypes.byref(size)),
                        f"infiniopGet{name}WorkspaceSize")
                 arguments += list(_workspace(device, stream_handle, size.value))
-            arguments += [t.ptr for t in wrapped] + list(call_values) + [stream_handle]
+            arguments += [None if t is None else t.ptr for t in wrapped]
+            arguments += list(call_values) + [stream_handle]
             _check(operator.call(*arguments), f"infiniop{name}")
             # The tensors' memory must outlive the queued work: their producers are kept until
             # a host function after it lets them go.
@@ -203,12 +212,12 @@ def _scalar(value: Any, default: Any) -> Any:
     return float(value) if isinstance(default, float) else int(value)
 
 
-def _define(name: str, python_name: str, tensors: Sequence[Tuple[str, bool]],
+def _define(name: str, python_name: str, tensors: Sequence[Tuple[str, bool, bool]],
             create_scalars: Sequence[Tuple[str, Any]], call_scalars: Sequence[Tuple[str, Any]],
             summary: str) -> Any:
     """The function infinirt.ops.<python_name>(tensors..., scalars..., *, stream=None)."""
     Parameter = inspect.Parameter
-    parameters = [Parameter(tensor, Parameter.POSITIONAL_OR_KEYWORD) for tensor, _ in tensors]
+    parameters = [Parameter(tensor, Parameter.POSITIONAL_OR_KEYWORD) for tensor, _, _ in tensors]
     parameters += [Parameter(scalar, Parameter.POSITIONAL_OR_KEYWORD, default=default)
                    for scalar, default in (*create_scalars, *call_scalars)]
     parameters.append(Parameter("stream", Parameter.KEYWORD_ONLY, default=None))
@@ -218,7 +227,7 @@ def _define(name: str, python_name: str, tensors: Sequence[Tuple[str, bool]],
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         values = bound.arguments
-        _run(name, [values[tensor] for tensor, _ in tensors],
+        _run(name, [values[tensor] for tensor, _, _ in tensors],
              [_scalar(values[scalar], default) for scalar, default in create_scalars],
              [_scalar(values[scalar], default) for scalar, default in call_scalars],
              values["stream"])

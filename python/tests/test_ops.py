@@ -72,6 +72,42 @@ def test_sub_and_the_activations_against_numpy():
         np.testing.assert_allclose(out, reference, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+def test_norms_softmax_and_embedding_against_numpy():
+    x, w, bias = rand(6, 40) + 2, rand(40), rand(40)
+    mean = x.mean(-1, keepdims=True)
+    std = np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    out, standardized = np.empty_like(x), np.empty_like(x)
+    deviation = np.empty(6, np.float32)
+    for b in (bias, None):  # bias may be absent
+        ops.layer_norm(out, standardized, deviation, x, w, b, eps=1e-5)
+        infinirt.synchronize()
+        expected = (x - mean) / std * w + (0 if b is None else b)
+        np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(deviation, std[:, 0], rtol=1e-5)
+    a, residual = rand(6, 40), np.empty_like(x)
+    ops.add_rms_norm(out, residual, a, x, w)
+    infinirt.synchronize()
+    s = a + x
+    np.testing.assert_allclose(residual, s, rtol=1e-6)
+    np.testing.assert_allclose(out, s * w / np.sqrt((s * s).mean(-1, keepdims=True) + 1e-6),
+                               rtol=1e-5, atol=1e-6)
+    for axis in (0, 1, -1):
+        ops.softmax(out, x, axis=axis)
+        ops.log_softmax(standardized, x, dim=axis)
+        infinirt.synchronize()
+        shifted = x - x.max(axis, keepdims=True)
+        total = np.exp(shifted).sum(axis, keepdims=True)
+        np.testing.assert_allclose(out, np.exp(shifted) / total, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(standardized, shifted - np.log(total), rtol=1e-5, atol=1e-6)
+    table, indices = rand(10, 8), np.array([[3, 0], [9, 3]], np.int64)
+    rows = np.empty((2, 2, 8), np.float32)
+    ops.embedding(rows, indices, table)
+    infinirt.synchronize()
+    np.testing.assert_array_equal(rows, table[indices])
+    with pytest.raises(TypeError):
+        ops.layer_norm(out, standardized, deviation, None, w, bias)  # only bias may be None
+
+
 def test_rms_norm_and_causal_softmax():
     x, w = rand(4, 64), rand(64)
     y = np.empty_like(x)

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "infiniop_backend.h"
+#include "infiniop_backend_support.h"
 
 namespace infinirt::infiniop_cpu {
 
@@ -205,8 +206,8 @@ inline float VectorisableErfc(float x) {
 
 // --- Plans -------------------------------------------------------------------------------------
 
-// The most buffers an operator takes (RoPE: y, x, pos_ids, sin_table, cos_table).
-constexpr size_t kMaxBuffers = 5;
+// The most buffers an operator of the list takes.
+constexpr size_t kMaxBuffers = infiniop_backend::MostOperatorTensors();
 using Buffers = std::array<void*, kMaxBuffers>;
 
 // What a descriptor computes, made by Create; never changed once made, and shared with the work
@@ -248,6 +249,15 @@ infiniStatus_t MakeCausalSoftmaxPlan(const infiniopBackendTensor* tensors, PlanP
 infiniStatus_t MakeRoPEPlan(const infiniopBackendTensor* tensors,
                             const infiniopBackendCreateParams* params, PlanPtr* plan);
 infiniStatus_t MakeRandomSamplePlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
+// cpu_model_operators.cc's: LayerNorm, AddRMSNorm, Softmax and LogSoftmax (log) along `axis`
+// (negative: from the end), Embedding.
+infiniStatus_t MakeLayerNormPlan(const infiniopBackendTensor* tensors,
+                                 const infiniopBackendCreateParams* params, PlanPtr* plan);
+infiniStatus_t MakeAddRMSNormPlan(const infiniopBackendTensor* tensors,
+                                  const infiniopBackendCreateParams* params, PlanPtr* plan);
+infiniStatus_t MakeSoftmaxPlan(const infiniopBackendTensor* tensors, int axis, bool log,
+                               PlanPtr* plan);
+infiniStatus_t MakeEmbeddingPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
 // Gemm (cpu_gemm.cc), through oneDNN or OpenBLAS.
 infiniStatus_t MakeGemmPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
 // How Gemm computes a dtype, for Describe: the libraries it may go to, whichever the processor
@@ -260,23 +270,30 @@ struct TypeTag {
   using T = Storage;
 };
 
-// Calls make(TypeTag<T>{}) with the storage type T of a float dtype (F16, BF16, F32, F64);
-// NOT_IMPLEMENTED for any other dtype.
+// Calls make(TypeTag<T>{}) with the storage type T of a float dtype (F16, BF16, F32, F64) and
+// answers its status (SUCCESS where it returns none); NOT_IMPLEMENTED for any other dtype.
+// make(tag)'s status; SUCCESS where it returns nothing.
+template <class Make, class Tag>
+infiniStatus_t StatusOfMake(Make& make, Tag tag) {
+  if constexpr (std::is_void_v<decltype(make(tag))>) {
+    make(tag);
+    return INFINI_STATUS_SUCCESS;
+  } else {
+    return make(tag);
+  }
+}
+
 template <class Make>
 infiniStatus_t WithFloatType(infiniDtype_t dtype, Make make) {
   switch (dtype) {
     case INFINI_DTYPE_F16:
-      make(TypeTag<Half>{});
-      return INFINI_STATUS_SUCCESS;
+      return StatusOfMake(make, TypeTag<Half>{});
     case INFINI_DTYPE_BF16:
-      make(TypeTag<BFloat16>{});
-      return INFINI_STATUS_SUCCESS;
+      return StatusOfMake(make, TypeTag<BFloat16>{});
     case INFINI_DTYPE_F32:
-      make(TypeTag<float>{});
-      return INFINI_STATUS_SUCCESS;
+      return StatusOfMake(make, TypeTag<float>{});
     case INFINI_DTYPE_F64:
-      make(TypeTag<double>{});
-      return INFINI_STATUS_SUCCESS;
+      return StatusOfMake(make, TypeTag<double>{});
     default:
       return INFINI_STATUS_NOT_IMPLEMENTED;
   }

@@ -655,6 +655,8 @@ struct Closure {
 
 struct Kernel {
   PlanPtr plan;
+  // The absent tensors (an INFINIOP_IN_OPTIONAL given as NULL): their buffers are NULL.
+  std::array<bool, kMaxBuffers> absent{};
   // The closures of calls recorded into graphs: a graph runs its closure at every launch, so the
   // kernel keeps them until it is destroyed (the caller keeps a descriptor alive while graphs
   // that captured it may run).
@@ -710,6 +712,18 @@ infiniStatus_t MakePlan(infiniopOperator_t op, const infiniopBackendTensor* tens
       return MakeRandomSamplePlan(tensors, plan);
     case INFINIOP_OPERATOR_Gemm:
       return MakeGemmPlan(tensors, plan);
+    case INFINIOP_OPERATOR_LayerNorm:
+      return MakeLayerNormPlan(tensors, params, plan);
+    case INFINIOP_OPERATOR_AddRMSNorm:
+      return MakeAddRMSNormPlan(tensors, params, plan);
+    case INFINIOP_OPERATOR_Softmax:
+      if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
+      return MakeSoftmaxPlan(tensors, params->axis, /*log=*/false, plan);
+    case INFINIOP_OPERATOR_LogSoftmax:
+      if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
+      return MakeSoftmaxPlan(tensors, params->dim, /*log=*/true, plan);
+    case INFINIOP_OPERATOR_Embedding:
+      return MakeEmbeddingPlan(tensors, plan);
     default:
       return MakeElementwisePlan(op, tensors, count, plan);
   }
@@ -758,6 +772,9 @@ infiniStatus_t Create(infiniopOperator_t op, int /*device_index: the host is the
     if (made != INFINI_STATUS_SUCCESS) return made;
     auto created = std::make_unique<Kernel>();
     created->plan = std::move(plan);
+    for (size_t t = 0; t < tensor_count; ++t) {
+      created->absent[t] = tensors[t].dtype == INFINI_DTYPE_INVALID;
+    }
     *kernel = reinterpret_cast<infiniopBackendKernel_t>(created.release());
   } catch (const std::exception&) {
     return INFINI_STATUS_INTERNAL_ERROR;
@@ -778,7 +795,7 @@ infiniStatus_t Run(infiniopBackendKernel_t handle, void* /*workspace*/, size_t /
   if (plan.uses_run_params() && params == nullptr) return INFINI_STATUS_NULL_POINTER;
   if (plan.empty()) return INFINI_STATUS_SUCCESS;  // nothing to queue
   for (size_t t = 0; t < buffer_count; ++t) {
-    if (buffers[t] == nullptr) return INFINI_STATUS_NULL_POINTER;
+    if (buffers[t] == nullptr && !kernel.absent[t]) return INFINI_STATUS_NULL_POINTER;
   }
 
   // Whether this call is being recorded into a graph decides who owns its closure. (Capture

@@ -10,7 +10,7 @@
 
 namespace infinirt::infiniop_cuda_family {
 
-constexpr int kMaxBuffers = 5;
+constexpr int kMaxBuffers = 8;
 
 // What changes from call to call: the buffers in the order of the operator's public call (outputs
 // first), the workspace, and the run parameters (RandomSample's).

@@ -195,6 +195,23 @@ const char* ElementwiseKernel(infiniopOperator_t op, infiniDtype_t dtype) {
   }
 }
 
+// Whether the operator is one of the elementwise tables' or Rearrange.
+bool IsElementwise(infiniopOperator_t op) {
+  switch (op) {
+#define INFINIOP_ELEMENTWISE_OPERATOR_(Name, ...) case INFINIOP_OPERATOR_##Name:
+    INFINIOP_CUDA_BINARY_OPERATORS(INFINIOP_ELEMENTWISE_OPERATOR_)
+    INFINIOP_CUDA_UNARY_OPERATORS(INFINIOP_ELEMENTWISE_OPERATOR_)
+#undef INFINIOP_ELEMENTWISE_OPERATOR_
+    case INFINIOP_OPERATOR_Rearrange:
+      return true;
+    default:
+      return false;
+  }
+}
+
+static_assert(kMaxBuffers >= infiniop_backend::MostOperatorTensors(),
+              "KernelCall holds the buffers of every operator of the list");
+
 // The call's layout simplified as the CPU's MergeDimensions does: dimensions of one element go,
 // and a dimension joins the one before it when, in every tensor, stepping the outer one equals
 // stepping the inner one across its whole extent. false when more than kMaxDims remain.
@@ -470,7 +487,9 @@ infiniStatus_t MakeKernelPlan(infiniopOperator_t op, const infiniopBackendTensor
       status = MakeRandomSamplePlan(tensors, limits, plan);
       break;
     default:
-      status = MakeElementwisePlan(op, tensors, count, limits, plan);
+      // An operator with no kernels of the family's is not implemented, whatever its tensors.
+      status = IsElementwise(op) ? MakeElementwisePlan(op, tensors, count, limits, plan)
+                                 : INFINI_STATUS_NOT_IMPLEMENTED;
       break;
   }
   if (status != INFINI_STATUS_SUCCESS) *plan = KernelPlan{};
