@@ -64,7 +64,7 @@ inline std::string DtypeName(infiniDtype_t dtype) {
 inline std::string OperatorName(infiniopOperator_t op) {
   switch (op) {
 #define PROBE_OPERATOR_NAME_(name, ...) \
-  case INFINIOP_OPERATOR_##name:                    \
+  case INFINIOP_OPERATOR_##name:        \
     return #name;
     INFINIOP_OPERATORS(PROBE_OPERATOR_NAME_)
 #undef PROBE_OPERATOR_NAME_
@@ -85,9 +85,9 @@ inline Probe MakeProbe(infiniopOperator_t op, infiniDtype_t dtype) {
 #define INFINIOP_IN(name, type, shape) Contiguous(PROBE_DTYPE_##type, {INFINIOP_EXPAND shape}),
 #define INFINIOP_SCALAR(type, name, default_value) probe.params.name = default_value;
 #define PROBE_OPERATOR_(name, snake, number, workspace, tensor_list, create, ...) \
-  if (op == INFINIOP_OPERATOR_##name) {                                          \
-    probe.tensors = {INFINIOP_EXPAND tensor_list};                              \
-    INFINIOP_EXPAND create                                                  \
+  if (op == INFINIOP_OPERATOR_##name) {                                           \
+    probe.tensors = {INFINIOP_EXPAND tensor_list};                                \
+    INFINIOP_EXPAND create                                                        \
   }
   INFINIOP_OPERATORS(PROBE_OPERATOR_)
 #undef PROBE_OPERATOR_
@@ -100,8 +100,9 @@ inline Probe MakeProbe(infiniopOperator_t op, infiniDtype_t dtype) {
 // Calls an operator's Create, or its call, with the descriptors or buffers of `items` in order
 // between the leading and the trailing arguments.
 template <class Function, class Item, size_t... I, class... Leading, class... Trailing>
-infiniStatus_t CallWith(Function function, const std::vector<Item>& items, std::index_sequence<I...>,
-                        std::tuple<Leading...> leading, std::tuple<Trailing...> trailing) {
+infiniStatus_t CallWith(Function function, const std::vector<Item>& items,
+                        std::index_sequence<I...>, std::tuple<Leading...> leading,
+                        std::tuple<Trailing...> trailing) {
   return std::apply(
       [&](auto... first) {
         return std::apply([&](auto... last) { return function(first..., items.at(I)..., last...); },
@@ -124,11 +125,12 @@ inline infiniStatus_t CreateDescriptor(infiniopOperator_t op, infiniopHandle_t h
 #define INFINIOP_OUT(name, type, shape) +1
 #define INFINIOP_IN(name, type, shape) +1
 #define INFINIOP_SCALAR(type, name, default_value) , static_cast<type>(default_value)
-#define PROBE_CREATE_(name, snake, number, workspace, tensor_list, create, ...)             \
-  if (op == INFINIOP_OPERATOR_##name) {                                                    \
-    return CallWith(&infiniopCreate##name##Descriptor, t,                                  \
-                    std::make_index_sequence<0 INFINIOP_EXPAND tensor_list>(),             \
-                    std::make_tuple(handle, desc), Tail(std::make_tuple(0 INFINIOP_EXPAND create))); \
+#define PROBE_CREATE_(name, snake, number, workspace, tensor_list, create, ...) \
+  if (op == INFINIOP_OPERATOR_##name) {                                         \
+    return CallWith(&infiniopCreate##name##Descriptor, t,                       \
+                    std::make_index_sequence<0 INFINIOP_EXPAND tensor_list>(),  \
+                    std::make_tuple(handle, desc),                              \
+                    Tail(std::make_tuple(0 INFINIOP_EXPAND create)));           \
   }
   INFINIOP_OPERATORS(PROBE_CREATE_)
 #undef PROBE_CREATE_
@@ -146,22 +148,21 @@ inline infiniStatus_t DestroyDescriptor(infiniopOperator_t op, InfiniopDescripto
 
 // infiniop<Op>(desc, [workspace, workspace_size,] buffers..., its scalars at their defaults,
 // stream).
-inline infiniStatus_t CallOperator(infiniopOperator_t op, InfiniopDescriptor* desc,
-                                   void* workspace, size_t workspace_size,
-                                   const std::vector<void*>& buffers, void* stream) {
-#define PROBE_CALL_(name, snake, number, workspace_rule, tensor_list, create, call, ...)         \
-  if (op == INFINIOP_OPERATOR_##name) {                                                        \
-    constexpr auto kTensors = std::make_index_sequence<0 INFINIOP_EXPAND tensor_list>();       \
-    if constexpr (workspace_rule == INFINIOP_WORKSPACE) {                                     \
-      return CallWith(&infiniop##name, buffers, kTensors,                                      \
-                      std::make_tuple(desc, workspace, workspace_size),                        \
-                      std::tuple_cat(Tail(std::make_tuple(0 INFINIOP_EXPAND call)),       \
-                                     std::make_tuple(stream)));                                \
-    } else {                                                                                   \
-      return CallWith(&infiniop##name, buffers, kTensors, std::make_tuple(desc),               \
-                      std::tuple_cat(Tail(std::make_tuple(0 INFINIOP_EXPAND call)),       \
-                                     std::make_tuple(stream)));                                \
-    }                                                                                          \
+inline infiniStatus_t CallOperator(infiniopOperator_t op, InfiniopDescriptor* desc, void* workspace,
+                                   size_t workspace_size, const std::vector<void*>& buffers,
+                                   void* stream) {
+#define PROBE_CALL_(name, snake, number, workspace_rule, tensor_list, create, call, ...)           \
+  if (op == INFINIOP_OPERATOR_##name) {                                                            \
+    constexpr auto kTensors = std::make_index_sequence<0 INFINIOP_EXPAND tensor_list>();           \
+    if constexpr (workspace_rule == INFINIOP_WORKSPACE) {                                          \
+      return CallWith(                                                                             \
+          &infiniop##name, buffers, kTensors, std::make_tuple(desc, workspace, workspace_size),    \
+          std::tuple_cat(Tail(std::make_tuple(0 INFINIOP_EXPAND call)), std::make_tuple(stream))); \
+    } else {                                                                                       \
+      return CallWith(                                                                             \
+          &infiniop##name, buffers, kTensors, std::make_tuple(desc),                               \
+          std::tuple_cat(Tail(std::make_tuple(0 INFINIOP_EXPAND call)), std::make_tuple(stream))); \
+    }                                                                                              \
   }
   INFINIOP_OPERATORS(PROBE_CALL_)
 #undef PROBE_CALL_
@@ -169,6 +170,58 @@ inline infiniStatus_t CallOperator(infiniopOperator_t op, InfiniopDescriptor* de
 #undef INFINIOP_IN
 #undef INFINIOP_OUT
   return INFINI_STATUS_BAD_PARAM;
+}
+
+// How many of the operator's tensors are outputs (they come first).
+inline size_t OutputCount(infiniopOperator_t op) {
+#define INFINIOP_OUT(name, type, shape) +1
+#define INFINIOP_IN(name, type, shape)
+#define PROBE_OUTPUTS_(name, snake, number, workspace, tensor_list, ...) \
+  if (op == INFINIOP_OPERATOR_##name) return 0 INFINIOP_EXPAND tensor_list;
+  INFINIOP_OPERATORS(PROBE_OUTPUTS_)
+#undef PROBE_OUTPUTS_
+#undef INFINIOP_IN
+#undef INFINIOP_OUT
+  return 0;
+}
+
+// infiniopGet<Op>WorkspaceSize(desc, size); 0 bytes for an operator whose call takes none (and
+// has no such function: the entry's workspace rule picks the line, by name).
+#define PROBE_WORKSPACE_INFINIOP_WORKSPACE(name) \
+  return infiniopGet##name##WorkspaceSize(desc, size);
+#define PROBE_WORKSPACE_INFINIOP_NO_WORKSPACE(name) return INFINI_STATUS_SUCCESS;
+inline infiniStatus_t WorkspaceSize(infiniopOperator_t op, InfiniopDescriptor* desc, size_t* size) {
+  *size = 0;
+#define PROBE_WORKSPACE_(name, snake, number, workspace_rule, ...) \
+  if (op == INFINIOP_OPERATOR_##name) {                            \
+    PROBE_WORKSPACE_##workspace_rule(name)                         \
+  }
+  INFINIOP_OPERATORS(PROBE_WORKSPACE_)
+#undef PROBE_WORKSPACE_
+  return INFINI_STATUS_BAD_PARAM;
+}
+#undef PROBE_WORKSPACE_INFINIOP_NO_WORKSPACE
+#undef PROBE_WORKSPACE_INFINIOP_WORKSPACE
+
+// Whether the handle's backend answers NOT_IMPLEMENTED for the operator on its F32 probe where
+// the backend is not the CPU's, which implements every operator: a vendor backend's tests skip
+// the operators it has no kernels for (docs/infiniop-support.md says which).
+inline bool VendorLacksOperator(infiniopHandle_t handle, infiniDevice_t device_type,
+                                infiniopOperator_t op) {
+  if (device_type == INFINI_DEVICE_CPU) return false;
+  const Probe probe = MakeProbe(op, INFINI_DTYPE_F32);
+  std::vector<infiniopTensorDescriptor_t> descriptors;
+  for (const ProbeTensor& t : probe.tensors) {
+    infiniopTensorDescriptor_t desc = nullptr;
+    infiniopCreateTensorDescriptor(&desc, t.shape.size(), t.shape.data(), t.strides.data(),
+                                   t.dtype);
+    descriptors.push_back(desc);
+  }
+  InfiniopDescriptor* desc = nullptr;
+  const infiniStatus_t created = CreateDescriptor(op, handle, &desc, descriptors);
+  if (created == INFINI_STATUS_SUCCESS) DestroyDescriptor(op, desc);
+  for (infiniopTensorDescriptor_t d : descriptors) infiniopDestroyTensorDescriptor(d);
+  return created == INFINI_STATUS_NOT_IMPLEMENTED;
 }
 
 // The probe's tensors as a backend sees them (pointing into the probe).
