@@ -21,8 +21,8 @@
 #include "infinirt.h"
 
 #define INFINIOP_BACKEND_ABI_MAJOR 1
-/* 1.1: Describe. 1.2: operators 9 to 19, the create parameters eps, axis and dim, absent
- * (INFINIOP_IN_OPTIONAL) tensors. */
+/* 1.1: Describe. 1.2: operators 9 to 23, the create parameters eps, axis, dim, scale and
+ * is_causal, absent (INFINIOP_IN_OPTIONAL) tensors. */
 #define INFINIOP_BACKEND_ABI_MINOR 2
 
 /* The symbol every backend exports: infiniopBackendGetTable, an infiniopBackendGetTableFn. */
@@ -47,7 +47,7 @@ extern "C" {
  *             neither (InfiniCore's Rearrange);
  * tensors     (INFINIOP_OUT(name, dtype, probe shape) INFINIOP_IN(...) ...), outputs first: the
  *             descriptors Create takes and the buffers the call passes, in order. dtype: DATA
- *             for the operator's data type, or the fixed type the operator takes (I32, I64);
+ *             for the operator's data type, or the fixed type the operator takes (I32, I64, F32);
  *             the probe shape is a small valid shape, in parentheses, the tests probe with;
  * create_scalars, call_scalars
  *             (INFINIOP_SCALAR(C type, name, default) ...): what Create and the call take after
@@ -154,7 +154,45 @@ extern "C" {
     (), (),                                                                                        \
     "output[..., :] = weight[input[...], :]: the rows of weight [vocab, dim] that the indices "    \
     "(I32 or I64, any shape) pick; output is input's shape + [dim]. A row whose index is outside " \
-    "[0, vocab) is set to NaN.")
+    "[0, vocab) is set to NaN.")                                                                   \
+  X(PagedCaching, paged_caching, 20, INFINIOP_WORKSPACE,                                           \
+    (INFINIOP_OUT(k_cache, DATA, (4, 2, 4, 8)) INFINIOP_OUT(v_cache, DATA, (4, 2, 4, 8))           \
+         INFINIOP_IN(k, DATA, (3, 2, 8)) INFINIOP_IN(v, DATA, (3, 2, 8))                           \
+             INFINIOP_IN(slot_mapping, I64, (3))),                                                 \
+    (), (),                                                                                        \
+    "writes token t's k and v [tokens, kv_heads, head_size] into the caches [blocks, kv_heads, "   \
+    "block_size, head_size] at slot_mapping[t] = block * block_size + offset (I32 or I64; "        \
+    "negative: padding, skipped).")                                                                \
+  X(PagedAttention, paged_attention, 21, INFINIOP_WORKSPACE,                                       \
+    (INFINIOP_OUT(out, DATA, (2, 4, 8)) INFINIOP_IN(q, DATA, (2, 4, 8))                            \
+         INFINIOP_IN(k_cache, DATA, (4, 2, 4, 8)) INFINIOP_IN(v_cache, DATA, (4, 2, 4, 8))         \
+             INFINIOP_IN(block_tables, I64, (2, 2)) INFINIOP_IN(seq_lens, I64, (2))                \
+                 INFINIOP_IN_OPTIONAL(alibi_slopes, F32, (4))),                                    \
+    (INFINIOP_SCALAR(float, scale, 1.0f)), (),                                                     \
+    "decode attention: each sequence's one query q [seqs, heads, head_size] over its seq_lens[i] " \
+    "cached keys and values, found through block_tables [seqs, max_blocks]; q head h reads kv "    \
+    "head h / (heads / kv_heads); scores scaled by scale, plus alibi_slopes[h] * (j - seq_len + "  \
+    "1) when given.")                                                                              \
+  X(PagedAttentionPrefill, paged_attention_prefill, 22, INFINIOP_WORKSPACE,                        \
+    (INFINIOP_OUT(out, DATA, (3, 4, 8)) INFINIOP_IN(q, DATA, (3, 4, 8))                            \
+         INFINIOP_IN(k_cache, DATA, (4, 2, 4, 8)) INFINIOP_IN(v_cache, DATA, (4, 2, 4, 8))         \
+             INFINIOP_IN(block_tables, I64, (2, 2)) INFINIOP_IN(seq_lens, I64, (2)) INFINIOP_IN(   \
+                 cum_seq_lens_q, I64, (3)) INFINIOP_IN_OPTIONAL(alibi_slopes, F32, (4))),          \
+    (INFINIOP_SCALAR(float, scale, 1.0f)), (),                                                     \
+    "prefill attention over paged caches: sequence i's new queries, rows cum_seq_lens_q[i] to "    \
+    "cum_seq_lens_q[i + 1] - 1 of q [tokens, heads, head_size], attend causally to its "           \
+    "seq_lens[i] "                                                                                 \
+    "cached keys (its new ones already written by PagedCaching): query t sees keys 0 to "          \
+    "seq_len - q_len + t.")                                                                        \
+  X(FlashAttention, flash_attention, 23, INFINIOP_WORKSPACE,                                       \
+    (INFINIOP_OUT(out, DATA, (1, 4, 3, 8)) INFINIOP_IN(q, DATA, (1, 4, 3, 8))                      \
+         INFINIOP_IN(k, DATA, (1, 2, 5, 8)) INFINIOP_IN(v, DATA, (1, 2, 5, 8))                     \
+             INFINIOP_IN(total_kv_len, I64, (1))),                                                 \
+    (INFINIOP_SCALAR(float, scale, 1.0f) INFINIOP_SCALAR(char, is_causal, 0)), (),                 \
+    "softmax(scale * q k^T) v for q, out [batch, heads, q_len, head_size] and k, v [batch, "       \
+    "kv_heads, kv_len, head_size]: batch b sees its first total_kv_len[b] keys (I64), causally "   \
+    "(query i sees keys up to total_kv_len - q_len + i) when is_causal; a query that sees no key " \
+    "gives 0.")
 
 /* Expands a parenthesised sequence of the list: INFINIOP_EXPAND tensors. */
 #define INFINIOP_EXPAND(...) __VA_ARGS__
@@ -241,13 +279,15 @@ typedef struct infiniopBackendTensor {
 } infiniopBackendTensor;
 
 /* Parameters fixed when a descriptor is made, by the names of the operators' scalars (ABI 1.2
- * appended eps, axis and dim). */
+ * appended eps, axis, dim, scale and is_causal). */
 typedef struct infiniopBackendCreateParams {
-  float epsilon; /* RMSNorm's, AddRMSNorm's */
-  int algo;      /* RoPE's infiniopRoPEAlgo_t */
-  float eps;     /* LayerNorm's */
-  int axis;      /* Softmax's */
-  int dim;       /* LogSoftmax's */
+  float epsilon;  /* RMSNorm's, AddRMSNorm's */
+  int algo;       /* RoPE's infiniopRoPEAlgo_t */
+  float eps;      /* LayerNorm's */
+  int axis;       /* Softmax's */
+  int dim;        /* LogSoftmax's */
+  float scale;    /* the attention operators' */
+  char is_causal; /* FlashAttention's */
 } infiniopBackendCreateParams;
 
 /* Parameters of each call: Gemm's alpha and beta, RandomSample's. */

@@ -65,6 +65,8 @@ std::string Spelling() {
     return "double";
   } else if constexpr (std::is_same_v<T, int>) {
     return "int";
+  } else if constexpr (std::is_same_v<T, char>) {
+    return "char";
   } else {
     static_assert(std::is_same_v<T, size_t>, "a parameter type the binding does not know");
     return "size_t";

@@ -59,6 +59,7 @@ def _by_value_struct(name: str) -> Any:
 # ctypes.byref or an address); handles are opaque pointers.
 _SCALARS: Dict[str, Any] = {
     "void": None,
+    "char": ctypes.c_byte,  # a flag (FlashAttention's is_causal): passed as an int
     "int": ctypes.c_int,
     "unsigned int": ctypes.c_uint,
     "long": ctypes.c_long,

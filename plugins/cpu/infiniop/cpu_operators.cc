@@ -724,6 +724,14 @@ infiniStatus_t MakePlan(infiniopOperator_t op, const infiniopBackendTensor* tens
       return MakeSoftmaxPlan(tensors, params->dim, /*log=*/true, plan);
     case INFINIOP_OPERATOR_Embedding:
       return MakeEmbeddingPlan(tensors, plan);
+    case INFINIOP_OPERATOR_PagedCaching:
+      return MakePagedCachingPlan(tensors, plan);
+    case INFINIOP_OPERATOR_PagedAttention:
+      return MakePagedAttentionPlan(tensors, /*prefill=*/false, params, plan);
+    case INFINIOP_OPERATOR_PagedAttentionPrefill:
+      return MakePagedAttentionPlan(tensors, /*prefill=*/true, params, plan);
+    case INFINIOP_OPERATOR_FlashAttention:
+      return MakeFlashAttentionPlan(tensors, params, plan);
     default:
       return MakeElementwisePlan(op, tensors, count, plan);
   }

@@ -1,0 +1,470 @@
+// The attention operators on the host: PagedCaching, PagedAttention (decode), PagedAttentionPrefill
+// and FlashAttention, the plans cpu_operators.cc's Create makes and its Run queues.
+//
+// One kernel serves the three attention forms: for one kv head, a group of query rows (every
+// query head that reads that kv head, for one or more tokens) walks the visible keys in blocks of
+// kKeyBlock, each row keeping a running max, a running sum and its output accumulator (the online
+// softmax): no score matrix is stored, and each block of keys and values is read from memory once
+// for the whole group, while it is in cache. The forms differ in where key j of a row lives (a
+// paged cache through a block table, or a dense tensor) and which keys a row sees (its sequence's
+// length, the causal bound). Computed in float, each output element rounded once.
+//
+// Indices are read when the work runs: a sequence whose block table, length or query range does
+// not fit the tensors gets NaN in its output rows instead of reads out of bounds.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "cpu_common.h"
+#include "cpu_parallel.h"
+#include "infiniop_backend.h"
+#include "infiniop_backend_support.h"
+
+namespace infinirt::infiniop_cpu {
+
+namespace {
+
+constexpr size_t kKeyBlock = 64;
+// Query tokens per task of a prefill: enough rows to reuse each block of keys, few enough to
+// spread a sequence over the threads.
+constexpr size_t kTokensPerTask = 16;
+
+template <class T>
+float LoadFloat(T element) {
+  return static_cast<float>(Arithmetic<T>::Load(element));
+}
+
+template <class T>
+T StoreFloat(float value) {
+  return Arithmetic<T>::Store(static_cast<typename Arithmetic<T>::Value>(value));
+}
+
+// An index tensor's element `offset` (in elements), as int64.
+int64_t ReadIndex(const void* base, infiniDtype_t dtype, ptrdiff_t offset) {
+  return dtype == INFINI_DTYPE_I32 ? static_cast<const int32_t*>(base)[offset]
+                                   : static_cast<const int64_t*>(base)[offset];
+}
+
+// A tensor's geometry as the kernels read it.
+struct Strided {
+  infiniDtype_t dtype = INFINI_DTYPE_INVALID;
+  std::vector<size_t> shape;
+  std::vector<ptrdiff_t> strides;
+};
+
+Strided Geometry(const infiniopBackendTensor& t) {
+  Strided g;
+  g.dtype = t.dtype;
+  g.shape.assign(t.shape, t.shape + t.ndim);
+  g.strides.assign(t.strides, t.strides + t.ndim);
+  return g;
+}
+
+// One query row of a group: where its query and output are, how many keys it sees, and where it
+// stands for ALiBi (its key position).
+struct QueryRow {
+  const void* q;
+  void* out;
+  size_t visible;
+  float slope;
+  int64_t position;
+};
+
+// The online softmax of a group of rows over one kv head's keys. Keys(j) and Values(j) give key
+// and value j's head_size elements.
+template <class T, class Keys, class Values>
+void AttendGroup(const std::vector<QueryRow>& rows, size_t head_size, float scale, Keys key,
+                 Values value) {
+  const size_t count = rows.size();
+  std::vector<float> queries(count * head_size), acc(count * head_size, 0.0f);
+  std::vector<float> max(count, -std::numeric_limits<float>::infinity()), sum(count, 0.0f);
+  size_t most = 0;
+  for (size_t r = 0; r < count; ++r) {
+    const T* q = static_cast<const T*>(rows[r].q);
+    for (size_t d = 0; d < head_size; ++d) queries[r * head_size + d] = LoadFloat(q[d]) * scale;
+    most = std::max(most, rows[r].visible);
+  }
+  float scores[kKeyBlock];
+  for (size_t first = 0; first < most; first += kKeyBlock) {
+    for (size_t r = 0; r < count; ++r) {
+      if (rows[r].visible <= first) continue;
+      const size_t n = std::min(kKeyBlock, rows[r].visible - first);
+      const float* q = &queries[r * head_size];
+      float block_max = -std::numeric_limits<float>::infinity();
+      for (size_t j = 0; j < n; ++j) {
+        const T* k = key(first + j);
+        float dot = 0;
+        for (size_t d = 0; d < head_size; ++d) dot += q[d] * LoadFloat(k[d]);
+        if (rows[r].slope != 0) {
+          dot += rows[r].slope *
+                 static_cast<float>(static_cast<int64_t>(first + j) - rows[r].position);
+        }
+        scores[j] = dot;
+        block_max = std::max(block_max, dot);
+      }
+      const float new_max = std::max(max[r], block_max);
+      const float correction = std::exp(max[r] - new_max);  // 0 for the first block
+      float* a = &acc[r * head_size];
+      for (size_t d = 0; d < head_size; ++d) a[d] *= correction;
+      float block_sum = 0;
+      for (size_t j = 0; j < n; ++j) {
+        const float p = std::exp(scores[j] - new_max);
+        block_sum += p;
+        const T* v = value(first + j);
+        for (size_t d = 0; d < head_size; ++d) a[d] += p * LoadFloat(v[d]);
+      }
+      sum[r] = sum[r] * correction + block_sum;
+      max[r] = new_max;
+    }
+  }
+  for (size_t r = 0; r < count; ++r) {
+    T* out = static_cast<T*>(rows[r].out);
+    const float inverse = sum[r] > 0 ? 1.0f / sum[r] : 0.0f;  // no key seen: 0
+    for (size_t d = 0; d < head_size; ++d) out[d] = StoreFloat<T>(acc[r * head_size + d] * inverse);
+  }
+}
+
+// Fills a row's output with NaN: its sequence's indices did not fit.
+template <class T>
+void MarkInvalid(void* out, size_t head_size) {
+  T* row = static_cast<T*>(out);
+  for (size_t d = 0; d < head_size; ++d) {
+    row[d] = StoreFloat<T>(std::numeric_limits<float>::quiet_NaN());
+  }
+}
+
+template <class T>
+char* At(void* base, ptrdiff_t offset) {
+  return reinterpret_cast<char*>(static_cast<T*>(base) + offset);
+}
+
+// --- Paged caches ------------------------------------------------------------------------------
+
+// Key or value j of kv head h of a sequence, through its block table row.
+template <class T>
+struct PagedRows {
+  const T* cache;
+  const Strided* geometry;  // [blocks, kv_heads, block_size, head_size]
+  const int64_t* blocks;    // the sequence's block ids, checked
+  size_t head;
+  const T* operator()(size_t j) const {
+    const size_t block_size = geometry->shape[2];
+    return cache + blocks[j / block_size] * geometry->strides[0] +
+           static_cast<ptrdiff_t>(head) * geometry->strides[1] +
+           static_cast<ptrdiff_t>(j % block_size) * geometry->strides[2];
+  }
+};
+
+// The paged attention forms: tensors (out, q, k_cache, v_cache, block_tables, seq_lens,
+// [cum_seq_lens_q,] alibi_slopes). Prefill when cum_seq_lens_q is there.
+template <class T>
+class PagedAttentionPlan final : public Plan {
+ public:
+  PagedAttentionPlan(const infiniopBackendTensor* tensors, bool prefill, float scale)
+      : Plan(prefill ? 8 : 7, tensors[1].shape[0] == 0, /*uses_run_params=*/false),
+        prefill_(prefill),
+        scale_(scale) {
+    for (size_t t = 0; t < (prefill ? 8u : 7u); ++t) {
+      if (tensors[t].dtype != INFINI_DTYPE_INVALID) geometry_[t] = Geometry(tensors[t]);
+    }
+    has_alibi_ = tensors[prefill ? 7 : 6].dtype != INFINI_DTYPE_INVALID;
+  }
+
+  void Compute(const Buffers& buffers, const infiniopBackendRunParams& /*params*/) const override {
+    const Strided &out = geometry_[0], &q = geometry_[1], &cache = geometry_[2];
+    const size_t seqs = geometry_[5].shape[0];
+    const size_t heads = q.shape[1], kv_heads = cache.shape[1], head_size = q.shape[2];
+    const size_t group = heads / kv_heads;
+    // Per sequence: its first query row, its query count, its length and its checked blocks.
+    std::vector<size_t> first_row(seqs), query_count(seqs), length(seqs);
+    std::vector<std::vector<int64_t>> blocks(seqs);
+    std::vector<bool> valid(seqs);
+    for (size_t s = 0; s < seqs; ++s) {
+      valid[s] = ReadSequence(buffers, s, &first_row[s], &query_count[s], &length[s], &blocks[s]);
+    }
+    // Tasks: (sequence, kv head, first token, end token).
+    struct Task {
+      size_t seq, head, begin, end;
+    };
+    std::vector<Task> tasks;
+    for (size_t s = 0; s < seqs; ++s) {
+      for (size_t h = 0; h < kv_heads; ++h) {
+        for (size_t t = 0; t < query_count[s]; t += kTokensPerTask) {
+          tasks.push_back({s, h, t, std::min(query_count[s], t + kTokensPerTask)});
+        }
+      }
+    }
+    const float* slopes =
+        has_alibi_ ? static_cast<const float*>(buffers[prefill_ ? 7 : 6]) : nullptr;
+    const ptrdiff_t slope_stride = has_alibi_ ? geometry_[prefill_ ? 7 : 6].strides[0] : 0;
+    const size_t grain = std::max<size_t>(1, kParallelGrain / std::max<size_t>(1, head_size * 64));
+    ParallelFor(tasks.size(), grain, [&](size_t begin, size_t end) {
+      std::vector<QueryRow> rows;
+      for (size_t i = begin; i < end; ++i) {
+        const Task& task = tasks[i];
+        rows.clear();
+        for (size_t t = task.begin; t < task.end; ++t) {
+          const size_t row = first_row[task.seq] + t;
+          // Query t of q_len sees keys 0 .. length - q_len + t.
+          const size_t visible = length[task.seq] - query_count[task.seq] + t + 1;
+          for (size_t g = 0; g < group; ++g) {
+            const size_t h = task.head * group + g;
+            const ptrdiff_t q_offset = static_cast<ptrdiff_t>(row) * q.strides[0] +
+                                       static_cast<ptrdiff_t>(h) * q.strides[1];
+            const ptrdiff_t out_offset = static_cast<ptrdiff_t>(row) * out.strides[0] +
+                                         static_cast<ptrdiff_t>(h) * out.strides[1];
+            const float slope =
+                slopes != nullptr ? slopes[static_cast<ptrdiff_t>(h) * slope_stride] : 0.0f;
+            rows.push_back({At<T>(buffers[1], q_offset), At<T>(buffers[0], out_offset), visible,
+                            slope, static_cast<int64_t>(visible) - 1});
+          }
+        }
+        if (!valid[task.seq]) {
+          for (const QueryRow& row : rows) MarkInvalid<T>(row.out, head_size);
+          continue;
+        }
+        const PagedRows<T> keys{static_cast<const T*>(buffers[2]), &geometry_[2],
+                                blocks[task.seq].data(), task.head};
+        const PagedRows<T> values{static_cast<const T*>(buffers[3]), &geometry_[3],
+                                  blocks[task.seq].data(), task.head};
+        AttendGroup<T>(rows, head_size, scale_, keys, values);
+      }
+    });
+  }
+
+ private:
+  // Sequence s's query rows, length and block ids, read from the index tensors; false (its rows
+  // then get NaN) when they do not fit: a length past its block table or below its query count,
+  // a block id outside the cache, a query range outside q.
+  bool ReadSequence(const Buffers& buffers, size_t s, size_t* first_row, size_t* queries,
+                    size_t* length, std::vector<int64_t>* blocks) const {
+    const Strided &q = geometry_[1], &cache = geometry_[2], &tables = geometry_[4],
+                  &lengths = geometry_[5];
+    const size_t rows = q.shape[0];
+    int64_t first = static_cast<int64_t>(s), end = first + 1;
+    if (prefill_) {
+      const Strided& cum = geometry_[6];
+      first = ReadIndex(buffers[6], cum.dtype, static_cast<ptrdiff_t>(s) * cum.strides[0]);
+      end = ReadIndex(buffers[6], cum.dtype, static_cast<ptrdiff_t>(s + 1) * cum.strides[0]);
+    }
+    const int64_t seq_len =
+        ReadIndex(buffers[5], lengths.dtype, static_cast<ptrdiff_t>(s) * lengths.strides[0]);
+    const size_t block_size = cache.shape[2];
+    const size_t max_blocks = tables.shape[1];
+    *first_row = first >= 0 && first <= static_cast<int64_t>(rows) ? static_cast<size_t>(first) : 0;
+    *queries =
+        end >= first && end <= static_cast<int64_t>(rows) ? static_cast<size_t>(end - first) : 0;
+    *length = 0;
+    if (first < 0 || end < first || end > static_cast<int64_t>(rows)) return false;
+    if (seq_len < end - first || static_cast<uint64_t>(seq_len) > max_blocks * block_size) {
+      return false;
+    }
+    *length = static_cast<size_t>(seq_len);
+    const size_t needed = (*length + block_size - 1) / block_size;
+    blocks->resize(needed);
+    for (size_t b = 0; b < needed; ++b) {
+      const int64_t id = ReadIndex(buffers[4], tables.dtype,
+                                   static_cast<ptrdiff_t>(s) * tables.strides[0] +
+                                       static_cast<ptrdiff_t>(b) * tables.strides[1]);
+      if (id < 0 || static_cast<uint64_t>(id) >= cache.shape[0]) return false;
+      (*blocks)[b] = id;
+    }
+    return true;
+  }
+
+  bool prefill_;
+  float scale_;
+  bool has_alibi_ = false;
+  Strided geometry_[8];
+};
+
+// PagedCaching: tensors (k_cache, v_cache, k, v, slot_mapping).
+template <class T>
+class PagedCachingPlan final : public Plan {
+ public:
+  explicit PagedCachingPlan(const infiniopBackendTensor* tensors)
+      : Plan(5, tensors[2].shape[0] == 0, /*uses_run_params=*/false) {
+    for (size_t t = 0; t < 5; ++t) geometry_[t] = Geometry(tensors[t]);
+  }
+
+  void Compute(const Buffers& buffers, const infiniopBackendRunParams& /*params*/) const override {
+    const Strided &cache = geometry_[0], &k = geometry_[2], &slots = geometry_[4];
+    const size_t tokens = k.shape[0], kv_heads = k.shape[1], head_size = k.shape[2];
+    const size_t block_size = cache.shape[2], capacity = cache.shape[0] * block_size;
+    ParallelFor(
+        tokens, std::max<size_t>(1, kParallelGrain / (kv_heads * head_size)),
+        [&](size_t begin, size_t end) {
+          for (size_t t = begin; t < end; ++t) {
+            const int64_t slot =
+                ReadIndex(buffers[4], slots.dtype, static_cast<ptrdiff_t>(t) * slots.strides[0]);
+            // Negative: padding. Past the cache: nothing to write to (see docs).
+            if (slot < 0 || static_cast<uint64_t>(slot) >= capacity) continue;
+            for (size_t which = 0; which < 2; ++which) {
+              Copy(buffers, which, t, static_cast<size_t>(slot), kv_heads, head_size, block_size);
+            }
+          }
+        });
+  }
+
+ private:
+  void Copy(const Buffers& buffers, size_t which, size_t token, size_t slot, size_t kv_heads,
+            size_t head_size, size_t block_size) const {
+    const Strided &cache = geometry_[which], &source = geometry_[2 + which];
+    T* destination = static_cast<T*>(buffers[which]);
+    const T* from = static_cast<const T*>(buffers[2 + which]);
+    const ptrdiff_t block = static_cast<ptrdiff_t>(slot / block_size);
+    const ptrdiff_t offset = static_cast<ptrdiff_t>(slot % block_size);
+    for (size_t h = 0; h < kv_heads; ++h) {
+      T* row = destination + block * cache.strides[0] +
+               static_cast<ptrdiff_t>(h) * cache.strides[1] + offset * cache.strides[2];
+      const T* src = from + static_cast<ptrdiff_t>(token) * source.strides[0] +
+                     static_cast<ptrdiff_t>(h) * source.strides[1];
+      std::copy(src, src + head_size, row);
+    }
+  }
+
+  Strided geometry_[5];
+};
+
+// --- FlashAttention ----------------------------------------------------------------------------
+
+template <class T>
+struct DenseRows {
+  const T* base;  // batch b, kv head h, key 0
+  ptrdiff_t stride;
+  const T* operator()(size_t j) const { return base + static_cast<ptrdiff_t>(j) * stride; }
+};
+
+// Tensors (out, q, k, v, total_kv_len).
+template <class T>
+class FlashAttentionPlan final : public Plan {
+ public:
+  FlashAttentionPlan(const infiniopBackendTensor* tensors, float scale, bool causal)
+      : Plan(5, tensors[1].shape[0] == 0 || tensors[1].shape[2] == 0, /*uses_run_params=*/false),
+        scale_(scale),
+        causal_(causal) {
+    for (size_t t = 0; t < 5; ++t) geometry_[t] = Geometry(tensors[t]);
+  }
+
+  void Compute(const Buffers& buffers, const infiniopBackendRunParams& /*params*/) const override {
+    const Strided &out = geometry_[0], &q = geometry_[1], &k = geometry_[2], &v = geometry_[3],
+                  &lengths = geometry_[4];
+    const size_t batch = q.shape[0], heads = q.shape[1], q_len = q.shape[2], head_size = q.shape[3],
+                 kv_heads = k.shape[1], kv_len = k.shape[2];
+    const size_t group = heads / kv_heads;
+    const size_t chunks = (q_len + kTokensPerTask - 1) / kTokensPerTask;
+    const size_t grain = std::max<size_t>(1, kParallelGrain / std::max<size_t>(1, head_size * 64));
+    ParallelFor(batch * kv_heads * chunks, grain, [&](size_t begin, size_t end) {
+      std::vector<QueryRow> rows;
+      for (size_t task = begin; task < end; ++task) {
+        const size_t b = task / (kv_heads * chunks), h = task / chunks % kv_heads,
+                     chunk = task % chunks;
+        const int64_t total =
+            ReadIndex(buffers[4], lengths.dtype, static_cast<ptrdiff_t>(b) * lengths.strides[0]);
+        const bool valid = total >= 0 && static_cast<uint64_t>(total) <= kv_len;
+        const int64_t keys = valid ? total : 0;
+        rows.clear();
+        for (size_t i = chunk * kTokensPerTask; i < std::min(q_len, (chunk + 1) * kTokensPerTask);
+             ++i) {
+          // Causal: query i sees keys up to total - q_len + i (none when that is negative).
+          const int64_t bound =
+              causal_ ? keys - static_cast<int64_t>(q_len) + static_cast<int64_t>(i) + 1 : keys;
+          const size_t visible = static_cast<size_t>(std::clamp<int64_t>(bound, 0, keys));
+          for (size_t g = 0; g < group; ++g) {
+            const size_t head = h * group + g;
+            const ptrdiff_t q_offset = static_cast<ptrdiff_t>(b) * q.strides[0] +
+                                       static_cast<ptrdiff_t>(head) * q.strides[1] +
+                                       static_cast<ptrdiff_t>(i) * q.strides[2];
+            const ptrdiff_t out_offset = static_cast<ptrdiff_t>(b) * out.strides[0] +
+                                         static_cast<ptrdiff_t>(head) * out.strides[1] +
+                                         static_cast<ptrdiff_t>(i) * out.strides[2];
+            rows.push_back(
+                {At<T>(buffers[1], q_offset), At<T>(buffers[0], out_offset), visible, 0.0f, 0});
+          }
+        }
+        if (!valid) {
+          for (const QueryRow& row : rows) MarkInvalid<T>(row.out, head_size);
+          continue;
+        }
+        const ptrdiff_t k_base =
+            static_cast<ptrdiff_t>(b) * k.strides[0] + static_cast<ptrdiff_t>(h) * k.strides[1];
+        const ptrdiff_t v_base =
+            static_cast<ptrdiff_t>(b) * v.strides[0] + static_cast<ptrdiff_t>(h) * v.strides[1];
+        AttendGroup<T>(rows, head_size, scale_,
+                       DenseRows<T>{static_cast<const T*>(buffers[2]) + k_base, k.strides[2]},
+                       DenseRows<T>{static_cast<const T*>(buffers[3]) + v_base, v.strides[2]});
+      }
+    });
+  }
+
+ private:
+  float scale_;
+  bool causal_;
+  Strided geometry_[5];
+};
+
+// Calls make(TypeTag<T>{}) for the attention dtypes (F16, BF16, F32).
+template <class Make>
+infiniStatus_t WithAttentionType(infiniDtype_t dtype, Make make) {
+  if (dtype == INFINI_DTYPE_F64) return INFINI_STATUS_NOT_IMPLEMENTED;
+  return WithFloatType(dtype, make);
+}
+
+bool IsIndexTensor(const infiniopBackendTensor& t) {
+  return t.dtype == INFINI_DTYPE_I32 || t.dtype == INFINI_DTYPE_I64;
+}
+
+}  // namespace
+
+infiniStatus_t MakePagedCachingPlan(const infiniopBackendTensor* tensors, PlanPtr* plan) {
+  const infiniopBackendTensor &k_cache = tensors[0], &k = tensors[2], &slots = tensors[4];
+  if (k_cache.ndim != 4 || k.ndim != 3 || slots.ndim != 1 || !IsIndexTensor(slots) ||
+      k.shape[1] != k_cache.shape[1] || k.shape[2] != k_cache.shape[3] ||
+      slots.shape[0] != k.shape[0] || !infiniop_backend::SameShape(tensors[0], tensors[1]) ||
+      !infiniop_backend::SameShape(tensors[2], tensors[3])) {
+    return INFINI_STATUS_BAD_PARAM;
+  }
+  return WithAttentionType(k.dtype, [&](auto type) {
+    using T = typename decltype(type)::T;
+    *plan = std::make_shared<PagedCachingPlan<T>>(tensors);
+  });
+}
+
+infiniStatus_t MakePagedAttentionPlan(const infiniopBackendTensor* tensors, bool prefill,
+                                      const infiniopBackendCreateParams* params, PlanPtr* plan) {
+  if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
+  const infiniopBackendTensor &q = tensors[1], &cache = tensors[2], &tables = tensors[4],
+                              &lengths = tensors[5];
+  if (q.ndim != 3 || cache.ndim != 4 || tables.ndim != 2 || lengths.ndim != 1 ||
+      cache.shape[1] == 0 || q.shape[1] % cache.shape[1] != 0 || q.shape[2] != cache.shape[3] ||
+      !IsIndexTensor(tables) || !IsIndexTensor(lengths) ||
+      (prefill && !IsIndexTensor(tensors[6]))) {
+    return INFINI_STATUS_BAD_PARAM;
+  }
+  const float scale = params->scale;
+  return WithAttentionType(q.dtype, [&](auto type) {
+    using T = typename decltype(type)::T;
+    *plan = std::make_shared<PagedAttentionPlan<T>>(tensors, prefill, scale);
+  });
+}
+
+infiniStatus_t MakeFlashAttentionPlan(const infiniopBackendTensor* tensors,
+                                      const infiniopBackendCreateParams* params, PlanPtr* plan) {
+  if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
+  const infiniopBackendTensor &q = tensors[1], &k = tensors[2], &lengths = tensors[4];
+  if (q.ndim != 4 || k.ndim != 4 || lengths.ndim != 1 || k.shape[1] == 0 ||
+      q.shape[1] % k.shape[1] != 0 || lengths.dtype != INFINI_DTYPE_I64) {
+    return INFINI_STATUS_BAD_PARAM;
+  }
+  const float scale = params->scale;
+  const bool causal = params->is_causal != 0;
+  return WithAttentionType(q.dtype, [&](auto type) {
+    using T = typename decltype(type)::T;
+    *plan = std::make_shared<FlashAttentionPlan<T>>(tensors, scale, causal);
+  });
+}
+
+}  // namespace infinirt::infiniop_cpu
