@@ -21,8 +21,9 @@
 #include "infinirt.h"
 
 #define INFINIOP_BACKEND_ABI_MAJOR 1
-/* 1.1: Describe. 1.2: operators 9 to 23, the create parameters eps, axis, dim, scale and
- * is_causal, absent (INFINIOP_IN_OPTIONAL) tensors. */
+/* 1.1: Describe. 1.2: operators 9 to 26, the create parameters eps, axis, dim, scale,
+ * is_causal and pos, absent (INFINIOP_IN_OPTIONAL) tensors, outputs after inputs (Attention's
+ * caches). */
 #define INFINIOP_BACKEND_ABI_MINOR 2
 
 /* The symbol every backend exports: infiniopBackendGetTable, an infiniopBackendGetTableFn. */
@@ -45,8 +46,9 @@ extern "C" {
  * workspace   INFINIOP_WORKSPACE: the call takes a workspace, whose size
  *             infiniopGet<Name>WorkspaceSize answers from the backend; INFINIOP_NO_WORKSPACE:
  *             neither (InfiniCore's Rearrange);
- * tensors     (INFINIOP_OUT(name, dtype, probe shape) INFINIOP_IN(...) ...), outputs first: the
- *             descriptors Create takes and the buffers the call passes, in order. dtype: DATA
+ * tensors     (INFINIOP_OUT(name, dtype, probe shape) INFINIOP_IN(...) ...): the descriptors
+ *             Create takes and the buffers the call passes, in InfiniCore's order (outputs first
+ *             but for Attention, whose caches, written, come last). dtype: DATA
  *             for the operator's data type, or the fixed type the operator takes (I32, I64, F32);
  *             the probe shape is a small valid shape, in parentheses, the tests probe with;
  * create_scalars, call_scalars
@@ -192,7 +194,30 @@ extern "C" {
     "softmax(scale * q k^T) v for q, out [batch, heads, q_len, head_size] and k, v [batch, "       \
     "kv_heads, kv_len, head_size]: batch b sees its first total_kv_len[b] keys (I64), causally "   \
     "(query i sees keys up to total_kv_len - q_len + i) when is_causal; a query that sees no key " \
-    "gives 0.")
+    "gives 0.")                                                                                    \
+  X(SiluAndMul, silu_and_mul, 24, INFINIOP_WORKSPACE,                                              \
+    (INFINIOP_OUT(y, DATA, (4, 8)) INFINIOP_IN(x, DATA, (4, 16))), (), (),                         \
+    "y = silu(x[..., :d]) * x[..., d:] for x [..., 2d] and y [..., d] (the gate is the first "     \
+    "half).")                                                                                      \
+  X(KVCaching, kv_caching, 25, INFINIOP_WORKSPACE,                                                 \
+    (INFINIOP_OUT(k_cache, DATA, (2, 2, 8, 8)) INFINIOP_OUT(v_cache, DATA, (2, 2, 8, 8))           \
+         INFINIOP_IN(k, DATA, (2, 2, 3, 8)) INFINIOP_IN(v, DATA, (2, 2, 3, 8))                     \
+             INFINIOP_IN(past_kv_lengths, I64, (2))),                                              \
+    (), (),                                                                                        \
+    "cache[b, h, past_kv_lengths[b] + s, :] = k[b, h, s, :] (and v's) for caches [batch, "         \
+    "kv_heads, max_len, head_size] and k, v [batch, kv_heads, seq_len, head_size]; a batch "       \
+    "whose past length leaves no room is not written.")                                            \
+  X(Attention, attention, 26, INFINIOP_WORKSPACE,                                                  \
+    (INFINIOP_OUT(out, DATA, (3, 4, 8)) INFINIOP_IN(q, DATA, (4, 3, 8))                            \
+         INFINIOP_IN(k, DATA, (2, 3, 8)) INFINIOP_IN(v, DATA, (2, 3, 8))                           \
+             INFINIOP_OUT(k_cache, DATA, (2, 8, 8)) INFINIOP_OUT(v_cache, DATA, (2, 8, 8))),       \
+    (INFINIOP_SCALAR(size_t, pos, 0)), (),                                                         \
+    "writes k and v [kv_heads, seq_len, head_size] into the caches [kv_heads, >= pos + seq_len, "  \
+    "head_size] at pos, then out [seq_len, heads, head_size] = softmax(q k^T / sqrt(head_size)) "  \
+    "v "                                                                                           \
+    "for q [heads, seq_len, head_size] over the pos + seq_len cached keys, causally (query i "     \
+    "sees "                                                                                        \
+    "keys up to pos + i); q head h reads kv head h / (heads / kv_heads).")
 
 /* Expands a parenthesised sequence of the list: INFINIOP_EXPAND tensors. */
 #define INFINIOP_EXPAND(...) __VA_ARGS__
@@ -279,7 +304,7 @@ typedef struct infiniopBackendTensor {
 } infiniopBackendTensor;
 
 /* Parameters fixed when a descriptor is made, by the names of the operators' scalars (ABI 1.2
- * appended eps, axis, dim, scale and is_causal). */
+ * appended eps, axis, dim, scale, is_causal and pos). */
 typedef struct infiniopBackendCreateParams {
   float epsilon;  /* RMSNorm's, AddRMSNorm's */
   int algo;       /* RoPE's infiniopRoPEAlgo_t */
@@ -288,6 +313,7 @@ typedef struct infiniopBackendCreateParams {
   int dim;        /* LogSoftmax's */
   float scale;    /* the attention operators' */
   char is_causal; /* FlashAttention's */
+  size_t pos;     /* Attention's */
 } infiniopBackendCreateParams;
 
 /* Parameters of each call: Gemm's alpha and beta, RandomSample's. */

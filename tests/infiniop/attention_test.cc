@@ -4,8 +4,8 @@
 // PagedAttentionPrefill reading them back (grouped-query heads, ALiBi, causal bounds with history
 // longer than the new tokens), FlashAttention (causal or not, total_kv_len shorter than the keys,
 // strided queries), indices that do not fit (NaN rows, never a read out of bounds), and the
-// refusals. F16, BF16 and F32. Tolerances are infiniop_test.cc's, times 8 in F32 (a sum over the
-// keys in float).
+// refusals; KVCaching and Attention over contiguous caches. F16, BF16 and F32. Tolerances are
+// infiniop_test.cc's, times 8 in F32 (a sum over the keys in float).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -372,6 +372,130 @@ TEST_F(InfiniopTest, FlashAttentionMatchesTheNaiveAttention) {
         CheckFlashAttention(this, dtype, causal, strided, &random);
       }
     }
+  }
+}
+
+TEST_F(InfiniopTest, KVCachingAppendsAfterEachBatchsPastAndSkipsABatchWithoutRoom) {
+  if (VendorLacksOperator(handle, device_type, INFINIOP_OPERATOR_KVCaching)) {
+    GTEST_SKIP() << "no KVCaching on this device's operator backend";
+  }
+  std::mt19937 random(61);
+  const size_t batch = 3, kv_heads = 2, max_len = 10, seq = 3, d = 8;
+  const Layout cache_layout = Layout::Contiguous({batch, kv_heads, max_len, d});
+  Tensor k_cache(cache_layout, INFINI_DTYPE_F32), v_cache(cache_layout, INFINI_DTYPE_F32),
+      k(Layout::Contiguous({batch, kv_heads, seq, d}), INFINI_DTYPE_F32),
+      v(Layout{{batch, kv_heads, seq, d},
+               {static_cast<ptrdiff_t>(kv_heads * seq * d * 2), static_cast<ptrdiff_t>(seq * d * 2),
+                static_cast<ptrdiff_t>(d * 2), 2}},
+        INFINI_DTYPE_F32);
+  for (Tensor* t : {&k_cache, &v_cache, &k, &v}) t->FillRandom(&random, false);
+  std::vector<double> k_before(cache_layout.Elements()), v_before(cache_layout.Elements());
+  for (size_t i = 0; i < k_before.size(); ++i)
+    k_before[i] = k_cache.At(i), v_before[i] = v_cache.At(i);
+  std::vector<std::unique_ptr<Tensor>> keep;
+  const std::vector<int64_t> past = {2, 7, 8};  // the last has no room for 3 tokens
+  Tensor* lengths = Indices(&keep, {batch}, past);
+  for (Tensor* t : {&k_cache, &v_cache, &k, &v, lengths}) t->Upload(stream);
+  infiniopKVCachingDescriptor_t desc = nullptr;
+  ASSERT_EQ(infiniopCreateKVCachingDescriptor(handle, &desc, k_cache.desc(), v_cache.desc(),
+                                              k.desc(), v.desc(), lengths->desc()),
+            INFINI_STATUS_SUCCESS);
+  ASSERT_EQ(infiniopKVCaching(desc, nullptr, 0, k_cache.data(), v_cache.data(), k.data(), v.data(),
+                              lengths->data(), stream),
+            INFINI_STATUS_SUCCESS);
+  k_cache.Download(stream);
+  v_cache.Download(stream);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(infiniopDestroyKVCachingDescriptor(desc), INFINI_STATUS_SUCCESS);
+  for (size_t b = 0; b < batch; ++b) {
+    for (size_t h = 0; h < kv_heads; ++h) {
+      for (size_t p = 0; p < max_len; ++p) {
+        for (size_t i = 0; i < d; ++i) {
+          const size_t index = ((b * kv_heads + h) * max_len + p) * d + i;
+          const int64_t s = static_cast<int64_t>(p) - past[b];
+          const bool written = b < 2 && s >= 0 && s < static_cast<int64_t>(seq);
+          const size_t source = ((b * kv_heads + h) * seq + static_cast<size_t>(s)) * d + i;
+          EXPECT_EQ(k_cache.At(index), written ? k.At(source) : k_before[index]) << index;
+          EXPECT_EQ(v_cache.At(index), written ? v.At(source) : v_before[index]) << index;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(InfiniopTest, AttentionCachesTheNewTokensAndAttendsCausallyAfterPos) {
+  if (VendorLacksOperator(handle, device_type, INFINIOP_OPERATOR_Attention)) {
+    GTEST_SKIP() << "no Attention on this device's operator backend";
+  }
+  std::mt19937 random(67);
+  const size_t heads = 6, kv_heads = 2, seq = 4, d = 8, pos = 5, cache_len = 12;
+  for (infiniDtype_t dtype : kAttentionDtypes) {
+    SCOPED_TRACE("dtype " + std::to_string(dtype));
+    const Layout cache_layout = Layout::Contiguous({kv_heads, cache_len, d});
+    Tensor out(Layout::Contiguous({seq, heads, d}), dtype),
+        q(Layout::Contiguous({heads, seq, d}), dtype),
+        k(Layout::Contiguous({kv_heads, seq, d}), dtype),
+        v(Layout::Contiguous({kv_heads, seq, d}), dtype), k_cache(cache_layout, dtype),
+        v_cache(cache_layout, dtype);
+    for (Tensor* t : {&q, &k, &v, &k_cache, &v_cache}) t->FillRandom(&random, false);
+    // The keys the attention reads: the cache's first pos, then the new ones.
+    std::vector<std::vector<std::vector<double>>> keys(kv_heads), values(kv_heads);
+    for (size_t h = 0; h < kv_heads; ++h) {
+      for (size_t p = 0; p < pos + seq; ++p) {
+        std::vector<double> key(d), value(d);
+        for (size_t i = 0; i < d; ++i) {
+          key[i] =
+              p < pos ? k_cache.At((h * cache_len + p) * d + i) : k.At((h * seq + p - pos) * d + i);
+          value[i] =
+              p < pos ? v_cache.At((h * cache_len + p) * d + i) : v.At((h * seq + p - pos) * d + i);
+        }
+        keys[h].push_back(key);
+        values[h].push_back(value);
+      }
+    }
+    for (Tensor* t : {&q, &k, &v, &k_cache, &v_cache}) t->Upload(stream);
+    infiniopAttentionDescriptor_t desc = nullptr;
+    ASSERT_EQ(infiniopCreateAttentionDescriptor(handle, &desc, out.desc(), q.desc(), k.desc(),
+                                                v.desc(), k_cache.desc(), v_cache.desc(), pos),
+              INFINI_STATUS_SUCCESS);
+    size_t workspace = 0;
+    ASSERT_EQ(infiniopGetAttentionWorkspaceSize(desc, &workspace), INFINI_STATUS_SUCCESS);
+    DeviceBuffer buffer(workspace);
+    ASSERT_EQ(infiniopAttention(desc, buffer.data(), workspace, out.data(), q.data(), k.data(),
+                                v.data(), k_cache.data(), v_cache.data(), stream),
+              INFINI_STATUS_SUCCESS);
+    out.Download(stream);
+    k_cache.Download(stream);
+    ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+    EXPECT_EQ(infiniopDestroyAttentionDescriptor(desc), INFINI_STATUS_SUCCESS);
+    for (size_t h = 0; h < kv_heads; ++h) {
+      for (size_t p = pos; p < pos + seq; ++p) {
+        for (size_t i = 0; i < d; ++i) {
+          EXPECT_EQ(k_cache.At((h * cache_len + p) * d + i), keys[h][p][i]) << "cache row " << p;
+        }
+      }
+    }
+    const double scale = 1 / std::sqrt(static_cast<double>(d));
+    for (size_t t = 0; t < seq; ++t) {
+      for (size_t h = 0; h < heads; ++h) {
+        std::vector<double> query(d);
+        for (size_t i = 0; i < d; ++i) query[i] = q.At((h * seq + t) * d + i);
+        const size_t kh = h / (heads / kv_heads);
+        const std::vector<double> expected =
+            NaiveAttention(query, keys[kh], values[kh], pos + t + 1, scale, 0, 0);
+        for (size_t i = 0; i < d; ++i) {
+          const size_t index = (t * heads + h) * d + i;
+          ExpectAttentionClose(dtype, Rounded(dtype, expected[i]), out.At(index), index);
+        }
+      }
+    }
+    // A cache too short for pos + seq_len is refused.
+    Tensor short_cache(Layout::Contiguous({kv_heads, pos + seq - 1, d}), dtype);
+    infiniopAttentionDescriptor_t refused = nullptr;
+    EXPECT_EQ(
+        infiniopCreateAttentionDescriptor(handle, &refused, out.desc(), q.desc(), k.desc(),
+                                          v.desc(), short_cache.desc(), short_cache.desc(), pos),
+        INFINI_STATUS_BAD_PARAM);
   }
 }
 

@@ -330,6 +330,55 @@ TEST_F(InfiniopTest, SoftmaxRefusesAnAxisOutsideTheTensorAndMismatchedTensors) {
   EXPECT_EQ(desc, nullptr);
 }
 
+// --- SiluAndMul --------------------------------------------------------------------------------
+
+TEST_F(InfiniopTest, SiluAndMulGatesWithTheFirstHalf) {
+  if (VendorLacksOperator(handle, device_type, INFINIOP_OPERATOR_SiluAndMul)) {
+    GTEST_SKIP() << "no SiluAndMul on this device's operator backend";
+  }
+  std::mt19937 random(59);
+  struct Case {
+    const char* name;
+    Layout y, x;
+  };
+  const Case cases[] = {
+      {"2-D", Layout::Contiguous({5, 7}), Layout::Contiguous({5, 14})},
+      {"3-D", Layout::Contiguous({2, 3, 40}), Layout::Contiguous({2, 3, 80})},
+      {"strided x", Layout::Contiguous({4, 6}), Layout{{4, 12}, {30, 2}}},
+      {"0 rows", Layout::Contiguous({0, 6}), Layout::Contiguous({0, 12})},
+  };
+  for (infiniDtype_t dtype : kModelDtypes) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(Traced(c.name, dtype));
+      Tensor y(c.y, dtype), x(c.x, dtype);
+      x.FillRandom(&random, false);
+      x.Upload(stream);
+      infiniopSiluAndMulDescriptor_t desc = nullptr;
+      ASSERT_EQ(infiniopCreateSiluAndMulDescriptor(handle, &desc, y.desc(), x.desc()),
+                INFINI_STATUS_SUCCESS);
+      ASSERT_EQ(infiniopSiluAndMul(desc, nullptr, 0, y.data(), x.data(), stream),
+                INFINI_STATUS_SUCCESS);
+      y.Download(stream);
+      ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+      EXPECT_EQ(infiniopDestroySiluAndMulDescriptor(desc), INFINI_STATUS_SUCCESS);
+      const size_t d = c.y.shape.back();
+      for (size_t i = 0; i < c.y.Elements(); ++i) {
+        const size_t row = i / d, j = i % d;
+        const double gate = x.At(row * 2 * d + j), up = x.At(row * 2 * d + d + j);
+        ExpectClose(dtype, Rounded(dtype, gate / (1 + std::exp(-gate)) * up), y.At(i), i);
+      }
+    }
+  }
+  Tensor y(Layout::Contiguous({4, 6}), INFINI_DTYPE_F32),
+      x13(Layout::Contiguous({4, 13}), INFINI_DTYPE_F32),
+      x3d(Layout::Contiguous({1, 4, 12}), INFINI_DTYPE_F32);
+  infiniopSiluAndMulDescriptor_t desc = nullptr;
+  EXPECT_EQ(infiniopCreateSiluAndMulDescriptor(handle, &desc, y.desc(), x13.desc()),
+            INFINI_STATUS_BAD_TENSOR_SHAPE);
+  EXPECT_EQ(infiniopCreateSiluAndMulDescriptor(handle, &desc, y.desc(), x3d.desc()),
+            INFINI_STATUS_BAD_PARAM);
+}
+
 // --- Embedding ---------------------------------------------------------------------------------
 
 TEST_F(InfiniopTest, EmbeddingGathersRowsForBothIndexTypesAndMarksIndicesOutOfRange) {

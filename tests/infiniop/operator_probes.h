@@ -173,17 +173,17 @@ inline infiniStatus_t CallOperator(infiniopOperator_t op, InfiniopDescriptor* de
   return INFINI_STATUS_BAD_PARAM;
 }
 
-// How many of the operator's tensors are outputs (they come first).
-inline size_t OutputCount(infiniopOperator_t op) {
-#define INFINIOP_OUT(name, type, shape) +1
-#define INFINIOP_IN(name, type, shape)
+// Which of the operator's tensors are outputs (first, but for Attention's caches).
+inline std::vector<bool> OutputFlags(infiniopOperator_t op) {
+#define INFINIOP_OUT(name, type, shape) true,
+#define INFINIOP_IN(name, type, shape) false,
 #define PROBE_OUTPUTS_(name, snake, number, workspace, tensor_list, ...) \
-  if (op == INFINIOP_OPERATOR_##name) return 0 INFINIOP_EXPAND tensor_list;
+  if (op == INFINIOP_OPERATOR_##name) return {INFINIOP_EXPAND tensor_list};
   INFINIOP_OPERATORS(PROBE_OUTPUTS_)
 #undef PROBE_OUTPUTS_
 #undef INFINIOP_IN
 #undef INFINIOP_OUT
-  return 0;
+  return {};
 }
 
 // infiniopGet<Op>WorkspaceSize(desc, size); 0 bytes for an operator whose call takes none (and

@@ -1,5 +1,6 @@
-// The attention operators on the host: PagedCaching, PagedAttention (decode), PagedAttentionPrefill
-// and FlashAttention, the plans cpu_operators.cc's Create makes and its Run queues.
+// The attention operators on the host: PagedCaching, PagedAttention (decode),
+// PagedAttentionPrefill, FlashAttention, KVCaching and Attention (contiguous caches), the plans
+// cpu_operators.cc's Create makes and its Run queues.
 //
 // One kernel serves the three attention forms: for one kv head, a group of query rows (every
 // query head that reads that kv head, for one or more tokens) walks the visible keys in blocks of
@@ -406,6 +407,123 @@ class FlashAttentionPlan final : public Plan {
   Strided geometry_[5];
 };
 
+// --- Contiguous caches: KVCaching and Attention --------------------------------------------
+
+// Copies k[.., s, :] of `source` (rows along stride source_step) into rows `at` + s of `cache`.
+template <class T>
+void CopyRows(T* cache, ptrdiff_t cache_row, ptrdiff_t cache_col, const T* source,
+              ptrdiff_t source_row, ptrdiff_t source_col, size_t rows, size_t head_size) {
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t d = 0; d < head_size; ++d) {
+      cache[static_cast<ptrdiff_t>(r) * cache_row + static_cast<ptrdiff_t>(d) * cache_col] =
+          source[static_cast<ptrdiff_t>(r) * source_row + static_cast<ptrdiff_t>(d) * source_col];
+    }
+  }
+}
+
+// KVCaching: tensors (k_cache, v_cache, k, v, past_kv_lengths), caches [batch, kv_heads, max_len,
+// head_size]. A batch whose past length is negative or leaves no room for its tokens is skipped:
+// there is no place to write it.
+template <class T>
+class KVCachingPlan final : public Plan {
+ public:
+  explicit KVCachingPlan(const infiniopBackendTensor* tensors)
+      : Plan(5, tensors[2].shape[0] == 0 || tensors[2].shape[2] == 0, /*uses_run_params=*/false) {
+    for (size_t t = 0; t < 5; ++t) geometry_[t] = Geometry(tensors[t]);
+  }
+
+  void Compute(const Buffers& buffers, const infiniopBackendRunParams& /*params*/) const override {
+    const Strided &k = geometry_[2], &past = geometry_[4];
+    const size_t batch = k.shape[0], kv_heads = k.shape[1], seq = k.shape[2];
+    const size_t max_len = geometry_[0].shape[2];
+    ParallelFor(batch * kv_heads, 1, [&](size_t begin, size_t end) {
+      for (size_t task = begin; task < end; ++task) {
+        const size_t b = task / kv_heads, h = task % kv_heads;
+        const int64_t at =
+            ReadIndex(buffers[4], past.dtype, static_cast<ptrdiff_t>(b) * past.strides[0]);
+        if (at < 0 || static_cast<uint64_t>(at) + seq > max_len) continue;
+        for (size_t which = 0; which < 2; ++which) {
+          const Strided &cache = geometry_[which], &source = geometry_[2 + which];
+          T* destination = static_cast<T*>(buffers[which]) +
+                           static_cast<ptrdiff_t>(b) * cache.strides[0] +
+                           static_cast<ptrdiff_t>(h) * cache.strides[1] + at * cache.strides[2];
+          const T* from = static_cast<const T*>(buffers[2 + which]) +
+                          static_cast<ptrdiff_t>(b) * source.strides[0] +
+                          static_cast<ptrdiff_t>(h) * source.strides[1];
+          CopyRows(destination, cache.strides[2], cache.strides[3], from, source.strides[2],
+                   source.strides[3], seq, source.shape[3]);
+        }
+      }
+    });
+  }
+
+ private:
+  Strided geometry_[5];
+};
+
+// Attention: tensors (out, q, k, v, k_cache, v_cache): k and v written into the caches at pos,
+// then each query i attends causally to the caches' first pos + i + 1 keys, scaled by
+// 1 / sqrt(head_size).
+template <class T>
+class ContiguousAttentionPlan final : public Plan {
+ public:
+  ContiguousAttentionPlan(const infiniopBackendTensor* tensors, size_t pos)
+      : Plan(6, tensors[1].shape[1] == 0, /*uses_run_params=*/false), pos_(pos) {
+    for (size_t t = 0; t < 6; ++t) geometry_[t] = Geometry(tensors[t]);
+  }
+
+  void Compute(const Buffers& buffers, const infiniopBackendRunParams& /*params*/) const override {
+    const Strided &out = geometry_[0], &q = geometry_[1], &k_cache = geometry_[4],
+                  &v_cache = geometry_[5];
+    const size_t heads = q.shape[0], seq = q.shape[1], head_size = q.shape[2];
+    const size_t kv_heads = k_cache.shape[0], group = heads / kv_heads;
+    for (size_t which = 0; which < 2; ++which) {
+      const Strided &cache = geometry_[4 + which], &source = geometry_[2 + which];
+      for (size_t h = 0; h < kv_heads; ++h) {
+        CopyRows(static_cast<T*>(buffers[4 + which]) +
+                     static_cast<ptrdiff_t>(h) * cache.strides[0] +
+                     static_cast<ptrdiff_t>(pos_) * cache.strides[1],
+                 cache.strides[1], cache.strides[2],
+                 static_cast<const T*>(buffers[2 + which]) +
+                     static_cast<ptrdiff_t>(h) * source.strides[0],
+                 source.strides[1], source.strides[2], seq, head_size);
+      }
+    }
+    const float scale = 1.0f / std::sqrt(static_cast<float>(head_size));
+    const size_t chunks = (seq + kTokensPerTask - 1) / kTokensPerTask;
+    ParallelFor(kv_heads * chunks, 1, [&](size_t begin, size_t end) {
+      std::vector<QueryRow> rows;
+      for (size_t task = begin; task < end; ++task) {
+        const size_t h = task / chunks, chunk = task % chunks;
+        rows.clear();
+        for (size_t i = chunk * kTokensPerTask; i < std::min(seq, (chunk + 1) * kTokensPerTask);
+             ++i) {
+          for (size_t g = 0; g < group; ++g) {
+            const size_t head = h * group + g;
+            const ptrdiff_t q_offset = static_cast<ptrdiff_t>(head) * q.strides[0] +
+                                       static_cast<ptrdiff_t>(i) * q.strides[1];
+            const ptrdiff_t out_offset = static_cast<ptrdiff_t>(i) * out.strides[0] +
+                                         static_cast<ptrdiff_t>(head) * out.strides[1];
+            rows.push_back({At<T>(const_cast<void*>(buffers[1]), q_offset),
+                            At<T>(buffers[0], out_offset), pos_ + i + 1, 0.0f, 0});
+          }
+        }
+        AttendGroup<T>(rows, head_size, scale,
+                       DenseRows<T>{static_cast<const T*>(buffers[4]) +
+                                        static_cast<ptrdiff_t>(h) * k_cache.strides[0],
+                                    k_cache.strides[1]},
+                       DenseRows<T>{static_cast<const T*>(buffers[5]) +
+                                        static_cast<ptrdiff_t>(h) * v_cache.strides[0],
+                                    v_cache.strides[1]});
+      }
+    });
+  }
+
+ private:
+  size_t pos_;
+  Strided geometry_[6];
+};
+
 // Calls make(TypeTag<T>{}) for the attention dtypes (F16, BF16, F32).
 template <class Make>
 infiniStatus_t WithAttentionType(infiniDtype_t dtype, Make make) {
@@ -448,6 +566,36 @@ infiniStatus_t MakePagedAttentionPlan(const infiniopBackendTensor* tensors, bool
   return WithAttentionType(q.dtype, [&](auto type) {
     using T = typename decltype(type)::T;
     *plan = std::make_shared<PagedAttentionPlan<T>>(tensors, prefill, scale);
+  });
+}
+
+infiniStatus_t MakeKVCachingPlan(const infiniopBackendTensor* tensors, PlanPtr* plan) {
+  const infiniopBackendTensor &k_cache = tensors[0], &k = tensors[2], &past = tensors[4];
+  if (k_cache.ndim != 4 || k.ndim != 4 || past.ndim != 1 || past.dtype != INFINI_DTYPE_I64 ||
+      k.shape[0] != k_cache.shape[0] || k.shape[1] != k_cache.shape[1] ||
+      k.shape[3] != k_cache.shape[3] || !infiniop_backend::SameShape(tensors[0], tensors[1]) ||
+      !infiniop_backend::SameShape(tensors[2], tensors[3])) {
+    return INFINI_STATUS_BAD_PARAM;
+  }
+  return WithAttentionType(k.dtype, [&](auto type) {
+    using T = typename decltype(type)::T;
+    *plan = std::make_shared<KVCachingPlan<T>>(tensors);
+  });
+}
+
+infiniStatus_t MakeAttentionPlan(const infiniopBackendTensor* tensors,
+                                 const infiniopBackendCreateParams* params, PlanPtr* plan) {
+  if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
+  const infiniopBackendTensor &q = tensors[1], &k = tensors[2], &k_cache = tensors[4];
+  if (q.ndim != 3 || k.ndim != 3 || k_cache.ndim != 3 || k.shape[0] == 0 ||
+      q.shape[0] % k.shape[0] != 0 || k_cache.shape[0] != k.shape[0] ||
+      k_cache.shape[1] < params->pos + q.shape[1]) {
+    return INFINI_STATUS_BAD_PARAM;
+  }
+  const size_t pos = params->pos;
+  return WithAttentionType(q.dtype, [&](auto type) {
+    using T = typename decltype(type)::T;
+    *plan = std::make_shared<ContiguousAttentionPlan<T>>(tensors, pos);
   });
 }
 

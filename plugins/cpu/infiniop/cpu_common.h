@@ -259,12 +259,16 @@ infiniStatus_t MakeSoftmaxPlan(const infiniopBackendTensor* tensors, int axis, b
                                PlanPtr* plan);
 infiniStatus_t MakeEmbeddingPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
 // cpu_attention.cc's: PagedCaching, PagedAttention (prefill: PagedAttentionPrefill),
-// FlashAttention.
+// FlashAttention, KVCaching, Attention; SiluAndMul is cpu_model_operators.cc's.
 infiniStatus_t MakePagedCachingPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
 infiniStatus_t MakePagedAttentionPlan(const infiniopBackendTensor* tensors, bool prefill,
                                       const infiniopBackendCreateParams* params, PlanPtr* plan);
 infiniStatus_t MakeFlashAttentionPlan(const infiniopBackendTensor* tensors,
                                       const infiniopBackendCreateParams* params, PlanPtr* plan);
+infiniStatus_t MakeKVCachingPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
+infiniStatus_t MakeAttentionPlan(const infiniopBackendTensor* tensors,
+                                 const infiniopBackendCreateParams* params, PlanPtr* plan);
+infiniStatus_t MakeSiluAndMulPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
 // Gemm (cpu_gemm.cc), through oneDNN or OpenBLAS.
 infiniStatus_t MakeGemmPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
 // How Gemm computes a dtype, for Describe: the libraries it may go to, whichever the processor

@@ -1,4 +1,4 @@
-// LayerNorm, AddRMSNorm, Softmax, LogSoftmax and Embedding on the host: the plans that
+// LayerNorm, AddRMSNorm, Softmax, LogSoftmax, SiluAndMul and Embedding on the host: the plans that
 // cpu_operators.cc's Create makes and its Run queues as host functions.
 //
 // Each walks "lines": the elements along one axis (the last, or Softmax's), one line per index of
@@ -326,6 +326,45 @@ class SoftmaxPlan final : public Plan {
   Lines lines_;
 };
 
+// --- SiluAndMul --------------------------------------------------------------------------------
+
+// Tensors (y [..., d], x [..., 2d]): y_j = silu(x_j) * x_{j + d}, the lines along the last axis
+// walked with y's length.
+template <class T>
+class SiluAndMulPlan final : public Plan {
+ public:
+  explicit SiluAndMulPlan(Lines lines)
+      : Plan(2, lines.count == 0 || lines.length == 0, /*uses_run_params=*/false),
+        lines_(std::move(lines)) {}
+
+  void Compute(const Buffers& buffers, const infiniopBackendRunParams& /*params*/) const override {
+    const ptrdiff_t n = static_cast<ptrdiff_t>(lines_.length);
+    const ptrdiff_t y_step = lines_.step[0], x_step = lines_.step[1];
+    ForLines(lines_, [&](size_t begin, size_t end) {
+      for (size_t line = begin; line < end; ++line) {
+        T* y = Element<T>(buffers[0], lines_.Offset(line, 0));
+        const T* x = Element<T>(buffers[1], lines_.Offset(line, 1));
+        if (y_step == 1 && x_step == 1) {
+          for (ptrdiff_t j = 0; j < n; ++j) y[j] = Store<T>(Product(x[j], x[j + n]));
+        } else {
+          for (ptrdiff_t j = 0; j < n; ++j) {
+            y[j * y_step] = Store<T>(Product(x[j * x_step], x[(j + n) * x_step]));
+          }
+        }
+      }
+    });
+  }
+
+ private:
+  static ValueOf<T> Product(T gate_element, T up_element) {
+    using V = ValueOf<T>;
+    const V gate = Load(gate_element);
+    return gate / (V(1) + Exp(-gate)) * Load(up_element);
+  }
+
+  Lines lines_;
+};
+
 // --- Embedding ---------------------------------------------------------------------------------
 
 // Tensors (output, input, weight): output row i is weight row input[i]. An index outside
@@ -466,6 +505,19 @@ infiniStatus_t MakeSoftmaxPlan(const infiniopBackendTensor* tensors, int axis, b
       *plan = std::make_shared<SoftmaxPlan<T, false>>(std::move(lines));
     }
     return INFINI_STATUS_SUCCESS;
+  });
+}
+
+infiniStatus_t MakeSiluAndMulPlan(const infiniopBackendTensor* tensors, PlanPtr* plan) {
+  const infiniopBackendTensor &y = tensors[0], &x = tensors[1];
+  if (y.ndim == 0 || x.ndim != y.ndim || x.shape[x.ndim - 1] != 2 * y.shape[y.ndim - 1] ||
+      !std::equal(y.shape, y.shape + y.ndim - 1, x.shape)) {
+    return INFINI_STATUS_BAD_PARAM;
+  }
+  Lines lines = MakeLines(y, y.ndim - 1, {&y, &x}, {true, true});
+  return WithFloatType(x.dtype, [&](auto type) {
+    using T = typename decltype(type)::T;
+    *plan = std::make_shared<SiluAndMulPlan<T>>(std::move(lines));
   });
 }
 

@@ -732,6 +732,12 @@ infiniStatus_t MakePlan(infiniopOperator_t op, const infiniopBackendTensor* tens
       return MakePagedAttentionPlan(tensors, /*prefill=*/true, params, plan);
     case INFINIOP_OPERATOR_FlashAttention:
       return MakeFlashAttentionPlan(tensors, params, plan);
+    case INFINIOP_OPERATOR_SiluAndMul:
+      return MakeSiluAndMulPlan(tensors, plan);
+    case INFINIOP_OPERATOR_KVCaching:
+      return MakeKVCachingPlan(tensors, plan);
+    case INFINIOP_OPERATOR_Attention:
+      return MakeAttentionPlan(tensors, params, plan);
     default:
       return MakeElementwisePlan(op, tensors, count, plan);
   }
