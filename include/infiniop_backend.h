@@ -21,7 +21,7 @@
 #include "infinirt.h"
 
 #define INFINIOP_BACKEND_ABI_MAJOR 1
-/* 1.1: Describe. 1.2: operators 9 to 26, the create parameters eps, axis, dim, scale,
+/* 1.1: Describe. 1.2: operators 9 to 28, the create parameters eps, axis, dim, scale,
  * is_causal and pos, absent (INFINIOP_IN_OPTIONAL) tensors, outputs after inputs (Attention's
  * caches). */
 #define INFINIOP_BACKEND_ABI_MINOR 2
@@ -49,7 +49,8 @@ extern "C" {
  * tensors     (INFINIOP_OUT(name, dtype, probe shape) INFINIOP_IN(...) ...): the descriptors
  *             Create takes and the buffers the call passes, in InfiniCore's order (outputs first
  *             but for Attention, whose caches, written, come last). dtype: DATA
- *             for the operator's data type, or the fixed type the operator takes (I32, I64, F32);
+ *             for the operator's data type, or the fixed type the operator takes (I8, I32, I64,
+ *             F32);
  *             the probe shape is a small valid shape, in parentheses, the tests probe with;
  * create_scalars, call_scalars
  *             (INFINIOP_SCALAR(C type, name, default) ...): what Create and the call take after
@@ -217,7 +218,24 @@ extern "C" {
     "v "                                                                                           \
     "for q [heads, seq_len, head_size] over the pos + seq_len cached keys, causally (query i "     \
     "sees "                                                                                        \
-    "keys up to pos + i); q head h reads kv head h / (heads / kv_heads).")
+    "keys up to pos + i); q head h reads kv head h / (heads / kv_heads).")                         \
+  X(DequantizeAWQ, dequantize_awq, 27, INFINIOP_WORKSPACE,                                         \
+    (INFINIOP_OUT(out, DATA, (32, 16)) INFINIOP_IN(qweight, I32, (32, 2))                          \
+         INFINIOP_IN(scales, DATA, (1, 16)) INFINIOP_IN(zeros, I32, (1, 2))),                      \
+    (), (),                                                                                        \
+    "out [K, N] = (q - z) * s from AWQ's 4-bit packing: qweight [K, N / 8] and zeros [K / G, N / " \
+    "8] "                                                                                          \
+    "hold eight unsigned nibbles per I32, logical column j of a pack in nibble [0, 4, 1, 5, 2, "   \
+    "6, "                                                                                          \
+    "3, 7][j]; scales [K / G, N]; G = K / scales' rows.")                                          \
+  X(I8Gemm, i8_gemm, 28, INFINIOP_WORKSPACE,                                                       \
+    (INFINIOP_OUT(out, DATA, (4, 8)) INFINIOP_IN_OPTIONAL(bias, DATA, (8))                         \
+         INFINIOP_IN(x, I8, (4, 16)) INFINIOP_IN(x_scale, F32, (4))                                \
+             INFINIOP_IN(weights, I8, (16, 8)) INFINIOP_IN(weights_scale, F32, (8))),              \
+    (), (),                                                                                        \
+    "out [M, N] = (x [M, K] @ weights [K, N], summed in int32) * x_scale[m] * weights_scale[n] "   \
+    "+ bias[n] (bias may be NULL): int8 weights and activations with per-token and per-channel "   \
+    "scales.")
 
 /* Expands a parenthesised sequence of the list: INFINIOP_EXPAND tensors. */
 #define INFINIOP_EXPAND(...) __VA_ARGS__

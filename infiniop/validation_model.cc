@@ -1,5 +1,6 @@
 // The rules of the operators models call beyond the first ones: the norms (LayerNorm,
-// AddRMSNorm), Softmax and LogSoftmax along an axis, Embedding, SiluAndMul.
+// AddRMSNorm), Softmax and LogSoftmax along an axis, Embedding, SiluAndMul, and the quantized
+// weights' DequantizeAWQ and I8Gemm.
 #include "validation_rules.h"
 
 namespace infiniop::rules {
@@ -142,6 +143,79 @@ infiniStatus_t ValidateSiluAndMul(const InfiniopTensorDescriptor* const* t, size
   }
   if (y.HasBroadcastDimension()) {
     return Fail(INFINI_STATUS_BAD_TENSOR_STRIDES, "y has a broadcast dimension", why);
+  }
+  return INFINI_STATUS_SUCCESS;
+}
+
+// DequantizeAWQ: out [K, N] and scales [groups, N] of F16, BF16 or F32 (InfiniCore: F16), K a
+// multiple of groups; qweight [K, N / 8] and zeros [groups, N / 8] of I32.
+infiniStatus_t ValidateDequantizeAWQ(const InfiniopTensorDescriptor* const* t, size_t count,
+                                     const infiniopBackendCreateParams& /*params*/,
+                                     std::string* why) {
+  if (count != 4) return Fail(INFINI_STATUS_BAD_PARAM, "four tensors expected", why);
+  const InfiniopTensorDescriptor &out = *t[0], &qweight = *t[1], &scales = *t[2], &zeros = *t[3];
+  if (!IsAttentionDtype(out.dtype) || scales.dtype != out.dtype) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_DTYPE, "out and scales: one of F16, BF16, F32", why);
+  }
+  if (qweight.dtype != INFINI_DTYPE_I32 || zeros.dtype != INFINI_DTYPE_I32) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_DTYPE, "qweight and zeros: I32", why);
+  }
+  if (out.ndim() != 2 || qweight.ndim() != 2 || scales.ndim() != 2 || zeros.ndim() != 2 ||
+      out.shape[0] != qweight.shape[0] || out.shape[1] != 8 * qweight.shape[1] ||
+      scales.shape[1] != out.shape[1] || scales.shape[0] == 0 ||
+      out.shape[0] % scales.shape[0] != 0 || zeros.shape[0] != scales.shape[0] ||
+      zeros.shape[1] != qweight.shape[1]) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_SHAPE,
+                "out [K, N], qweight [K, N / 8], scales [groups, N], zeros [groups, N / 8], K a "
+                "multiple of groups",
+                why);
+  }
+  if (out.HasBroadcastDimension()) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_STRIDES, "out has a broadcast dimension", why);
+  }
+  return INFINI_STATUS_SUCCESS;
+}
+
+// I8Gemm: out [M, N] of F16 or BF16 (or F32); x [M, K] and weights [K, N] of I8, each with a unit
+// stride in one of its dimensions; x_scale [M] (or [M, 1]) and weights_scale [N] (or [1, N]) F32;
+// bias (absent: none) [N] of out's dtype.
+infiniStatus_t ValidateI8Gemm(const InfiniopTensorDescriptor* const* t, size_t count,
+                              const infiniopBackendCreateParams& /*params*/, std::string* why) {
+  if (count != 6) return Fail(INFINI_STATUS_BAD_PARAM, "six tensors expected", why);
+  const InfiniopTensorDescriptor &out = *t[0], &x = *t[2], &x_scale = *t[3], &w = *t[4],
+                                 &w_scale = *t[5];
+  const InfiniopTensorDescriptor* bias = t[1];
+  if (!IsAttentionDtype(out.dtype) || (bias != nullptr && bias->dtype != out.dtype)) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_DTYPE, "out and bias: F16, BF16 or F32", why);
+  }
+  if (x.dtype != INFINI_DTYPE_I8 || w.dtype != INFINI_DTYPE_I8 ||
+      x_scale.dtype != INFINI_DTYPE_F32 || w_scale.dtype != INFINI_DTYPE_F32) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_DTYPE, "x and weights I8, their scales F32", why);
+  }
+  if (out.ndim() != 2 || x.ndim() != 2 || w.ndim() != 2) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_SHAPE, "out, x and weights are matrices", why);
+  }
+  const size_t m = out.shape[0], n = out.shape[1];
+  auto is_vector = [](const InfiniopTensorDescriptor& v, size_t length, bool column) {
+    return v.Elements() == length &&
+           (v.ndim() == 1 || (v.ndim() == 2 && v.shape[column ? 1 : 0] == 1));
+  };
+  if (x.shape[0] != m || w.shape[1] != n || x.shape[1] != w.shape[0] ||
+      !is_vector(x_scale, m, true) || !is_vector(w_scale, n, false) ||
+      (bias != nullptr && (bias->ndim() != 1 || bias->shape[0] != n))) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_SHAPE,
+                "out [M, N], x [M, K], weights [K, N], x_scale [M], weights_scale [N], bias [N]",
+                why);
+  }
+  for (const InfiniopTensorDescriptor* matrix : {&out, &x, &w}) {
+    const bool unit = matrix->strides[0] == 1 || matrix->strides[1] == 1 ||
+                      matrix->shape[0] == 1 || matrix->shape[1] == 1;
+    if (!unit) {
+      return Fail(INFINI_STATUS_BAD_TENSOR_STRIDES, "a matrix needs a unit stride", why);
+    }
+  }
+  if (out.HasBroadcastDimension()) {
+    return Fail(INFINI_STATUS_BAD_TENSOR_STRIDES, "out has a broadcast dimension", why);
   }
   return INFINI_STATUS_SUCCESS;
 }

@@ -82,6 +82,7 @@ inline Probe MakeProbe(infiniopOperator_t op, infiniDtype_t dtype) {
   const infiniDtype_t PROBE_DTYPE_I32 = INFINI_DTYPE_I32;
   const infiniDtype_t PROBE_DTYPE_I64 = INFINI_DTYPE_I64;
   const infiniDtype_t PROBE_DTYPE_F32 = INFINI_DTYPE_F32;
+  const infiniDtype_t PROBE_DTYPE_I8 = INFINI_DTYPE_I8;
 #define INFINIOP_OUT(name, type, shape) Contiguous(PROBE_DTYPE_##type, {INFINIOP_EXPAND shape}),
 #define INFINIOP_IN(name, type, shape) Contiguous(PROBE_DTYPE_##type, {INFINIOP_EXPAND shape}),
 #define INFINIOP_SCALAR(type, name, default_value) probe.params.name = default_value;

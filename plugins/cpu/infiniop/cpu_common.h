@@ -269,6 +269,9 @@ infiniStatus_t MakeKVCachingPlan(const infiniopBackendTensor* tensors, PlanPtr* 
 infiniStatus_t MakeAttentionPlan(const infiniopBackendTensor* tensors,
                                  const infiniopBackendCreateParams* params, PlanPtr* plan);
 infiniStatus_t MakeSiluAndMulPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
+// cpu_quantized.cc's: DequantizeAWQ, I8Gemm.
+infiniStatus_t MakeDequantizeAWQPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
+infiniStatus_t MakeI8GemmPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
 // Gemm (cpu_gemm.cc), through oneDNN or OpenBLAS.
 infiniStatus_t MakeGemmPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
 // How Gemm computes a dtype, for Describe: the libraries it may go to, whichever the processor

@@ -738,6 +738,10 @@ infiniStatus_t MakePlan(infiniopOperator_t op, const infiniopBackendTensor* tens
       return MakeKVCachingPlan(tensors, plan);
     case INFINIOP_OPERATOR_Attention:
       return MakeAttentionPlan(tensors, params, plan);
+    case INFINIOP_OPERATOR_DequantizeAWQ:
+      return MakeDequantizeAWQPlan(tensors, plan);
+    case INFINIOP_OPERATOR_I8Gemm:
+      return MakeI8GemmPlan(tensors, plan);
     default:
       return MakeElementwisePlan(op, tensors, count, plan);
   }
