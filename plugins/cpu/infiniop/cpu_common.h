@@ -148,7 +148,7 @@ constexpr size_t kParallelGrain = size_t{1} << 16;
 // 2^n through the exponent bits. Below -87.3 (where 2^n would leave the normal range) it answers
 // 0, above 88.72 infinity, and NaN for NaN, as expf does (but for denormal results, flushed to 0).
 // Its comparisons vectorise only where they may not trap (-fno-trapping-math: CMakeLists.txt).
-inline float VectorisableExp(float x) {
+[[gnu::always_inline]] inline float VectorisableExp(float x) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2High = 0.693359375f, kLn2Low = -2.12194440e-4f;
   constexpr float kMin = -87.33654475f, kMax = 88.72283905f;
@@ -187,7 +187,7 @@ inline float VectorisableExp(float x) {
 // erfc(z) = t exp(-z^2 + P(t)) with t = 1 / (1 + z / 2) and P the degree-9 fit of Numerical
 // Recipes' erfcc (relative error below 1.2e-7 for every z >= 0), then erfc(x) = 2 - erfc(z) for
 // x < 0. NaN for NaN.
-inline float VectorisableErfc(float x) {
+[[gnu::always_inline]] inline float VectorisableErfc(float x) {
   const float z = x < 0.0f ? -x : x;
   const float t = 1.0f / (1.0f + 0.5f * z);
   float p = 0.17087277f;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cpu_common.h"
+#include "cpu_isa.h"
 #include "cpu_parallel.h"
 #include "infiniop_backend.h"
 #include "infiniop_backend_support.h"
@@ -37,7 +38,7 @@ T Store(ValueOf<T> value) {
   return Arithmetic<T>::Store(value);
 }
 
-inline float Exp(float x) { return VectorisableExp(x); }
+[[gnu::always_inline]] inline float Exp(float x) { return VectorisableExp(x); }
 inline double Exp(double x) { return std::exp(x); }
 
 // --- Lines -------------------------------------------------------------------------------------
@@ -131,6 +132,67 @@ T* Element(void* buffer, ptrdiff_t offset) {
 
 // --- LayerNorm ---------------------------------------------------------------------------------
 
+// A contiguous line of LayerNorm: the mean, then the variance about it (sums in kBlock lanes),
+// then the standardization and the output in one pass. Always inlined into the versions below,
+// each compiled for its instructions.
+template <class T>
+[[gnu::always_inline]] inline void LayerNormLineLoop(T* out, T* standardized, T* deviation,
+                                                     const T* x, const T* weight, const T* bias,
+                                                     size_t n, float eps) {
+  using V = ValueOf<T>;
+  const V mean = SumOf<V>(x, n, [](V v) { return v; }) / static_cast<V>(n);
+  const V variance =
+      SumOf<V>(x, n, [mean](V v) { return (v - mean) * (v - mean); }) / static_cast<V>(n);
+  const V std_deviation = std::sqrt(variance + static_cast<V>(eps));
+  const V inverse = V(1) / std_deviation;
+  *deviation = Store<T>(std_deviation);
+  if (bias != nullptr) {
+    INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+    for (size_t j = 0; j < n; ++j) {
+      const V normalized = (Load(x[j]) - mean) * inverse;
+      standardized[j] = Store<T>(normalized);
+      out[j] = Store<T>(normalized * Load(weight[j]) + Load(bias[j]));
+    }
+  } else {
+    INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+    for (size_t j = 0; j < n; ++j) {
+      const V normalized = (Load(x[j]) - mean) * inverse;
+      standardized[j] = Store<T>(normalized);
+      out[j] = Store<T>(normalized * Load(weight[j]));
+    }
+  }
+}
+
+template <class T>
+void LayerNormLineBaseline(T* out, T* standardized, T* deviation, const T* x, const T* weight,
+                           const T* bias, size_t n, float eps) {
+  LayerNormLineLoop(out, standardized, deviation, x, weight, bias, n, eps);
+}
+
+#if INFINIOP_CPU_HAS_X86_KERNELS
+template <class T>
+INFINIOP_CPU_TARGET_AVX2 void LayerNormLineAvx2(T* out, T* standardized, T* deviation, const T* x,
+                                                const T* weight, const T* bias, size_t n,
+                                                float eps) {
+  LayerNormLineLoop(out, standardized, deviation, x, weight, bias, n, eps);
+}
+
+template <class T>
+INFINIOP_CPU_TARGET_AVX512 void LayerNormLineAvx512(T* out, T* standardized, T* deviation,
+                                                    const T* x, const T* weight, const T* bias,
+                                                    size_t n, float eps) {
+  LayerNormLineLoop(out, standardized, deviation, x, weight, bias, n, eps);
+}
+#endif
+
+template <class T>
+void LayerNormLine(T* out, T* standardized, T* deviation, const T* x, const T* weight,
+                   const T* bias, size_t n, float eps) {
+  RunForIsa(INFINIOP_CPU_X86_ONLY(&LayerNormLineAvx512<T>),
+            INFINIOP_CPU_X86_ONLY(&LayerNormLineAvx2<T>), &LayerNormLineBaseline<T>, out,
+            standardized, deviation, x, weight, bias, n, eps);
+}
+
 // Tensors (output, standardization, std deviation, input, weight, bias). Mean and biased variance
 // in two passes over the input (the second about the mean, as exact as the dtype allows), then
 // one pass writing the standardization and the output; in place (output or standardization is
@@ -159,7 +221,7 @@ class LayerNormPlan final : public Plan {
         T* deviation = Element<T>(buffers[2], lines_.Offset(line, 2));
         const T* x = Element<T>(buffers[3], lines_.Offset(line, 3));
         if (contiguous) {
-          ContiguousLine(out, standardized, deviation, x, weight, bias, n);
+          LayerNormLine<T>(out, standardized, deviation, x, weight, bias, n, eps_);
         } else {
           StridedLine(out, standardized, deviation, x, weight, bias, n);
         }
@@ -169,22 +231,6 @@ class LayerNormPlan final : public Plan {
 
  private:
   using V = ValueOf<T>;
-
-  void ContiguousLine(T* out, T* standardized, T* deviation, const T* x, const T* weight,
-                      const T* bias, size_t n) const {
-    const V mean = SumOf<V>(x, n, [](V v) { return v; }) / static_cast<V>(n);
-    const V variance =
-        SumOf<V>(x, n, [mean](V v) { return (v - mean) * (v - mean); }) / static_cast<V>(n);
-    const V std_deviation = std::sqrt(variance + static_cast<V>(eps_));
-    const V inverse = V(1) / std_deviation;
-    *deviation = Store<T>(std_deviation);
-    for (size_t j = 0; j < n; ++j) {
-      const V normalized = (Load(x[j]) - mean) * inverse;
-      const V shifted = bias != nullptr ? Load(bias[j]) : V(0);
-      standardized[j] = Store<T>(normalized);
-      out[j] = Store<T>(normalized * Load(weight[j]) + shifted);
-    }
-  }
 
   void StridedLine(T* out, T* standardized, T* deviation, const T* x, const T* weight,
                    const T* bias, size_t n) const {
@@ -270,6 +316,60 @@ class AddRMSNormPlan final : public Plan {
 
 // --- Softmax and LogSoftmax --------------------------------------------------------------------
 
+// A contiguous line of Softmax (kLog: LogSoftmax): the max and the sum of exp(x - max) in kBlock
+// running lanes, so that both vectorise, then the outputs. Always inlined into the versions
+// below, each compiled for its instructions.
+template <class T, bool kLog>
+[[gnu::always_inline]] inline void SoftmaxLineLoop(T* y, const T* x, size_t n) {
+  using V = ValueOf<T>;
+  V maxima[kBlock];
+  for (size_t k = 0; k < kBlock; ++k) maxima[k] = -std::numeric_limits<V>::infinity();
+  size_t j = 0;
+  for (; j + kBlock <= n; j += kBlock) {
+    for (size_t k = 0; k < kBlock; ++k) {
+      const V value = Load(x[j + k]);
+      maxima[k] = maxima[k] > value ? maxima[k] : value;
+    }
+  }
+  V max = -std::numeric_limits<V>::infinity();
+  for (size_t k = 0; k < kBlock; ++k) max = std::max(max, maxima[k]);
+  for (; j < n; ++j) max = std::max(max, Load(x[j]));
+  const V sum = SumOf<V>(x, n, [max](V v) { return Exp(v - max); });
+  if constexpr (kLog) {
+    const V shift = max + std::log(sum);
+    INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+    for (size_t i = 0; i < n; ++i) y[i] = Store<T>(Load(x[i]) - shift);
+  } else {
+    const V inverse = V(1) / sum;
+    INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+    for (size_t i = 0; i < n; ++i) y[i] = Store<T>(Exp(Load(x[i]) - max) * inverse);
+  }
+}
+
+template <class T, bool kLog>
+void SoftmaxLineBaseline(T* y, const T* x, size_t n) {
+  SoftmaxLineLoop<T, kLog>(y, x, n);
+}
+
+#if INFINIOP_CPU_HAS_X86_KERNELS
+template <class T, bool kLog>
+INFINIOP_CPU_TARGET_AVX2 void SoftmaxLineAvx2(T* y, const T* x, size_t n) {
+  SoftmaxLineLoop<T, kLog>(y, x, n);
+}
+
+template <class T, bool kLog>
+INFINIOP_CPU_TARGET_AVX512 void SoftmaxLineAvx512(T* y, const T* x, size_t n) {
+  SoftmaxLineLoop<T, kLog>(y, x, n);
+}
+#endif
+
+template <class T, bool kLog>
+void SoftmaxLine(T* y, const T* x, size_t n) {
+  RunForIsa(INFINIOP_CPU_X86_ONLY(&SoftmaxLineAvx512<T, kLog>),
+            INFINIOP_CPU_X86_ONLY(&SoftmaxLineAvx2<T, kLog>), &SoftmaxLineBaseline<T, kLog>, y, x,
+            n);
+}
+
 // Tensors (y, x) along one axis: the max, the sum of exp(x - max) (exp computed again for the
 // output rather than kept, so that a call allocates nothing and in place works), then
 // y = exp(x - max) / sum, or for the log form y = x - max - log(sum).
@@ -287,7 +387,7 @@ class SoftmaxPlan final : public Plan {
         T* y = Element<T>(buffers[0], lines_.Offset(line, 0));
         const T* x = Element<T>(buffers[1], lines_.Offset(line, 1));
         if (contiguous) {
-          Line(y, x, 1, 1);
+          SoftmaxLine<T, kLog>(y, x, lines_.length);
         } else {
           Line(y, x, lines_.step[0], lines_.step[1]);
         }
@@ -298,9 +398,8 @@ class SoftmaxPlan final : public Plan {
  private:
   using V = ValueOf<T>;
 
-  // Always inlined into Compute's two calls: with unit steps, the loops vectorise.
-  [[gnu::always_inline]] inline void Line(T* y, const T* x, ptrdiff_t y_step,
-                                          ptrdiff_t x_step) const {
+  // A line with steps (SoftmaxLine takes the contiguous ones).
+  void Line(T* y, const T* x, ptrdiff_t y_step, ptrdiff_t x_step) const {
     const ptrdiff_t n = static_cast<ptrdiff_t>(lines_.length);
     V max = -std::numeric_limits<V>::infinity();
     for (ptrdiff_t j = 0; j < n; ++j) max = std::max(max, Load(x[j * x_step]));

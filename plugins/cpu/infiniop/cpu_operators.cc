@@ -37,7 +37,7 @@ namespace {
 
 // The functions the floating operators compute with: in float without a call, so that their
 // loops vectorise (cpu_common.h); in double, the C library's.
-inline float Exp(float x) { return VectorisableExp(x); }
+[[gnu::always_inline]] inline float Exp(float x) { return VectorisableExp(x); }
 inline double Exp(double x) { return std::exp(x); }
 inline float Erfc(float x) { return VectorisableErfc(x); }
 inline double Erfc(double x) { return std::erfc(x); }

@@ -1,0 +1,152 @@
+"""InfiniOP's new operators against ONNX Runtime's CPU provider computing the same operator, in
+one process, at LLM sizes (hidden 4096, sequence 512, FFN 11008, 32 heads): median time per call
+of each, and their ratio (infinirt / ONNX Runtime; below 1 is faster). InfiniOP's calls go through
+``infinirt.ops`` on NumPy arrays and include a synchronize; ONNX Runtime runs a one-node (or
+few-node) model with its outputs bound, so that neither side allocates per call.
+
+    PYTHONPATH=build/python-dev python bench/onnxruntime_ops.py [--threads N] [--markdown]
+
+scripts/bench_onnxruntime.sh prepares the environment (onnxruntime and onnx from PyPI) and runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from typing import Callable, Dict, List, Tuple
+
+import numpy as np
+
+HIDDEN, SEQ, FFN, HEADS, VOCAB = 4096, 512, 11008, 32, 32000
+
+
+def median_seconds(call: Callable[[], None], min_time: float = 0.4, runs: int = 5) -> float:
+    """The median over `runs` of the mean time of a call, each run repeating it for min_time."""
+    call()
+    results = []
+    for _ in range(runs):
+        iterations, start = 0, time.perf_counter()
+        while True:
+            call()
+            iterations += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= min_time:
+                break
+        results.append(elapsed / iterations)
+    return statistics.median(results)
+
+
+def onnx_runner(nodes, inputs: Dict[str, np.ndarray], outputs: Dict[str, np.ndarray], threads: int,
+                opset: int = 20, domains=()) -> Callable[[], None]:
+    """A session of the graph `nodes`, its inputs and outputs bound to these arrays."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    def info(name, array):
+        elem = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64}
+        return helper.make_tensor_value_info(name, elem[array.dtype], list(array.shape))
+
+    graph = helper.make_graph(nodes, "bench", [info(n, a) for n, a in inputs.items()],
+                              [info(n, a) for n, a in outputs.items()])
+    imports = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, 1) for d in domains]
+    model = helper.make_model(graph, opset_imports=imports)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(model.SerializeToString(), options,
+                                   providers=["CPUExecutionProvider"])
+    binding = session.io_binding()
+    for name, array in inputs.items():
+        binding.bind_cpu_input(name, array)
+    for name, array in outputs.items():
+        binding.bind_output(name, "cpu", 0, array.dtype, list(array.shape), array.ctypes.data)
+    return lambda: session.run_with_iobinding(binding)
+
+
+def cases(threads: int) -> List[Tuple[str, Callable[[], None], Callable[[], None]]]:
+    import infinirt
+    from infinirt import ops
+    from onnx import helper
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((SEQ, HIDDEN)).astype(np.float32)
+    y = rng.standard_normal((SEQ, HIDDEN)).astype(np.float32)
+    out = np.empty_like(x)
+
+    def ours(call):
+        def run():
+            call()
+            infinirt.synchronize()
+        return run
+
+    def unary(onnx_op: str, our_op) -> Tuple[Callable, Callable]:
+        return (ours(lambda: our_op(out, x)),
+                onnx_runner([helper.make_node(onnx_op, ["x"], ["y"])], {"x": x}, {"y": out},
+                            threads))
+
+    rows = []
+    for name, onnx_op, our_op in (("Relu", "Relu", ops.relu), ("Sigmoid", "Sigmoid", ops.sigmoid),
+                                  ("Gelu", "Gelu", ops.gelu)):
+        rows.append((f"{name} {SEQ}x{HIDDEN}", *unary(onnx_op, our_op)))
+    rows.append((f"Silu {SEQ}x{HIDDEN}", ours(lambda: ops.silu(out, x)),
+                 onnx_runner([helper.make_node("Sigmoid", ["x"], ["s"]),
+                              helper.make_node("Mul", ["x", "s"], ["y"])], {"x": x}, {"y": out},
+                             threads)))
+    rows.append((f"Sub {SEQ}x{HIDDEN}", ours(lambda: ops.sub(out, x, y)),
+                 onnx_runner([helper.make_node("Sub", ["a", "b"], ["y"])], {"a": x, "b": y},
+                             {"y": out}, threads)))
+    w, b = np.ones(HIDDEN, np.float32), np.zeros(HIDDEN, np.float32)
+    standardized, deviation = np.empty_like(x), np.empty(SEQ, np.float32)
+    rows.append((f"LayerNorm {SEQ}x{HIDDEN}",
+                 ours(lambda: ops.layer_norm(out, standardized, deviation, x, w, b, eps=1e-5)),
+                 onnx_runner([helper.make_node("LayerNormalization", ["x", "w", "b"], ["y"],
+                                               axis=-1, epsilon=1e-5)],
+                             {"x": x, "w": w, "b": b}, {"y": out}, threads)))
+    scores = rng.standard_normal((HEADS, SEQ, SEQ)).astype(np.float32)
+    probs = np.empty_like(scores)
+    rows.append((f"Softmax {HEADS}x{SEQ}x{SEQ}", ours(lambda: ops.softmax(probs, scores, axis=-1)),
+                 onnx_runner([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], {"x": scores},
+                             {"y": probs}, threads)))
+    rows.append((f"LogSoftmax {SEQ}x{HIDDEN}", ours(lambda: ops.log_softmax(out, x, dim=-1)),
+                 onnx_runner([helper.make_node("LogSoftmax", ["x"], ["y"], axis=-1)], {"x": x},
+                             {"y": out}, threads)))
+    table = rng.standard_normal((VOCAB, HIDDEN)).astype(np.float32)
+    ids = rng.integers(0, VOCAB, SEQ).astype(np.int64)
+    rows.append((f"Embedding {SEQ} of {VOCAB}x{HIDDEN}", ours(lambda: ops.embedding(out, ids, table)),
+                 onnx_runner([helper.make_node("Gather", ["w", "i"], ["y"], axis=0)],
+                             {"w": table, "i": ids}, {"y": out}, threads)))
+    gate_up = rng.standard_normal((SEQ, 2 * FFN)).astype(np.float32)
+    hidden = np.empty((SEQ, FFN), np.float32)
+    split = np.array([FFN, FFN], np.int64)
+    rows.append((f"SiluAndMul {SEQ}x{2 * FFN}", ours(lambda: ops.silu_and_mul(hidden, gate_up)),
+                 onnx_runner([helper.make_node("Split", ["x", "split"], ["g", "u"], axis=-1),
+                              helper.make_node("Sigmoid", ["g"], ["s"]),
+                              helper.make_node("Mul", ["g", "s"], ["a"]),
+                              helper.make_node("Mul", ["a", "u"], ["y"])],
+                             {"x": gate_up, "split": split}, {"y": hidden}, threads)))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 2,
+                        help="ONNX Runtime's intra-op threads (InfiniOP's: INFINIOP_CPU_THREADS)")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    args = parser.parse_args()
+    print(f"| operator | infinirt (ms) | ONNX Runtime (ms) | infinirt / ORT |" if args.markdown
+          else f"{'operator':36s} {'infinirt ms':>12s} {'ORT ms':>10s} {'ratio':>7s}")
+    if args.markdown:
+        print("| --- | ---: | ---: | ---: |")
+    for name, our_call, their_call in cases(args.threads):
+        ours_s, theirs_s = median_seconds(our_call), median_seconds(their_call)
+        if args.markdown:
+            print(f"| {name} | {ours_s * 1e3:.3f} | {theirs_s * 1e3:.3f} | {ours_s / theirs_s:.2f} |")
+        else:
+            print(f"{name:36s} {ours_s * 1e3:12.3f} {theirs_s * 1e3:10.3f} {ours_s / theirs_s:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
