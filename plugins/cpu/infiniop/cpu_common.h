@@ -127,12 +127,13 @@ struct Arithmetic<int64_t> : WrappingArithmetic<int64_t> {};
 
 // --- Vectorisation -----------------------------------------------------------------------------
 
-// GCC vectorises at -O2 (the build's RelWithDebInfo) only a loop that needs neither a run-time
-// aliasing check nor a scalar remainder: contiguous loops go in blocks of a fixed size, declared
-// free of dependences between iterations. That holds for an output that is one of the inputs
-// element for element (in place); an output overlapping an input otherwise is not supported. A
-// sum keeps one running total per position of the block, so that its additions need no order
-// between blocks either.
+// The backend is compiled at -O3 (CMakeLists.txt). A contiguous loop that stores is one loop
+// declared free of dependences between iterations (INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE), which
+// holds for an output that is one of the inputs element for element (in place); an output
+// overlapping an input otherwise is not supported. (Not blocks of kBlock unrolled: GCC 12 then
+// cannot tell the stores from the loads and leaves the block scalar.) A sum keeps one running
+// total per position of a block of kBlock, so that its additions need no order between blocks
+// and vectorise.
 constexpr size_t kBlock = 16;
 // The least work, in elements, worth handing to another thread (ParallelFor's grain): waking a
 // helper costs a few microseconds, which 64 Ki elements take to compute.

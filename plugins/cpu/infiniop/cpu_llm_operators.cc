@@ -84,14 +84,9 @@ template <class T, class W>
                                                ValueOf<T> epsilon) {
   using V = ValueOf<T>;
   const V rms = V(1) / std::sqrt(SumOfSquares(x, dim) / static_cast<V>(dim) + epsilon);
-  size_t j = 0;
-  for (; j + kBlock <= dim; j += kBlock) {
-    INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
-    for (size_t k = j; k < j + kBlock; ++k) {
-      y[k] = Store<T>(Load(x[k]) * static_cast<V>(Load(w[k])) * rms);
-    }
-  }
-  for (; j < dim; ++j) y[j] = Store<T>(Load(x[j]) * static_cast<V>(Load(w[j])) * rms);
+  // One loop declared free of dependences (y is x or apart from it), as ContiguousLoop's.
+  INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+  for (size_t j = 0; j < dim; ++j) y[j] = Store<T>(Load(x[j]) * static_cast<V>(Load(w[j])) * rms);
 }
 
 template <class T, class W>
