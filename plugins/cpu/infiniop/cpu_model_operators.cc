@@ -55,6 +55,7 @@ struct Lines {
   std::vector<size_t> outer;                              // the other dimensions, in order
   std::vector<ptrdiff_t> outer_strides[kMaxLineTensors];  // per tensor, along `outer`
   ptrdiff_t step[kMaxLineTensors] = {};                   // per tensor, along the axis
+  bool along_axis[kMaxLineTensors] = {};                  // whether the tensor has the axis
 
   // The element offset of line `line`'s first element in tensor t.
   ptrdiff_t Offset(size_t line, size_t t) const {
@@ -66,9 +67,11 @@ struct Lines {
     return offset;
   }
 
+  // Whether every tensor with the axis lays its lines out contiguously (one without it, such as
+  // LayerNorm's std deviation, has one element per line).
   bool Contiguous() const {
     for (size_t t = 0; t < tensors; ++t) {
-      if (step[t] != 1 && length > 1) return false;
+      if (along_axis[t] && step[t] != 1 && length > 1) return false;
     }
     return true;
   }
@@ -92,6 +95,7 @@ Lines MakeLines(const infiniopBackendTensor& shape, size_t axis,
   auto axis_flag = has_axis.begin();
   for (const infiniopBackendTensor* tensor : tensors) {
     const bool with_axis = *axis_flag++;
+    lines.along_axis[t] = with_axis;
     for (size_t d = 0, own = 0; d < shape.ndim; ++d) {
       if (d == axis) {
         if (with_axis) lines.step[t] = tensor->strides[own++];
