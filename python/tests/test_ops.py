@@ -108,6 +108,46 @@ def test_norms_softmax_and_embedding_against_numpy():
         ops.layer_norm(out, standardized, deviation, None, w, bias)  # only bias may be None
 
 
+def naive_attention(q, k, v, scale, visible):
+    """softmax(scale * q k^T) v over the first visible[i] keys of each query row i."""
+    scores = scale * q @ k.T
+    for i, count in enumerate(visible):
+        scores[i, count:] = -np.inf
+    scores = np.exp(scores - scores.max(-1, keepdims=True))
+    return (scores / scores.sum(-1, keepdims=True)) @ v
+
+
+def test_flash_and_paged_attention_against_numpy():
+    heads, kv_heads, q_len, kv_len, d = 4, 2, 3, 9, 8
+    q = rand(1, heads, q_len, d)
+    k, v = rand(1, kv_heads, kv_len, d), rand(1, kv_heads, kv_len, d)
+    out = np.empty_like(q)
+    ops.flash_attention(out, q, k, v, np.array([7], np.int64), scale=0.5, is_causal=1)
+    infinirt.synchronize()
+    for h in range(heads):
+        g = h // (heads // kv_heads)
+        visible = [7 - q_len + i + 1 for i in range(q_len)]  # causal, total_kv_len 7
+        expected = naive_attention(q[0, h], k[0, g], v[0, g], 0.5, visible)
+        np.testing.assert_allclose(out[0, h], expected, rtol=1e-5, atol=1e-6)
+    # The same keys in a paged cache (blocks of 4, the table in reverse), then one decode query.
+    blocks, block_size = 3, 4
+    k_cache = np.zeros((blocks, kv_heads, block_size, d), np.float32)
+    v_cache = np.zeros_like(k_cache)
+    table = np.array([[2, 1, 0]], np.int64)
+    slots = np.array([table[0, p // block_size] * block_size + p % block_size
+                      for p in range(kv_len)], np.int64)
+    ops.paged_caching(k_cache, v_cache, k[0].transpose(1, 0, 2), v[0].transpose(1, 0, 2), slots)
+    query = rand(1, heads, d)
+    decoded = np.empty_like(query)
+    ops.paged_attention(decoded, query, k_cache, v_cache, table, np.array([kv_len], np.int64),
+                        None, scale=0.5)  # no ALiBi slopes
+    infinirt.synchronize()
+    for h in range(heads):
+        g = h // (heads // kv_heads)
+        expected = naive_attention(query[0, h][None], k[0, g], v[0, g], 0.5, [kv_len])[0]
+        np.testing.assert_allclose(decoded[0, h], expected, rtol=1e-5, atol=1e-6)
+
+
 def test_rms_norm_and_causal_softmax():
     x, w = rand(4, 64), rand(64)
     y = np.empty_like(x)
