@@ -33,16 +33,6 @@ constexpr size_t kKeyBlock = 64;
 // spread a sequence over the threads.
 constexpr size_t kTokensPerTask = 16;
 
-template <class T>
-float LoadFloat(T element) {
-  return static_cast<float>(Arithmetic<T>::Load(element));
-}
-
-template <class T>
-T StoreFloat(float value) {
-  return Arithmetic<T>::Store(static_cast<typename Arithmetic<T>::Value>(value));
-}
-
 // An index tensor's element `offset` (in elements), as int64.
 int64_t ReadIndex(const void* base, infiniDtype_t dtype, ptrdiff_t offset) {
   return dtype == INFINI_DTYPE_I32 ? static_cast<const int32_t*>(base)[offset]
@@ -85,7 +75,7 @@ void AttendGroup(const std::vector<QueryRow>& rows, size_t head_size, float scal
   size_t most = 0;
   for (size_t r = 0; r < count; ++r) {
     const T* q = static_cast<const T*>(rows[r].q);
-    for (size_t d = 0; d < head_size; ++d) queries[r * head_size + d] = LoadFloat(q[d]) * scale;
+    for (size_t d = 0; d < head_size; ++d) queries[r * head_size + d] = Load(q[d]) * scale;
     most = std::max(most, rows[r].visible);
   }
   float scores[kKeyBlock];
@@ -98,7 +88,7 @@ void AttendGroup(const std::vector<QueryRow>& rows, size_t head_size, float scal
       for (size_t j = 0; j < n; ++j) {
         const T* k = key(first + j);
         float dot = 0;
-        for (size_t d = 0; d < head_size; ++d) dot += q[d] * LoadFloat(k[d]);
+        for (size_t d = 0; d < head_size; ++d) dot += q[d] * Load(k[d]);
         if (rows[r].slope != 0) {
           dot += rows[r].slope *
                  static_cast<float>(static_cast<int64_t>(first + j) - rows[r].position);
@@ -115,7 +105,7 @@ void AttendGroup(const std::vector<QueryRow>& rows, size_t head_size, float scal
         const float p = std::exp(scores[j] - new_max);
         block_sum += p;
         const T* v = value(first + j);
-        for (size_t d = 0; d < head_size; ++d) a[d] += p * LoadFloat(v[d]);
+        for (size_t d = 0; d < head_size; ++d) a[d] += p * Load(v[d]);
       }
       sum[r] = sum[r] * correction + block_sum;
       max[r] = new_max;
@@ -124,7 +114,7 @@ void AttendGroup(const std::vector<QueryRow>& rows, size_t head_size, float scal
   for (size_t r = 0; r < count; ++r) {
     T* out = static_cast<T*>(rows[r].out);
     const float inverse = sum[r] > 0 ? 1.0f / sum[r] : 0.0f;  // no key seen: 0
-    for (size_t d = 0; d < head_size; ++d) out[d] = StoreFloat<T>(acc[r * head_size + d] * inverse);
+    for (size_t d = 0; d < head_size; ++d) out[d] = Store<T>(acc[r * head_size + d] * inverse);
   }
 }
 
@@ -133,7 +123,7 @@ template <class T>
 void MarkInvalid(void* out, size_t head_size) {
   T* row = static_cast<T*>(out);
   for (size_t d = 0; d < head_size; ++d) {
-    row[d] = StoreFloat<T>(std::numeric_limits<float>::quiet_NaN());
+    row[d] = Store<T>(std::numeric_limits<float>::quiet_NaN());
   }
 }
 

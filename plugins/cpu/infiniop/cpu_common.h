@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -125,6 +126,21 @@ struct Arithmetic<int32_t> : WrappingArithmetic<int32_t> {};
 template <>
 struct Arithmetic<int64_t> : WrappingArithmetic<int64_t> {};
 
+// The value a storage type computes with (float for F16, BF16 and F32, double for F64), and an
+// element loaded into it and stored back, rounded once.
+template <class T>
+using ValueOf = typename Arithmetic<T>::Value;
+
+template <class T>
+ValueOf<T> Load(T element) {
+  return Arithmetic<T>::Load(element);
+}
+
+template <class T>
+T Store(ValueOf<T> value) {
+  return Arithmetic<T>::Store(value);
+}
+
 // --- Vectorisation -----------------------------------------------------------------------------
 
 // The backend is compiled at -O3 (CMakeLists.txt). A contiguous loop that stores is one loop
@@ -204,6 +220,13 @@ constexpr size_t kParallelGrain = size_t{1} << 16;
   const float erfc_z = t * VectorisableExp(p - z * z);
   return x < 0.0f ? 2.0f - erfc_z : erfc_z;
 }
+
+// The functions the floating operators compute with: in float without a call, so that their
+// loops vectorise; in double, the C library's.
+[[gnu::always_inline]] inline float Exp(float x) { return VectorisableExp(x); }
+inline double Exp(double x) { return std::exp(x); }
+inline float Erfc(float x) { return VectorisableErfc(x); }
+inline double Erfc(double x) { return std::erfc(x); }
 
 // --- Plans -------------------------------------------------------------------------------------
 

@@ -25,21 +25,6 @@ namespace infinirt::infiniop_cpu {
 
 namespace {
 
-// The value an element of a floating storage type is computed with: float for F16, BF16 and F32,
-// double for F64.
-template <class T>
-using ValueOf = typename Arithmetic<T>::Value;
-
-template <class T>
-ValueOf<T> Load(T element) {
-  return Arithmetic<T>::Load(element);
-}
-
-template <class T>
-T Store(ValueOf<T> value) {
-  return Arithmetic<T>::Store(value);
-}
-
 // The offset, in elements, of `index` steps of `stride`.
 ptrdiff_t Step(size_t index, ptrdiff_t stride) { return static_cast<ptrdiff_t>(index) * stride; }
 

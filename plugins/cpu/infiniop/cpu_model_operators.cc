@@ -25,22 +25,6 @@ namespace infinirt::infiniop_cpu {
 
 namespace {
 
-template <class T>
-using ValueOf = typename Arithmetic<T>::Value;
-
-template <class T>
-ValueOf<T> Load(T element) {
-  return Arithmetic<T>::Load(element);
-}
-
-template <class T>
-T Store(ValueOf<T> value) {
-  return Arithmetic<T>::Store(value);
-}
-
-[[gnu::always_inline]] inline float Exp(float x) { return VectorisableExp(x); }
-inline double Exp(double x) { return std::exp(x); }
-
 // --- Lines -------------------------------------------------------------------------------------
 
 // The lines of up to kMaxLineTensors tensors along one axis: `length` elements each, `count` of

@@ -35,13 +35,6 @@ namespace infinirt::infiniop_cpu {
 
 namespace {
 
-// The functions the floating operators compute with: in float without a call, so that their
-// loops vectorise (cpu_common.h); in double, the C library's.
-[[gnu::always_inline]] inline float Exp(float x) { return VectorisableExp(x); }
-inline double Exp(double x) { return std::exp(x); }
-inline float Erfc(float x) { return VectorisableErfc(x); }
-inline double Erfc(double x) { return std::erfc(x); }
-
 // 1 / (1 + e^-x): 0 where e^-x overflows, 1 where it underflows.
 template <class V>
 V Sigmoid(V x) {

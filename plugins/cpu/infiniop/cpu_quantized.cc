@@ -32,16 +32,6 @@ ptrdiff_t VectorStride(const infiniopBackendTensor& t) {
   return 0;
 }
 
-template <class T>
-T StoreValue(float value) {
-  return Arithmetic<T>::Store(static_cast<typename Arithmetic<T>::Value>(value));
-}
-
-template <class T>
-float LoadValue(T element) {
-  return static_cast<float>(Arithmetic<T>::Load(element));
-}
-
 // --- DequantizeAWQ -----------------------------------------------------------------------------
 
 // Logical column j of a pack of eight is in nibble kNibbleOf[j] (AWQ's interleave).
@@ -79,10 +69,9 @@ class DequantizeAWQPlan final : public Plan {
                 const int shift = 4 * kNibbleOf[j];
                 const float difference =
                     static_cast<float>((q >> shift) & 0xF) - static_cast<float>((z >> shift) & 0xF);
-                const float scale =
-                    LoadValue(scales[g * scales_.row_stride + n * scales_.col_stride]);
+                const float scale = Load(scales[g * scales_.row_stride + n * scales_.col_stride]);
                 out[static_cast<ptrdiff_t>(k) * out_.row_stride + n * out_.col_stride] =
-                    StoreValue<T>(difference * scale);
+                    Store<T>(difference * scale);
               }
             }
           }
@@ -146,10 +135,10 @@ class I8GemmPlan final : public Plan {
                       float value = static_cast<float>(dot) * row_scale *
                                     w_scale[static_cast<ptrdiff_t>(j) * w_scale_stride_];
                       if (bias != nullptr) {
-                        value += LoadValue(bias[static_cast<ptrdiff_t>(j) * bias_stride_]);
+                        value += Load(bias[static_cast<ptrdiff_t>(j) * bias_stride_]);
                       }
                       out[static_cast<ptrdiff_t>(i) * out_.row_stride +
-                          static_cast<ptrdiff_t>(j) * out_.col_stride] = StoreValue<T>(value);
+                          static_cast<ptrdiff_t>(j) * out_.col_stride] = Store<T>(value);
                     }
                   }
                 });
