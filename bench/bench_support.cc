@@ -133,6 +133,14 @@ const std::vector<Comparison>& Comparisons() {
      C::kThroughputRatio, 0.6},
     {"InfiniOP/Rearrange/F32/64MiB/transpose", "InfiniOP/std::memcpy/67108864", ">= 0.6x bandwidth",
      C::kThroughputRatio, 0.6},
+    // Decode attention reads K and V once: against memcpy of those bytes (which also writes
+    // them). Prefill's FLOP rate against a F32 Gemm of as many FLOPs.
+    {"InfiniOP/PagedAttention/decode/F32", "InfiniOP/std::memcpy/134217728", ">= 0.8x bandwidth",
+     C::kThroughputRatio, 0.8},
+    {"InfiniOP/PagedAttention/decode/BF16", "InfiniOP/std::memcpy/67108864", ">= 0.8x bandwidth",
+     C::kThroughputRatio, 0.8},
+    {"InfiniOP/FlashAttention/prefill/F32", "InfiniOP/Gemm/F32/2048x1024x1024",
+     ">= 0.5x Gemm's FLOP rate", C::kThroughputRatio, 0.5},
     // InfiniCCL's AllReduce on CPU devices of one process (bench/infiniccl_bench.cc): busbw against
     // memcpy's bandwidth, through memcpy of busbw's bytes.
     {"InfiniCCL/AllReduce/F32/2ranks/16MiB", "InfiniCCL/std::memcpy/16777216", ">= 0.5x bandwidth",

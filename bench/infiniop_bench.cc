@@ -9,6 +9,8 @@
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -28,6 +30,7 @@ constexpr size_t kBandwidthBytes = 64 * kMiB;  // each tensor of the memory-boun
 size_t SizeOf(infiniDtype_t dtype) {
   switch (dtype) {
     case INFINI_DTYPE_F64:
+    case INFINI_DTYPE_I64:
       return 8;
     case INFINI_DTYPE_F32:
       return 4;
@@ -67,10 +70,16 @@ class BenchTensor {
   void* data() const { return data_; }
   infiniopTensorDescriptor_t desc() const { return desc_; }
   size_t bytes() const { return bytes_; }
+  // An I64 tensor's elements set to `values`.
+  void SetIndices(const std::vector<int64_t>& values) {
+    std::memcpy(data_, values.data(), std::min(bytes_, values.size() * sizeof(int64_t)));
+  }
 
  private:
   void Fill(infiniDtype_t dtype) {
-    if (dtype == INFINI_DTYPE_F32) {
+    if (dtype == INFINI_DTYPE_I64) {
+      std::memset(data_, 0, bytes_);
+    } else if (dtype == INFINI_DTYPE_F32) {
       std::vector<float> ones(bytes_ / 4, 1.0f);
       std::memcpy(data_, ones.data(), bytes_);
     } else if (dtype == INFINI_DTYPE_F64) {
@@ -276,6 +285,96 @@ void RearrangeTranspose(benchmark::State& state) {
   infiniopDestroyRearrangeDescriptor(desc);
 }
 
+// --- Attention -----------------------------------------------------------------------------
+
+// An LLM layer's attention sizes: 32 heads of 128 (as many KV heads: every byte of the cache is
+// read), a decode step over 4096 cached tokens in blocks of 16, a prefill of 512 tokens.
+constexpr size_t kHeads = 32, kHeadSize = 128, kCachedTokens = 4096, kBlockSize = 16;
+constexpr size_t kPrefillTokens = 512;
+
+// Decode: one query per head attends to the 4096 cached keys and values through
+// PagedAttention, which reads K and V once (2 x 64 MiB in F32, 2 x 32 MiB in BF16).
+void DecodeAttention(benchmark::State& state, infiniDtype_t dtype) {
+  constexpr size_t kBlocks = kCachedTokens / kBlockSize;
+  OperatorBench bench(state);
+  BenchTensor out(state, dtype, {1, kHeads, kHeadSize}), q(state, dtype, {1, kHeads, kHeadSize}),
+      k_cache(state, dtype, {kBlocks, kHeads, kBlockSize, kHeadSize}),
+      v_cache(state, dtype, {kBlocks, kHeads, kBlockSize, kHeadSize}),
+      block_tables(state, INFINI_DTYPE_I64, {1, kBlocks}), seq_lens(state, INFINI_DTYPE_I64, {1});
+  std::vector<int64_t> blocks(kBlocks);
+  for (size_t b = 0; b < kBlocks; ++b) blocks[b] = static_cast<int64_t>(b);
+  block_tables.SetIndices(blocks);
+  seq_lens.SetIndices({static_cast<int64_t>(kCachedTokens)});
+  infiniopPagedAttentionDescriptor_t desc = nullptr;
+  if (infiniopCreatePagedAttentionDescriptor(
+          bench.handle(), &desc, out.desc(), q.desc(), k_cache.desc(), v_cache.desc(),
+          block_tables.desc(), seq_lens.desc(), nullptr,
+          1.0f / std::sqrt(static_cast<float>(kHeadSize))) != INFINI_STATUS_SUCCESS) {
+    state.SkipWithError("infiniopCreatePagedAttentionDescriptor failed");
+    return;
+  }
+  size_t workspace_size = 0;
+  infiniopGetPagedAttentionWorkspaceSize(desc, &workspace_size);
+  std::vector<char> workspace(std::max<size_t>(workspace_size, 1));
+  bench.Measure(state, [&] {
+    return infiniopPagedAttention(desc, workspace.data(), workspace_size, out.data(), q.data(),
+                                  k_cache.data(), v_cache.data(), block_tables.data(),
+                                  seq_lens.data(), nullptr, bench.stream());
+  });
+  state.SetBytesProcessed(
+      static_cast<int64_t>(state.iterations() * (k_cache.bytes() + v_cache.bytes())));
+  infiniopDestroyPagedAttentionDescriptor(desc);
+}
+
+// Prefill: FlashAttention of 512 queries over 512 keys, 32 heads of 128, F32, not causal:
+// 4 x 512 x 512 x 128 x 32 = 4.29 GFLOP (the products q k^T and p v).
+void PrefillAttention(benchmark::State& state) {
+  OperatorBench bench(state);
+  const std::vector<size_t> shape = {1, kHeads, kPrefillTokens, kHeadSize};
+  BenchTensor out(state, INFINI_DTYPE_F32, shape), q(state, INFINI_DTYPE_F32, shape),
+      k(state, INFINI_DTYPE_F32, shape), v(state, INFINI_DTYPE_F32, shape),
+      total_kv_len(state, INFINI_DTYPE_I64, {1});
+  total_kv_len.SetIndices({static_cast<int64_t>(kPrefillTokens)});
+  infiniopFlashAttentionDescriptor_t desc = nullptr;
+  if (infiniopCreateFlashAttentionDescriptor(
+          bench.handle(), &desc, out.desc(), q.desc(), k.desc(), v.desc(), total_kv_len.desc(),
+          1.0f / std::sqrt(static_cast<float>(kHeadSize)), 0) != INFINI_STATUS_SUCCESS) {
+    state.SkipWithError("infiniopCreateFlashAttentionDescriptor failed");
+    return;
+  }
+  size_t workspace_size = 0;
+  infiniopGetFlashAttentionWorkspaceSize(desc, &workspace_size);
+  std::vector<char> workspace(std::max<size_t>(workspace_size, 1));
+  bench.Measure(state, [&] {
+    return infiniopFlashAttention(desc, workspace.data(), workspace_size, out.data(), q.data(),
+                                  k.data(), v.data(), total_kv_len.data(), bench.stream());
+  });
+  const double flops = 4.0 * kPrefillTokens * kPrefillTokens * kHeadSize * kHeads;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  infiniopDestroyFlashAttentionDescriptor(desc);
+}
+
+// A F32 Gemm of as many FLOPs as the prefill: [2048, 1024] @ [1024, 1024].
+void PrefillSizedGemm(benchmark::State& state) {
+  constexpr size_t kM = 2048, kK = 1024, kN = 1024;
+  OperatorBench bench(state);
+  BenchTensor c(state, INFINI_DTYPE_F32, {kM, kN}), a(state, INFINI_DTYPE_F32, {kM, kK}),
+      b(state, INFINI_DTYPE_F32, {kK, kN});
+  infiniopGemmDescriptor_t desc = nullptr;
+  if (infiniopCreateGemmDescriptor(bench.handle(), &desc, c.desc(), a.desc(), b.desc()) !=
+      INFINI_STATUS_SUCCESS) {
+    state.SkipWithError("infiniopCreateGemmDescriptor failed");
+    return;
+  }
+  bench.Measure(state, [&] {
+    return infiniopGemm(desc, nullptr, 0, c.data(), a.data(), b.data(), 1.0f, 0.0f, bench.stream());
+  });
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * kM * kK * kN * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  infiniopDestroyGemmDescriptor(desc);
+}
+
 // std::memcpy of state.range(0) bytes: it moves twice that (read and written), the bandwidth an
 // operator moving as many bytes is measured against.
 void MemcpyBaseline(benchmark::State& state) {
@@ -320,6 +419,19 @@ const bool registered = [] {
   Register("InfiniOP/std::memcpy", MemcpyBaseline)
       ->Arg(static_cast<int64_t>(kBandwidthBytes))
       ->Unit(benchmark::kMillisecond);
+  // Decode attention reads K and V once: 128 MiB in F32 (against memcpy of 128 MiB), 64 MiB in
+  // BF16 (against memcpy of 64 MiB, registered above).
+  Register("InfiniOP/PagedAttention/decode/F32", [](benchmark::State& s) {
+    DecodeAttention(s, INFINI_DTYPE_F32);
+  })->Unit(benchmark::kMillisecond);
+  Register("InfiniOP/PagedAttention/decode/BF16", [](benchmark::State& s) {
+    DecodeAttention(s, INFINI_DTYPE_BF16);
+  })->Unit(benchmark::kMillisecond);
+  Register("InfiniOP/std::memcpy", MemcpyBaseline)
+      ->Arg(static_cast<int64_t>(2 * kBandwidthBytes))
+      ->Unit(benchmark::kMillisecond);
+  Register("InfiniOP/FlashAttention/prefill/F32", PrefillAttention)->Unit(benchmark::kMillisecond);
+  Register("InfiniOP/Gemm/F32/2048x1024x1024", PrefillSizedGemm)->Unit(benchmark::kMillisecond);
   return true;
 }();
 

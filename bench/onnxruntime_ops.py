@@ -46,7 +46,8 @@ def onnx_runner(nodes, inputs: Dict[str, np.ndarray], outputs: Dict[str, np.ndar
     from onnx import TensorProto, helper
 
     def info(name, array):
-        elem = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64}
+        elem = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64,
+                np.dtype(np.int32): TensorProto.INT32}
         return helper.make_tensor_value_info(name, elem[array.dtype], list(array.shape))
 
     graph = helper.make_graph(nodes, "bench", [info(n, a) for n, a in inputs.items()],
@@ -63,7 +64,15 @@ def onnx_runner(nodes, inputs: Dict[str, np.ndarray], outputs: Dict[str, np.ndar
         binding.bind_cpu_input(name, array)
     for name, array in outputs.items():
         binding.bind_output(name, "cpu", 0, array.dtype, list(array.shape), array.ctypes.data)
-    return lambda: session.run_with_iobinding(binding)
+    # The binding holds the arrays' addresses, not the arrays: the runner keeps them alive (a
+    # temporary input, TopK's k, would otherwise be freed and its memory reused).
+    kept = (inputs, outputs)
+
+    def run() -> None:
+        assert kept
+        session.run_with_iobinding(binding)
+
+    return run
 
 
 def cases(threads: int) -> List[Tuple[str, Callable[[], None], Callable[[], None]]]:
@@ -127,6 +136,37 @@ def cases(threads: int) -> List[Tuple[str, Callable[[], None], Callable[[], None
                               helper.make_node("Mul", ["g", "s"], ["a"]),
                               helper.make_node("Mul", ["a", "u"], ["y"])],
                              {"x": gate_up, "split": split}, {"y": hidden}, threads)))
+    rows.append((f"GeluTanh {SEQ}x{HIDDEN}", ours(lambda: ops.gelutanh(out, x)),
+                 onnx_runner([helper.make_node("Gelu", ["x"], ["y"], approximate="tanh")],
+                             {"x": x}, {"y": out}, threads)))
+    rows.append((f"MulScalar {SEQ}x{HIDDEN}", ours(lambda: ops.mul_scalar(out, x, 0.125)),
+                 onnx_runner([helper.make_node("Mul", ["x", "alpha"], ["y"])],
+                             {"x": x, "alpha": np.array(0.125, np.float32)}, {"y": out},
+                             threads)))
+    residual = np.empty_like(x)
+    rows.append((f"AddRMSNorm {SEQ}x{HIDDEN}",
+                 ours(lambda: ops.add_rms_norm(out, residual, x, y, w, epsilon=1e-6)),
+                 onnx_runner([helper.make_node("SkipSimplifiedLayerNormalization",
+                                               ["x", "skip", "w"], ["y", "", "", "sum"],
+                                               domain="com.microsoft", epsilon=1e-6)],
+                             {"x": x, "skip": y, "w": w}, {"y": out, "sum": residual}, threads,
+                             domains=("com.microsoft",))))
+    logits = rng.standard_normal((SEQ, VOCAB)).astype(np.float32)
+    top_values, top_indices = np.empty((SEQ, 50), np.float32), np.empty((SEQ, 50), np.int64)
+    rows.append((f"TopK 50 of {SEQ}x{VOCAB}",
+                 ours(lambda: ops.topk(top_values, top_indices, logits, 50, 1)),
+                 onnx_runner([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1)],
+                             {"x": logits, "k": np.array([50], np.int64)},
+                             {"v": top_values, "i": top_indices}, threads)))
+    experts = rng.standard_normal((SEQ, 64)).astype(np.float32)
+    route_values = np.empty((SEQ, 8), np.float32)
+    route_indices, their_indices = np.empty((SEQ, 8), np.int32), np.empty((SEQ, 8), np.int64)
+    rows.append((f"Topksoftmax 8 of {SEQ}x64",
+                 ours(lambda: ops.topksoftmax(route_values, route_indices, experts, 8, 0)),
+                 onnx_runner([helper.make_node("Softmax", ["x"], ["p"], axis=-1),
+                              helper.make_node("TopK", ["p", "k"], ["v", "i"], axis=-1)],
+                             {"x": experts, "k": np.array([8], np.int64)},
+                             {"v": route_values, "i": their_indices}, threads)))
     return rows
 
 

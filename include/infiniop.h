@@ -31,6 +31,7 @@
 #include "infiniop/ops/layer_norm.h"
 #include "infiniop/ops/log_softmax.h"
 #include "infiniop/ops/mul.h"
+#include "infiniop/ops/mul_scalar.h"
 #include "infiniop/ops/paged_attention.h"
 #include "infiniop/ops/paged_attention_prefill.h"
 #include "infiniop/ops/paged_caching.h"
@@ -45,6 +46,9 @@
 #include "infiniop/ops/softmax.h"
 #include "infiniop/ops/sub.h"
 #include "infiniop/ops/swiglu.h"
+#include "infiniop/ops/topk.h"
+#include "infiniop/ops/topkrouter.h"
+#include "infiniop/ops/topksoftmax.h"
 #include "infiniop/tensor_descriptor.h"
 
 #endif

@@ -15,6 +15,9 @@
 #define INFINIOP_BACKEND_H_
 
 #include <stddef.h>
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
 
 #include "infinicore.h"
 #include "infiniop/operator_types.h"
@@ -23,8 +26,10 @@
 #define INFINIOP_BACKEND_ABI_MAJOR 1
 /* 1.1: Describe. 1.2: operators 9 to 28, the create parameters eps, axis, dim, scale,
  * is_causal and pos, absent (INFINIOP_IN_OPTIONAL) tensors, outputs after inputs (Attention's
- * caches). */
-#define INFINIOP_BACKEND_ABI_MINOR 2
+ * caches). 1.3: operators 29 to 32, the create parameters k, largest and sorted, the run
+ * parameters norm, routed_scaling_factor and alpha_f64, outputs without descriptors
+ * (INFINIOP_OUT_UNDESCRIBED). */
+#define INFINIOP_BACKEND_ABI_MINOR 3
 
 /* The symbol every backend exports: infiniopBackendGetTable, an infiniopBackendGetTableFn. */
 #define INFINIOP_BACKEND_ENTRY_SYMBOL "infiniopBackendGetTable"
@@ -61,12 +66,28 @@ extern "C" {
  *             INFINIOP_IN_OPTIONAL(...) is an input that may be absent: a NULL descriptor at
  *             Create, then a NULL buffer at the call (LayerNorm's bias); a backend sees it with
  *             dtype INFINI_DTYPE_INVALID and ndim 0;
+ *             INFINIOP_OUT_UNDESCRIBED(name, dtype, rows_of, cols_of, shape) is an output Create
+ *             takes no descriptor for (InfiniCore's Topksoftmax and Topkrouter): the call's
+ *             buffer, never NULL, holds a contiguous [rows of tensor rows_of, call scalar cols_of]
+ *             of the fixed dtype; a backend sees it with that dtype and ndim 0;
+ *             INFINIOP_SCALAR_AS(type, name, default, field) is a scalar kept in the field
+ *             `field` (its own name's field has another operator's type);
+ *             INFINIOP_SCALAR_AGAIN(type, name), among a call's scalars, repeats Create's scalar
+ *             of that name (InfiniCore's TopK): a call passing another value is refused
+ *             (INFINI_STATUS_BAD_PARAM), and a backend reads the value Create was given.
+ *             A scalar whose value its field cannot hold (a size_t in an int field) is refused
+ *             with INFINI_STATUS_BAD_PARAM.
  *
  * A user defines INFINIOP_OUT, INFINIOP_IN and INFINIOP_SCALAR before expanding the list (each
- * element expands to what that use needs) and undefines them after. INFINIOP_IN_OPTIONAL is an
- * INFINIOP_IN unless a use redefines it (and restores it after, as
- * infiniopOperatorTensorOptional does). */
+ * element expands to what that use needs) and undefines them after. The other kinds are
+ * INFINIOP_IN, INFINIOP_OUT and INFINIOP_SCALAR (of default 0) unless a use redefines them (and
+ * restores them after, as infiniopOperatorTensorOptional does). */
 #define INFINIOP_IN_OPTIONAL(name, dtype, shape) INFINIOP_IN(name, dtype, shape)
+#define INFINIOP_OUT_UNDESCRIBED(name, dtype, rows_of, cols_of, shape) \
+  INFINIOP_OUT(name, dtype, shape)
+#define INFINIOP_SCALAR_AS(type, name, default_value, field) \
+  INFINIOP_SCALAR(type, name, default_value)
+#define INFINIOP_SCALAR_AGAIN(type, name) INFINIOP_SCALAR(type, name, 0)
 #define INFINIOP_OPERATORS(X)                                                                      \
   X(Add, add, 0, INFINIOP_WORKSPACE,                                                               \
     (INFINIOP_OUT(c, DATA, (4, 8)) INFINIOP_IN(a, DATA, (4, 8)) INFINIOP_IN(b, DATA, (4, 8))), (), \
@@ -235,7 +256,38 @@ extern "C" {
     (), (),                                                                                        \
     "out [M, N] = (x [M, K] @ weights [K, N], summed in int32) * x_scale[m] * weights_scale[n] "   \
     "+ bias[n] (bias may be NULL): int8 weights and activations with per-token and per-channel "   \
-    "scales.")
+    "scales.")                                                                                     \
+  X(TopK, topk, 29, INFINIOP_WORKSPACE,                                                            \
+    (INFINIOP_OUT(values_output, DATA, (4, 2)) INFINIOP_OUT(indices_output, I64, (4, 2))           \
+         INFINIOP_IN(input, DATA, (4, 8))),                                                        \
+    (INFINIOP_SCALAR(size_t, k, 2) INFINIOP_SCALAR(size_t, dim, 1)                                 \
+         INFINIOP_SCALAR(bool, largest, true) INFINIOP_SCALAR(bool, sorted, true)),                \
+    (INFINIOP_SCALAR_AGAIN(size_t, k) INFINIOP_SCALAR_AGAIN(size_t, dim)                           \
+         INFINIOP_SCALAR_AGAIN(bool, largest) INFINIOP_SCALAR_AGAIN(bool, sorted)),                \
+    "the k largest (largest) or smallest elements of input along dim and their indices (I32 or "   \
+    "I64), in order from the first (always, sorted or not); equal elements by index, NaN above "   \
+    "every number. The call repeats Create's scalars.")                                            \
+  X(Topksoftmax, topksoftmax, 30, INFINIOP_WORKSPACE,                                              \
+    (INFINIOP_OUT_UNDESCRIBED(values, F32, x, topk, (4, 2))                                        \
+         INFINIOP_OUT_UNDESCRIBED(indices, I32, x, topk, (4, 2)) INFINIOP_IN(x, DATA, (4, 8))),    \
+    (), (INFINIOP_SCALAR(size_t, topk, 2) INFINIOP_SCALAR(int, norm, 0)),                          \
+    "MoE routing: per row of x [tokens, experts], the topk (at most 32) largest of softmax(row), " \
+    "largest first, into values and indices [tokens, topk] (F32, I32; no descriptors); norm: "     \
+    "divided by their sum.")                                                                       \
+  X(Topkrouter, topkrouter, 31, INFINIOP_WORKSPACE,                                                \
+    (INFINIOP_OUT_UNDESCRIBED(values, F32, x, topk, (2, 8))                                        \
+         INFINIOP_OUT_UNDESCRIBED(indices, I32, x, topk, (2, 8)) INFINIOP_IN(x, DATA, (2, 64))     \
+             INFINIOP_IN(correction_bias, F32, (64))),                                             \
+    (), (INFINIOP_SCALAR(float, routed_scaling_factor, 1.0f) INFINIOP_SCALAR(size_t, topk, 8)),    \
+    "DeepSeek-V3's grouped routing of x [tokens, experts]: s = sigmoid(x), biased b = s + "        \
+    "correction_bias; 8 groups of experts scored by the sum of their two largest b, the 4 best "   \
+    "kept (b of the others taken as 0); the topk largest b, largest first, give indices and "      \
+    "values = routed_scaling_factor * s / (sum of the chosen s + 1e-20) [tokens, topk] (I32, "     \
+    "F32; no descriptors).")                                                                       \
+  X(MulScalar, mul_scalar, 32, INFINIOP_WORKSPACE,                                                 \
+    (INFINIOP_OUT(output, DATA, (4, 8)) INFINIOP_IN(input, DATA, (4, 8))), (),                     \
+    (INFINIOP_SCALAR_AS(double, alpha, 1.0, alpha_f64)),                                           \
+    "output = input * alpha, elementwise (alpha rounded to float for F16, BF16 and F32).")
 
 /* Expands a parenthesised sequence of the list: INFINIOP_EXPAND tensors. */
 #define INFINIOP_EXPAND(...) __VA_ARGS__
@@ -311,6 +363,36 @@ static inline int infiniopOperatorTensorOptional(infiniopOperator_t op, size_t i
   return optional != NULL && index < count ? optional[index] : 0;
 }
 
+/* The dtype of the operator's index-th tensor (outputs first) when Create takes no descriptor for
+ * it (INFINIOP_OUT_UNDESCRIBED); INFINI_DTYPE_INVALID for a tensor with a descriptor. */
+static inline infiniDtype_t infiniopOperatorUndescribedDtype(infiniopOperator_t op, size_t index) {
+  const infiniDtype_t* dtypes = NULL;
+  size_t count = 0;
+  switch (op) {
+#undef INFINIOP_OUT_UNDESCRIBED
+#define INFINIOP_OUT(name, dtype, shape) INFINI_DTYPE_INVALID,
+#define INFINIOP_IN(name, dtype, shape) INFINI_DTYPE_INVALID,
+#define INFINIOP_OUT_UNDESCRIBED(name, dtype, rows_of, cols_of, shape) INFINI_DTYPE_##dtype,
+#define INFINIOP_OPERATOR_UNDESCRIBED_(name, snake, number, workspace, tensors, ...) \
+  case INFINIOP_OPERATOR_##name: {                                                   \
+    static const infiniDtype_t fixed[] = {INFINIOP_EXPAND tensors};                  \
+    dtypes = fixed;                                                                  \
+    count = sizeof fixed / sizeof fixed[0];                                          \
+    break;                                                                           \
+  }
+    INFINIOP_OPERATORS(INFINIOP_OPERATOR_UNDESCRIBED_)
+#undef INFINIOP_OPERATOR_UNDESCRIBED_
+#undef INFINIOP_OUT_UNDESCRIBED
+#undef INFINIOP_IN
+#undef INFINIOP_OUT
+#define INFINIOP_OUT_UNDESCRIBED(name, dtype, rows_of, cols_of, shape) \
+  INFINIOP_OUT(name, dtype, shape)
+    default:
+      break;
+  }
+  return dtypes != NULL && index < count ? dtypes[index] : INFINI_DTYPE_INVALID;
+}
+
 /* A tensor as a backend sees it: valid for the call it is passed to (copy what is kept). Its
  * buffer points at element (0, ..., 0), whatever the signs of the strides, and is aligned to its
  * element size. An output either is one of the inputs (in place, same layout) or overlaps none. */
@@ -332,16 +414,23 @@ typedef struct infiniopBackendCreateParams {
   float scale;    /* the attention operators' */
   char is_causal; /* FlashAttention's */
   size_t pos;     /* Attention's */
+  size_t k;       /* TopK's (its dim is in dim) */
+  bool largest;   /* TopK's */
+  bool sorted;    /* TopK's */
 } infiniopBackendCreateParams;
 
-/* Parameters of each call: Gemm's alpha and beta, RandomSample's. */
+/* Parameters of each call, by the names of the operators' scalars (ABI 1.3 appended norm,
+ * routed_scaling_factor and alpha_f64). */
 typedef struct infiniopBackendRunParams {
-  float alpha;
-  float beta;
+  float alpha; /* Gemm's */
+  float beta;  /* Gemm's */
   float random_val;
   float topp;
-  int topk;
+  int topk; /* RandomSample's, Topksoftmax's, Topkrouter's */
   float temperature;
+  int norm;                    /* Topksoftmax's */
+  float routed_scaling_factor; /* Topkrouter's */
+  double alpha_f64;            /* MulScalar's alpha */
 } infiniopBackendRunParams;
 
 /* What a backend keeps for one descriptor. */

@@ -78,7 +78,9 @@ struct OperatorDescriptor : InfiniopDescriptor {
   const Backend* backend;
   infiniopBackendKernel_t kernel;
   size_t workspace_size;
-  std::vector<size_t> buffer_elements;  // per buffer of the call, in its order
+  // Per buffer of the call, in its order; SIZE_MAX for one Create had no descriptor for.
+  std::vector<size_t> buffer_elements;
+  infiniopBackendCreateParams params;  // Create's scalars, which a call may repeat
 };
 
 }  // namespace infiniop

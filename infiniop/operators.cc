@@ -1,9 +1,11 @@
 // Every operator's public entry points (include/infiniop/ops/): each packs its tensors, buffers
 // and parameters and goes through the same four steps (Create, WorkspaceSize, Run, Destroy),
 // which check the handle and descriptors, validate (validation.h) and call the backend.
+#include <cstdint>
 #include <initializer_list>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backends.h"
@@ -33,18 +35,57 @@ const char* OperatorName(infiniopOperator_t op) {
   }
 }
 
+// Stores a scalar in its parameter field; false when the field cannot hold the value (a size_t
+// beyond an int field's range, say), which the entry point refuses.
+template <class Field, class Value>
+bool Store(Field* field, Value value) {
+  *field = static_cast<Field>(value);
+  if constexpr (std::is_same_v<Field, Value>) {
+    return true;
+  } else {
+    return static_cast<Value>(*field) == value && (*field < Field{}) == (value < Value{});
+  }
+}
+
+// Whether the scalars a call repeats from Create (INFINIOP_SCALAR_AGAIN) equal Create's.
+bool RepeatsCreated(infiniopOperator_t op, const infiniopBackendCreateParams& created,
+                    const infiniopBackendCreateParams& again) {
+  switch (op) {
+#undef INFINIOP_SCALAR_AGAIN
+#define INFINIOP_SCALAR(type, name, default_value)
+#define INFINIOP_SCALAR_AGAIN(type, name) &&created.name == again.name
+#define INFINIOP_OPERATOR_REPEATS_(name, snake, number, workspace, tensors, create, call, ...) \
+  case INFINIOP_OPERATOR_##name:                                                               \
+    return true INFINIOP_EXPAND call;
+    INFINIOP_OPERATORS(INFINIOP_OPERATOR_REPEATS_)
+#undef INFINIOP_OPERATOR_REPEATS_
+#undef INFINIOP_SCALAR_AGAIN
+#undef INFINIOP_SCALAR
+#define INFINIOP_SCALAR_AGAIN(type, name) INFINIOP_SCALAR(type, name, 0)
+    default:
+      return true;
+  }
+}
+
 infiniStatus_t Create(infiniopOperator_t op, infiniopHandle_t handle, InfiniopDescriptor** desc_ptr,
                       std::initializer_list<infiniopTensorDescriptor_t> tensors,
-                      const infiniopBackendCreateParams& params = {}) {
+                      const infiniopBackendCreateParams& params = {}, bool fits = true) {
   const std::string call = std::string("infiniopCreate") + OperatorName(op) + "Descriptor: ";
   if (handle == nullptr || desc_ptr == nullptr) {
     return Refuse(INFINI_STATUS_NULL_POINTER, call + "NULL handle or desc_ptr");
   }
   if (!LiveHandles().Contains(handle))
     return Refuse(INFINI_STATUS_BAD_PARAM, call + "not a live handle");
+  if (!fits) return Refuse(INFINI_STATUS_BAD_PARAM, call + "a scalar out of its range");
   std::vector<const InfiniopTensorDescriptor*> described;
   std::vector<infiniopBackendTensor> views;
   for (infiniopTensorDescriptor_t tensor : tensors) {
+    const infiniDtype_t undescribed = infiniopOperatorUndescribedDtype(op, described.size());
+    if (undescribed != INFINI_DTYPE_INVALID) {
+      described.push_back(nullptr);  // the call's buffer: its dtype, no dimensions
+      views.push_back(infiniopBackendTensor{undescribed, 0, nullptr, nullptr});
+      continue;
+    }
     if (tensor == nullptr && infiniopOperatorTensorOptional(op, described.size())) {
       described.push_back(nullptr);  // absent: the backend sees no dtype and no dimensions
       views.push_back(infiniopBackendTensor{INFINI_DTYPE_INVALID, 0, nullptr, nullptr});
@@ -68,9 +109,14 @@ infiniStatus_t Create(infiniopOperator_t op, infiniopHandle_t handle, InfiniopDe
   desc->ordinal = handle->ordinal;
   desc->op = op;
   desc->backend = handle->backend;
-  for (const InfiniopTensorDescriptor* tensor : described) {
-    // An absent input's buffer may be NULL (Run checks only buffers with elements).
-    desc->buffer_elements.push_back(tensor != nullptr ? tensor->Elements() : 0);
+  desc->params = params;
+  for (size_t t = 0; t < described.size(); ++t) {
+    // An absent input's buffer may be NULL (Run checks only buffers with elements); an output
+    // without a descriptor has a size only the call's scalars tell, and must be given.
+    const bool undescribed = infiniopOperatorUndescribedDtype(op, t) != INFINI_DTYPE_INVALID;
+    desc->buffer_elements.push_back(undescribed               ? SIZE_MAX
+                                    : described[t] != nullptr ? described[t]->Elements()
+                                                              : 0);
   }
   const infiniStatus_t created =
       handle->backend->table->Create(op, handle->device_id, views.data(), views.size(), &params,
@@ -108,7 +154,8 @@ constexpr size_t kMostBuffers = infiniop_backend::MostOperatorTensors();
 // On every call's path: no allocation (the message of a refusal is composed only then).
 infiniStatus_t Run(infiniopOperator_t op, InfiniopDescriptor* desc, void* workspace,
                    size_t workspace_size, std::initializer_list<const void*> buffers, void* stream,
-                   const infiniopBackendRunParams& params = {}) {
+                   const infiniopBackendRunParams& params = {}, bool fits = true,
+                   const infiniopBackendCreateParams* again = nullptr) {
   auto refuse = [op](infiniStatus_t status, const std::string& why) {
     return Refuse(status, std::string("infiniop") + OperatorName(op) + ": " + why);
   };
@@ -116,6 +163,10 @@ infiniStatus_t Run(infiniopOperator_t op, InfiniopDescriptor* desc, void* worksp
   OperatorDescriptor* described = Live(op, desc);
   if (described == nullptr) {
     return refuse(INFINI_STATUS_BAD_PARAM, "not a live descriptor of this operator");
+  }
+  if (!fits) return refuse(INFINI_STATUS_BAD_PARAM, "a scalar out of its range");
+  if (again != nullptr && !RepeatsCreated(op, described->params, *again)) {
+    return refuse(INFINI_STATUS_BAD_PARAM, "the call's scalars differ from the descriptor's");
   }
   if (workspace_size < described->workspace_size) {
     return refuse(INFINI_STATUS_INSUFFICIENT_WORKSPACE,
@@ -166,6 +217,7 @@ infiniStatus_t Destroy(infiniopOperator_t op, InfiniopDescriptor* desc) {
 using infiniop::Create;
 using infiniop::Destroy;
 using infiniop::Run;
+using infiniop::Store;
 using infiniop::WorkspaceSize;
 
 extern "C" {

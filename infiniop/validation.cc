@@ -79,6 +79,11 @@ infiniStatus_t ValidateGelu(const InfiniopTensorDescriptor* const* t, size_t cou
   return ValidateActivation(t, count, params, why);
 }
 
+infiniStatus_t ValidateMulScalar(const InfiniopTensorDescriptor* const* t, size_t count,
+                                 const infiniopBackendCreateParams& params, std::string* why) {
+  return ValidateActivation(t, count, params, why);
+}
+
 infiniStatus_t ValidateGeluTanh(const InfiniopTensorDescriptor* const* t, size_t count,
                                 const infiniopBackendCreateParams& params, std::string* why) {
   return ValidateActivation(t, count, params, why);

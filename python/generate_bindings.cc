@@ -67,6 +67,8 @@ std::string Spelling() {
     return "int";
   } else if constexpr (std::is_same_v<T, char>) {
     return "char";
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return "bool";
   } else {
     static_assert(std::is_same_v<T, size_t>, "a parameter type the binding does not know");
     return "size_t";
@@ -105,7 +107,9 @@ void Functions() {
 template <class T>
 std::string PythonValue(T value) {
   char text[64];
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return value ? "True" : "False";
+  } else if constexpr (std::is_floating_point_v<T>) {
     std::snprintf(text, sizeof text, "%.9g", static_cast<double>(value));
     std::string literal = text;
     // A float stays a float in Python: "1" would make an int.
@@ -118,18 +122,28 @@ std::string PythonValue(T value) {
 }
 
 // InfiniOP's operators, from its one list: the names, the tensors (name, whether an output,
-// whether it may be absent), the
-// scalars of Create and of the call (name, default), whether the call takes a workspace, the
-// summary, and the parameters of the descriptor's Create and of the call as the headers declare
-// them.
+// whether it may be absent, and for one Create takes no descriptor for, its dtype's name, the
+// tensor whose rows and the call scalar whose value make its shape: None otherwise), the scalars
+// of Create and of the call (name, default, whether the call repeats Create's: then the default
+// is None), whether the call takes a workspace, the summary, and the parameters of the
+// descriptor's Create and of the call as the headers declare them.
 void Operators() {
   std::printf("OPERATORS = [\n");
 #undef INFINIOP_IN_OPTIONAL
-#define INFINIOP_OUT(name, dtype, shape) "(" + Quoted(#name) + ", True, False), " +
-#define INFINIOP_IN(name, dtype, shape) "(" + Quoted(#name) + ", False, False), " +
-#define INFINIOP_IN_OPTIONAL(name, dtype, shape) "(" + Quoted(#name) + ", False, True), " +
+#undef INFINIOP_OUT_UNDESCRIBED
+#undef INFINIOP_SCALAR_AS
+#undef INFINIOP_SCALAR_AGAIN
+#define INFINIOP_OUT(name, dtype, shape) "(" + Quoted(#name) + ", True, False, None), " +
+#define INFINIOP_IN(name, dtype, shape) "(" + Quoted(#name) + ", False, False, None), " +
+#define INFINIOP_IN_OPTIONAL(name, dtype, shape) "(" + Quoted(#name) + ", False, True, None), " +
+#define INFINIOP_OUT_UNDESCRIBED(name, dtype, rows_of, cols_of, shape)                         \
+  "(" + Quoted(#name) + ", True, False, (" + Quoted(#dtype) + ", " + Quoted(#rows_of) + ", " + \
+      Quoted(#cols_of) + ")), " +
 #define INFINIOP_SCALAR(type, name, default_value) \
-  "(" + Quoted(#name) + ", " + PythonValue(static_cast<type>(default_value)) + "), " +
+  "(" + Quoted(#name) + ", " + PythonValue(static_cast<type>(default_value)) + ", False), " +
+#define INFINIOP_SCALAR_AS(type, name, default_value, field) \
+  INFINIOP_SCALAR(type, name, default_value)
+#define INFINIOP_SCALAR_AGAIN(type, name) "(" + Quoted(#name) + ", None, True), " +
 #define OPERATOR_(name, snake, number, workspace, tensors, create, call, summary)             \
   std::printf("    (%s, %s, [%s], [%s], [%s], %s, %s, %s, %s),\n", Quoted(#name).c_str(),     \
               Quoted(#snake).c_str(), (std::string() + INFINIOP_EXPAND tensors "").c_str(),  \
@@ -140,11 +154,19 @@ void Operators() {
               Quoted(Parameters(&infiniop##name).c_str()).c_str());
   INFINIOP_OPERATORS(OPERATOR_)
 #undef OPERATOR_
+#undef INFINIOP_SCALAR_AGAIN
+#undef INFINIOP_SCALAR_AS
 #undef INFINIOP_SCALAR
+#undef INFINIOP_OUT_UNDESCRIBED
 #undef INFINIOP_IN_OPTIONAL
 #undef INFINIOP_IN
 #undef INFINIOP_OUT
 #define INFINIOP_IN_OPTIONAL(name, dtype, shape) INFINIOP_IN(name, dtype, shape)
+#define INFINIOP_OUT_UNDESCRIBED(name, dtype, rows_of, cols_of, shape) \
+  INFINIOP_OUT(name, dtype, shape)
+#define INFINIOP_SCALAR_AS(type, name, default_value, field) \
+  INFINIOP_SCALAR(type, name, default_value)
+#define INFINIOP_SCALAR_AGAIN(type, name) INFINIOP_SCALAR(type, name, 0)
   std::printf("]\n\nOP_FUNCTIONS = [\n");
 #define OP_FUNCTION_(name)                                     \
   std::printf("    ('int', %s, %s),\n", Quoted(#name).c_str(), \

@@ -2,6 +2,11 @@
 #ifndef __INFINIOP_OPERATOR_TYPES_API_H__
 #define __INFINIOP_OPERATOR_TYPES_API_H__
 
+/* bool, for the scalars of the operators that take one (TopK's largest and sorted). */
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
+
 /* RoPE's pairing of the elements it rotates. */
 typedef enum {
   INFINIOP_ROPE_ALGO_GPT_J = 0,    /* pairs of neighbours: (2i, 2i + 1) */

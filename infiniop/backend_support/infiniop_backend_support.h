@@ -27,6 +27,15 @@ constexpr size_t MostOperatorTensors() {
   return most;
 }
 
+// Whether a router's call may select `topk` of `experts` per row: Topksoftmax at most 32 of them
+// (InfiniCore's limit), Topkrouter at most the experts of the 4 groups of 8 it keeps (half).
+inline bool RouterTopkFits(infiniopOperator_t op, size_t experts, long long topk) {
+  if (topk < 0) return false;
+  const size_t wanted = static_cast<size_t>(topk);
+  if (op == INFINIOP_OPERATOR_Topksoftmax) return wanted <= 32 && wanted <= experts;
+  return wanted <= experts / 2;
+}
+
 // Whether two tensors have one shape.
 inline bool SameShape(const infiniopBackendTensor& a, const infiniopBackendTensor& b) {
   return a.ndim == b.ndim && (a.ndim == 0 || std::equal(a.shape, a.shape + a.ndim, b.shape));

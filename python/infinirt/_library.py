@@ -60,6 +60,7 @@ def _by_value_struct(name: str) -> Any:
 _SCALARS: Dict[str, Any] = {
     "void": None,
     "char": ctypes.c_byte,  # a flag (FlashAttention's is_causal): passed as an int
+    "bool": ctypes.c_bool,  # TopK's largest and sorted
     "int": ctypes.c_int,
     "unsigned int": ctypes.c_uint,
     "long": ctypes.c_long,

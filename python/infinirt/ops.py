@@ -36,21 +36,28 @@ def _check(status: int, call: str, detail: str = "") -> None:
         raise_status(OpError, status, call, detail)
 
 
+# A tensor of the list: (name, whether an output, whether it may be absent: None, and for an
+# output Create takes no descriptor for, (its dtype's name, the tensor whose rows and the call
+# scalar whose value make its shape), else None).
+_TensorEntry = Tuple[str, bool, bool, Optional[Tuple[str, str, str]]]
+# A scalar of the list: (name, default, whether the call repeats Create's scalar of that name).
+_ScalarEntry = Tuple[str, Any, bool]
+
+
 class _Operator:
     """One operator's C functions, bound from the generated list (_c_api.OPERATORS): its
-    tensors (name, whether an output, whether it may be absent: None), the scalars its Create
-    and its call take after the
-    tensors (name, default), whether the call takes a workspace."""
+    tensors, the scalars its Create and its call take after the tensors, whether the call takes
+    a workspace."""
 
-    def __init__(self, name: str, python_name: str, tensors: Sequence[Tuple[str, bool, bool]],
-                 create_scalars: Sequence[Tuple[str, Any]],
-                 call_scalars: Sequence[Tuple[str, Any]], workspace: bool, summary: str,
-                 create: str, call: str) -> None:
+    def __init__(self, name: str, python_name: str, tensors: Sequence[_TensorEntry],
+                 create_scalars: Sequence[_ScalarEntry], call_scalars: Sequence[_ScalarEntry],
+                 workspace: bool, summary: str, create: str, call: str) -> None:
         library = _library.op().library
         self.name = name
         self.python_name = python_name
-        self.tensor_names = [tensor for tensor, _, _ in tensors]
-        self.optional = [optional for _, _, optional in tensors]
+        self.tensor_names = [tensor for tensor, _, _, _ in tensors]
+        self.optional = [optional for _, _, optional, _ in tensors]
+        self.undescribed = [undescribed for _, _, _, undescribed in tensors]
         self.tensors = len(tensors)
         self.create_scalars = list(create_scalars)
         self.call_scalars = list(call_scalars)
@@ -160,8 +167,30 @@ def _device_of(tensors: Sequence[Tensor]) -> int:
     return current
 
 
+def _check_undescribed(operator: _Operator, wrapped: Sequence[Optional[Tensor]],
+                       call_values: Dict[str, Any]) -> None:
+    """An output the C call takes without a descriptor, checked here as C cannot: contiguous, of
+    its dtype, [rows of the tensor named, the value of the call scalar named]."""
+    for i, undescribed in enumerate(operator.undescribed):
+        if undescribed is None:
+            continue
+        dtype, rows_of, cols_of = undescribed
+        tensor, source = wrapped[i], wrapped[operator.tensor_names.index(rows_of)]
+        assert tensor is not None and source is not None
+        rows = source.shape[0] if source.shape else 1
+        expected = (rows, int(call_values[cols_of]))
+        what = f"{operator.python_name}: {operator.tensor_names[i]}"
+        if _library.dtype_code(tensor.dtype)[0] != _library.dtype_code(dtype)[0]:
+            raise ValueError(f"{what} must be {dtype}, not {tensor.dtype}")
+        if tuple(tensor.shape) != expected or not tensor.is_contiguous():
+            raise ValueError(f"{what} must be a contiguous {list(expected)} ({rows_of}'s rows, "
+                             f"{cols_of}), not {list(tensor.shape)}"
+                             f"{'' if tensor.is_contiguous() else ' strided'}")
+
+
 def _run(name: str, tensors: Sequence[Any], create_values: Sequence[Any],
-         call_values: Sequence[Any], stream: Optional[Stream]) -> None:
+         call_values: Sequence[Any], stream: Optional[Stream],
+         named_call_values: Optional[Dict[str, Any]] = None) -> None:
     operator = _operator(name)
     if len(tensors) != operator.tensors:
         raise TypeError(f"{operator.python_name} takes {operator.tensors} tensors")
@@ -173,10 +202,13 @@ def _run(name: str, tensors: Sequence[Any], create_values: Sequence[Any],
     present = [t for t in wrapped if t is not None]
     if wrapped[0].readonly:
         raise ValueError(f"{operator.python_name}: the output tensor is read-only")
+    _check_undescribed(operator, wrapped, named_call_values or {})
     device = _device_of(present)
     stream, stream_handle = _target_stream(stream)
     _record_uses([t for t in tensors if t is not None], stream_handle)
-    descriptors = [None if t is None else _Descriptor(t) for t in wrapped]
+    # Descriptors for the tensors Create takes one for (an absent one: NULL).
+    descriptors = [None if t is None else _Descriptor(t)
+                   for t, undescribed in zip(wrapped, operator.undescribed) if undescribed is None]
     descriptor = ctypes.c_void_p()
     with _on_device(device):
         _check(operator.create(_handle(device), ctypes.byref(descriptor),
@@ -209,28 +241,34 @@ def _run(name: str, tensors: Sequence[Any], create_values: Sequence[Any],
 
 def _scalar(value: Any, default: Any) -> Any:
     """A scalar passed as its C type is: the type of its default."""
+    if isinstance(default, bool):
+        return bool(value)
     return float(value) if isinstance(default, float) else int(value)
 
 
-def _define(name: str, python_name: str, tensors: Sequence[Tuple[str, bool, bool]],
-            create_scalars: Sequence[Tuple[str, Any]], call_scalars: Sequence[Tuple[str, Any]],
+def _define(name: str, python_name: str, tensors: Sequence[_TensorEntry],
+            create_scalars: Sequence[_ScalarEntry], call_scalars: Sequence[_ScalarEntry],
             summary: str) -> Any:
-    """The function infinirt.ops.<python_name>(tensors..., scalars..., *, stream=None)."""
+    """The function infinirt.ops.<python_name>(tensors..., scalars..., *, stream=None): a scalar
+    the call repeats from Create is asked for once."""
     Parameter = inspect.Parameter
-    parameters = [Parameter(tensor, Parameter.POSITIONAL_OR_KEYWORD) for tensor, _, _ in tensors]
+    parameters = [Parameter(entry[0], Parameter.POSITIONAL_OR_KEYWORD) for entry in tensors]
     parameters += [Parameter(scalar, Parameter.POSITIONAL_OR_KEYWORD, default=default)
-                   for scalar, default in (*create_scalars, *call_scalars)]
+                   for scalar, default, again in (*create_scalars, *call_scalars) if not again]
     parameters.append(Parameter("stream", Parameter.KEYWORD_ONLY, default=None))
     signature = inspect.Signature(parameters)
+    defaults = {scalar: default for scalar, default, again in create_scalars}
 
     def operator(*args: Any, **kwargs: Any) -> None:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         values = bound.arguments
-        _run(name, [values[tensor] for tensor, _, _ in tensors],
-             [_scalar(values[scalar], default) for scalar, default in create_scalars],
-             [_scalar(values[scalar], default) for scalar, default in call_scalars],
-             values["stream"])
+        calls = [_scalar(values[scalar], defaults[scalar] if again else default)
+                 for scalar, default, again in call_scalars]
+        _run(name, [values[entry[0]] for entry in tensors],
+             [_scalar(values[scalar], default) for scalar, default, _ in create_scalars],
+             calls, values["stream"],
+             {scalar: value for (scalar, _, _), value in zip(call_scalars, calls)})
 
     operator.__name__ = operator.__qualname__ = python_name
     operator.__signature__ = signature  # type: ignore[attr-defined]

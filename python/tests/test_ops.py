@@ -270,3 +270,66 @@ def test_bad_input_is_refused_clearly():
     closed.close()
     with pytest.raises(ValueError, match="closed"):
         ops.add(a.copy(), a, a, stream=closed)
+
+
+def test_topk_and_mul_scalar_against_numpy():
+    x = rand(6, 20)
+    values = np.empty((6, 4), np.float32)
+    indices = np.empty((6, 4), np.int64)
+    # The call repeats Create's k, dim, largest and sorted: Python asks for them once.
+    ops.topk(values, indices, x, 4, 1, largest=True, sorted=True)
+    infinirt.synchronize()
+    expected = np.argsort(-x, axis=1, kind="stable")[:, :4]
+    np.testing.assert_array_equal(indices, expected)
+    np.testing.assert_array_equal(values, np.take_along_axis(x, expected, axis=1))
+    smallest = np.empty((2, 20), np.float32)
+    smallest_at = np.empty((2, 20), np.int32)
+    ops.topk(smallest, smallest_at, x, 2, 0, largest=False)
+    infinirt.synchronize()
+    np.testing.assert_array_equal(smallest_at, np.argsort(x, axis=0, kind="stable")[:2])
+
+    y = np.empty_like(x, dtype=np.float64)
+    ops.mul_scalar(y, x.astype(np.float64), 0.1)
+    infinirt.synchronize()
+    np.testing.assert_array_equal(y, x.astype(np.float64) * 0.1)
+
+
+def test_routers_against_numpy():
+    logits = rand(5, 64)
+    values = np.empty((5, 6), np.float32)
+    indices = np.empty((5, 6), np.int32)
+    ops.topksoftmax(values, indices, logits, 6, 1)
+    infinirt.synchronize()
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    chosen = np.argsort(-p, axis=1, kind="stable")[:, :6]
+    np.testing.assert_array_equal(indices, chosen)
+    picked = np.take_along_axis(p, chosen, axis=1)
+    np.testing.assert_allclose(values, picked / picked.sum(axis=1, keepdims=True), rtol=1e-5)
+
+    bias = (rand(64) / 8).astype(np.float32)
+    weights = np.empty((5, 8), np.float32)
+    experts = np.empty((5, 8), np.int32)
+    ops.topkrouter(weights, experts, logits, bias, 2.5, 8)
+    infinirt.synchronize()
+    s = 1 / (1 + np.exp(-logits.astype(np.float64)))
+    biased = s + bias
+    groups = np.sort(biased.reshape(5, 8, 8), axis=2)[:, :, -2:].sum(axis=2)
+    kept = np.argsort(-groups, axis=1, kind="stable")[:, :4]
+    mask = np.zeros((5, 8), bool)
+    np.put_along_axis(mask, kept, True, axis=1)
+    masked = np.where(np.repeat(mask, 8, axis=1), biased, 0.0)
+    chosen = np.argsort(-masked, axis=1, kind="stable")[:, :8]
+    np.testing.assert_array_equal(experts, chosen)
+    picked = np.take_along_axis(s, chosen, axis=1)
+    np.testing.assert_allclose(weights, 2.5 * picked / picked.sum(axis=1, keepdims=True),
+                               rtol=1e-5)
+
+    # The outputs without descriptors are checked here, as C cannot.
+    with pytest.raises(ValueError, match="contiguous \\[5, 6\\]"):
+        ops.topksoftmax(np.empty((5, 5), np.float32), indices, logits, 6, 1)
+    with pytest.raises(ValueError, match="must be I32"):
+        ops.topksoftmax(values, np.empty((5, 6), np.int64), logits, 6, 1)
+    with pytest.raises(ops.OpError) as error:
+        ops.topksoftmax(np.empty((5, 33), np.float32), np.empty((5, 33), np.int32), logits, 33)
+    assert error.value.name == "INFINI_STATUS_BAD_PARAM"

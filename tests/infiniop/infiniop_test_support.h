@@ -175,6 +175,15 @@ struct Layout {
   }
 };
 
+// The row-major index of element `index` of `shape` with coordinate `axis` replaced by k.
+inline size_t WithCoordinate(const std::vector<size_t>& shape, size_t index, size_t axis,
+                             size_t k) {
+  size_t stride = 1;
+  for (size_t d = shape.size(); d-- > axis + 1;) stride *= shape[d];
+  const size_t coordinate = (index / stride) % shape[axis];
+  return index - coordinate * stride + k * stride;
+}
+
 class Tensor {
  public:
   Tensor(const Layout& layout, infiniDtype_t dtype) : layout_(layout), dtype_(dtype) {

@@ -33,14 +33,6 @@ std::string Traced(const char* what, infiniDtype_t dtype) {
   return std::string(what) + ", dtype " + std::to_string(dtype);
 }
 
-// The row-major index of element `index` of `shape` with coordinate `axis` replaced by k.
-size_t WithCoordinate(const std::vector<size_t>& shape, size_t index, size_t axis, size_t k) {
-  size_t stride = 1;
-  for (size_t d = shape.size(); d-- > axis + 1;) stride *= shape[d];
-  const size_t coordinate = (index / stride) % shape[axis];
-  return index - coordinate * stride + k * stride;
-}
-
 // --- LayerNorm ---------------------------------------------------------------------------------
 
 struct LayerNormCase {

@@ -64,6 +64,7 @@ TEST_F(InfiniopTest, EveryListedOperatorRefusesBadInputWithAStatus) {
     EXPECT_EQ(CreateDescriptor(op, handle, nullptr, t), INFINI_STATUS_NULL_POINTER);
     EXPECT_EQ(CreateDescriptor(op, gone, &desc, t), INFINI_STATUS_BAD_PARAM);
     for (size_t i = 0; i < t.size(); ++i) {
+      if (!Described(op, i)) continue;  // Create takes no descriptor for it
       std::vector<infiniopTensorDescriptor_t> bad = t;
       bad[i] = nullptr;
       if (infiniopOperatorTensorOptional(op, i)) {  // absent: accepted

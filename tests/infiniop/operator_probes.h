@@ -86,6 +86,8 @@ inline Probe MakeProbe(infiniopOperator_t op, infiniDtype_t dtype) {
 #define INFINIOP_OUT(name, type, shape) Contiguous(PROBE_DTYPE_##type, {INFINIOP_EXPAND shape}),
 #define INFINIOP_IN(name, type, shape) Contiguous(PROBE_DTYPE_##type, {INFINIOP_EXPAND shape}),
 #define INFINIOP_SCALAR(type, name, default_value) probe.params.name = default_value;
+#undef INFINIOP_SCALAR_AS
+#define INFINIOP_SCALAR_AS(type, name, default_value, field) probe.params.field = default_value;
 #define PROBE_OPERATOR_(name, snake, number, workspace, tensor_list, create, ...) \
   if (op == INFINIOP_OPERATOR_##name) {                                           \
     probe.tensors = {INFINIOP_EXPAND tensor_list};                                \
@@ -93,6 +95,9 @@ inline Probe MakeProbe(infiniopOperator_t op, infiniDtype_t dtype) {
   }
   INFINIOP_OPERATORS(PROBE_OPERATOR_)
 #undef PROBE_OPERATOR_
+#undef INFINIOP_SCALAR_AS
+#define INFINIOP_SCALAR_AS(type, name, default_value, field) \
+  INFINIOP_SCALAR(type, name, default_value)
 #undef INFINIOP_SCALAR
 #undef INFINIOP_IN
 #undef INFINIOP_OUT
@@ -120,22 +125,43 @@ std::tuple<Rest...> Tail(std::tuple<First, Rest...> values) {
   return std::apply([](First, Rest... rest) { return std::make_tuple(rest...); }, values);
 }
 
-// infiniopCreate<Op>Descriptor(handle, desc, t..., its Create's scalars at their defaults).
+// Whether Create takes a descriptor for the operator's index-th tensor (all but
+// INFINIOP_OUT_UNDESCRIBED's).
+inline bool Described(infiniopOperator_t op, size_t index) {
+  return infiniopOperatorUndescribedDtype(op, index) == INFINI_DTYPE_INVALID;
+}
+
+// The create scalars of an operator at their defaults (what a call repeating them passes).
+inline infiniopBackendCreateParams CreateDefaults(infiniopOperator_t op) {
+  return MakeProbe(op, INFINI_DTYPE_F32).params;
+}
+
+// infiniopCreate<Op>Descriptor(handle, desc, t..., its Create's scalars at their defaults): t has
+// one entry per tensor of the operator, those Create takes no descriptor for left out.
 inline infiniStatus_t CreateDescriptor(infiniopOperator_t op, infiniopHandle_t handle,
                                        InfiniopDescriptor** desc,
                                        const std::vector<infiniopTensorDescriptor_t>& t) {
+  std::vector<infiniopTensorDescriptor_t> described;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (Described(op, i)) described.push_back(t[i]);
+  }
+#undef INFINIOP_OUT_UNDESCRIBED
 #define INFINIOP_OUT(name, type, shape) +1
 #define INFINIOP_IN(name, type, shape) +1
+#define INFINIOP_OUT_UNDESCRIBED(name, dtype, rows_of, cols_of, shape)
 #define INFINIOP_SCALAR(type, name, default_value) , static_cast<type>(default_value)
 #define PROBE_CREATE_(name, snake, number, workspace, tensor_list, create, ...) \
   if (op == INFINIOP_OPERATOR_##name) {                                         \
-    return CallWith(&infiniopCreate##name##Descriptor, t,                       \
+    return CallWith(&infiniopCreate##name##Descriptor, described,               \
                     std::make_index_sequence<0 INFINIOP_EXPAND tensor_list>(),  \
                     std::make_tuple(handle, desc),                              \
                     Tail(std::make_tuple(0 INFINIOP_EXPAND create)));           \
   }
   INFINIOP_OPERATORS(PROBE_CREATE_)
 #undef PROBE_CREATE_
+#undef INFINIOP_OUT_UNDESCRIBED
+#define INFINIOP_OUT_UNDESCRIBED(name, dtype, rows_of, cols_of, shape) \
+  INFINIOP_OUT(name, dtype, shape)
   return INFINI_STATUS_BAD_PARAM;
 }
 
@@ -148,11 +174,13 @@ inline infiniStatus_t DestroyDescriptor(infiniopOperator_t op, InfiniopDescripto
   return INFINI_STATUS_BAD_PARAM;
 }
 
-// infiniop<Op>(desc, [workspace, workspace_size,] buffers..., its scalars at their defaults,
-// stream).
+// infiniop<Op>(desc, [workspace, workspace_size,] buffers..., its scalars at their defaults
+// (those repeating Create's at Create's defaults), stream).
 inline infiniStatus_t CallOperator(infiniopOperator_t op, InfiniopDescriptor* desc, void* workspace,
                                    size_t workspace_size, const std::vector<void*>& buffers,
                                    void* stream) {
+#undef INFINIOP_SCALAR_AGAIN
+#define INFINIOP_SCALAR_AGAIN(type, name) , static_cast<type>(CreateDefaults(op).name)
 #define PROBE_CALL_(name, snake, number, workspace_rule, tensor_list, create, call, ...)           \
   if (op == INFINIOP_OPERATOR_##name) {                                                            \
     constexpr auto kTensors = std::make_index_sequence<0 INFINIOP_EXPAND tensor_list>();           \
@@ -168,6 +196,8 @@ inline infiniStatus_t CallOperator(infiniopOperator_t op, InfiniopDescriptor* de
   }
   INFINIOP_OPERATORS(PROBE_CALL_)
 #undef PROBE_CALL_
+#undef INFINIOP_SCALAR_AGAIN
+#define INFINIOP_SCALAR_AGAIN(type, name) INFINIOP_SCALAR(type, name, 0)
 #undef INFINIOP_SCALAR
 #undef INFINIOP_IN
 #undef INFINIOP_OUT
@@ -226,11 +256,17 @@ inline bool VendorLacksOperator(infiniopHandle_t handle, infiniDevice_t device_t
   return created == INFINI_STATUS_NOT_IMPLEMENTED;
 }
 
-// The probe's tensors as a backend sees them (pointing into the probe).
+// The probe's tensors as a backend sees them (pointing into the probe; one Create takes no
+// descriptor for with its dtype and no dimensions).
 inline std::vector<infiniopBackendTensor> Views(const Probe& probe) {
   std::vector<infiniopBackendTensor> views;
-  for (const ProbeTensor& t : probe.tensors) {
-    views.push_back({t.dtype, t.shape.size(), t.shape.data(), t.strides.data()});
+  for (size_t i = 0; i < probe.tensors.size(); ++i) {
+    const ProbeTensor& t = probe.tensors[i];
+    if (Described(probe.op, i)) {
+      views.push_back({t.dtype, t.shape.size(), t.shape.data(), t.strides.data()});
+    } else {
+      views.push_back({t.dtype, 0, nullptr, nullptr});
+    }
   }
   return views;
 }

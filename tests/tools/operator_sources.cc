@@ -24,11 +24,14 @@ namespace {
 struct TensorSpec {
   bool output;
   std::string name;
+  bool described = true;  // false: Create takes no descriptor for it (INFINIOP_OUT_UNDESCRIBED)
 };
 
 struct ScalarSpec {
   std::string type;
   std::string name;
+  std::string field;   // the parameter struct's field that holds it
+  bool again = false;  // the call repeats Create's scalar (INFINIOP_SCALAR_AGAIN)
 };
 
 struct OperatorSpec {
@@ -42,9 +45,16 @@ struct OperatorSpec {
 };
 
 std::vector<OperatorSpec> Operators() {
+#undef INFINIOP_OUT_UNDESCRIBED
+#undef INFINIOP_SCALAR_AS
+#undef INFINIOP_SCALAR_AGAIN
 #define INFINIOP_OUT(name, dtype, shape) TensorSpec{true, #name},
 #define INFINIOP_IN(name, dtype, shape) TensorSpec{false, #name},
-#define INFINIOP_SCALAR(type, name, default_value) ScalarSpec{#type, #name},
+#define INFINIOP_OUT_UNDESCRIBED(name, dtype, rows_of, cols_of, shape) \
+  TensorSpec{true, #name, false},
+#define INFINIOP_SCALAR(type, name, default_value) ScalarSpec{#type, #name, #name},
+#define INFINIOP_SCALAR_AS(type, name, default_value, field) ScalarSpec{#type, #name, #field},
+#define INFINIOP_SCALAR_AGAIN(type, name) ScalarSpec{#type, #name, #name, true},
 #define OPERATOR_SPEC_(name, snake, number, workspace, tensors, create, call, summary)   \
   OperatorSpec{#name,                                                                  \
                #snake,                                                                 \
@@ -55,7 +65,10 @@ std::vector<OperatorSpec> Operators() {
                summary},
   return {INFINIOP_OPERATORS(OPERATOR_SPEC_)};
 #undef OPERATOR_SPEC_
+#undef INFINIOP_SCALAR_AGAIN
+#undef INFINIOP_SCALAR_AS
 #undef INFINIOP_SCALAR
+#undef INFINIOP_OUT_UNDESCRIBED
 #undef INFINIOP_IN
 #undef INFINIOP_OUT
 }
@@ -113,7 +126,7 @@ std::vector<std::string> CreateParameters(const OperatorSpec& op) {
   std::vector<std::string> parameters = {"infiniopHandle_t handle",
                                          DescriptorType(op) + "* desc_ptr"};
   for (const TensorSpec& t : op.tensors) {
-    parameters.push_back("infiniopTensorDescriptor_t " + t.name + "_desc");
+    if (t.described) parameters.push_back("infiniopTensorDescriptor_t " + t.name + "_desc");
   }
   for (const ScalarSpec& s : op.create_scalars) parameters.push_back(s.type + " " + s.name);
   return parameters;
@@ -175,17 +188,44 @@ std::string UmbrellaHeader(const std::vector<OperatorSpec>& operators) {
   return out + "\n#endif\n";
 }
 
-std::string Names(const std::vector<TensorSpec>& tensors, const std::string& suffix) {
+// The call's buffers by name, or Create's descriptors (<name>_desc; nullptr for a tensor Create
+// takes no descriptor for).
+std::string Names(const std::vector<TensorSpec>& tensors, bool descriptors) {
   std::string names;
-  for (const TensorSpec& t : tensors) names += (names.empty() ? "" : ", ") + t.name + suffix;
+  for (const TensorSpec& t : tensors) {
+    const std::string name = !descriptors  ? t.name
+                             : t.described ? t.name + "_desc"
+                                           : std::string("nullptr");
+    names += (names.empty() ? "" : ", ") + name;
+  }
   return names;
 }
 
-// Lines setting each scalar's field of `params`.
+// Lines declaring `params` of `params_type` and storing each scalar in its field, then `fits`:
+// whether every field holds its value ("" where there are no scalars). The scalars a call repeats
+// from Create go into `again`, an infiniopBackendCreateParams, instead.
 std::string ScalarFields(const std::string& params_type, const std::vector<ScalarSpec>& scalars) {
   std::string out = "  " + params_type + " params{};\n";
-  for (const ScalarSpec& s : scalars) out += "  params." + s.name + " = " + s.name + ";\n";
-  return out;
+  if (scalars.empty()) return out;
+  bool repeats = false;
+  for (const ScalarSpec& s : scalars) repeats = repeats || s.again;
+  if (repeats) out += "  infiniopBackendCreateParams again{};\n";
+  std::string stores;
+  for (const ScalarSpec& s : scalars) {
+    stores += std::string(stores.empty() ? "" : " &&\n                    ") + "Store(&" +
+              (s.again ? "again." : "params.") + s.field + ", " + s.name + ")";
+  }
+  return out + "  const bool fits = " + stores + ";\n";
+}
+
+// The trailing arguments of Create or Run after params: whether the scalars fit, and for a call
+// repeating Create's scalars, those.
+std::string ScalarArguments(const std::vector<ScalarSpec>& scalars) {
+  if (scalars.empty()) return "";
+  for (const ScalarSpec& s : scalars) {
+    if (s.again) return ", fits, &again";
+  }
+  return ", fits";
 }
 
 std::string EntryPoints(const std::vector<OperatorSpec>& operators) {
@@ -199,8 +239,9 @@ std::string EntryPoints(const std::vector<OperatorSpec>& operators) {
     out += Signature("infiniStatus_t infiniopCreate" + op.name + "Descriptor",
                      CreateParameters(op), " {");
     out += ScalarFields("infiniopBackendCreateParams", op.create_scalars);
-    out += "  return Create(" + id + ", handle, desc_ptr, {" + Names(op.tensors, "_desc") +
-           "}, params);\n}\n\n";
+    out += "  return Create(" + id + ", handle, desc_ptr, {" +
+           Names(op.tensors, /*descriptors=*/true) + "}, params" +
+           ScalarArguments(op.create_scalars) + ");\n}\n\n";
     if (op.workspace) {
       out += Signature("infiniStatus_t infiniopGet" + op.name + "WorkspaceSize",
                        {DescriptorType(op) + " desc", "size_t* size"}, " {");
@@ -210,7 +251,8 @@ std::string EntryPoints(const std::vector<OperatorSpec>& operators) {
     out += ScalarFields("infiniopBackendRunParams", op.call_scalars);
     out += "  return Run(" + id + ", desc, " +
            (op.workspace ? "workspace, workspace_size" : "nullptr, 0") + ", {" +
-           Names(op.tensors, "") + "}, stream, params);\n}\n\n";
+           Names(op.tensors, /*descriptors=*/false) + "}, stream, params" +
+           ScalarArguments(op.call_scalars) + ");\n}\n\n";
     out += Signature("infiniStatus_t infiniopDestroy" + op.name + "Descriptor",
                      {DescriptorType(op) + " desc"}, " {");
     out += "  return Destroy(" + id + ", desc);\n}\n";

@@ -248,6 +248,12 @@ class Plan {
   // null) and run parameters (zeros where the call passed none and the plan uses none).
   virtual void Compute(const Buffers& buffers, const infiniopBackendRunParams& params) const = 0;
 
+  // Whether a call's run parameters fit the descriptor (the routers' topk): checked when the call
+  // is made, before anything is queued; the status Run answers otherwise.
+  virtual infiniStatus_t CheckRun(const infiniopBackendRunParams& /*params*/) const {
+    return INFINI_STATUS_SUCCESS;
+  }
+
   size_t buffer_count() const { return buffer_count_; }
   // Nothing to compute (an empty tensor): a call queues nothing.
   bool empty() const { return empty_; }
@@ -296,6 +302,11 @@ infiniStatus_t MakeSiluAndMulPlan(const infiniopBackendTensor* tensors, PlanPtr*
 // cpu_quantized.cc's: DequantizeAWQ, I8Gemm.
 infiniStatus_t MakeDequantizeAWQPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
 infiniStatus_t MakeI8GemmPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
+// cpu_routing.cc's: TopK, Topksoftmax, Topkrouter.
+infiniStatus_t MakeTopKPlan(const infiniopBackendTensor* tensors,
+                            const infiniopBackendCreateParams* params, PlanPtr* plan);
+infiniStatus_t MakeRouterPlan(infiniopOperator_t op, const infiniopBackendTensor* tensors,
+                              PlanPtr* plan);
 // Gemm (cpu_gemm.cc), through oneDNN or OpenBLAS.
 infiniStatus_t MakeGemmPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
 // How Gemm computes a dtype, for Describe: the libraries it may go to, whichever the processor

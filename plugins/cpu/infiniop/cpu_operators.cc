@@ -119,6 +119,26 @@ struct GeluTanhOp {
   }
 };
 
+// x * alpha, alpha the call's (MulScalar): rounded to float for the types computed in float.
+struct MulScalarOp {
+  explicit MulScalarOp(const infiniopBackendRunParams& params) : alpha(params.alpha_f64) {}
+  template <class V>
+  V operator()(V x) const {
+    return x * static_cast<V>(alpha);
+  }
+  double alpha;
+};
+
+// An operator's functor for a call: made from the call's parameters when it reads them.
+template <class Op>
+Op MakeOp(const infiniopBackendRunParams& params) {
+  if constexpr (std::is_constructible_v<Op, const infiniopBackendRunParams&>) {
+    return Op(params);
+  } else {
+    return Op{};
+  }
+}
+
 // --- Layouts -----------------------------------------------------------------------------------
 
 constexpr size_t kMaxTensors = 3;
@@ -258,35 +278,34 @@ void ForEachRow(const Layout& layout, const std::array<char*, N>& bases, size_t 
 // declaration no longer applies once the loop is gone.) Always inlined, so that each caller below
 // compiles it for its own instructions.
 template <class T, class Op, class... In>
-[[gnu::always_inline]] inline void ContiguousLoop(T* out, size_t length, const In*... in) {
+[[gnu::always_inline]] inline void ContiguousLoop(Op op, T* out, size_t length, const In*... in) {
   using A = Arithmetic<T>;
-  const Op op;
   INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
   for (size_t i = 0; i < length; ++i) out[i] = A::Store(op(A::Load(in[i])...));
 }
 
 template <class T, class Op, class... In>
-void ContiguousBaseline(T* out, size_t length, const In*... in) {
-  ContiguousLoop<T, Op>(out, length, in...);
+void ContiguousBaseline(Op op, T* out, size_t length, const In*... in) {
+  ContiguousLoop<T, Op>(op, out, length, in...);
 }
 
 #if INFINIOP_CPU_HAS_X86_KERNELS
 template <class T, class Op, class... In>
-INFINIOP_CPU_TARGET_AVX2 void ContiguousAvx2(T* out, size_t length, const In*... in) {
-  ContiguousLoop<T, Op>(out, length, in...);
+INFINIOP_CPU_TARGET_AVX2 void ContiguousAvx2(Op op, T* out, size_t length, const In*... in) {
+  ContiguousLoop<T, Op>(op, out, length, in...);
 }
 
 template <class T, class Op, class... In>
-INFINIOP_CPU_TARGET_AVX512 void ContiguousAvx512(T* out, size_t length, const In*... in) {
-  ContiguousLoop<T, Op>(out, length, in...);
+INFINIOP_CPU_TARGET_AVX512 void ContiguousAvx512(Op op, T* out, size_t length, const In*... in) {
+  ContiguousLoop<T, Op>(op, out, length, in...);
 }
 #endif
 
 template <class T, class Op, class... In>
-void Contiguous(T* out, size_t length, const In*... in) {
+void Contiguous(Op op, T* out, size_t length, const In*... in) {
   RunForIsa(INFINIOP_CPU_X86_ONLY(&ContiguousAvx512<T, Op, In...>),
             INFINIOP_CPU_X86_ONLY(&ContiguousAvx2<T, Op, In...>), &ContiguousBaseline<T, Op, In...>,
-            out, length, in...);
+            op, out, length, in...);
 }
 
 // One inner loop of an elementwise operator with kInputs inputs, over tensors (out, in...) of
@@ -294,22 +313,22 @@ void Contiguous(T* out, size_t length, const In*... in) {
 template <class T, class Op, size_t kInputs>
 struct ComputeRow {
   static constexpr size_t kTensors = kInputs + 1;
+  using Functor = Op;
 
-  static void Apply(const std::array<char*, kTensors>& pointers, size_t length,
+  static void Apply(Op op, const std::array<char*, kTensors>& pointers, size_t length,
                     const std::array<ptrdiff_t, kTensors>& strides) {
-    ApplyTo(pointers, length, strides, std::make_index_sequence<kInputs>{});
+    ApplyTo(op, pointers, length, strides, std::make_index_sequence<kInputs>{});
   }
 
   template <size_t... I>
-  static void ApplyTo(const std::array<char*, kTensors>& pointers, size_t length,
+  static void ApplyTo(Op op, const std::array<char*, kTensors>& pointers, size_t length,
                       const std::array<ptrdiff_t, kTensors>& strides, std::index_sequence<I...>) {
     using A = Arithmetic<T>;
     T* out = reinterpret_cast<T*>(pointers[0]);
     if (((strides[I + 1] == 1) && ... && (strides[0] == 1))) {
-      Contiguous<T, Op>(out, length, reinterpret_cast<const T*>(pointers[I + 1])...);
+      Contiguous<T, Op>(op, out, length, reinterpret_cast<const T*>(pointers[I + 1])...);
       return;
     }
-    const Op op;
     const ptrdiff_t n = static_cast<ptrdiff_t>(length);
     for (ptrdiff_t i = 0; i < n; ++i) {
       out[i * strides[0]] =
@@ -328,8 +347,9 @@ using UnaryRow = ComputeRow<T, Op, 1>;
 template <size_t kSize>
 struct CopyRow {
   static constexpr size_t kTensors = 2;
+  struct Functor {};  // nothing to compute
 
-  static void Apply(const std::array<char*, 2>& pointers, size_t length,
+  static void Apply(Functor /*copy*/, const std::array<char*, 2>& pointers, size_t length,
                     const std::array<ptrdiff_t, 2>& strides) {
     char* dst = pointers[0];
     const char* src = pointers[1];
@@ -344,12 +364,14 @@ struct CopyRow {
   }
 };
 
-using ComputeFn = void (*)(const Layout&, const Buffers&);
+using ComputeFn = void (*)(const Layout&, const Buffers&, const infiniopBackendRunParams&);
 
-// Computes a whole call with the inner loop Row.
+// Computes a whole call with the inner loop Row, its functor made for the call's parameters.
 template <class Row>
-void Elementwise(const Layout& layout, const Buffers& buffers) {
+void Elementwise(const Layout& layout, const Buffers& buffers,
+                 const infiniopBackendRunParams& params) {
   constexpr size_t N = Row::kTensors;
+  const typename Row::Functor op = MakeOp<typename Row::Functor>(params);
   std::array<char*, N> bases;
   for (size_t t = 0; t < N; ++t) bases[t] = static_cast<char*>(buffers[t]);
   if (layout.elements == 0) return;
@@ -362,13 +384,17 @@ void Elementwise(const Layout& layout, const Buffers& buffers) {
       for (size_t t = 0; t < N; ++t) pointers[t] += first * layout.element_size;
       std::array<ptrdiff_t, N> unit;
       unit.fill(1);
-      Row::Apply(pointers, std::min(end * kBlock, layout.elements) - first, unit);
+      Row::Apply(op, pointers, std::min(end * kBlock, layout.elements) - first, unit);
     });
     return;
   }
   const size_t row_grain = std::max<size_t>(1, kParallelGrain / layout.dims.back());
   ParallelFor(layout.rows, row_grain, [&](size_t begin, size_t end) {
-    ForEachRow(layout, bases, begin, end, &Row::Apply);
+    ForEachRow(layout, bases, begin, end,
+               [&](const std::array<char*, N>& pointers, size_t length,
+                   const std::array<ptrdiff_t, N>& strides) {
+                 Row::Apply(op, pointers, length, strides);
+               });
   });
 }
 
@@ -537,7 +563,7 @@ void RegisterTranspose(const Layout& layout, const Buffers& buffers, const Trans
 }
 
 template <size_t kSize>
-void Copy(const Layout& layout, const Buffers& buffers) {
+void Copy(const Layout& layout, const Buffers& buffers, const infiniopBackendRunParams& params) {
   Transpose32 transpose;
   if (SelectedIsa() >= Isa::kAvx2 && IsTranspose32(layout, buffers, &transpose)) {
     RegisterTranspose(layout, buffers, transpose);
@@ -547,7 +573,7 @@ void Copy(const Layout& layout, const Buffers& buffers) {
     TiledCopy<kSize>(layout, buffers);
     return;
   }
-  Elementwise<CopyRow<kSize>>(layout, buffers);
+  Elementwise<CopyRow<kSize>>(layout, buffers, params);
 }
 
 ComputeFn CopyCompute(size_t element_size) {
@@ -594,6 +620,8 @@ ComputeFn ComputeFor(infiniopOperator_t op, infiniDtype_t dtype) {
       return FloatingUnaryCompute<GeluOp>(dtype);
     case INFINIOP_OPERATOR_GeluTanh:
       return FloatingUnaryCompute<GeluTanhOp>(dtype);
+    case INFINIOP_OPERATOR_MulScalar:
+      return FloatingUnaryCompute<MulScalarOp>(dtype);
     case INFINIOP_OPERATOR_Rearrange:
       return CopyCompute(ElementSize(dtype));
     default:
@@ -604,13 +632,13 @@ ComputeFn ComputeFor(infiniopOperator_t op, infiniDtype_t dtype) {
 // An elementwise operator's plan: its tensors' simplified layout and the function computing it.
 class ElementwisePlan final : public Plan {
  public:
-  ElementwisePlan(Layout layout, ComputeFn compute)
-      : Plan(layout.tensor_count, layout.elements == 0, /*uses_run_params=*/false),
+  ElementwisePlan(Layout layout, ComputeFn compute, bool uses_run_params)
+      : Plan(layout.tensor_count, layout.elements == 0, uses_run_params),
         layout_(std::move(layout)),
         compute_(compute) {}
 
-  void Compute(const Buffers& buffers, const infiniopBackendRunParams& /*params*/) const override {
-    compute_(layout_, buffers);
+  void Compute(const Buffers& buffers, const infiniopBackendRunParams& params) const override {
+    compute_(layout_, buffers, params);
   }
 
  private:
@@ -633,7 +661,8 @@ infiniStatus_t MakeElementwisePlan(infiniopOperator_t op, const infiniopBackendT
   if (!MakeLayout(tensors, count, ElementSize(tensors[0].dtype), &layout)) {
     return INFINI_STATUS_BAD_PARAM;
   }
-  *plan = std::make_shared<ElementwisePlan>(std::move(layout), compute);
+  *plan = std::make_shared<ElementwisePlan>(std::move(layout), compute,
+                                            /*uses_run_params=*/op == INFINIOP_OPERATOR_MulScalar);
   return INFINI_STATUS_SUCCESS;
 }
 
@@ -735,6 +764,11 @@ infiniStatus_t MakePlan(infiniopOperator_t op, const infiniopBackendTensor* tens
       return MakeDequantizeAWQPlan(tensors, plan);
     case INFINIOP_OPERATOR_I8Gemm:
       return MakeI8GemmPlan(tensors, plan);
+    case INFINIOP_OPERATOR_TopK:
+      return MakeTopKPlan(tensors, params, plan);
+    case INFINIOP_OPERATOR_Topksoftmax:
+    case INFINIOP_OPERATOR_Topkrouter:
+      return MakeRouterPlan(op, tensors, plan);
     default:
       return MakeElementwisePlan(op, tensors, count, plan);
   }
@@ -804,6 +838,10 @@ infiniStatus_t Run(infiniopBackendKernel_t handle, void* /*workspace*/, size_t /
   if (buffer_count != plan.buffer_count()) return INFINI_STATUS_BAD_PARAM;
   if (buffers == nullptr) return INFINI_STATUS_NULL_POINTER;
   if (plan.uses_run_params() && params == nullptr) return INFINI_STATUS_NULL_POINTER;
+  if (params != nullptr) {
+    const infiniStatus_t fits = plan.CheckRun(*params);
+    if (fits != INFINI_STATUS_SUCCESS) return fits;
+  }
   if (plan.empty()) return INFINI_STATUS_SUCCESS;  // nothing to queue
   for (size_t t = 0; t < buffer_count; ++t) {
     if (buffers[t] == nullptr && !kernel.absent[t]) return INFINI_STATUS_NULL_POINTER;
