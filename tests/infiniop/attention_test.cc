@@ -299,12 +299,30 @@ TEST_F(InfiniopTest, PagedAttentionMarksSequencesWhoseIndicesDoNotFitWithNaN) {
   }
 }
 
+// FlashAttention's sizes: groups of query rows of several sizes (the CPU kernel scores a group
+// of one or two rows key by key, larger ones in tiles), head sizes that are and are not whole
+// vectors, key counts across and within blocks of 64.
+struct FlashShape {
+  size_t batch, heads, kv_heads, q_len, kv_len, d;
+  std::vector<int64_t> totals;  // per batch
+};
+
+std::vector<FlashShape> FlashShapes() {
+  return {
+      {2, 4, 2, 5, 70, 8, {70, 7}},   // groups of 10 rows (2 heads x 5 tokens)
+      {1, 2, 2, 1, 130, 128, {130}},  // a decode step without grouped heads: 1 row
+      {1, 2, 1, 1, 65, 40, {65}},     // 2 rows, a last block of one key, d of 2.5 vectors
+      {1, 3, 1, 3, 100, 40, {97}},    // 9 rows: tiles and the rows left over
+  };
+}
+
 // FlashAttention of q [batch, heads, q_len, d] (given as a strided view of [batch, q_len, heads,
 // d] when `strided_q`) over k, v [batch, kv_heads, kv_len, d] with total_kv_len per batch.
 void CheckFlashAttention(InfiniopTest* test, infiniDtype_t dtype, bool causal, bool strided_q,
-                         std::mt19937* random) {
-  const size_t batch = 2, heads = 4, kv_heads = 2, q_len = 5, kv_len = 70, d = 8;
-  const std::vector<int64_t> totals = {70, 7};
+                         const FlashShape& shape, std::mt19937* random) {
+  const size_t batch = shape.batch, heads = shape.heads, kv_heads = shape.kv_heads,
+               q_len = shape.q_len, kv_len = shape.kv_len, d = shape.d;
+  const std::vector<int64_t>& totals = shape.totals;
   const Layout q_layout =
       strided_q ? Layout{{batch, heads, q_len, d},
                          {static_cast<ptrdiff_t>(q_len * heads * d), static_cast<ptrdiff_t>(d),
@@ -367,9 +385,13 @@ TEST_F(InfiniopTest, FlashAttentionMatchesTheNaiveAttention) {
   for (infiniDtype_t dtype : kAttentionDtypes) {
     for (bool causal : {false, true}) {
       for (bool strided : {false, true}) {
-        SCOPED_TRACE("dtype " + std::to_string(dtype) + (causal ? ", causal" : "") +
-                     (strided ? ", strided q" : ""));
-        CheckFlashAttention(this, dtype, causal, strided, &random);
+        for (const FlashShape& shape : FlashShapes()) {
+          SCOPED_TRACE("dtype " + std::to_string(dtype) + (causal ? ", causal" : "") +
+                       (strided ? ", strided q" : "") + ", d " + std::to_string(shape.d) +
+                       ", heads " + std::to_string(shape.heads) + "/" +
+                       std::to_string(shape.kv_heads) + ", q_len " + std::to_string(shape.q_len));
+          CheckFlashAttention(this, dtype, causal, strided, shape, &random);
+        }
       }
     }
   }

@@ -15,11 +15,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <vector>
 
 #include "cpu_common.h"
+#include "cpu_isa.h"
 #include "cpu_parallel.h"
 #include "infiniop_backend.h"
 #include "infiniop_backend_support.h"
@@ -64,58 +66,279 @@ struct QueryRow {
   int64_t position;
 };
 
-// The online softmax of a group of rows over one kv head's keys. Keys(j) and Values(j) give key
+// --- The blocked kernel ------------------------------------------------------------------------
+//
+// Per block of kKeyBlock keys, the block's keys (transposed: kt[d][j]) and values (vb[j][d]) are
+// converted to float once for the group, then two small matrix products run on registers: the
+// scores s = q kt (rows x kKeyBlock) and, after the online softmax turned them into weights p,
+// acc += p vb (rows x head_size). Both keep a tile of results in vector registers across the
+// shared dimension (GCC vector extensions, kLanes floats wide), so that each loaded vector feeds
+// several multiply-adds; compiled for AVX-512, AVX2 and the baseline (RunForIsa).
+
+template <int kLanes>
+struct FloatVector {
+  typedef float Type __attribute__((vector_size(kLanes * sizeof(float))));
+};
+template <int kLanes>
+using Vec = typename FloatVector<kLanes>::Type;
+
+// Vectors move through pointers: a vector passed or returned by value in a function compiled for
+// another ISA would change the calling convention (GCC's -Wpsabi).
+template <int kLanes>
+[[gnu::always_inline]] inline void LoadVec(Vec<kLanes>* v, const float* from) {
+  std::memcpy(v, from, sizeof *v);
+}
+
+template <int kLanes>
+[[gnu::always_inline]] inline void StoreVec(float* to, const Vec<kLanes>* v) {
+  std::memcpy(to, v, sizeof *v);
+}
+
+// s[r][0, kKeyBlock) = sum over d of q[r][d] * kt[d][0, kKeyBlock), for kRows rows of q (scaled
+// queries, head_size apart) and s (kKeyBlock apart).
+template <int kLanes, int kRows>
+[[gnu::always_inline]] inline void ScoreTile(const float* q, size_t head_size, const float* kt,
+                                             float* s) {
+  constexpr int kColumns = static_cast<int>(kKeyBlock) / kLanes;
+  Vec<kLanes> acc[kRows][kColumns] = {};
+  for (size_t d = 0; d < head_size; ++d) {
+    Vec<kLanes> k[kColumns];
+    for (int c = 0; c < kColumns; ++c) LoadVec<kLanes>(&k[c], kt + d * kKeyBlock + c * kLanes);
+    for (int r = 0; r < kRows; ++r) {
+      const Vec<kLanes> qv = Vec<kLanes>{} + q[r * head_size + d];
+      for (int c = 0; c < kColumns; ++c) acc[r][c] += qv * k[c];
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    for (int c = 0; c < kColumns; ++c) StoreVec<kLanes>(s + r * kKeyBlock + c * kLanes, &acc[r][c]);
+  }
+}
+
+// As many rows per tile as keep the tile's accumulators within 16 vector registers.
+template <int kLanes>
+constexpr int kScoreRows = std::max(1, 16 / (static_cast<int>(kKeyBlock) / kLanes));
+
+template <int kLanes>
+[[gnu::always_inline]] inline void Scores(const float* q, size_t rows, size_t head_size,
+                                          const float* kt, float* s) {
+  constexpr int kRows = kScoreRows<kLanes>;
+  size_t r = 0;
+  for (; r + kRows <= rows; r += kRows) {
+    ScoreTile<kLanes, kRows>(q + r * head_size, head_size, kt, s + r * kKeyBlock);
+  }
+  for (; r < rows; ++r) ScoreTile<kLanes, 1>(q + r * head_size, head_size, kt, s + r * kKeyBlock);
+}
+
+// s[r][j] = q[r] . kb[j] for j < n, from the keys row by row (kb[j][d]): for a group of one or
+// two rows (a decode step without grouped heads), where transposing the block would cost more
+// than the products. Two vector accumulators per key hide the multiply-add's latency.
+template <int kLanes>
+[[gnu::always_inline]] inline void ScoresByRow(const float* q, size_t rows, size_t head_size,
+                                               const float* kb, size_t n, float* s) {
+  const size_t vectors = head_size / kLanes;
+  for (size_t r = 0; r < rows; ++r) {
+    const float* qr = q + r * head_size;
+    for (size_t j = 0; j < n; ++j) {
+      const float* k = kb + j * head_size;
+      Vec<kLanes> even = {}, odd = {}, a, b;
+      size_t c = 0;
+      for (; c + 2 <= vectors; c += 2) {
+        LoadVec<kLanes>(&a, qr + c * kLanes);
+        LoadVec<kLanes>(&b, k + c * kLanes);
+        even += a * b;
+        LoadVec<kLanes>(&a, qr + (c + 1) * kLanes);
+        LoadVec<kLanes>(&b, k + (c + 1) * kLanes);
+        odd += a * b;
+      }
+      if (c < vectors) {
+        LoadVec<kLanes>(&a, qr + c * kLanes);
+        LoadVec<kLanes>(&b, k + c * kLanes);
+        even += a * b;
+      }
+      even += odd;
+      float dot = 0;
+      for (int l = 0; l < kLanes; ++l) dot += even[l];
+      for (size_t d = vectors * kLanes; d < head_size; ++d) dot += qr[d] * k[d];
+      s[r * kKeyBlock + j] = dot;
+    }
+  }
+}
+
+// The most rows a group scores key by key (ScoresByRow) rather than through the transposed block.
+constexpr size_t kRowsScoredByRow = 2;
+
+// acc[r][d0, d0 + kColumns * kLanes) += sum over j < n of p[r][j] * vb[j][same], kRows rows.
+template <int kLanes, int kRows, int kColumns>
+[[gnu::always_inline]] inline void AccumulateTile(const float* p, size_t n, const float* vb,
+                                                  size_t head_size, float* acc, size_t d0) {
+  Vec<kLanes> a[kRows][kColumns];
+  for (int r = 0; r < kRows; ++r) {
+    for (int c = 0; c < kColumns; ++c)
+      LoadVec<kLanes>(&a[r][c], acc + r * head_size + d0 + c * kLanes);
+  }
+  for (size_t j = 0; j < n; ++j) {
+    Vec<kLanes> v[kColumns];
+    for (int c = 0; c < kColumns; ++c) LoadVec<kLanes>(&v[c], vb + j * head_size + d0 + c * kLanes);
+    for (int r = 0; r < kRows; ++r) {
+      const Vec<kLanes> pv = Vec<kLanes>{} + p[r * kKeyBlock + j];
+      for (int c = 0; c < kColumns; ++c) a[r][c] += pv * v[c];
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    for (int c = 0; c < kColumns; ++c)
+      StoreVec<kLanes>(acc + r * head_size + d0 + c * kLanes, &a[r][c]);
+  }
+}
+
+// acc[r][d] (rows x head_size) += sum over j < n of p[r][j] * vb[j][d]: tiles of 4 rows by 4
+// vectors of d, then what is left of d one vector, then one float at a time.
+template <int kLanes>
+[[gnu::always_inline]] inline void Accumulate(const float* p, size_t rows, size_t n,
+                                              const float* vb, size_t head_size, float* acc) {
+  constexpr size_t kWide = 4 * kLanes;
+  for (size_t r = 0; r < rows;) {
+    const float* pr = p + r * kKeyBlock;
+    float* ar = acc + r * head_size;
+    size_t d0 = 0;
+    if (r + 4 <= rows) {
+      for (; d0 + kWide <= head_size; d0 += kWide) {
+        AccumulateTile<kLanes, 4, 4>(pr, n, vb, head_size, ar, d0);
+      }
+      for (; d0 + kLanes <= head_size; d0 += kLanes) {
+        AccumulateTile<kLanes, 4, 1>(pr, n, vb, head_size, ar, d0);
+      }
+      for (size_t rr = 0; rr < 4; ++rr) {
+        for (size_t d = d0; d < head_size; ++d) {
+          for (size_t j = 0; j < n; ++j)
+            ar[rr * head_size + d] += pr[rr * kKeyBlock + j] * vb[j * head_size + d];
+        }
+      }
+      r += 4;
+      continue;
+    }
+    for (; d0 + kWide <= head_size; d0 += kWide)
+      AccumulateTile<kLanes, 1, 4>(pr, n, vb, head_size, ar, d0);
+    for (; d0 + kLanes <= head_size; d0 += kLanes)
+      AccumulateTile<kLanes, 1, 1>(pr, n, vb, head_size, ar, d0);
+    for (size_t d = d0; d < head_size; ++d) {
+      for (size_t j = 0; j < n; ++j) ar[d] += pr[j] * vb[j * head_size + d];
+    }
+    r += 1;
+  }
+}
+
+// The online softmax of a row's scores s[0, n) (keys first to first + n - 1) against its running
+// max and sum: s becomes the weights p (0 past n, up to kKeyBlock), and the row's accumulator is
+// scaled to the new max.
+[[gnu::always_inline]] inline void SoftmaxStep(const QueryRow& row, size_t first, size_t n,
+                                               float* s, float* acc, size_t head_size, float* max,
+                                               float* sum) {
+  if (row.slope != 0) {
+    for (size_t j = 0; j < n; ++j) {
+      s[j] += row.slope * static_cast<float>(static_cast<int64_t>(first + j) - row.position);
+    }
+  }
+  float block_max = -std::numeric_limits<float>::infinity();
+  for (size_t j = 0; j < n; ++j) block_max = std::max(block_max, s[j]);
+  const float new_max = std::max(*max, block_max);
+  const float correction = Exp(*max - new_max);  // 0 for the first block
+  float block_sum = 0;
+  for (size_t j = 0; j < n; ++j) {
+    s[j] = Exp(s[j] - new_max);
+    block_sum += s[j];
+  }
+  for (size_t j = n; j < kKeyBlock; ++j) s[j] = 0;
+  for (size_t d = 0; d < head_size; ++d) acc[d] *= correction;
+  *sum = *sum * correction + block_sum;
+  *max = new_max;
+}
+
+// The online softmax of a group of rows over one kv head's keys. key(j) and value(j) give key
 // and value j's head_size elements.
-template <class T, class Keys, class Values>
-void AttendGroup(const std::vector<QueryRow>& rows, size_t head_size, float scale, Keys key,
-                 Values value) {
-  const size_t count = rows.size();
+template <int kLanes, class T, class Keys, class Values>
+[[gnu::always_inline]] inline void AttendGroupWith(const QueryRow* rows, size_t count,
+                                                   size_t head_size, float scale, Keys key,
+                                                   Values value) {
   std::vector<float> queries(count * head_size), acc(count * head_size, 0.0f);
   std::vector<float> max(count, -std::numeric_limits<float>::infinity()), sum(count, 0.0f);
+  // The block's keys: transposed (kt[d][j]) for the tiles, or as rows (kb[j][d]) for few rows.
+  const bool by_row = count <= kRowsScoredByRow;
+  std::vector<float> kt(head_size * kKeyBlock, 0.0f), vb(kKeyBlock * head_size);
+  std::vector<float> s(count * kKeyBlock);
   size_t most = 0;
   for (size_t r = 0; r < count; ++r) {
     const T* q = static_cast<const T*>(rows[r].q);
     for (size_t d = 0; d < head_size; ++d) queries[r * head_size + d] = Load(q[d]) * scale;
     most = std::max(most, rows[r].visible);
   }
-  float scores[kKeyBlock];
   for (size_t first = 0; first < most; first += kKeyBlock) {
-    for (size_t r = 0; r < count; ++r) {
-      if (rows[r].visible <= first) continue;
-      const size_t n = std::min(kKeyBlock, rows[r].visible - first);
-      const float* q = &queries[r * head_size];
-      float block_max = -std::numeric_limits<float>::infinity();
-      for (size_t j = 0; j < n; ++j) {
-        const T* k = key(first + j);
-        float dot = 0;
-        for (size_t d = 0; d < head_size; ++d) dot += q[d] * Load(k[d]);
-        if (rows[r].slope != 0) {
-          dot += rows[r].slope *
-                 static_cast<float>(static_cast<int64_t>(first + j) - rows[r].position);
-        }
-        scores[j] = dot;
-        block_max = std::max(block_max, dot);
+    const size_t n = std::min(kKeyBlock, most - first);
+    for (size_t j = 0; j < n; ++j) {
+      const T* k = key(first + j);
+      const T* v = value(first + j);
+      if (by_row) {
+        for (size_t d = 0; d < head_size; ++d) kt[j * head_size + d] = Load(k[d]);
+      } else {
+        for (size_t d = 0; d < head_size; ++d) kt[d * kKeyBlock + j] = Load(k[d]);
       }
-      const float new_max = std::max(max[r], block_max);
-      const float correction = std::exp(max[r] - new_max);  // 0 for the first block
-      float* a = &acc[r * head_size];
-      for (size_t d = 0; d < head_size; ++d) a[d] *= correction;
-      float block_sum = 0;
-      for (size_t j = 0; j < n; ++j) {
-        const float p = std::exp(scores[j] - new_max);
-        block_sum += p;
-        const T* v = value(first + j);
-        for (size_t d = 0; d < head_size; ++d) a[d] += p * Load(v[d]);
-      }
-      sum[r] = sum[r] * correction + block_sum;
-      max[r] = new_max;
+      for (size_t d = 0; d < head_size; ++d) vb[j * head_size + d] = Load(v[d]);
     }
+    if (by_row) {
+      ScoresByRow<kLanes>(queries.data(), count, head_size, kt.data(), n, s.data());
+    } else {
+      if (n < kKeyBlock) {  // the last block: no stale keys in the columns past it
+        for (size_t d = 0; d < head_size; ++d) {
+          std::fill(&kt[d * kKeyBlock + n], &kt[(d + 1) * kKeyBlock], 0.0f);
+        }
+      }
+      Scores<kLanes>(queries.data(), count, head_size, kt.data(), s.data());
+    }
+    for (size_t r = 0; r < count; ++r) {
+      float* sr = &s[r * kKeyBlock];
+      if (rows[r].visible <= first) {  // done: this block adds nothing to it
+        std::fill(sr, sr + kKeyBlock, 0.0f);
+        continue;
+      }
+      SoftmaxStep(rows[r], first, std::min(n, rows[r].visible - first), sr, &acc[r * head_size],
+                  head_size, &max[r], &sum[r]);
+    }
+    Accumulate<kLanes>(s.data(), count, n, vb.data(), head_size, acc.data());
   }
   for (size_t r = 0; r < count; ++r) {
     T* out = static_cast<T*>(rows[r].out);
     const float inverse = sum[r] > 0 ? 1.0f / sum[r] : 0.0f;  // no key seen: 0
     for (size_t d = 0; d < head_size; ++d) out[d] = Store<T>(acc[r * head_size + d] * inverse);
   }
+}
+
+template <class T, class Keys, class Values>
+void AttendGroupBaseline(const QueryRow* rows, size_t count, size_t head_size, float scale,
+                         Keys key, Values value) {
+  AttendGroupWith<4, T>(rows, count, head_size, scale, key, value);
+}
+
+#if INFINIOP_CPU_HAS_X86_KERNELS
+template <class T, class Keys, class Values>
+INFINIOP_CPU_TARGET_AVX2 void AttendGroupAvx2(const QueryRow* rows, size_t count, size_t head_size,
+                                              float scale, Keys key, Values value) {
+  AttendGroupWith<8, T>(rows, count, head_size, scale, key, value);
+}
+
+template <class T, class Keys, class Values>
+INFINIOP_CPU_TARGET_AVX512 void AttendGroupAvx512(const QueryRow* rows, size_t count,
+                                                  size_t head_size, float scale, Keys key,
+                                                  Values value) {
+  AttendGroupWith<16, T>(rows, count, head_size, scale, key, value);
+}
+#endif
+
+template <class T, class Keys, class Values>
+void AttendGroup(const std::vector<QueryRow>& rows, size_t head_size, float scale, Keys key,
+                 Values value) {
+  RunForIsa(INFINIOP_CPU_X86_ONLY(&AttendGroupAvx512<T, Keys, Values>),
+            INFINIOP_CPU_X86_ONLY(&AttendGroupAvx2<T, Keys, Values>),
+            &AttendGroupBaseline<T, Keys, Values>, rows.data(), rows.size(), head_size, scale, key,
+            value);
 }
 
 // Fills a row's output with NaN: its sequence's indices did not fit.
