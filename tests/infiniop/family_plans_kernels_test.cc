@@ -1,9 +1,9 @@
 // Every kernel the CUDA family's plans launch is in the fatbin nvcc built (its path in
 // INFINIOP_NVIDIA_FATBIN): each operator but Gemm planned on every dtype, on the operator list's
-// probe shapes and on the variants that pick other kernels (RMSNorm's weights of another dtype,
-// GPT-NeoX's RoPE, a vocabulary too large for shared memory), and each kernel's name looked up
-// among the fatbin's symbol names. A row of kernels/elementwise_operators.h, or a plan, naming a
-// kernel that was not built fails here rather than at Create on a GPU.
+// probe shapes and on the variants that pick other kernels (RMSNorm's and AddRMSNorm's weights of
+// another dtype, GPT-NeoX's RoPE, a vocabulary too large for shared memory), and each kernel's name
+// looked up among the fatbin's symbol names. A row of kernels/elementwise_operators.h, or a plan,
+// naming a kernel that was not built fails here rather than at Create on a GPU.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -40,11 +40,13 @@ std::vector<Probe> Probes() {
     if (op == INFINIOP_OPERATOR_Gemm) continue;  // cuBLAS's
     for (infiniDtype_t dtype : ProbedDtypes()) {
       probes.push_back(MakeProbe(static_cast<infiniopOperator_t>(op), dtype));
-      if (op == INFINIOP_OPERATOR_RMSNorm) {  // weights of another dtype
+      if (op == INFINIOP_OPERATOR_RMSNorm || op == INFINIOP_OPERATOR_AddRMSNorm) {
+        // Weights of another dtype: RMSNorm's w, AddRMSNorm's weight.
+        const size_t weight = op == INFINIOP_OPERATOR_RMSNorm ? 2 : 4;
         const Probe same = probes.back();
         for (infiniDtype_t w : ProbedDtypes()) {
           probes.push_back(same);
-          probes.back().tensors[2].dtype = w;
+          probes.back().tensors[weight].dtype = w;
         }
       }
       if (op == INFINIOP_OPERATOR_RoPE) {
@@ -84,9 +86,27 @@ TEST(FamilyPlansKernels, EveryPlannedKernelIsInTheFatbin) {
     for (const std::string& name : PlannedKernels(probe)) planned.insert(name);
   }
   // Each kernel of each operator with kernels: a plan for no operator would prove nothing.
-  for (const char* some : {"infiniop_add_f32", "infiniop_swiglu_bf16", "infiniop_rearrange_2",
-                           "infiniop_rms_norm_f16_w_f32", "infiniop_rope_gpt_neox_f64",
-                           "infiniop_random_sample_large_f32", "infiniop_causal_softmax_f16"}) {
+  for (const char* some : {"infiniop_add_f32",
+                           "infiniop_swiglu_bf16",
+                           "infiniop_rearrange_2",
+                           "infiniop_rms_norm_f16_w_f32",
+                           "infiniop_rope_gpt_neox_f64",
+                           "infiniop_random_sample_large_f32",
+                           "infiniop_causal_softmax_f16",
+                           "infiniop_layer_norm_f64",
+                           "infiniop_add_rms_norm_bf16_w_f32",
+                           "infiniop_softmax_f16",
+                           "infiniop_log_softmax_bf16",
+                           "infiniop_silu_and_mul_f32",
+                           "infiniop_embedding_bf16",
+                           "infiniop_kv_caching_2",
+                           "infiniop_kv_caching_4",
+                           "infiniop_paged_caching_2",
+                           "infiniop_paged_caching_4",
+                           "infiniop_paged_attention_bf16",
+                           "infiniop_dense_attention_f16",
+                           "infiniop_dequantize_awq_f32",
+                           "infiniop_i8_gemm_bf16"}) {
     EXPECT_EQ(planned.count(some), 1u) << some << " is planned for no probe";
   }
   for (const std::string& name : planned) {

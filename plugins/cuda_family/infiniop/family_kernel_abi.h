@@ -103,6 +103,225 @@ struct RandomSampleArgs {
   uint64_t workspace_needed;
 };
 
+// --- Lines: the row-wise model operators (LayerNorm, AddRMSNorm, Softmax, LogSoftmax, SiluAndMul,
+// Embedding)
+// ---------------------------------------------------------------------------------------
+
+// The most tensors a line layout walks (LayerNorm's output, standardization, std deviation, input).
+constexpr int kMaxLineTensors = 4;
+
+// The elements along one axis ("a line") of up to kMaxLineTensors tensors, one line per index of
+// the other ("outer") dimensions: `count` lines of `length` elements. Line l's first element in
+// tensor t is at LineOffset(layout, l, t) (kernels/index_math.h), its element j `j * steps[t]`
+// further. The outer dimensions are merged where every tensor allows (dimensions of one element
+// dropped), the last innermost; a tensor without the axis (LayerNorm's std deviation, Embedding's
+// indices) has step 0.
+struct LineLayout {
+  uint64_t count;
+  uint64_t length;
+  int32_t outer_ndim;
+  int32_t tensors;
+  uint64_t outer_shape[kMaxDims];
+  int64_t outer_strides[kMaxLineTensors][kMaxDims];
+  int64_t steps[kMaxLineTensors];
+};
+
+// LayerNorm (output, input_standardization, input_std_deviation, input, weight, bias): lines of
+// tensors 0 to 3 in that order; bias absent when has_bias is 0.
+struct LayerNormArgs {
+  KernelCall call;
+  LineLayout lines;
+  int64_t weight_step;
+  int64_t bias_step;
+  int32_t has_bias;
+  float eps;
+};
+
+// AddRMSNorm (y, residual_out, a, b, weight): lines of tensors 0 to 3 in that order.
+struct AddRMSNormArgs {
+  KernelCall call;
+  LineLayout lines;
+  int64_t weight_step;
+  float epsilon;
+  int32_t reserved;
+};
+
+// Softmax and LogSoftmax (y, x) along their axis; SiluAndMul (y, x) along the last axis, with y's
+// length (x's line is twice as long: the gate, then the up projection).
+struct LineArgs {
+  KernelCall call;
+  LineLayout lines;
+};
+
+// Embedding (output, input, weight): the output's rows along its last axis (tensor 0), the index of
+// each row in tensor 1 (input, without the axis). index_dtype: I32 or I64.
+struct EmbeddingArgs {
+  KernelCall call;
+  LineLayout lines;
+  uint64_t vocab;
+  int64_t weight_strides[2];  // row, column
+  int32_t index_dtype;
+  int32_t reserved;
+};
+
+// --- Caches and attention ----------------------------------------------------------------------
+
+// KVCaching (k_cache, v_cache, k, v, past_kv_lengths) and Attention's first step (the caches are
+// its buffers 4 and 5, k and v its 2 and 3): cache[b, h, position_b + s, :] = source[b, h, s, :]
+// for both caches, one thread per element of the sources ([batch, heads, seq, head_size], batch 1
+// for Attention). position_b: past_kv_lengths[b] (an I64 buffer, past_buffer) or fixed_position
+// where past_buffer is -1; a batch whose position is negative or leaves no room for seq rows below
+// max_len is not written.
+struct CacheWriteArgs {
+  KernelCall call;
+  uint64_t elements;
+  uint64_t heads;
+  uint64_t seq;
+  uint64_t head_size;
+  uint64_t max_len;
+  uint64_t fixed_position;
+  int64_t cache_strides[2][4];   // per cache: batch, head, position, element
+  int64_t source_strides[2][4];  // per source
+  int64_t past_stride;
+  int32_t cache_buffers[2];
+  int32_t source_buffers[2];
+  int32_t past_buffer;
+  int32_t reserved;
+};
+
+// PagedCaching (k_cache, v_cache, k, v, slot_mapping): token t's k and v [kv_heads, head_size]
+// written at slot_mapping[t] = block * block_size + offset of the caches [blocks, kv_heads,
+// block_size, head_size]; a slot that is negative (padding) or past the caches is skipped. One
+// thread per element of k. slot_dtype: I32 or I64.
+struct PagedCachingArgs {
+  KernelCall call;
+  uint64_t elements;
+  uint64_t kv_heads;
+  uint64_t head_size;
+  uint64_t block_size;
+  uint64_t capacity;             // blocks * block_size
+  int64_t cache_strides[2][4];   // per cache: block, head, offset, element
+  int64_t source_strides[2][3];  // per source: token, head, element
+  int64_t slot_stride;
+  int32_t slot_dtype;
+  int32_t reserved;
+};
+
+// The attention kernels' geometry, shared by the paged and the dense forms. A block computes the
+// rows of `tokens_per_block` query tokens of one sequence times `heads_per_block` of the query
+// heads reading one kv head (a row per warp: warps = tokens_per_block * heads_per_block), walking
+// the visible keys in tiles of tile_keys keys and values staged in dynamic shared memory (the query
+// rows in float, then the key tile, then the value tile; AttentionSharedBytes in
+// kernels/index_math.h). gridDim.y = kv_heads * head_chunks, head_chunks = ceil(group /
+// heads_per_block); gridDim.x walks the token tiles.
+struct AttentionTiling {
+  uint32_t tokens_per_block;
+  uint32_t heads_per_block;
+  uint32_t head_chunks;
+  uint32_t tile_keys;
+  uint64_t heads;
+  uint64_t kv_heads;
+  uint64_t group;  // heads / kv_heads
+  uint64_t head_size;
+  float scale;
+  int32_t reserved;
+};
+
+// The most elements of a head a kernel computes (8 per lane of a warp).
+constexpr uint64_t kMaxAttentionHeadSize = 256;
+
+// PagedAttention (out, q, k_cache, v_cache, block_tables, seq_lens, alibi_slopes) and
+// PagedAttentionPrefill (..., seq_lens, cum_seq_lens_q, alibi_slopes). q and out [rows, heads,
+// head_size]; the caches [blocks, kv_heads, block_size, head_size]. Decode (cum_buffer -1): row s
+// is sequence s's one query. Prefill: sequence s's queries are rows cum[s] to cum[s + 1] - 1.
+// alibi_buffer -1: no ALiBi. Index dtypes: I32 or I64.
+struct PagedAttentionArgs {
+  KernelCall call;
+  AttentionTiling tiling;
+  uint64_t seqs;
+  uint64_t rows;
+  uint64_t token_tiles;  // ceil(rows / tokens_per_block)
+  uint64_t block_size;
+  uint64_t cache_blocks;
+  uint64_t max_blocks;
+  int64_t q_strides[2];  // row, head
+  int64_t out_strides[2];
+  int64_t k_strides[3];  // block, head, offset
+  int64_t v_strides[3];
+  int64_t table_strides[2];
+  int64_t seq_lens_stride;
+  int64_t cum_stride;
+  int64_t alibi_stride;
+  int32_t table_dtype;
+  int32_t seq_lens_dtype;
+  int32_t cum_dtype;
+  int32_t cum_buffer;
+  int32_t alibi_buffer;
+  int32_t reserved;
+};
+
+// FlashAttention (out, q, k, v, total_kv_len) and Attention's second step (out, q, the caches as k
+// and v: buffers 4 and 5). q and out [batch, heads, q_len, head_size], k and v [batch, kv_heads,
+// kv_len, head_size] as strides (Attention's: batch 1, its own orders). Batch b sees its first
+// total_b keys: total_kv_len[b] (an I64 buffer, total_buffer) or fixed_total where total_buffer is
+// -1; a total outside [0, kv_len] makes the batch's rows NaN. Causal: query i sees keys up to
+// total_b - q_len + i.
+struct DenseAttentionArgs {
+  KernelCall call;
+  AttentionTiling tiling;
+  uint64_t batch;
+  uint64_t q_len;
+  uint64_t kv_len;
+  uint64_t token_tiles;  // batch * ceil(q_len / tokens_per_block)
+  uint64_t fixed_total;
+  int64_t q_strides[3];  // batch, head, token
+  int64_t out_strides[3];
+  int64_t k_strides[3];  // batch, head, key
+  int64_t v_strides[3];
+  int64_t total_stride;
+  int32_t q_buffer;
+  int32_t k_buffer;
+  int32_t v_buffer;
+  int32_t total_buffer;
+  int32_t causal;
+  int32_t reserved;
+};
+
+// --- Quantized weights -------------------------------------------------------------------------
+
+// DequantizeAWQ (out [K, N], qweight [K, N / 8], scales [groups, N], zeros [groups, N / 8]): one
+// thread per pack of eight outputs; group = K / groups.
+struct DequantizeAWQArgs {
+  KernelCall call;
+  uint64_t packs;         // K * N / 8
+  uint64_t pack_columns;  // N / 8
+  uint64_t group;
+  int64_t out_strides[2];
+  int64_t qweight_strides[2];
+  int64_t scales_strides[2];
+  int64_t zeros_strides[2];
+};
+
+// I8Gemm (out [M, N], bias [N], x [M, K], x_scale, weights [K, N], weights_scale): 32 x 32 tiles of
+// out per block, K in steps of 32 staged in shared memory, int32 sums by __dp4a. has_bias 0: no
+// bias; a scale's or the bias's stride along its vector (0 for one element).
+struct I8GemmArgs {
+  KernelCall call;
+  uint64_t m;
+  uint64_t n;
+  uint64_t k;
+  uint64_t m_tiles;
+  uint64_t n_tiles;
+  int64_t out_strides[2];
+  int64_t x_strides[2];
+  int64_t w_strides[2];
+  int64_t x_scale_stride;
+  int64_t w_scale_stride;
+  int64_t bias_stride;
+  int32_t has_bias;
+  int32_t reserved;
+};
+
 }  // namespace infinirt::infiniop_cuda_family
 
 #endif  // INFINIRT_PLUGINS_CUDA_FAMILY_INFINIOP_FAMILY_KERNEL_ABI_H_

@@ -4,7 +4,9 @@
 // kernels share: the same refusals (BAD_PARAM for tensors breaking an operator's shapes,
 // NOT_IMPLEMENTED for a dtype combination or layout not computed), elementwise layouts with
 // dimensions of one element dropped and neighbours laid out as one run merged, a 0-sized tensor
-// computing nothing.
+// computing nothing. This file has the elementwise operators, RMSNorm, CausalSoftmax, RoPE and
+// RandomSample, and MakeKernelPlan, which sends the row-wise model and quantized operators to
+// family_plans_model.cc and the caches and attention to family_plans_attention.cc.
 #include "family_plans.h"
 
 #include <stdint.h>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "family_kernel_abi.h"
+#include "family_plan_helpers.h"
 #include "infiniop_backend_support.h"
 #include "kernels/elementwise_operators.h"
 
@@ -24,68 +27,20 @@ namespace infinirt::infiniop_cuda_family {
 
 namespace {
 
-constexpr uint64_t kMaxGridX = INT32_MAX;  // 2^31 - 1
-constexpr unsigned kMaxBlock = 1024;
-constexpr unsigned kWarp = 32;
-// Blocks of a grid-stride loop per multiprocessor: enough to keep each one busy.
-constexpr uint64_t kBlocksPerMultiprocessor = 32;
-constexpr unsigned kElementwiseThreads = 256;
-
-// --- Launches ----------------------------------------------------------------------------------
-
-// A block of `wanted` threads (a multiple of 32) within what the device allows.
-unsigned BlockThreads(const DeviceLimits& limits, unsigned wanted) {
-  const unsigned device_max = limits.max_threads_per_block > 0
-                                  ? static_cast<unsigned>(limits.max_threads_per_block)
-                                  : kWarp;
-  const unsigned most = std::max(kWarp, std::min(kMaxBlock, device_max) / kWarp * kWarp);
-  return std::min(most, std::max(kWarp, (wanted + kWarp - 1) / kWarp * kWarp));
-}
-
-// Blocks of a grid-stride loop over `items` with `threads` each.
-uint64_t GridStrideBlocks(uint64_t items, unsigned threads, const DeviceLimits& limits) {
-  const uint64_t needed = (items + threads - 1) / threads;
-  const uint64_t multiprocessors = static_cast<uint64_t>(std::max(limits.multiprocessors, 1));
-  return std::max<uint64_t>(1, std::min(needed, multiprocessors * kBlocksPerMultiprocessor));
-}
-
-// One launch of `kernel` with its arguments as bytes (the KernelCall in front, filled in by Run).
-template <class Args>
-void AddLaunch(const char* kernel, uint64_t blocks, unsigned threads, size_t shared_bytes,
-               const Args& args, KernelPlan* plan) {
-  static_assert(std::is_trivially_copyable_v<Args> && std::is_standard_layout_v<Args>);
-  static_assert(offsetof(Args, call) == 0, "the KernelCall comes first");
-  static_assert(sizeof(Args) <= kMaxKernelArgs, "kernel arguments stay well under CUDA's 4 KB");
-  KernelLaunch launch;
-  launch.kernel = kernel;
-  launch.grid[0] = static_cast<unsigned>(std::min(std::max<uint64_t>(blocks, 1), kMaxGridX));
-  launch.block[0] = threads;
-  launch.shared_bytes = shared_bytes;
-  launch.args.resize(sizeof(Args));
-  std::memcpy(launch.args.data(), &args, sizeof(Args));
-  plan->launches.push_back(std::move(launch));
-}
+using plans::AddLaunch;
+using plans::BlockThreads;
+using plans::CountElements;
+using plans::FloatKernels;
+using plans::GridStrideBlocks;
+using plans::kElementwiseThreads;
+using plans::kMaxBlock;
+using plans::RowThreads;
 
 // --- Tensors -----------------------------------------------------------------------------------
 
 size_t ElementSize(infiniDtype_t dtype) { return infinirtDtypeSize(dtype); }
 
 using infiniop_backend::SameShape;
-
-// The number of elements of a shape; false when it does not fit in 64 bits.
-bool CountElements(const infiniopBackendTensor& t, uint64_t* elements) {
-  uint64_t count = 1;
-  for (size_t d = 0; d < t.ndim; ++d) {
-    if (t.shape[d] == 0) {
-      *elements = 0;
-      return true;
-    }
-    if (count > UINT64_MAX / t.shape[d]) return false;
-    count *= t.shape[d];
-  }
-  *elements = count;
-  return true;
-}
 
 // Whether the tensors can be read: shape and strides present.
 bool Readable(const infiniopBackendTensor* tensors, size_t count) {
@@ -112,30 +67,6 @@ const char* FloatSuffix(infiniDtype_t dtype) {
       return nullptr;
   }
 }
-
-// Kernel names are string literals (a launch keeps the pointer): per float dtype, in FloatSuffix's
-// order F16, BF16, F32, F64.
-struct FloatKernels {
-  const char* f16;
-  const char* bf16;
-  const char* f32;
-  const char* f64;
-
-  const char* For(infiniDtype_t dtype) const {
-    switch (dtype) {
-      case INFINI_DTYPE_F16:
-        return f16;
-      case INFINI_DTYPE_BF16:
-        return bf16;
-      case INFINI_DTYPE_F32:
-        return f32;
-      case INFINI_DTYPE_F64:
-        return f64;
-      default:
-        return nullptr;
-    }
-  }
-};
 
 // --- Elementwise: the binary operators of kernels/elementwise_operators.h, Rearrange -----------
 
@@ -264,12 +195,6 @@ infiniStatus_t MakeElementwisePlan(infiniopOperator_t op, const infiniopBackendT
 
 // --- Row-wise operators: RMSNorm, CausalSoftmax ------------------------------------------------
 
-// A block per row: a warp's worth of threads per 32 columns, up to 512 (1024 for long rows).
-unsigned RowThreads(uint64_t columns, const DeviceLimits& limits) {
-  const uint64_t most = columns >= 16384 ? 1024 : 512;
-  return BlockThreads(limits, static_cast<unsigned>(std::min(columns, most)));
-}
-
 const char* RMSNormKernel(infiniDtype_t x, infiniDtype_t w) {
   switch (x) {
     case INFINI_DTYPE_F16:
@@ -361,8 +286,7 @@ infiniStatus_t MakeRoPEPlan(const infiniopBackendTensor* tensors,
                             const infiniopBackendCreateParams& params, const DeviceLimits& limits,
                             KernelPlan* plan) {
   infiniop_backend::RoPELayout layout;
-  if (const infiniStatus_t read =
-          infiniop_backend::ReadRoPELayout(tensors, params.algo, &layout)) {
+  if (const infiniStatus_t read = infiniop_backend::ReadRoPELayout(tensors, params.algo, &layout)) {
     return read;
   }
   const infiniDtype_t pos_dtype = tensors[2].dtype;
@@ -485,6 +409,48 @@ infiniStatus_t MakeKernelPlan(infiniopOperator_t op, const infiniopBackendTensor
       break;
     case INFINIOP_OPERATOR_RandomSample:
       status = MakeRandomSamplePlan(tensors, limits, plan);
+      break;
+    case INFINIOP_OPERATOR_LayerNorm:
+      status = plans::MakeLayerNormPlan(tensors, params, limits, plan);
+      break;
+    case INFINIOP_OPERATOR_AddRMSNorm:
+      status = plans::MakeAddRMSNormPlan(tensors, params, limits, plan);
+      break;
+    case INFINIOP_OPERATOR_Softmax:
+      status = plans::MakeSoftmaxPlan(tensors, params.axis, /*log=*/false, limits, plan);
+      break;
+    case INFINIOP_OPERATOR_LogSoftmax:
+      status = plans::MakeSoftmaxPlan(tensors, params.dim, /*log=*/true, limits, plan);
+      break;
+    case INFINIOP_OPERATOR_SiluAndMul:
+      status = plans::MakeSiluAndMulPlan(tensors, limits, plan);
+      break;
+    case INFINIOP_OPERATOR_Embedding:
+      status = plans::MakeEmbeddingPlan(tensors, limits, plan);
+      break;
+    case INFINIOP_OPERATOR_DequantizeAWQ:
+      status = plans::MakeDequantizeAWQPlan(tensors, limits, plan);
+      break;
+    case INFINIOP_OPERATOR_I8Gemm:
+      status = plans::MakeI8GemmPlan(tensors, plan);
+      break;
+    case INFINIOP_OPERATOR_KVCaching:
+      status = plans::MakeKVCachingPlan(tensors, limits, plan);
+      break;
+    case INFINIOP_OPERATOR_PagedCaching:
+      status = plans::MakePagedCachingPlan(tensors, limits, plan);
+      break;
+    case INFINIOP_OPERATOR_PagedAttention:
+      status = plans::MakePagedAttentionPlan(tensors, /*prefill=*/false, params, plan);
+      break;
+    case INFINIOP_OPERATOR_PagedAttentionPrefill:
+      status = plans::MakePagedAttentionPlan(tensors, /*prefill=*/true, params, plan);
+      break;
+    case INFINIOP_OPERATOR_FlashAttention:
+      status = plans::MakeFlashAttentionPlan(tensors, params, plan);
+      break;
+    case INFINIOP_OPERATOR_Attention:
+      status = plans::MakeAttentionPlan(tensors, params, limits, plan);
       break;
     default:
       // An operator with no kernels of the family's is not implemented, whatever its tensors.

@@ -1,9 +1,12 @@
 // The NVIDIA operator backend's CUDA kernels, in this one source and the headers it includes (nvcc
-// compiles one source into the fatbin): the binary elementwise operators of
-// kernels/elementwise_operators.h (Add, Mul, SwiGLU), Rearrange, RMSNorm, CausalSoftmax, RoPE and
-// RandomSample. Each kernel is extern "C" and takes one argument struct of family_kernel_abi.h by
-// value, its KernelCall first; family_plans.cc makes the plans that launch them (and says which
-// kernel each dtype combination uses).
+// compiles one source into the fatbin): the elementwise operators of
+// kernels/elementwise_operators.h, Rearrange, RMSNorm, CausalSoftmax, RoPE and RandomSample here;
+// LayerNorm, AddRMSNorm, Softmax, LogSoftmax, SiluAndMul and Embedding in kernels/model_kernels.h;
+// KVCaching, PagedCaching, PagedAttention, PagedAttentionPrefill, FlashAttention and Attention in
+// kernels/attention_kernels.h; DequantizeAWQ and I8Gemm in kernels/quantized_kernels.h. Each
+// kernel is extern "C" and takes one argument struct of family_kernel_abi.h by value, its
+// KernelCall first; family_plans.cc (and family_plans_model.cc, family_plans_attention.cc) make
+// the plans that launch them (and say which kernel each dtype combination uses).
 //
 // The semantics are the CPU backend's (plugins/cpu/infiniop/): F16 and BF16 compute in float, F32
 // in float, F64 in double, integers wrap; each output element is rounded once, with the CPU's
@@ -94,6 +97,38 @@ __device__ inline float Erfc(float x) { return erfcf(x); }
 __device__ inline double Erfc(double x) { return erfc(x); }
 __device__ inline float Sqrt(float x) { return sqrtf(x); }
 __device__ inline double Sqrt(double x) { return sqrt(x); }
+__device__ inline float Log(float x) { return logf(x); }
+__device__ inline double Log(double x) { return log(x); }
+
+template <class V>
+__device__ V Infinity();
+template <>
+__device__ inline float Infinity<float>() {
+  return __int_as_float(0x7f800000);
+}
+template <>
+__device__ inline double Infinity<double>() {
+  return __longlong_as_double(0x7ff0000000000000ll);
+}
+
+// The quiet NaN the CPU stores (std::numeric_limits<V>::quiet_NaN()).
+template <class V>
+__device__ V QuietNaN();
+template <>
+__device__ inline float QuietNaN<float>() {
+  return __int_as_float(0x7fc00000);
+}
+template <>
+__device__ inline double QuietNaN<double>() {
+  return __longlong_as_double(0x7ff8000000000000ll);
+}
+
+// An index tensor's element `offset` (in elements), I32 or I64 (the plans refuse the others), as
+// int64.
+__device__ inline int64_t LoadIndex(const void* base, int32_t dtype, int64_t offset) {
+  return dtype == INFINI_DTYPE_I32 ? static_cast<int64_t>(static_cast<const int32_t*>(base)[offset])
+                                   : static_cast<const int64_t*>(base)[offset];
+}
 
 // --- Reductions --------------------------------------------------------------------------------
 
@@ -864,11 +899,26 @@ __device__ void RandomSampleLarge(const RandomSampleArgs& args) {
 
 }  // namespace infinirt::infiniop_cuda_family::kernels
 
+// The other operators' kernel bodies, with the helpers above.
+#include "kernels/attention_kernels.h"
+#include "kernels/model_kernels.h"
+#include "kernels/quantized_kernels.h"
+
 // --- The kernels -------------------------------------------------------------------------------
 
 namespace ik = infinirt::infiniop_cuda_family::kernels;
+using infinirt::infiniop_cuda_family::AddRMSNormArgs;
+using infinirt::infiniop_cuda_family::CacheWriteArgs;
 using infinirt::infiniop_cuda_family::CausalSoftmaxArgs;
+using infinirt::infiniop_cuda_family::DenseAttentionArgs;
+using infinirt::infiniop_cuda_family::DequantizeAWQArgs;
 using infinirt::infiniop_cuda_family::ElementwiseArgs;
+using infinirt::infiniop_cuda_family::EmbeddingArgs;
+using infinirt::infiniop_cuda_family::I8GemmArgs;
+using infinirt::infiniop_cuda_family::LayerNormArgs;
+using infinirt::infiniop_cuda_family::LineArgs;
+using infinirt::infiniop_cuda_family::PagedAttentionArgs;
+using infinirt::infiniop_cuda_family::PagedCachingArgs;
 using infinirt::infiniop_cuda_family::RandomSampleArgs;
 using infinirt::infiniop_cuda_family::RMSNormArgs;
 using infinirt::infiniop_cuda_family::RoPEArgs;
@@ -945,5 +995,69 @@ INFINIOP_FLOAT_KERNELS_(INFINIOP_KERNEL_, infiniop_random_sample, RandomSampleAr
                         ik::RandomSampleShared)
 INFINIOP_FLOAT_KERNELS_(INFINIOP_KERNEL_, infiniop_random_sample_large, RandomSampleArgs,
                         ik::RandomSampleLarge)
+
+// The row-wise model operators (kernels/model_kernels.h).
+namespace infinirt::infiniop_cuda_family::kernels {
+template <class Type>
+__device__ void SoftmaxOnly(const LineArgs& args) {
+  Softmax<Type, false>(args);
+}
+template <class Type>
+__device__ void LogSoftmax(const LineArgs& args) {
+  Softmax<Type, true>(args);
+}
+}  // namespace infinirt::infiniop_cuda_family::kernels
+
+INFINIOP_FLOAT_KERNELS_(INFINIOP_KERNEL_, infiniop_layer_norm, LayerNormArgs, ik::LayerNorm)
+INFINIOP_FLOAT_KERNELS_(INFINIOP_KERNEL_, infiniop_softmax, LineArgs, ik::SoftmaxOnly)
+INFINIOP_FLOAT_KERNELS_(INFINIOP_KERNEL_, infiniop_log_softmax, LineArgs, ik::LogSoftmax)
+INFINIOP_FLOAT_KERNELS_(INFINIOP_KERNEL_, infiniop_silu_and_mul, LineArgs, ik::SiluAndMul)
+INFINIOP_FLOAT_KERNELS_(INFINIOP_KERNEL_, infiniop_embedding, EmbeddingArgs, ik::Embedding)
+
+#define INFINIOP_ADD_RMS_NORM_KERNEL_(name, X, W)                                \
+  extern "C" __global__ void __launch_bounds__(1024) name(AddRMSNormArgs args) { \
+    ik::AddRMSNorm<ik::X, ik::W>(args);                                          \
+  }
+
+INFINIOP_ADD_RMS_NORM_KERNEL_(infiniop_add_rms_norm_f16_w_f16, F16, F16)
+INFINIOP_ADD_RMS_NORM_KERNEL_(infiniop_add_rms_norm_f16_w_bf16, F16, BF16)
+INFINIOP_ADD_RMS_NORM_KERNEL_(infiniop_add_rms_norm_f16_w_f32, F16, F32)
+INFINIOP_ADD_RMS_NORM_KERNEL_(infiniop_add_rms_norm_bf16_w_f16, BF16, F16)
+INFINIOP_ADD_RMS_NORM_KERNEL_(infiniop_add_rms_norm_bf16_w_bf16, BF16, BF16)
+INFINIOP_ADD_RMS_NORM_KERNEL_(infiniop_add_rms_norm_bf16_w_f32, BF16, F32)
+INFINIOP_ADD_RMS_NORM_KERNEL_(infiniop_add_rms_norm_f32_w_f32, F32, F32)
+INFINIOP_ADD_RMS_NORM_KERNEL_(infiniop_add_rms_norm_f64_w_f64, F64, F64)
+#undef INFINIOP_ADD_RMS_NORM_KERNEL_
+
+// The caches and attention (kernels/attention_kernels.h), and the quantized weights
+// (kernels/quantized_kernels.h): F16, BF16 and F32 only, as on the CPU; blocks of at most 16 warps
+// (attention) or exactly 8 (I8Gemm), which __launch_bounds__ lets the registers count on. The
+// attention kernels ask for one block per multiprocessor at the least: with its default aim of two,
+// ptxas held them to 64 registers and spilled their row's state (96 registers without spills).
+#define INFINIOP_HALF_AND_F32_KERNELS_(X, bounds, prefix, Args, call) \
+  X(bounds, prefix##_f16, Args, call<ik::F16>)                        \
+  X(bounds, prefix##_bf16, Args, call<ik::BF16>)                      \
+  X(bounds, prefix##_f32, Args, call<ik::F32>)
+#define INFINIOP_BOUNDED_KERNEL_(bounds, name, Args, call) \
+  extern "C" __global__ void __launch_bounds__ bounds name(Args args) { call(args); }
+
+INFINIOP_HALF_AND_F32_KERNELS_(INFINIOP_BOUNDED_KERNEL_, (512, 1), infiniop_paged_attention,
+                               PagedAttentionArgs, ik::PagedAttention)
+INFINIOP_HALF_AND_F32_KERNELS_(INFINIOP_BOUNDED_KERNEL_, (512, 1), infiniop_dense_attention,
+                               DenseAttentionArgs, ik::DenseAttention)
+INFINIOP_HALF_AND_F32_KERNELS_(INFINIOP_BOUNDED_KERNEL_, (1024), infiniop_dequantize_awq,
+                               DequantizeAWQArgs, ik::DequantizeAWQ)
+INFINIOP_HALF_AND_F32_KERNELS_(INFINIOP_BOUNDED_KERNEL_, (256), infiniop_i8_gemm, I8GemmArgs,
+                               ik::I8Gemm)
+
+// The cache writes copy elements as stored: a kernel per element size (F16 and BF16: 2, F32: 4).
+INFINIOP_BOUNDED_KERNEL_((1024), infiniop_kv_caching_2, CacheWriteArgs, ik::CacheWrite<uint16_t>)
+INFINIOP_BOUNDED_KERNEL_((1024), infiniop_kv_caching_4, CacheWriteArgs, ik::CacheWrite<uint32_t>)
+INFINIOP_BOUNDED_KERNEL_((1024), infiniop_paged_caching_2, PagedCachingArgs,
+                         ik::PagedCaching<uint16_t>)
+INFINIOP_BOUNDED_KERNEL_((1024), infiniop_paged_caching_4, PagedCachingArgs,
+                         ik::PagedCaching<uint32_t>)
+#undef INFINIOP_BOUNDED_KERNEL_
+#undef INFINIOP_HALF_AND_F32_KERNELS_
 #undef INFINIOP_KERNEL_
 #undef INFINIOP_FLOAT_KERNELS_
