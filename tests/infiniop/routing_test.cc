@@ -163,6 +163,28 @@ TEST_F(InfiniopTest, TopKOrdersTiesByIndexAndNanAboveEveryNumber) {
   }
 }
 
+TEST_F(InfiniopTest, TopKFindsANanLateInALongLine) {
+  if (VendorLacksOperator(handle, device_type, INFINIOP_OPERATOR_TopK)) {
+    GTEST_SKIP() << "no TopK on this device's operator backend";
+  }
+  // k small against the line: the CPU keeps a heap of the best seen, which a NaN must leave.
+  const size_t n = 400, k = 5;
+  std::mt19937 random(47);
+  for (bool largest : {true, false}) {
+    SCOPED_TRACE(largest ? "largest" : "smallest");
+    Tensor input(Layout::Contiguous({n}), INFINI_DTYPE_F32),
+        values(Layout::Contiguous({k}), INFINI_DTYPE_F32),
+        indices(Layout::Contiguous({k}), INFINI_DTYPE_I32);
+    input.FillRandom(&random, false);
+    input.Set(333, std::numeric_limits<double>::quiet_NaN());
+    ASSERT_EQ(RunTopK(*this, values, indices, input, k, 0, largest, true), INFINI_STATUS_SUCCESS);
+    ExpectTopK(input, values, indices, 0, k, largest);
+    if (largest) {
+      EXPECT_EQ(indices.At(0), 333.0);
+    }
+  }
+}
+
 TEST_F(InfiniopTest, TopKRefusesBadInputWithInfiniCoresCodes) {
   const auto status = [&](const Layout& in, const Layout& out, infiniDtype_t dtype,
                           infiniDtype_t index_dtype, size_t k, size_t dim) {

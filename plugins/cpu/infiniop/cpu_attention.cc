@@ -33,7 +33,7 @@ namespace {
 constexpr size_t kKeyBlock = 64;
 // Query tokens per task of a prefill: enough rows to reuse each block of keys, few enough to
 // spread a sequence over the threads.
-constexpr size_t kTokensPerTask = 16;
+constexpr size_t kTokensPerTask = 64;
 
 // An index tensor's element `offset` (in elements), as int64.
 int64_t ReadIndex(const void* base, infiniDtype_t dtype, ptrdiff_t offset) {

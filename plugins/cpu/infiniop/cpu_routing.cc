@@ -56,6 +56,41 @@ void SelectFirst(std::vector<Candidate<V>>& candidates, size_t k, bool largest) 
   }
 }
 
+// The k first of a line of n elements (`step` apart), for k well below n, read in place: one pass
+// keeping the k best seen so far in a heap whose top is the worst of them, so that most elements
+// cost one comparison with that worst; then the heap in order, into `kept`. The same order as
+// SelectFirst (larger, or smaller, first; equal values by index). False, with `kept` unusable,
+// when the line has a NaN: the NaN-aware SelectFirst is needed then.
+template <class T>
+bool SelectFirstByHeap(const T* line, ptrdiff_t step, size_t n, size_t k, bool largest,
+                       std::vector<Candidate<ValueOf<T>>>& kept) {
+  using V = ValueOf<T>;
+  const auto better = [largest](const Candidate<V>& a, const Candidate<V>& b) {
+    if (a.value != b.value) return largest ? a.value > b.value : a.value < b.value;
+    return a.index < b.index;
+  };
+  kept.resize(k);
+  for (size_t i = 0; i < k; ++i) {
+    kept[i] = {Load(line[static_cast<ptrdiff_t>(i) * step]), i};
+    if (std::isnan(kept[i].value)) return false;
+  }
+  std::make_heap(kept.begin(), kept.end(), better);  // the worst kept on top
+  V worst = kept.front().value;
+  for (size_t i = k; i < n; ++i) {
+    const V value = Load(line[static_cast<ptrdiff_t>(i) * step]);
+    // Scanned in index order: an element equal to the worst kept comes later, so it is worse.
+    // The test is false for most elements and true for a better one or a NaN.
+    if (largest ? value <= worst : value >= worst) continue;
+    if (std::isnan(value)) return false;
+    std::pop_heap(kept.begin(), kept.end(), better);
+    kept.back() = {value, i};
+    std::push_heap(kept.begin(), kept.end(), better);
+    worst = kept.front().value;
+  }
+  std::sort_heap(kept.begin(), kept.end(), better);  // best first
+  return true;
+}
+
 // --- TopK --------------------------------------------------------------------------------------
 
 // One dimension other than the selected one: its size and each tensor's stride along it.
@@ -106,10 +141,17 @@ class TopKPlan final : public Plan {
       for (size_t line = begin; line < end; ++line) {
         ptrdiff_t at[3];
         LineOffsets(line, at);
-        for (size_t i = 0; i < length_; ++i) {
-          candidates[i] = {Load(input[at[0] + static_cast<ptrdiff_t>(i) * input_step_]), i};
+        // A heap where k is small against the line (unless it has a NaN), else a partial sort.
+        const bool by_heap =
+            k_ * 8 <= length_ &&
+            SelectFirstByHeap(input + at[0], input_step_, length_, k_, largest_, candidates);
+        if (!by_heap) {
+          candidates.resize(length_);
+          for (size_t i = 0; i < length_; ++i) {
+            candidates[i] = {Load(input[at[0] + static_cast<ptrdiff_t>(i) * input_step_]), i};
+          }
+          SelectFirst(candidates, k_, largest_);
         }
-        SelectFirst(candidates, k_, largest_);
         for (size_t j = 0; j < k_; ++j) {
           const ptrdiff_t step = static_cast<ptrdiff_t>(j);
           values[at[1] + step * values_step_] = Store<T>(candidates[j].value);
