@@ -75,6 +75,76 @@ def onnx_runner(nodes, inputs: Dict[str, np.ndarray], outputs: Dict[str, np.ndar
     return run
 
 
+def first_operators(threads: int, ours: Callable, rng: np.random.Generator) -> List[Tuple[str, Callable, Callable]]:
+    """The first operators' rows whose gaps to ONNX Runtime were measured before: Gemm's shapes,
+    RMSNorm, CausalSoftmax, RoPE, Add and Mul of 16 M floats, RandomSample's arg max."""
+    from infinirt import ops
+    from onnx import helper
+
+    def f32(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    rows = []
+    a, b = f32(1, HIDDEN), f32(HIDDEN, HIDDEN)
+    c = np.empty((1, HIDDEN), np.float32)
+    rows.append((f"Gemm 1x{HIDDEN}x{HIDDEN}", ours(lambda: ops.gemm(c, a, b)),
+                 onnx_runner([helper.make_node("MatMul", ["a", "b"], ["c"])], {"a": a, "b": b},
+                             {"c": c}, threads)))
+    ba, bb = f32(32, 128, 64), f32(32, 64, 128)
+    bc = np.empty((32, 128, 128), np.float32)
+    rows.append(("Gemm batched 32x128x64x128", ours(lambda: ops.gemm(bc, ba, bb)),
+                 onnx_runner([helper.make_node("MatMul", ["a", "b"], ["c"])], {"a": ba, "b": bb},
+                             {"c": bc}, threads)))
+    ta, tb = f32(SEQ, HIDDEN), f32(HIDDEN, HIDDEN)  # tb [n, k]: b is its transpose
+    tc = np.empty((SEQ, HIDDEN), np.float32)
+    rows.append((f"Gemm {SEQ}x{HIDDEN}x{HIDDEN}, b transposed", ours(lambda: ops.gemm(tc, ta, tb.T)),
+                 onnx_runner([helper.make_node("Gemm", ["a", "b"], ["c"], transB=1)],
+                             {"a": ta, "b": tb}, {"c": tc}, threads)))
+    x, w = f32(SEQ, HIDDEN), np.ones(HIDDEN, np.float32)
+    y = np.empty_like(x)
+    rows.append((f"RMSNorm {SEQ}x{HIDDEN}", ours(lambda: ops.rms_norm(y, x, w, epsilon=1e-6)),
+                 onnx_runner([helper.make_node("SimplifiedLayerNormalization", ["x", "w"], ["y"],
+                                               axis=-1, epsilon=1e-6)],
+                             {"x": x, "w": w}, {"y": y}, threads)))
+    seq, total = 128, 512
+    scores, probs = f32(HEADS, seq, total), np.empty((HEADS, seq, total), np.float32)
+    visible = np.arange(total)[None, :] <= np.arange(seq)[:, None] + (total - seq)
+    mask = np.where(visible, 0.0, -np.inf).astype(np.float32)
+    rows.append((f"CausalSoftmax {HEADS}x{seq}x{total}", ours(lambda: ops.causal_softmax(probs, scores)),
+                 onnx_runner([helper.make_node("Add", ["x", "mask"], ["m"]),
+                              helper.make_node("Softmax", ["m"], ["y"], axis=-1)],
+                             {"x": scores, "mask": mask}, {"y": probs}, threads)))
+    head = HIDDEN // HEADS
+    q = f32(SEQ, HEADS, head)
+    rotated = np.empty_like(q)
+    positions = np.arange(SEQ, dtype=np.int64)
+    angles = rng.uniform(-np.pi, np.pi, (SEQ, head // 2)).astype(np.float32)
+    sin, cos = np.sin(angles), np.cos(angles)
+    rows.append((f"RoPE {SEQ}x{HEADS}x{head}",
+                 ours(lambda: ops.rope(rotated, q, positions, sin, cos, algo=0)),
+                 onnx_runner([helper.make_node("RotaryEmbedding", ["x", "p", "cos", "sin"], ["y"],
+                                               domain="com.microsoft", interleaved=1,
+                                               num_heads=HEADS)],
+                             {"x": q.reshape(1, SEQ, HIDDEN), "p": positions.reshape(1, SEQ),
+                              "cos": cos, "sin": sin},
+                             {"y": rotated.reshape(1, SEQ, HIDDEN)}, threads,
+                             domains=("com.microsoft",))))
+    n = 16 * 1024 * 1024
+    ea, eb, ec = f32(n), f32(n), np.empty(n, np.float32)
+    for name, onnx_op, our_op in (("Add", "Add", ops.add), ("Mul", "Mul", ops.mul)):
+        rows.append((f"{name} 16M floats", ours(lambda op=our_op: op(ec, ea, eb)),
+                     onnx_runner([helper.make_node(onnx_op, ["a", "b"], ["c"])],
+                                 {"a": ea, "b": eb}, {"c": ec}, threads)))
+    vocab = 128256
+    logits = f32(vocab)
+    result, their_result = np.empty((), np.int64), np.empty((), np.int64)
+    rows.append((f"RandomSample arg max of {vocab}",
+                 ours(lambda: ops.random_sample(result, logits, 0.0, 1.0, 1, 1.0)),
+                 onnx_runner([helper.make_node("ArgMax", ["x"], ["i"], axis=0, keepdims=0)],
+                             {"x": logits}, {"i": their_result}, threads)))
+    return rows
+
+
 def cases(threads: int) -> List[Tuple[str, Callable[[], None], Callable[[], None]]]:
     import infinirt
     from infinirt import ops
@@ -167,7 +237,7 @@ def cases(threads: int) -> List[Tuple[str, Callable[[], None], Callable[[], None
                               helper.make_node("TopK", ["p", "k"], ["v", "i"], axis=-1)],
                              {"x": experts, "k": np.array([8], np.int64)},
                              {"v": route_values, "i": their_indices}, threads)))
-    return rows
+    return rows + first_operators(threads, ours, rng)
 
 
 def main() -> None:

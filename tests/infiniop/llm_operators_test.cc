@@ -296,6 +296,44 @@ int64_t ReferenceSample(const std::vector<double>& scores, float random_val, flo
   return static_cast<int64_t>(order[k - 1]);
 }
 
+TEST_F(InfiniopTest, RandomSamplesArgMaxIsTheFirstMaximumAndIgnoresNan) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  struct Case {
+    const char* name;
+    std::vector<std::pair<size_t, double>> set;  // over zeros
+    int64_t expected;
+  };
+  const Case cases[] = {
+      {"two maxima: the first", {{70, 5.0}, {30, 5.0}, {99, 4.0}}, 30},
+      {"a NaN in the middle is ignored", {{50, nan}, {98, 3.0}}, 98},
+      {"the maximum in the remainder", {{99, 2.0}}, 99},
+      {"a NaN first wins", {{0, nan}, {10, 9.0}}, 0},
+  };
+  for (infiniDtype_t dtype : kFloatDtypes) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(c.name) + ", dtype " + std::to_string(dtype));
+      Tensor probs(Layout::Contiguous({100}), dtype),
+          result(Layout::Contiguous({}), INFINI_DTYPE_I64);
+      for (size_t i = 0; i < 100; ++i) probs.Set(i, -1.0);
+      for (const auto& [at, value] : c.set) probs.Set(at, value);
+      probs.Upload(stream);
+      infiniopRandomSampleDescriptor_t desc = nullptr;
+      ASSERT_EQ(infiniopCreateRandomSampleDescriptor(handle, &desc, result.desc(), probs.desc()),
+                INFINI_STATUS_SUCCESS);
+      size_t workspace_size = 0;
+      ASSERT_EQ(infiniopGetRandomSampleWorkspaceSize(desc, &workspace_size), INFINI_STATUS_SUCCESS);
+      const DeviceBuffer workspace(workspace_size);
+      ASSERT_EQ(infiniopRandomSample(desc, workspace.data(), workspace_size, result.data(),
+                                     probs.data(), 0.0f, 1.0f, 1, 1.0f, stream),
+                INFINI_STATUS_SUCCESS);
+      result.Download(stream);
+      ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+      EXPECT_EQ(static_cast<int64_t>(result.At(0)), c.expected);
+      EXPECT_EQ(infiniopDestroyRandomSampleDescriptor(desc), INFINI_STATUS_SUCCESS);
+    }
+  }
+}
+
 TEST_F(InfiniopTest, RandomSampleIsTheArgMaxOrTheReferenceDrawForEachRandomValue) {
   struct Draw {
     float random_val, topp;

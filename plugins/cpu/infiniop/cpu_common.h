@@ -302,6 +302,10 @@ infiniStatus_t MakeSiluAndMulPlan(const infiniopBackendTensor* tensors, PlanPtr*
 // cpu_quantized.cc's: DequantizeAWQ, I8Gemm.
 infiniStatus_t MakeDequantizeAWQPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
 infiniStatus_t MakeI8GemmPlan(const infiniopBackendTensor* tensors, PlanPtr* plan);
+// A contiguous line of n elements' softmax, vectorised for the processor (cpu_model_operators.cc;
+// for Half, BFloat16, float and double): CausalSoftmax's rows use it for their visible part.
+template <class T>
+void SoftmaxContiguous(T* y, const T* x, size_t n);
 // cpu_routing.cc's: TopK, Topksoftmax, Topkrouter.
 infiniStatus_t MakeTopKPlan(const infiniopBackendTensor* tensors,
                             const infiniopBackendCreateParams* params, PlanPtr* plan);

@@ -173,6 +173,11 @@ class CausalSoftmaxPlan final : public Plan {
         T* y = At<T>(buffers[0], Step(b, rows_.y_strides[0]) + Step(i, rows_.y_strides[1]));
         const T* x = At<T>(buffers[1], Step(b, rows_.x_strides[0]) + Step(i, rows_.x_strides[1]));
         const size_t visible = total - rows_.seq_len + i + 1;  // 1 to total
+        if (x_step == 1 && y_step == 1) {  // the usual rows: the vectorised line
+          SoftmaxContiguous(y, x, visible);
+          std::fill(y + visible, y + total, Store<T>(V(0)));
+          continue;
+        }
         V max = Load(x[0]);
         for (size_t j = 1; j < visible; ++j) max = std::max(max, Load(x[Step(j, x_step)]));
         V sum = 0;
@@ -373,7 +378,9 @@ class RandomSamplePlan final : public Plan {
   }
 
  private:
+  // The first maximum, NaN ignored (but a NaN first, which wins, as no number is above it).
   size_t ArgMax(const T* probs) const {
+    if (stride_ == 1 && !std::isnan(Load(probs[0]))) return ContiguousArgMax(probs);
     size_t best = 0;
     ValueOf<T> best_value = Load(probs[0]);
     for (size_t i = 1; i < voc_; ++i) {
@@ -384,6 +391,31 @@ class RandomSamplePlan final : public Plan {
       }
     }
     return best;
+  }
+
+  // The same for packed scores: the maximum in kBlock running lanes (a loop that vectorises),
+  // then the first index holding it.
+  size_t ContiguousArgMax(const T* probs) const {
+    using V = ValueOf<T>;
+    V lanes[kBlock];
+    for (size_t k = 0; k < kBlock; ++k) lanes[k] = Load(probs[0]);
+    size_t i = 0;
+    for (; i + kBlock <= voc_; i += kBlock) {
+      for (size_t k = 0; k < kBlock; ++k) {
+        const V value = Load(probs[i + k]);
+        lanes[k] = value > lanes[k] ? value : lanes[k];  // a NaN is not above anything
+      }
+    }
+    V max = lanes[0];
+    for (size_t k = 1; k < kBlock; ++k) max = lanes[k] > max ? lanes[k] : max;
+    for (; i < voc_; ++i) {
+      const V value = Load(probs[i]);
+      max = value > max ? value : max;
+    }
+    for (size_t j = 0; j < voc_; ++j) {
+      if (Load(probs[j]) == max) return j;
+    }
+    return 0;  // not reached: max is one of the scores
   }
 
   size_t Sample(const T* probs, const infiniopBackendRunParams& params) const {

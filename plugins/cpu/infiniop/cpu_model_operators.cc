@@ -513,6 +513,16 @@ bool AxisOf(int axis, size_t ndim, size_t* index) {
 
 }  // namespace
 
+template <class T>
+void SoftmaxContiguous(T* y, const T* x, size_t n) {
+  SoftmaxLine<T, false>(y, x, n);
+}
+
+template void SoftmaxContiguous<Half>(Half*, const Half*, size_t);
+template void SoftmaxContiguous<BFloat16>(BFloat16*, const BFloat16*, size_t);
+template void SoftmaxContiguous<float>(float*, const float*, size_t);
+template void SoftmaxContiguous<double>(double*, const double*, size_t);
+
 infiniStatus_t MakeLayerNormPlan(const infiniopBackendTensor* tensors,
                                  const infiniopBackendCreateParams* params, PlanPtr* plan) {
   if (params == nullptr) return INFINI_STATUS_NULL_POINTER;
