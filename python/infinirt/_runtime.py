@@ -110,10 +110,22 @@ def set_device(device: Union[int, "Device"]) -> None:
     check(rt.SetDevice(_ordinal(device)), "infinirtSetDevice", f"device {device!r}")
 
 
+# Called after a wait with (device ordinal, stream handle or None for every stream of the device):
+# what the waited-for work kept alive can be let go (the operators' tensors, infinirt.ops).
+_synchronized_hooks: List[Callable[[int, Optional[int]], None]] = []
+
+
+def _synchronized(device: int, stream: Optional[int]) -> None:
+    for hook in _synchronized_hooks:
+        hook(device, stream)
+
+
 def synchronize(device: Union[int, "Device", None] = None) -> None:
     """Waits for all work queued on ``device`` (default: the current device), in every stream."""
     with _on_device(device):
         check(rt.DeviceSynchronize(), "infinirtDeviceSynchronize")
+        if _synchronized_hooks:
+            _synchronized(get_device(), None)
 
 
 class DeviceProperties:
@@ -416,6 +428,8 @@ class Stream:
     def synchronize(self) -> None:
         """Waits for all work queued so far."""
         check(rt.StreamSynchronize(_stream_handle(self)), "infinirtStreamSynchronize")
+        if _synchronized_hooks:
+            _synchronized(self._device, self._handle)
 
     def wait_event(self, event: "Event") -> None:
         """Makes later work of this stream wait for ``event``'s recorded work."""

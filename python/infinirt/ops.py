@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import ctypes
 import inspect
+import sys
 import threading
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from collections import OrderedDict, deque
+from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple
 
 from . import _c_api, _library, _runtime
 from ._dlpack import Tensor, from_dlpack
-from ._runtime import (Buffer, Device, Stream, _launch_host_function, _on_device,
-                       _record_uses, _target_stream, get_device)
-from .errors import StatusError, raise_status
+from ._runtime import (Buffer, Device, Stream, _Capture, _on_device, _record_uses,
+                       _target_stream, get_device)
+from ._library import rt
+from .errors import StatusError, check, raise_for, raise_status
 
 class OpError(StatusError):
     """A failed InfiniOP call (``status``: InfiniCore's status code)."""
@@ -58,6 +61,7 @@ class _Operator:
         self.tensor_names = [tensor for tensor, _, _, _ in tensors]
         self.optional = [optional for _, _, optional, _ in tensors]
         self.undescribed = [undescribed for _, _, _, undescribed in tensors]
+        self.has_undescribed = any(u is not None for u in self.undescribed)
         self.tensors = len(tensors)
         self.create_scalars = list(create_scalars)
         self.call_scalars = list(call_scalars)
@@ -125,18 +129,94 @@ def _workspace(device: int, stream: Optional[int], nbytes: int) -> Tuple[int, in
 # --- Tensors ----------------------------------------------------------------------------------
 
 
+class _Arg:
+    """A tensor as a call uses it: its address, layout, InfiniCore dtype code, device (None:
+    host memory), whether read-only, and what keeps its memory alive (the array itself, or the
+    DLPack capsule's Tensor)."""
+
+    __slots__ = ("ptr", "shape", "strides", "dtype", "code", "device", "readonly", "keep")
+
+    def __init__(self, ptr: int, shape: Tuple[int, ...], strides: Tuple[int, ...], dtype: str,
+                 code: int, device: Optional[int], readonly: bool, keep: Any) -> None:
+        self.ptr, self.shape, self.strides, self.dtype = ptr, shape, strides, dtype
+        self.code, self.device, self.readonly, self.keep = code, device, readonly, keep
+
+    def is_contiguous(self) -> bool:
+        expected = 1
+        for extent, stride in zip(reversed(self.shape), reversed(self.strides)):
+            if extent != 1 and stride != expected:
+                return False
+            expected *= extent
+        return True
+
+
+# NumPy's dtypes InfiniCore has, by NumPy dtype: (name, code, element size); None: not one of them.
+_numpy_dtypes: Dict[Any, Optional[Tuple[str, int, int]]] = {}
+
+
+def _numpy_dtype(dtype: Any) -> Optional[Tuple[str, int, int]]:
+    known = _numpy_dtypes.get(dtype, False)
+    if known is False:
+        try:
+            code, size = _library.dtype_code(dtype.name)
+            known = (dtype.name, code, size) if size == dtype.itemsize else None
+        except ValueError:
+            known = None
+        _numpy_dtypes[dtype] = known
+    return known
+
+
+def _numpy_arg(array: Any) -> Optional[_Arg]:
+    """A NumPy array read directly (no DLPack capsule); None where DLPack must decide (a dtype
+    InfiniCore lacks, strides that are not whole elements)."""
+    known = _numpy_dtype(array.dtype)
+    if known is None:
+        return None
+    name, code, size = known
+    strides = []
+    for stride in array.strides:
+        if stride % size:
+            return None
+        strides.append(stride // size)
+    return _Arg(array.__array_interface__["data"][0], array.shape, tuple(strides), name, code,
+                None, not array.flags.writeable, array)
+
+
+# NumPy's array type once NumPy is imported (by the caller: the package does not need it).
+_NUMPY_TYPES: Tuple[type, ...] = ()
+
+
+def _argument(value: Any, what: str) -> _Arg:
+    global _NUMPY_TYPES
+    if not _NUMPY_TYPES and "numpy" in sys.modules:
+        _NUMPY_TYPES = (sys.modules["numpy"].ndarray,)
+    if type(value) in _NUMPY_TYPES:
+        arg = _numpy_arg(value)
+        if arg is not None:
+            return arg
+    if isinstance(value, Tensor):
+        tensor = value
+    elif hasattr(value, "__dlpack__"):
+        tensor = from_dlpack(value)
+    else:
+        raise TypeError(f"{what} is a DLPack tensor (NumPy, PyTorch, infinirt.from_dlpack), "
+                        f"not {type(value).__name__}")
+    code, _ = _library.dtype_code(tensor.dtype)
+    return _Arg(tensor.ptr, tuple(tensor.shape), tuple(tensor.strides), tensor.dtype, code,
+                tensor.device, tensor.readonly, tensor)
+
+
 class _Descriptor:
     """An InfiniOP tensor descriptor for a tensor's shape, strides and dtype."""
 
-    def __init__(self, tensor: Tensor) -> None:
-        code, _ = _library.dtype_code(tensor.dtype)
-        ndim = len(tensor.shape)
-        shape = (ctypes.c_size_t * max(ndim, 1))(*tensor.shape)
-        strides = (ctypes.c_ssize_t * max(ndim, 1))(*tensor.strides)
+    def __init__(self, arg: _Arg) -> None:
+        ndim = len(arg.shape)
+        shape = (ctypes.c_size_t * max(ndim, 1))(*arg.shape)
+        strides = (ctypes.c_ssize_t * max(ndim, 1))(*arg.strides)
         handle = ctypes.c_void_p()
         _check(_library.op().CreateTensorDescriptor(ctypes.byref(handle), ndim, shape, strides,
-                                                    code), "infiniopCreateTensorDescriptor",
-               f"shape {tensor.shape}, dtype {tensor.dtype}")
+                                                    arg.code), "infiniopCreateTensorDescriptor",
+               f"shape {arg.shape}, dtype {arg.dtype}")
         self.handle = handle.value
 
     def __del__(self) -> None:
@@ -144,30 +224,30 @@ class _Descriptor:
             _library.op().DestroyTensorDescriptor(self.handle)
 
 
-def _tensor(value: Any, what: str) -> Tensor:
-    if isinstance(value, Tensor):
-        return value
-    if hasattr(value, "__dlpack__"):
-        return from_dlpack(value)
-    raise TypeError(f"{what} is a DLPack tensor (NumPy, PyTorch, infinirt.from_dlpack), "
-                    f"not {type(value).__name__}")
+# Whether each device (by ordinal) is a CPU device: host memory counts as the current device then.
+_cpu_devices: Dict[Tuple[int, int], bool] = {}
 
 
-def _device_of(tensors: Sequence[Tensor]) -> int:
-    devices = {t.device for t in tensors}
-    if len(devices) > 1:
-        raise ValueError(f"the tensors are on several devices: {sorted(map(str, devices))}")
-    device = devices.pop()
+def _device_of(args: Sequence[_Arg], current: int) -> int:
+    """The device of a call's tensors; `current`: the calling thread's current device."""
+    device = args[0].device
+    for arg in args:
+        if arg.device != device:
+            devices = sorted({str(a.device) for a in args})
+            raise ValueError(f"the tensors are on several devices: {devices}")
     if device is not None:
         return device
-    current = get_device()
-    if Device(current).type != "cpu":
+    key = (_runtime._generation, current)
+    is_cpu = _cpu_devices.get(key)
+    if is_cpu is None:
+        is_cpu = _cpu_devices[key] = Device(current).type == "cpu"
+    if not is_cpu:
         raise ValueError("host memory given to an operator while the current device is not a "
                          "CPU device: copy the tensors to the device first")
     return current
 
 
-def _check_undescribed(operator: _Operator, wrapped: Sequence[Optional[Tensor]],
+def _check_undescribed(operator: _Operator, args: Sequence[Optional[_Arg]],
                        call_values: Dict[str, Any]) -> None:
     """An output the C call takes without a descriptor, checked here as C cannot: contiguous, of
     its dtype, [rows of the tensor named, the value of the call scalar named]."""
@@ -175,17 +255,214 @@ def _check_undescribed(operator: _Operator, wrapped: Sequence[Optional[Tensor]],
         if undescribed is None:
             continue
         dtype, rows_of, cols_of = undescribed
-        tensor, source = wrapped[i], wrapped[operator.tensor_names.index(rows_of)]
+        tensor, source = args[i], args[operator.tensor_names.index(rows_of)]
         assert tensor is not None and source is not None
         rows = source.shape[0] if source.shape else 1
         expected = (rows, int(call_values[cols_of]))
         what = f"{operator.python_name}: {operator.tensor_names[i]}"
-        if _library.dtype_code(tensor.dtype)[0] != _library.dtype_code(dtype)[0]:
+        if tensor.code != _library.dtype_code(dtype)[0]:
             raise ValueError(f"{what} must be {dtype}, not {tensor.dtype}")
         if tuple(tensor.shape) != expected or not tensor.is_contiguous():
             raise ValueError(f"{what} must be a contiguous {list(expected)} ({rows_of}'s rows, "
                              f"{cols_of}), not {list(tensor.shape)}"
                              f"{'' if tensor.is_contiguous() else ' strided'}")
+
+
+# --- Operator descriptors, cached -----------------------------------------------------------
+#
+# A call's operator descriptor depends only on the operator, the device, its tensors' shapes,
+# strides and dtypes, and Create's scalars: it is made once for them and kept, per thread (a
+# descriptor is never destroyed while its thread may be calling it), the least recently used
+# destroyed beyond CACHE_SIZE. A finalised runtime's are dropped, not destroyed (finalize did).
+
+CACHE_SIZE = 256
+
+
+class _DescriptorCache(threading.local):
+    def __init__(self) -> None:
+        self.generation = _runtime._generation
+        self.entries: "OrderedDict[Any, Tuple[int, int, _Operator]]" = OrderedDict()
+
+    def evict(self, count: int) -> None:
+        for _ in range(min(count, len(self.entries))):
+            _, (handle, _, operator) = self.entries.popitem(last=False)
+            if self.generation == _runtime._generation and not _runtime._exiting:
+                operator.destroy(handle)  # queued work keeps what it needs
+
+    def __del__(self) -> None:  # the thread ended
+        try:
+            self.evict(len(self.entries))
+        except Exception:  # the interpreter may be going away
+            pass
+
+
+_descriptors = _DescriptorCache()
+
+
+def cache_info() -> Dict[str, int]:
+    """The calling thread's operator-descriptor cache: its entries and their limit."""
+    return {"entries": len(_descriptors.entries), "limit": CACHE_SIZE}
+
+
+def clear_cache() -> None:
+    """Destroys the calling thread's cached operator descriptors."""
+    _descriptors.evict(len(_descriptors.entries))
+
+
+def _descriptor(operator: _Operator, device: int, args: Sequence[Optional[_Arg]],
+                create_values: Sequence[Any]) -> Tuple[int, int]:
+    """The operator descriptor for these tensors and scalars on `device`, and its workspace size:
+    from the cache, else made (and kept)."""
+    cache = _descriptors
+    if cache.generation != _runtime._generation:  # finalize() ended the cached ones
+        cache.entries.clear()
+        cache.generation = _runtime._generation
+    key = (operator.name, device, tuple(None if a is None else (a.shape, a.strides, a.code)
+                                        for a in args), tuple(create_values))
+    entry = cache.entries.get(key)
+    if entry is not None:
+        cache.entries.move_to_end(key)
+        return entry[0], entry[1]
+    handle, size = _new_descriptor(operator, device, args, create_values)
+    if len(cache.entries) >= CACHE_SIZE:
+        cache.evict(len(cache.entries) - CACHE_SIZE + 1)
+    cache.entries[key] = (handle, size, operator)
+    return handle, size
+
+
+def _new_descriptor(operator: _Operator, device: int, args: Sequence[Optional[_Arg]],
+                    create_values: Sequence[Any]) -> Tuple[int, int]:
+    """A new operator descriptor for these tensors and scalars on `device`, and its workspace
+    size."""
+    # Descriptors for the tensors Create takes one for (an absent one: NULL).
+    tensors = [None if a is None else _Descriptor(a)
+               for a, undescribed in zip(args, operator.undescribed) if undescribed is None]
+    handle = ctypes.c_void_p()
+    with _on_device(device):
+        _check(operator.create(_handle(device), ctypes.byref(handle),
+                               *[None if t is None else t.handle for t in tensors],
+                               *create_values),
+               f"infiniopCreate{operator.name}Descriptor",
+               ", ".join(f"{a.shape} {a.dtype}" for a in args if a is not None))
+    size = ctypes.c_size_t(0)
+    if operator.workspace:
+        code = operator.workspace_size(handle.value, ctypes.byref(size))
+        if code != 0:
+            operator.destroy(handle.value)
+            _check(code, f"infiniopGet{operator.name}WorkspaceSize")
+    return handle.value, size.value
+
+
+class _CapturedCall:
+    """What a call captured into a graph needs for the graph's life: its own descriptor (a
+    backend may keep the captured work in it) and its tensors. Held by the graph, released with
+    it."""
+
+    __slots__ = ("operator", "handle", "keep", "generation")
+
+    def __init__(self, operator: _Operator, handle: int, keep: List[Any]) -> None:
+        self.operator, self.handle, self.keep = operator, handle, keep
+        self.generation = _runtime._generation
+
+    def release(self) -> None:
+        """Called by the graph's close, after its launches ran."""
+        if self.handle and self.generation == _runtime._generation and not _runtime._exiting:
+            self.operator.destroy(self.handle)
+        self.handle = 0
+        self.keep = []
+
+    def __del__(self) -> None:
+        self.release()
+
+
+# --- Keeping the tensors alive while their work is queued -----------------------------------
+#
+# Per stream, the calls queued and not yet known to be done, oldest first: each with an event
+# recorded after it and the objects that keep its tensors' memory. A call retires the entries
+# whose events have completed (in order: a stream runs its work in order), so that no Python runs
+# on the stream's thread. A stream being captured into a graph keeps the tensors with a host
+# function instead (the graph's replays need them).
+
+_MOST_PENDING = 4096  # beyond: the oldest call is waited for
+
+
+class _Pending:
+    def __init__(self) -> None:
+        self.generation = _runtime._generation
+        self.calls: Deque[Tuple[int, List[Any]]] = deque()
+        self.free_events: List[int] = []
+
+
+_pending: Dict[Tuple[int, Optional[int]], _Pending] = {}
+_pending_lock = threading.Lock()
+
+
+def _pending_of(device: int, stream: Optional[int]) -> _Pending:
+    key = (device, stream)
+    pending = _pending.get(key)
+    if pending is None or pending.generation != _runtime._generation:
+        pending = _pending[key] = _Pending()
+    return pending
+
+
+def _retire(pending: _Pending) -> None:
+    calls = pending.calls
+    while calls:
+        event = calls[0][0]
+        code = rt.EventQuery(event)
+        if code != 0:
+            if code == _library.NOT_READY:
+                return
+            raise_status(OpError, 1, "infiniopCall", f"infinirtEventQuery failed ({code})")
+        calls.popleft()
+        pending.free_events.append(event)
+
+
+def _keep_until_done(device: int, stream: Optional[int], keep: List[Any]) -> None:
+    """Keeps `keep` until the work queued so far on the stream is done."""
+    with _pending_lock:
+        pending = _pending_of(device, stream)
+        _retire(pending)
+        if len(pending.calls) >= _MOST_PENDING:
+            rt.EventSynchronize(pending.calls[0][0])
+            _retire(pending)
+        if pending.free_events:
+            event = pending.free_events.pop()
+        else:
+            handle = ctypes.c_void_p()
+            check(rt.EventCreateWithFlags(ctypes.byref(handle),
+                                          _runtime.Event.DISABLE_TIMING), "infinirtEventCreate")
+            event = handle.value
+        code = rt.EventRecord(event, stream)
+        if code != 0:
+            pending.free_events.append(event)
+            raise_for(code, "infinirtEventRecord")
+        pending.calls.append((event, keep))
+
+
+def _all_done(device: int, stream: Optional[int]) -> None:
+    """After a wait for every stream of `device` (stream None) or for one stream: the calls
+    queued before it are done, with nothing to ask their events."""
+    with _pending_lock:
+        for (of_device, of_stream), pending in _pending.items():
+            if of_device != device or (stream is not None and of_stream != stream):
+                continue
+            while pending.calls:
+                pending.free_events.append(pending.calls.popleft()[0])
+
+
+_runtime._synchronized_hooks.append(_all_done)
+
+
+def _is_capturing(stream: Optional[int]) -> bool:
+    status = ctypes.c_int(0)
+    if rt.StreamIsCapturing(stream, ctypes.byref(status)) != 0:
+        rt.GetLastError()
+        return False
+    return status.value != _CAPTURE_NONE
+
+
+_CAPTURE_NONE = _library.CONSTANTS["infinirtStreamCaptureStatusNone"]
 
 
 def _run(name: str, tensors: Sequence[Any], create_values: Sequence[Any],
@@ -194,46 +471,59 @@ def _run(name: str, tensors: Sequence[Any], create_values: Sequence[Any],
     operator = _operator(name)
     if len(tensors) != operator.tensors:
         raise TypeError(f"{operator.python_name} takes {operator.tensors} tensors")
-    for i, t in enumerate(tensors):
-        if t is None and not operator.optional[i]:
-            raise TypeError(f"{operator.python_name}: {operator.tensor_names[i]} is None")
     # An absent tensor (None) is a NULL descriptor and a NULL buffer.
-    wrapped = [None if t is None else _tensor(t, f"tensor {i}") for i, t in enumerate(tensors)]
-    present = [t for t in wrapped if t is not None]
-    if wrapped[0].readonly:
+    args: List[Optional[_Arg]] = []
+    for i, t in enumerate(tensors):
+        if t is None:
+            if not operator.optional[i]:
+                raise TypeError(f"{operator.python_name}: {operator.tensor_names[i]} is None")
+            args.append(None)
+        else:
+            args.append(_argument(t, f"tensor {i}"))
+    present = [a for a in args if a is not None]
+    if args[0].readonly:  # type: ignore[union-attr]
         raise ValueError(f"{operator.python_name}: the output tensor is read-only")
-    _check_undescribed(operator, wrapped, named_call_values or {})
-    device = _device_of(present)
+    if operator.has_undescribed:
+        _check_undescribed(operator, args, named_call_values or {})
+    current = get_device()
+    device = _device_of(present, current)
+    if device != current:  # the call and its stream's default are the tensors' device's
+        with _on_device(device):
+            _queue(operator, device, args, present, create_values, call_values, tensors, stream)
+        return
+    _queue(operator, device, args, present, create_values, call_values, tensors, stream)
+
+
+def _queue(operator: _Operator, device: int, args: Sequence[Optional[_Arg]],
+           present: Sequence[_Arg], create_values: Sequence[Any], call_values: Sequence[Any],
+           tensors: Sequence[Any], stream: Optional[Stream]) -> None:
+    """Queues the call on `stream` (None: the current stream, else the default one) of the
+    current device, which is `device`."""
+    name = operator.name
     stream, stream_handle = _target_stream(stream)
-    _record_uses([t for t in tensors if t is not None], stream_handle)
-    # Descriptors for the tensors Create takes one for (an absent one: NULL).
-    descriptors = [None if t is None else _Descriptor(t)
-                   for t, undescribed in zip(wrapped, operator.undescribed) if undescribed is None]
-    descriptor = ctypes.c_void_p()
-    with _on_device(device):
-        _check(operator.create(_handle(device), ctypes.byref(descriptor),
-                               *[None if d is None else d.handle for d in descriptors],
-                               *create_values),
-               f"infiniopCreate{name}Descriptor",
-               ", ".join(f"{t.shape} {t.dtype}" for t in present))
-        try:
-            arguments: List[Any] = [descriptor.value]
-            if operator.workspace:
-                size = ctypes.c_size_t(0)
-                _check(operator.workspace_size(descriptor.value, ctypes.byref(size)),
-                       f"infiniopGet{name}WorkspaceSize")
-                arguments += list(_workspace(device, stream_handle, size.value))
-            arguments += [None if t is None else t.ptr for t in wrapped]
-            arguments += list(call_values) + [stream_handle]
-            _check(operator.call(*arguments), f"infiniop{name}")
-            # The tensors' memory must outlive the queued work: their producers are kept until
-            # a host function after it lets them go.
-            if stream is not None:
-                stream.launch_host_func(wrapped.clear)
-            else:
-                _launch_host_function(None, wrapped.clear, once=True)
-        finally:
-            operator.destroy(descriptor.value)  # the queued work keeps what it needs
+    # A Buffer (or a Tensor viewing one) records the stream, for its release; arrays have none.
+    _record_uses([a.keep for a in present if not isinstance(a.keep, _NUMPY_TYPES)], stream_handle)
+    capturing = stream is not None and _is_capturing(stream_handle)
+    if capturing:  # a descriptor of its own, kept with the graph
+        descriptor, workspace_size = _new_descriptor(operator, device, args, create_values)
+    else:
+        descriptor, workspace_size = _descriptor(operator, device, args, create_values)
+    arguments: List[Any] = [descriptor]
+    if operator.workspace:
+        arguments += list(_workspace(device, stream_handle, workspace_size))
+    arguments += [None if a is None else a.ptr for a in args]
+    arguments += list(call_values)
+    arguments.append(stream_handle)
+    code = operator.call(*arguments)
+    # The tensors' memory must outlive the queued work (and a graph's replays).
+    keep = [a.keep for a in present]
+    if capturing:
+        captured = _CapturedCall(operator, descriptor, keep)
+        _check(code, f"infiniop{name}")
+        _Capture.hold(stream, captured)  # type: ignore[arg-type]
+        return
+    _check(code, f"infiniop{name}")
+    _keep_until_done(device, stream_handle, keep)
 
 
 # --- The operators: one function per entry of InfiniOP's list -------------------------------
@@ -259,15 +549,33 @@ def _define(name: str, python_name: str, tensors: Sequence[_TensorEntry],
     signature = inspect.Signature(parameters)
     defaults = {scalar: default for scalar, default, again in create_scalars}
 
-    def operator(*args: Any, **kwargs: Any) -> None:
+    names = [p.name for p in parameters[:-1]]  # all but stream
+    required = len(tensors)  # the tensors have no default
+    tail_defaults = [p.default for p in parameters[required:-1]]
+    tensor_count = len(tensors)
+    create_index = {scalar: names.index(scalar) for scalar, _, _ in create_scalars}
+
+    def values_of(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[List[Any], Any]:
+        """The parameters' values in order, and the stream: positional arguments read directly
+        (the usual call), anything else through the signature."""
+        if not kwargs and required <= len(args) <= len(names):
+            return list(args) + tail_defaults[len(args) - required:], None
+        if set(kwargs) <= {"stream"} and required <= len(args) <= len(names):
+            return list(args) + tail_defaults[len(args) - required:], kwargs.get("stream")
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        values = bound.arguments
-        calls = [_scalar(values[scalar], defaults[scalar] if again else default)
+        return [bound.arguments[n] for n in names], bound.arguments["stream"]
+
+    def operator(*args: Any, **kwargs: Any) -> None:
+        values, stream = values_of(args, kwargs)
+        by_name = dict(zip(names, values)) if call_scalars else {}
+        calls = [_scalar(values[create_index[scalar]] if again else by_name[scalar],
+                         defaults[scalar] if again else default)
                  for scalar, default, again in call_scalars]
-        _run(name, [values[entry[0]] for entry in tensors],
-             [_scalar(values[scalar], default) for scalar, default, _ in create_scalars],
-             calls, values["stream"],
+        _run(name, values[:tensor_count],
+             [_scalar(values[create_index[scalar]], default)
+              for scalar, default, _ in create_scalars],
+             calls, stream,
              {scalar: value for (scalar, _, _), value in zip(call_scalars, calls)})
 
     operator.__name__ = operator.__qualname__ = python_name
