@@ -532,6 +532,27 @@ infinirtError_t infinirtLaunchHostFunc(infinirtStream_t stream, infinirtHostFn_t
   });
 }
 
+// A backend without LaunchHostWork (every vendor's) queues the work as LaunchHostFunc does.
+infinirtError_t infinirtLaunchHostWork(infinirtStream_t stream, infinirtHostFn_t fn, void* userData,
+                                       size_t bytes) {
+  return Guard(__func__, [&](const char* function_name) {
+    Runtime& runtime = Runtime::Get();
+    StreamTarget target;
+    if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
+    if (fn == nullptr) return Fail(infinirtErrorInvalidValue, "{}: fn is NULL", function_name);
+    infinirtError_t captured;
+    if (runtime.captures().Record(target.ref, HostNode(fn, userData), &captured)) return captured;
+    const infinirtError_t queued =
+        target.backend->table.LaunchHostWork(target.local, target.stream, fn, userData, bytes);
+    if (queued != infinirtErrorNotSupported) {
+      return BackendAnswer(queued, *target.backend, function_name);
+    }
+    return BackendAnswer(
+        target.backend->table.LaunchHostFunc(target.local, target.stream, fn, userData),
+        *target.backend, function_name);
+  });
+}
+
 infinirtError_t infinirtLaunchNativeFunc(infinirtStream_t stream, infinirtNativeFn_t fn,
                                          void* userData, infinirtNativeReleaseFn_t release) {
   return Guard(__func__, [&](const char* function_name) {

@@ -50,12 +50,13 @@ extern "C" {
  * stream attributes, memory pools (MemPoolCreate ... MemPoolGetAccess), Memcpy2DAsync and
  * Memset2DAsync, IPC handles, MemsetElementsAsync with the graph node kind
  * INFINIRT_GRAPH_NODE_MEMSET_ELEMENTS, and the shareable pool entries
- * (MemPoolExportToShareableHandle ... MemPoolImportPointer). */
+ * (MemPoolExportToShareableHandle ... MemPoolImportPointer).
+ * 2.2: LaunchHostWork (host work that may run in the caller when small). */
 #define INFINIRT_PLUGIN_ABI_MAJOR 2
-#define INFINIRT_PLUGIN_ABI_MINOR 1
+#define INFINIRT_PLUGIN_ABI_MINOR 2
 /* How many entries of INFINIRT_PLUGIN_ENTRIES each minor version of this major has, minor 0
  * first: a table of minor m has the first INFINIRT_PLUGIN_ABI_ENTRY_COUNTS[m] entries. */
-#define INFINIRT_PLUGIN_ABI_ENTRY_COUNTS 52, 81
+#define INFINIRT_PLUGIN_ABI_ENTRY_COUNTS 52, 81, 82
 
 #define INFINIRT_PLUGIN_ENTRY_SYMBOL "infinirtPluginGetTable"
 
@@ -190,154 +191,156 @@ typedef struct infinirtPluginSupport {
 
 /* The one list of plugin entry points: X(name, parameter list). Every entry returns
  * infinirtError_t. Append only. */
-#define INFINIRT_PLUGIN_ENTRIES(X)                                                                \
-  X(Initialize, (const infinirtPluginHost* host))                                                 \
-  X(Finalize, (void))                                                                             \
-  X(GetInfo, (infinirtPluginInfo * info))                                                         \
-  X(GetDeviceCount, (int* count))                                                                 \
-  X(GetDeviceProperties, (int device, struct infinirtDeviceProp* prop))                           \
-  X(DeviceGetAttribute, (int device, int* value, enum infinirtDeviceAttr attr))                   \
-  X(DriverGetVersion, (int device, int* version))                                                 \
-  X(DeviceSynchronize, (int device))                                                              \
-  X(DeviceReset, (int device))                                                                    \
-  X(MemGetInfo, (int device, size_t* free_bytes, size_t* total_bytes))                            \
-  X(Malloc, (int device, void** ptr, size_t size))                                                \
-  X(Free, (int device, void* ptr))                                                                \
-  X(HostAlloc, (int device, void** ptr, size_t size, unsigned int flags))                         \
-  X(FreeHost, (int device, void* ptr))                                                            \
-  X(MallocAsync, (int device, void** ptr, size_t size, infinirtPluginStream_t stream))            \
-  X(FreeAsync, (int device, void* ptr, infinirtPluginStream_t stream))                            \
-  X(Memcpy, (int device, void* dst, const void* src, size_t count, enum infinirtMemcpyKind kind)) \
-  X(MemcpyAsync, (int device, void* dst, const void* src, size_t count,                           \
-                  enum infinirtMemcpyKind kind, infinirtPluginStream_t stream))                   \
-  X(Memset, (int device, void* ptr, int value, size_t count))                                     \
-  X(MemsetAsync, (int device, void* ptr, int value, size_t count, infinirtPluginStream_t stream)) \
-  X(StreamCreate, (int device, infinirtPluginStream_t* stream, unsigned int flags))               \
-  X(StreamDestroy, (int device, infinirtPluginStream_t stream))                                   \
-  X(StreamSynchronize, (int device, infinirtPluginStream_t stream))                               \
-  X(StreamQuery, (int device, infinirtPluginStream_t stream))                                     \
-  X(StreamWaitEvent,                                                                              \
-    (int device, infinirtPluginStream_t stream, infinirtPluginEvent_t event, unsigned int flags)) \
-  X(LaunchHostFunc,                                                                               \
-    (int device, infinirtPluginStream_t stream, infinirtHostFn_t fn, void* user_data))            \
-  X(EventCreate, (int device, infinirtPluginEvent_t* event, unsigned int flags))                  \
-  X(EventDestroy, (int device, infinirtPluginEvent_t event))                                      \
-  X(EventRecord, (int device, infinirtPluginEvent_t event, infinirtPluginStream_t stream))        \
-  X(EventQuery, (int device, infinirtPluginEvent_t event))                                        \
-  X(EventSynchronize, (int device, infinirtPluginEvent_t event))                                  \
-  X(EventElapsedTime,                                                                             \
-    (int device, float* ms, infinirtPluginEvent_t start, infinirtPluginEvent_t end))              \
-  X(MemPoolGetAttribute, (int device, enum infinirtMemPoolAttr attr, void* value))                \
-  X(MemPoolSetAttribute, (int device, enum infinirtMemPoolAttr attr, void* value))                \
-  X(MemPoolTrimTo, (int device, size_t min_bytes_to_keep))                                        \
-  X(GraphInstantiate,                                                                             \
-    (int device, infinirtPluginGraphExec_t* exec, const infinirtPluginGraphNode* nodes,           \
-     size_t node_count, unsigned long long flags))                                                \
-  X(GraphLaunch, (int device, infinirtPluginGraphExec_t exec, infinirtPluginStream_t stream))     \
-  X(GraphExecDestroy, (int device, infinirtPluginGraphExec_t exec))                               \
-  X(GetSupport, (const char* entry, infinirtPluginSupport* support))                              \
-  X(StreamGetNativeHandle, (int device, infinirtPluginStream_t stream, void** native_stream))     \
-  X(EventGetNativeHandle, (int device, infinirtPluginEvent_t event, void** native_event))         \
-  /* StreamAdopt: a plugin stream for a vendor stream another library made                        \
-   * (StreamCreateFromNativeHandle); *flags gets infinirtStreamNonBlocking where it does not      \
-   * synchronise with the legacy stream. The core ends it with StreamRelease, never with          \
-   * StreamDestroy: the vendor stream stays its maker's. */                                       \
-  X(StreamAdopt,                                                                                  \
-    (int device, void* native_stream, infinirtPluginStream_t* stream, unsigned int* flags))       \
-  X(StreamRelease, (int device, infinirtPluginStream_t stream))                                   \
-  /* Stream priorities (lower numbers first; *greatest <= *least); host memory registration       \
-   * (flags as CUDA's) and the device's address of pinned or registered memory. */                \
-  X(DeviceGetStreamPriorityRange, (int device, int* least, int* greatest))                        \
-  X(StreamCreateWithPriority,                                                                     \
-    (int device, infinirtPluginStream_t* stream, unsigned int flags, int priority))               \
-  X(HostRegister, (int device, void* ptr, size_t size, unsigned int flags))                       \
-  X(HostUnregister, (int device, void* ptr))                                                      \
-  X(HostGetDevicePointer, (int device, void** device_ptr, void* host_ptr))                        \
-  /* Limits and the cache split; the core has checked the enum values. A limit the device does    \
-   * not have answers infinirtErrorUnsupportedLimit. */                                           \
-  X(DeviceGetLimit, (int device, enum infinirtLimit limit, size_t* value))                        \
-  X(DeviceSetLimit, (int device, enum infinirtLimit limit, size_t value))                         \
-  X(DeviceGetCacheConfig, (int device, enum infinirtFuncCache* config))                           \
-  X(DeviceSetCacheConfig, (int device, enum infinirtFuncCache config))                            \
-  /* Peers among the plugin's own devices (the core never asks about another backend's): */       \
-  /* whether `device` can reach `peer`'s memory, and its access to it. */                         \
-  X(DeviceCanAccessPeer, (int device, int* can_access, int peer))                                 \
-  X(DeviceEnablePeerAccess, (int device, int peer))                                               \
-  X(DeviceDisablePeerAccess, (int device, int peer))                                              \
-  X(DeviceGetP2PAttribute, (int device, int* value, enum infinirtDeviceP2PAttr attr, int peer))   \
-  /* Managed memory. A location of type Device names one of the plugin's own devices. */          \
-  X(MallocManaged, (int device, void** ptr, size_t size, unsigned int flags))                     \
-  X(MemPrefetchAsync, (int device, const void* ptr, size_t count,                                 \
-                       struct infinirtMemLocation location, infinirtPluginStream_t stream))       \
-  X(MemAdvise, (int device, const void* ptr, size_t count, enum infinirtMemoryAdvise advice,      \
-                struct infinirtMemLocation location))                                             \
-  /* The five stream attributes (infinirtStreamAttributeXxx); the core has checked the id and,    \
-   * for Set, the value (a priority clamped into the device's range). Get fills the member        \
-   * of a zeroed value. */                                                                        \
-  X(StreamGetAttribute, (int device, infinirtPluginStream_t stream,                               \
-                         enum infinirtLaunchAttributeID attr,                                     \
-                         union infinirtLaunchAttributeValue* value))                              \
-  X(StreamSetAttribute, (int device, infinirtPluginStream_t stream,                               \
-                         enum infinirtLaunchAttributeID attr,                                     \
-                         const union infinirtLaunchAttributeValue* value))                        \
-  /* Pools of the program's own (the default pool is the MemPool* entries' above). MemPoolCreate  \
-   * gets props with the location's device as the plugin's own index; FreeAsync frees memory      \
-   * of any pool. MemPoolDestroy with memory still allocated releases the pool once it is all     \
-   * freed. Access descriptors and locations name the plugin's own devices; a NULL pool in the    \
-   * access entries is the device's default pool. */                                              \
-  X(MemPoolCreate, (int device, infinirtPluginMemPool_t* pool,                                    \
-                    const struct infinirtMemPoolProps* props))                                    \
-  X(MemPoolDestroy, (int device, infinirtPluginMemPool_t pool))                                   \
-  X(MallocFromPoolAsync, (int device, void** ptr, size_t size, infinirtPluginMemPool_t pool,      \
-                          infinirtPluginStream_t stream))                                         \
-  X(PoolGetAttribute, (int device, infinirtPluginMemPool_t pool, enum infinirtMemPoolAttr attr,   \
-                       void* value))                                                              \
-  X(PoolSetAttribute, (int device, infinirtPluginMemPool_t pool, enum infinirtMemPoolAttr attr,   \
-                       void* value))                                                              \
-  X(PoolTrimTo, (int device, infinirtPluginMemPool_t pool, size_t min_bytes_to_keep))             \
-  X(MemPoolSetAccess, (int device, infinirtPluginMemPool_t pool,                                  \
-                       const struct infinirtMemAccessDesc* descs, size_t count))                  \
-  X(MemPoolGetAccess, (int device, enum infinirtMemAccessFlags* flags,                            \
-                       infinirtPluginMemPool_t pool, const struct infinirtMemLocation* location)) \
-  /* Pitched copies and memsets in one call: `height` rows of `width` bytes, `dpitch`/`spitch`    \
-   * (`pitch`) bytes apart. The core has checked the rows against their allocations and the       \
-   * copy's direction, as for MemcpyAsync (kind is never Default; host-to-host completes before   \
-   * the call returns); where these are NULL it issues the rows one by one. */                    \
-  X(Memcpy2DAsync, (int device, void* dst, size_t dpitch, const void* src, size_t spitch,         \
-                    size_t width, size_t height, enum infinirtMemcpyKind kind,                    \
-                    infinirtPluginStream_t stream))                                               \
-  X(Memset2DAsync, (int device, void* ptr, size_t pitch, int value, size_t width, size_t height,  \
-                    infinirtPluginStream_t stream))                                               \
-  /* Interprocess sharing. The core passes the base of a device allocation of this device;        \
-   * IpcOpenMemHandle maps memory another process exported on this device and gives its size      \
-   * (0 where the backend cannot tell); opening one handle again gives the same address, and      \
-   * each open is closed once. An event handle is asked only of an event created with             \
+#define INFINIRT_PLUGIN_ENTRIES(X)                                                                 \
+  X(Initialize, (const infinirtPluginHost* host))                                                  \
+  X(Finalize, (void))                                                                              \
+  X(GetInfo, (infinirtPluginInfo * info))                                                          \
+  X(GetDeviceCount, (int* count))                                                                  \
+  X(GetDeviceProperties, (int device, struct infinirtDeviceProp* prop))                            \
+  X(DeviceGetAttribute, (int device, int* value, enum infinirtDeviceAttr attr))                    \
+  X(DriverGetVersion, (int device, int* version))                                                  \
+  X(DeviceSynchronize, (int device))                                                               \
+  X(DeviceReset, (int device))                                                                     \
+  X(MemGetInfo, (int device, size_t* free_bytes, size_t* total_bytes))                             \
+  X(Malloc, (int device, void** ptr, size_t size))                                                 \
+  X(Free, (int device, void* ptr))                                                                 \
+  X(HostAlloc, (int device, void** ptr, size_t size, unsigned int flags))                          \
+  X(FreeHost, (int device, void* ptr))                                                             \
+  X(MallocAsync, (int device, void** ptr, size_t size, infinirtPluginStream_t stream))             \
+  X(FreeAsync, (int device, void* ptr, infinirtPluginStream_t stream))                             \
+  X(Memcpy, (int device, void* dst, const void* src, size_t count, enum infinirtMemcpyKind kind))  \
+  X(MemcpyAsync, (int device, void* dst, const void* src, size_t count,                            \
+                  enum infinirtMemcpyKind kind, infinirtPluginStream_t stream))                    \
+  X(Memset, (int device, void* ptr, int value, size_t count))                                      \
+  X(MemsetAsync, (int device, void* ptr, int value, size_t count, infinirtPluginStream_t stream))  \
+  X(StreamCreate, (int device, infinirtPluginStream_t* stream, unsigned int flags))                \
+  X(StreamDestroy, (int device, infinirtPluginStream_t stream))                                    \
+  X(StreamSynchronize, (int device, infinirtPluginStream_t stream))                                \
+  X(StreamQuery, (int device, infinirtPluginStream_t stream))                                      \
+  X(StreamWaitEvent,                                                                               \
+    (int device, infinirtPluginStream_t stream, infinirtPluginEvent_t event, unsigned int flags))  \
+  X(LaunchHostFunc,                                                                                \
+    (int device, infinirtPluginStream_t stream, infinirtHostFn_t fn, void* user_data))             \
+  X(EventCreate, (int device, infinirtPluginEvent_t* event, unsigned int flags))                   \
+  X(EventDestroy, (int device, infinirtPluginEvent_t event))                                       \
+  X(EventRecord, (int device, infinirtPluginEvent_t event, infinirtPluginStream_t stream))         \
+  X(EventQuery, (int device, infinirtPluginEvent_t event))                                         \
+  X(EventSynchronize, (int device, infinirtPluginEvent_t event))                                   \
+  X(EventElapsedTime,                                                                              \
+    (int device, float* ms, infinirtPluginEvent_t start, infinirtPluginEvent_t end))               \
+  X(MemPoolGetAttribute, (int device, enum infinirtMemPoolAttr attr, void* value))                 \
+  X(MemPoolSetAttribute, (int device, enum infinirtMemPoolAttr attr, void* value))                 \
+  X(MemPoolTrimTo, (int device, size_t min_bytes_to_keep))                                         \
+  X(GraphInstantiate,                                                                              \
+    (int device, infinirtPluginGraphExec_t* exec, const infinirtPluginGraphNode* nodes,            \
+     size_t node_count, unsigned long long flags))                                                 \
+  X(GraphLaunch, (int device, infinirtPluginGraphExec_t exec, infinirtPluginStream_t stream))      \
+  X(GraphExecDestroy, (int device, infinirtPluginGraphExec_t exec))                                \
+  X(GetSupport, (const char* entry, infinirtPluginSupport* support))                               \
+  X(StreamGetNativeHandle, (int device, infinirtPluginStream_t stream, void** native_stream))      \
+  X(EventGetNativeHandle, (int device, infinirtPluginEvent_t event, void** native_event))          \
+  /* StreamAdopt: a plugin stream for a vendor stream another library made                         \
+   * (StreamCreateFromNativeHandle); *flags gets infinirtStreamNonBlocking where it does not       \
+   * synchronise with the legacy stream. The core ends it with StreamRelease, never with           \
+   * StreamDestroy: the vendor stream stays its maker's. */                                        \
+  X(StreamAdopt,                                                                                   \
+    (int device, void* native_stream, infinirtPluginStream_t* stream, unsigned int* flags))        \
+  X(StreamRelease, (int device, infinirtPluginStream_t stream))                                    \
+  /* Stream priorities (lower numbers first; *greatest <= *least); host memory registration        \
+   * (flags as CUDA's) and the device's address of pinned or registered memory. */                 \
+  X(DeviceGetStreamPriorityRange, (int device, int* least, int* greatest))                         \
+  X(StreamCreateWithPriority,                                                                      \
+    (int device, infinirtPluginStream_t* stream, unsigned int flags, int priority))                \
+  X(HostRegister, (int device, void* ptr, size_t size, unsigned int flags))                        \
+  X(HostUnregister, (int device, void* ptr))                                                       \
+  X(HostGetDevicePointer, (int device, void** device_ptr, void* host_ptr))                         \
+  /* Limits and the cache split; the core has checked the enum values. A limit the device does     \
+   * not have answers infinirtErrorUnsupportedLimit. */                                            \
+  X(DeviceGetLimit, (int device, enum infinirtLimit limit, size_t* value))                         \
+  X(DeviceSetLimit, (int device, enum infinirtLimit limit, size_t value))                          \
+  X(DeviceGetCacheConfig, (int device, enum infinirtFuncCache* config))                            \
+  X(DeviceSetCacheConfig, (int device, enum infinirtFuncCache config))                             \
+  /* Peers among the plugin's own devices (the core never asks about another backend's): */        \
+  /* whether `device` can reach `peer`'s memory, and its access to it. */                          \
+  X(DeviceCanAccessPeer, (int device, int* can_access, int peer))                                  \
+  X(DeviceEnablePeerAccess, (int device, int peer))                                                \
+  X(DeviceDisablePeerAccess, (int device, int peer))                                               \
+  X(DeviceGetP2PAttribute, (int device, int* value, enum infinirtDeviceP2PAttr attr, int peer))    \
+  /* Managed memory. A location of type Device names one of the plugin's own devices. */           \
+  X(MallocManaged, (int device, void** ptr, size_t size, unsigned int flags))                      \
+  X(MemPrefetchAsync, (int device, const void* ptr, size_t count,                                  \
+                       struct infinirtMemLocation location, infinirtPluginStream_t stream))        \
+  X(MemAdvise, (int device, const void* ptr, size_t count, enum infinirtMemoryAdvise advice,       \
+                struct infinirtMemLocation location))                                              \
+  /* The five stream attributes (infinirtStreamAttributeXxx); the core has checked the id and,     \
+   * for Set, the value (a priority clamped into the device's range). Get fills the member         \
+   * of a zeroed value. */                                                                         \
+  X(StreamGetAttribute,                                                                            \
+    (int device, infinirtPluginStream_t stream, enum infinirtLaunchAttributeID attr,               \
+     union infinirtLaunchAttributeValue* value))                                                   \
+  X(StreamSetAttribute,                                                                            \
+    (int device, infinirtPluginStream_t stream, enum infinirtLaunchAttributeID attr,               \
+     const union infinirtLaunchAttributeValue* value))                                             \
+  /* Pools of the program's own (the default pool is the MemPool* entries' above). MemPoolCreate   \
+   * gets props with the location's device as the plugin's own index; FreeAsync frees memory       \
+   * of any pool. MemPoolDestroy with memory still allocated releases the pool once it is all      \
+   * freed. Access descriptors and locations name the plugin's own devices; a NULL pool in the     \
+   * access entries is the device's default pool. */                                               \
+  X(MemPoolCreate,                                                                                 \
+    (int device, infinirtPluginMemPool_t* pool, const struct infinirtMemPoolProps* props))         \
+  X(MemPoolDestroy, (int device, infinirtPluginMemPool_t pool))                                    \
+  X(MallocFromPoolAsync, (int device, void** ptr, size_t size, infinirtPluginMemPool_t pool,       \
+                          infinirtPluginStream_t stream))                                          \
+  X(PoolGetAttribute,                                                                              \
+    (int device, infinirtPluginMemPool_t pool, enum infinirtMemPoolAttr attr, void* value))        \
+  X(PoolSetAttribute,                                                                              \
+    (int device, infinirtPluginMemPool_t pool, enum infinirtMemPoolAttr attr, void* value))        \
+  X(PoolTrimTo, (int device, infinirtPluginMemPool_t pool, size_t min_bytes_to_keep))              \
+  X(MemPoolSetAccess, (int device, infinirtPluginMemPool_t pool,                                   \
+                       const struct infinirtMemAccessDesc* descs, size_t count))                   \
+  X(MemPoolGetAccess, (int device, enum infinirtMemAccessFlags* flags,                             \
+                       infinirtPluginMemPool_t pool, const struct infinirtMemLocation* location))  \
+  /* Pitched copies and memsets in one call: `height` rows of `width` bytes, `dpitch`/`spitch`     \
+   * (`pitch`) bytes apart. The core has checked the rows against their allocations and the        \
+   * copy's direction, as for MemcpyAsync (kind is never Default; host-to-host completes before    \
+   * the call returns); where these are NULL it issues the rows one by one. */                     \
+  X(Memcpy2DAsync,                                                                                 \
+    (int device, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,           \
+     size_t height, enum infinirtMemcpyKind kind, infinirtPluginStream_t stream))                  \
+  X(Memset2DAsync, (int device, void* ptr, size_t pitch, int value, size_t width, size_t height,   \
+                    infinirtPluginStream_t stream))                                                \
+  /* Interprocess sharing. The core passes the base of a device allocation of this device;         \
+   * IpcOpenMemHandle maps memory another process exported on this device and gives its size       \
+   * (0 where the backend cannot tell); opening one handle again gives the same address, and       \
+   * each open is closed once. An event handle is asked only of an event created with              \
    * infinirtEventInterprocess; an opened event is destroyed with EventDestroy. */                 \
-  X(IpcGetMemHandle, (int device, infinirtIpcMemHandle_t* handle, void* ptr))                     \
+  X(IpcGetMemHandle, (int device, infinirtIpcMemHandle_t* handle, void* ptr))                      \
   X(IpcOpenMemHandle, (int device, void** ptr, size_t* size, const infinirtIpcMemHandle_t* handle, \
-                       unsigned int flags))                                                       \
-  X(IpcCloseMemHandle, (int device, void* ptr))                                                   \
-  X(IpcGetEventHandle,                                                                            \
-    (int device, infinirtIpcEventHandle_t* handle, infinirtPluginEvent_t event))                  \
-  X(IpcOpenEventHandle,                                                                           \
-    (int device, infinirtPluginEvent_t* event, const infinirtIpcEventHandle_t* handle))           \
-  /* Sets count elements of element_size (2 or 4) bytes to value, in stream order: memset nodes  \
-   * of elements whose bytes differ (ABI 2.1). */                                                 \
-  X(MemsetElementsAsync, (int device, void* ptr, unsigned int value, unsigned int element_size,   \
-                          size_t count, infinirtPluginStream_t stream))                           \
+                       unsigned int flags))                                                        \
+  X(IpcCloseMemHandle, (int device, void* ptr))                                                    \
+  X(IpcGetEventHandle,                                                                             \
+    (int device, infinirtIpcEventHandle_t* handle, infinirtPluginEvent_t event))                   \
+  X(IpcOpenEventHandle,                                                                            \
+    (int device, infinirtPluginEvent_t* event, const infinirtIpcEventHandle_t* handle))            \
+  /* Sets count elements of element_size (2 or 4) bytes to value, in stream order: memset nodes    \
+   * of elements whose bytes differ (ABI 2.1). */                                                  \
+  X(MemsetElementsAsync, (int device, void* ptr, unsigned int value, unsigned int element_size,    \
+                          size_t count, infinirtPluginStream_t stream))                            \
   /* Pools other processes open (MemPoolCreate with props->handleTypes). ImportFromShareableHandle \
-   * makes a pool of this device that imports allocations only; ImportPointer maps one (its      \
-   * size in *size), which FreeAsync (or Free) releases. ExportPointer takes the start of an      \
+   * makes a pool of this device that imports allocations only; ImportPointer maps one (its        \
+   * size in *size), which FreeAsync (or Free) releases. ExportPointer takes the start of an       \
    * allocation of a shareable pool. (ABI 2.1) */                                                  \
-  X(MemPoolExportToShareableHandle,                                                               \
-    (int device, void* handle, infinirtPluginMemPool_t pool,                                      \
-     enum infinirtMemAllocationHandleType type, unsigned int flags))                              \
-  X(MemPoolImportFromShareableHandle,                                                             \
-    (int device, infinirtPluginMemPool_t* pool, void* handle,                                     \
-     enum infinirtMemAllocationHandleType type, unsigned int flags))                              \
-  X(MemPoolExportPointer, (int device, struct infinirtMemPoolPtrExportData* data, void* ptr))     \
-  X(MemPoolImportPointer, (int device, void** ptr, size_t* size, infinirtPluginMemPool_t pool,   \
-                           struct infinirtMemPoolPtrExportData* data))
+  X(MemPoolExportToShareableHandle,                                                                \
+    (int device, void* handle, infinirtPluginMemPool_t pool,                                       \
+     enum infinirtMemAllocationHandleType type, unsigned int flags))                               \
+  X(MemPoolImportFromShareableHandle,                                                              \
+    (int device, infinirtPluginMemPool_t* pool, void* handle,                                      \
+     enum infinirtMemAllocationHandleType type, unsigned int flags))                               \
+  X(MemPoolExportPointer, (int device, struct infinirtMemPoolPtrExportData* data, void* ptr))      \
+  X(MemPoolImportPointer, (int device, void** ptr, size_t* size, infinirtPluginMemPool_t pool,     \
+                           struct infinirtMemPoolPtrExportData* data))                             \
+  X(LaunchHostWork, (int device, infinirtPluginStream_t stream, infinirtHostFn_t fn,               \
+                     void* user_data, size_t bytes))
 
 /* An id per entry, in the list's order: INFINIRT_PLUGIN_ENTRY_Initialize, ... Plugins index
  * their support declarations by it (GetSupport itself takes the entry's name). */

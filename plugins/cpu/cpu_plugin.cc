@@ -721,6 +721,13 @@ struct CpuPlugin {
     return infinirtSuccess;
   }
 
+  // Small host work on an idle stream runs in the caller, as small copies do.
+  static infinirtError_t LaunchHostWork(int device, infinirtPluginStream_t stream,
+                                        infinirtHostFn_t fn, void* user_data, size_t bytes) {
+    return QueueWork(device, stream, /*synchronous=*/false, bytes, "LaunchHostWork",
+                     [fn, user_data] { fn(user_data); });
+  }
+
   static infinirtError_t EventCreate(int, infinirtPluginEvent_t* event, unsigned int flags) {
     auto created = std::make_unique<CpuEvent>(flags);
     if (flags & infinirtEventInterprocess) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -257,6 +258,80 @@ TEST_F(InlineWorkTest, AThresholdOfZeroHandsEverythingToTheWorkers) {
   ASSERT_OK(infinirtStreamSynchronize(infinirtStreamPerThread));
   EXPECT_TRUE(DeviceHolds(7));
   EXPECT_TRUE(WorkersStarted());
+}
+
+// Host work (infinirtLaunchHostWork): run by the caller when small and the stream idle, else by
+// a worker after the stream's pending work; captured as a host function.
+struct HostWorkRecord {
+  std::thread::id thread;
+  int order = 0;
+  std::atomic<int>* counter = nullptr;
+};
+
+void INFINIRT_CB RecordHostWork(void* data) {
+  auto* record = static_cast<HostWorkRecord*>(data);
+  record->thread = std::this_thread::get_id();
+  record->order = ++*record->counter;
+}
+
+TEST_F(InlineWorkTest, SmallHostWorkOnAnIdleStreamRunsInTheCaller) {
+  std::atomic<int> counter{0};
+  HostWorkRecord small{{}, 0, &counter};
+  for (infinirtStream_t stream : {infinirtStream_t{nullptr}, infinirtStreamPerThread}) {
+    small.order = 0;
+    ASSERT_OK(infinirtLaunchHostWork(stream, &RecordHostWork, &small, 1024));
+    EXPECT_NE(small.order, 0) << "not run when the call returned";
+    EXPECT_EQ(small.thread, std::this_thread::get_id());
+  }
+  EXPECT_FALSE(WorkersStarted());
+  // Too large: a worker runs it.
+  HostWorkRecord large{{}, 0, &counter};
+  ASSERT_OK(infinirtLaunchHostWork(nullptr, &RecordHostWork, &large, size_t{1} << 30));
+  ASSERT_OK(infinirtStreamSynchronize(nullptr));
+  EXPECT_NE(large.order, 0);
+  EXPECT_NE(large.thread, std::this_thread::get_id());
+  EXPECT_EQ(infinirtLaunchHostWork(nullptr, nullptr, &small, 0), infinirtErrorInvalidValue);
+  infinirtGetLastError();
+}
+
+TEST_F(InlineWorkTest, SmallHostWorkBehindPendingWorkKeepsItsPlace) {
+  infinirtStream_t stream = nullptr;
+  ASSERT_OK(infinirtStreamCreate(&stream));
+  Gate gate;
+  ASSERT_OK(gate.Block(stream));
+  std::atomic<int> counter{0};
+  HostWorkRecord first{{}, 0, &counter}, second{{}, 0, &counter};
+  ASSERT_OK(infinirtLaunchHostFunc(stream, &RecordHostWork, &first));
+  ASSERT_OK(infinirtLaunchHostWork(stream, &RecordHostWork, &second, 8));
+  EXPECT_EQ(second.order, 0) << "ran before the work queued ahead of it";
+  gate.Open();
+  ASSERT_OK(infinirtStreamSynchronize(stream));
+  EXPECT_EQ(first.order, 1);
+  EXPECT_EQ(second.order, 2);
+  EXPECT_NE(second.thread, std::this_thread::get_id());
+  ASSERT_OK(infinirtStreamDestroy(stream));
+}
+
+TEST_F(InlineWorkTest, HostWorkIsCapturedAndRunsAtEveryLaunch) {
+  infinirtStream_t stream = nullptr;
+  ASSERT_OK(infinirtStreamCreate(&stream));
+  std::atomic<int> counter{0};
+  HostWorkRecord record{{}, 0, &counter};
+  ASSERT_OK(infinirtStreamBeginCapture(stream, infinirtStreamCaptureModeThreadLocal));
+  ASSERT_OK(infinirtLaunchHostWork(stream, &RecordHostWork, &record, 8));
+  infinirtGraph_t graph = nullptr;
+  ASSERT_OK(infinirtStreamEndCapture(stream, &graph));
+  EXPECT_EQ(record.order, 0) << "run while being captured";
+  infinirtGraphExec_t exec = nullptr;
+  ASSERT_OK(infinirtGraphInstantiate(&exec, graph, 0));
+  for (int launch = 1; launch <= 3; ++launch) {
+    ASSERT_OK(infinirtGraphLaunch(exec, stream));
+    ASSERT_OK(infinirtStreamSynchronize(stream));
+    EXPECT_EQ(record.order, launch);
+  }
+  ASSERT_OK(infinirtGraphExecDestroy(exec));
+  ASSERT_OK(infinirtGraphDestroy(graph));
+  ASSERT_OK(infinirtStreamDestroy(stream));
 }
 
 }  // namespace

@@ -167,5 +167,37 @@ TEST_F(InfiniopTest, EveryOperatorRunsInStreamOrderAndReplaysInAGraphAsItRuns) {
   }
 }
 
+// On the CPU backend a small call on an idle stream runs in the caller (infinirtLaunchHostWork):
+// its output is written when the call returns. Behind pending work it waits its turn.
+TEST_F(InfiniopTest, ASmallCpuCallOnAnIdleStreamIsDoneWhenItReturns) {
+  if (device_type != INFINI_DEVICE_CPU) GTEST_SKIP() << "the CPU backend's behaviour";
+  constexpr size_t kCount = 1024;  // 12 KiB in all: under the 16 KiB inline threshold
+  std::vector<float> a(kCount, 1.5f), b(kCount, 2.0f), c(kCount, 0.0f);
+  const size_t shape[] = {kCount};
+  infiniopTensorDescriptor_t desc_t = nullptr;
+  ASSERT_EQ(infiniopCreateTensorDescriptor(&desc_t, 1, shape, nullptr, INFINI_DTYPE_F32),
+            INFINI_STATUS_SUCCESS);
+  infiniopAddDescriptor_t desc = nullptr;
+  ASSERT_EQ(infiniopCreateAddDescriptor(handle, &desc, desc_t, desc_t, desc_t),
+            INFINI_STATUS_SUCCESS);
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  ASSERT_EQ(infiniopAdd(desc, nullptr, 0, c.data(), a.data(), b.data(), stream),
+            INFINI_STATUS_SUCCESS);
+  EXPECT_EQ(c[0], 3.5f) << "not done when the call returned";
+  EXPECT_EQ(c[kCount - 1], 3.5f);
+
+  infinirt::testing::Gate gate;
+  ASSERT_EQ(gate.Block(stream), infinirtSuccess);
+  std::fill(b.begin(), b.end(), 4.0f);
+  ASSERT_EQ(infiniopAdd(desc, nullptr, 0, c.data(), a.data(), b.data(), stream),
+            INFINI_STATUS_SUCCESS);
+  EXPECT_EQ(c[0], 3.5f) << "ran ahead of the pending work";
+  gate.Open();
+  ASSERT_EQ(infinirtStreamSynchronize(stream), infinirtSuccess);
+  EXPECT_EQ(c[0], 5.5f);
+  EXPECT_EQ(infiniopDestroyAddDescriptor(desc), INFINI_STATUS_SUCCESS);
+  EXPECT_EQ(infiniopDestroyTensorDescriptor(desc_t), INFINI_STATUS_SUCCESS);
+}
+
 }  // namespace
 }  // namespace infiniop_test

@@ -677,6 +677,9 @@ struct Closure {
 
 struct Kernel {
   PlanPtr plan;
+  // The bytes of the tensors a call touches: a call small enough runs in the caller when its
+  // stream is idle (infinirtLaunchHostWork).
+  size_t bytes = 0;
   // The absent tensors (an INFINIOP_IN_OPTIONAL given as NULL): their buffers are NULL.
   std::array<bool, kMaxBuffers> absent{};
   // The closures of calls recorded into graphs: a graph runs its closure at every launch, so the
@@ -774,9 +777,24 @@ infiniStatus_t MakePlan(infiniopOperator_t op, const infiniopBackendTensor* tens
   }
 }
 
-// Queues a closure that frees itself once run.
-infiniStatus_t QueueOnce(std::unique_ptr<Closure> closure, infinirtStream_t stream) {
-  if (infinirtLaunchHostFunc(stream, &RunAndRelease, closure.get()) != infinirtSuccess) {
+// The bytes of a call's tensors (those with a descriptor), saturating.
+size_t TensorBytes(const infiniopBackendTensor* tensors, size_t count) {
+  size_t total = 0;
+  for (size_t t = 0; t < count; ++t) {
+    if (tensors[t].ndim == 0 && tensors[t].dtype == INFINI_DTYPE_INVALID) continue;
+    size_t bytes = infinirtDtypeSize(tensors[t].dtype);
+    for (size_t d = 0; d < tensors[t].ndim; ++d) {
+      const size_t extent = tensors[t].shape[d];
+      bytes = extent != 0 && bytes > SIZE_MAX / extent ? SIZE_MAX : bytes * extent;
+    }
+    total = bytes > SIZE_MAX - total ? SIZE_MAX : total + bytes;
+  }
+  return total;
+}
+
+// Queues a closure that frees itself once run (in the caller, when small and the stream idle).
+infiniStatus_t QueueOnce(std::unique_ptr<Closure> closure, size_t bytes, infinirtStream_t stream) {
+  if (infinirtLaunchHostWork(stream, &RunAndRelease, closure.get(), bytes) != infinirtSuccess) {
     infinirtGetLastError();
     return INFINI_STATUS_INTERNAL_ERROR;  // the closure goes with the unique_ptr
   }
@@ -817,6 +835,7 @@ infiniStatus_t Create(infiniopOperator_t op, int /*device_index: the host is the
     if (made != INFINI_STATUS_SUCCESS) return made;
     auto created = std::make_unique<Kernel>();
     created->plan = std::move(plan);
+    created->bytes = TensorBytes(tensors, tensor_count);
     for (size_t t = 0; t < tensor_count; ++t) {
       created->absent[t] = tensors[t].dtype == INFINI_DTYPE_INVALID;
     }
@@ -865,7 +884,7 @@ infiniStatus_t Run(infiniopBackendKernel_t handle, void* /*workspace*/, size_t /
     if (capture != infinirtStreamCaptureStatusNone) {
       return QueueKept(kernel, std::move(closure), stream);
     }
-    return QueueOnce(std::move(closure), stream);
+    return QueueOnce(std::move(closure), kernel.bytes, stream);
   } catch (const std::exception&) {
     return INFINI_STATUS_INTERNAL_ERROR;
   }
