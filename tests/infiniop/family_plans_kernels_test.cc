@@ -1,7 +1,9 @@
 // Every kernel the CUDA family's plans launch is in the fatbin nvcc built (its path in
 // INFINIOP_NVIDIA_FATBIN): each operator but Gemm planned on every dtype, on the operator list's
 // probe shapes and on the variants that pick other kernels (RMSNorm's and AddRMSNorm's weights of
-// another dtype, GPT-NeoX's RoPE, a vocabulary too large for shared memory), and each kernel's name
+// another dtype, GPT-NeoX's RoPE, a vocabulary too large for shared memory, TopK's lines too long
+// for shared memory with k small and with k large, I32 indices, routers with many experts), and
+// each kernel's name
 // looked up among the fatbin's symbol names. A row of kernels/elementwise_operators.h, or a plan,
 // naming a kernel that was not built fails here rather than at Create on a GPU.
 #include <gtest/gtest.h>
@@ -57,6 +59,26 @@ std::vector<Probe> Probes() {
         probes.push_back(probes.back());
         probes.back().tensors[1] = Contiguous(dtype, {size_t{1} << 22});
       }
+      if (op == INFINIOP_OPERATOR_TopK) {
+        // I32 indices; a long line with k selected into shared memory, then into the workspace.
+        const Probe same = probes.back();
+        probes.push_back(same);
+        probes.back().tensors[1].dtype = INFINI_DTYPE_I32;
+        for (size_t k : {size_t{16}, size_t{3000}}) {
+          probes.push_back(same);
+          probes.back().params.k = k;
+          probes.back().params.dim = 1;
+          probes.back().tensors = {Contiguous(dtype, {3, k}), Contiguous(INFINI_DTYPE_I64, {3, k}),
+                                   Contiguous(dtype, {3, 100000})};
+        }
+      }
+      if (op == INFINIOP_OPERATOR_Topksoftmax || op == INFINIOP_OPERATOR_Topkrouter) {
+        probes.push_back(probes.back());  // more experts than the shared sort holds
+        probes.back().tensors[2] = Contiguous(dtype, {2, 4096});
+        if (op == INFINIOP_OPERATOR_Topkrouter) {
+          probes.back().tensors[3] = Contiguous(INFINI_DTYPE_F32, {4096});
+        }
+      }
     }
   }
   return probes;
@@ -106,7 +128,12 @@ TEST(FamilyPlansKernels, EveryPlannedKernelIsInTheFatbin) {
                            "infiniop_paged_attention_bf16",
                            "infiniop_dense_attention_f16",
                            "infiniop_dequantize_awq_f32",
-                           "infiniop_i8_gemm_bf16"}) {
+                           "infiniop_i8_gemm_bf16",
+                           "infiniop_topk_f16",
+                           "infiniop_topk_workspace_f64",
+                           "infiniop_topksoftmax_bf16",
+                           "infiniop_topkrouter_f32",
+                           "infiniop_mul_scalar_f16"}) {
     EXPECT_EQ(planned.count(some), 1u) << some << " is planned for no probe";
   }
   for (const std::string& name : planned) {

@@ -13,7 +13,8 @@ namespace infinirt::infiniop_cuda_family {
 constexpr int kMaxBuffers = 8;
 
 // What changes from call to call: the buffers in the order of the operator's public call (outputs
-// first), the workspace, and the run parameters (RandomSample's).
+// first), the workspace, and the run parameters (RandomSample's; topk also Topksoftmax's and
+// Topkrouter's, norm Topksoftmax's, routed_scaling_factor Topkrouter's, alpha_f64 MulScalar's).
 struct KernelCall {
   void* buffers[kMaxBuffers];
   void* workspace;
@@ -22,6 +23,9 @@ struct KernelCall {
   float topp;
   float temperature;
   int32_t topk;
+  int32_t norm;
+  float routed_scaling_factor;
+  double alpha_f64;
 };
 
 // --- The kernels' argument structs ---------------------------------------------------------------
@@ -320,6 +324,39 @@ struct I8GemmArgs {
   int64_t bias_stride;
   int32_t has_bias;
   int32_t reserved;
+};
+
+// --- Selections: TopK and the MoE routers --------------------------------------------------------
+// One block per line (TopK) or row (the routers) orders the candidates by a 64-bit key per value
+// (SelectionKey, kernels/index_math.h: ascending in the selection's order) and their index: a line
+// of at most sort_capacity candidates is sorted whole; a longer one first has its first k found by
+// a radix selection on (key, index), and only those k are sorted. The sort is a bitonic sort of
+// sort_capacity (a power of two) entries of 16 bytes (key, index) in the launch's dynamic shared
+// memory, or, for TopK's kernels infiniop_topk_workspace_*, in the block's slab of the workspace.
+
+// TopK (values_output, indices_output, input): lines of tensors 0 to 2 in that order, along dim.
+// index_dtype: I32 or I64. Workspace kernels: block b sorts in the slab_bytes at b * slab_bytes,
+// workspace_needed bytes in all.
+struct TopKArgs {
+  KernelCall call;
+  LineLayout lines;
+  uint64_t k;
+  uint64_t sort_capacity;
+  uint64_t slab_bytes;
+  uint64_t workspace_needed;
+  int32_t largest;
+  int32_t index_dtype;
+};
+
+// Topksoftmax and Topkrouter (values F32, indices I32: [tokens, topk] contiguous, topk the call's;
+// x [tokens, experts] with packed rows; Topkrouter's correction_bias F32 [experts]).
+struct RouterArgs {
+  KernelCall call;
+  uint64_t tokens;
+  uint64_t experts;
+  int64_t row_stride;
+  int64_t bias_stride;
+  uint64_t sort_capacity;
 };
 
 }  // namespace infinirt::infiniop_cuda_family

@@ -137,6 +137,9 @@ infiniStatus_t LaunchPlan(const Kernel& kernel, void* workspace, size_t workspac
     call.topp = params->topp;
     call.temperature = params->temperature;
     call.topk = params->topk;
+    call.norm = params->norm;
+    call.routed_scaling_factor = params->routed_scaling_factor;
+    call.alpha_f64 = params->alpha_f64;
   }
   alignas(16) unsigned char args[kMaxKernelArgs];  // no allocation on the call's path
   for (size_t i = 0; i < kernel.plan.launches.size(); ++i) {
@@ -241,6 +244,9 @@ infiniStatus_t Run(infiniopBackendKernel_t handle, void* workspace, size_t works
   }
   if (buffers == nullptr) return INFINI_STATUS_NULL_POINTER;
   if (kernel->uses_run_params && params == nullptr) return INFINI_STATUS_NULL_POINTER;
+  if (kernel->op != INFINIOP_OPERATOR_Gemm && kernel->plan.check_run && params != nullptr) {
+    if (const infiniStatus_t fits = kernel->plan.check_run(*params)) return fits;
+  }
   if (kernel->op == INFINIOP_OPERATOR_Gemm ? kernel->gemm.empty : kernel->plan.launches.empty()) {
     return INFINI_STATUS_SUCCESS;  // nothing to queue
   }

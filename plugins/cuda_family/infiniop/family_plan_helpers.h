@@ -1,6 +1,7 @@
 // What the CUDA family's plan files share (family_plans.cc: the elementwise operators, the norms
 // and softmaxes of the first operators, RoPE, RandomSample; family_plans_model.cc: the row-wise
-// model operators and the quantized ones; family_plans_attention.cc: the caches and attention):
+// model operators and the quantized ones; family_plans_attention.cc: the caches and attention;
+// family_plans_routing.cc: TopK and the MoE routers):
 // launch geometry, the launch itself, kernel names per dtype, and the per-file plan makers that
 // MakeKernelPlan dispatches to.
 #ifndef INFINIRT_PLUGINS_CUDA_FAMILY_INFINIOP_FAMILY_PLAN_HELPERS_H_
@@ -12,6 +13,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstring>
+#include <initializer_list>
 #include <type_traits>
 
 #include "family_kernel_abi.h"
@@ -116,6 +118,15 @@ inline bool IsIndexDtype(infiniDtype_t dtype) {
   return dtype == INFINI_DTYPE_I32 || dtype == INFINI_DTYPE_I64;
 }
 
+// The lines of `shape` along `axis` for `tensors` (family_plans_model.cc; has_axis: whether each
+// has the axis), the outer dimensions merged. False when more than kMaxDims outer dimensions remain
+// or the line count overflows.
+bool MakeLineLayout(const infiniopBackendTensor& shape, size_t axis,
+                    std::initializer_list<const infiniopBackendTensor*> tensor_list,
+                    std::initializer_list<bool> has_axis_list, LineLayout* layout);
+// Whether the lines have no element.
+bool IsEmpty(const LineLayout& lines);
+
 // family_plans_model.cc: tensors in the order of the operator's public Create call, validated.
 infiniStatus_t MakeLayerNormPlan(const infiniopBackendTensor* tensors,
                                  const infiniopBackendCreateParams& params,
@@ -145,6 +156,13 @@ infiniStatus_t MakeFlashAttentionPlan(const infiniopBackendTensor* tensors,
 infiniStatus_t MakeAttentionPlan(const infiniopBackendTensor* tensors,
                                  const infiniopBackendCreateParams& params,
                                  const DeviceLimits& limits, KernelPlan* plan);
+
+// family_plans_routing.cc.
+infiniStatus_t MakeTopKPlan(const infiniopBackendTensor* tensors,
+                            const infiniopBackendCreateParams& params, const DeviceLimits& limits,
+                            KernelPlan* plan);
+infiniStatus_t MakeRouterPlan(infiniopOperator_t op, const infiniopBackendTensor* tensors,
+                              const DeviceLimits& limits, KernelPlan* plan);
 
 }  // namespace infinirt::infiniop_cuda_family::plans
 

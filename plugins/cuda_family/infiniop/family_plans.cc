@@ -6,7 +6,8 @@
 // dimensions of one element dropped and neighbours laid out as one run merged, a 0-sized tensor
 // computing nothing. This file has the elementwise operators, RMSNorm, CausalSoftmax, RoPE and
 // RandomSample, and MakeKernelPlan, which sends the row-wise model and quantized operators to
-// family_plans_model.cc and the caches and attention to family_plans_attention.cc.
+// family_plans_model.cc, the caches and attention to family_plans_attention.cc, and TopK and the
+// routers to family_plans_routing.cc.
 #include "family_plans.h"
 
 #include <stdint.h>
@@ -451,6 +452,13 @@ infiniStatus_t MakeKernelPlan(infiniopOperator_t op, const infiniopBackendTensor
       break;
     case INFINIOP_OPERATOR_Attention:
       status = plans::MakeAttentionPlan(tensors, params, limits, plan);
+      break;
+    case INFINIOP_OPERATOR_TopK:
+      status = plans::MakeTopKPlan(tensors, params, limits, plan);
+      break;
+    case INFINIOP_OPERATOR_Topksoftmax:
+    case INFINIOP_OPERATOR_Topkrouter:
+      status = plans::MakeRouterPlan(op, tensors, limits, plan);
       break;
     default:
       // An operator with no kernels of the family's is not implemented, whatever its tensors.

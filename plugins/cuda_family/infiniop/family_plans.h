@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include <functional>
 #include <vector>
 
 #include "infiniop_backend.h"
@@ -34,10 +35,13 @@ struct KernelLaunch {
 };
 
 // A call: its launches, in order on the call's stream (none: nothing to compute, as for a
-// 0-sized tensor), and the workspace it needs.
+// 0-sized tensor), and the workspace it needs. check_run, where set, checks each call's run
+// parameters before anything is queued (the routers' topk against their experts): a call it
+// refuses launches nothing and answers its status.
 struct KernelPlan {
   std::vector<KernelLaunch> launches;
   size_t workspace_size = 0;
+  std::function<infiniStatus_t(const infiniopBackendRunParams&)> check_run;
 };
 
 // The plan computing `op` (not Gemm) on tensors that passed libinfiniop's validation, in the

@@ -14,10 +14,6 @@
 
 namespace infinirt::infiniop_cuda_family::plans {
 
-namespace {
-
-using infiniop_backend::SameShape;
-
 // --- Lines ---------------------------------------------------------------------------------------
 
 // The lines of `shape` along `axis` for `tensors` (has_axis: whether each has the axis; one without
@@ -75,6 +71,10 @@ bool MakeLineLayout(const infiniopBackendTensor& shape, size_t axis,
 }
 
 bool IsEmpty(const LineLayout& lines) { return lines.count == 0 || lines.length == 0; }
+
+namespace {
+
+using infiniop_backend::SameShape;
 
 // The axis an int names in `ndim` dimensions (negative: from the end); false outside them.
 bool AxisOf(int axis, size_t ndim, size_t* index) {

@@ -25,12 +25,13 @@
   X(Mul, mul, MulOp, INFINIOP_CUDA_NUMBER_TYPES) \
   X(Sub, sub, SubOp, INFINIOP_CUDA_NUMBER_TYPES) \
   X(SwiGLU, swiglu, SwiGLUOp, INFINIOP_CUDA_FLOAT_TYPES)
-#define INFINIOP_CUDA_UNARY_OPERATORS(X)                    \
-  X(Relu, relu, ReluOp, INFINIOP_CUDA_FLOAT_TYPES)          \
-  X(Sigmoid, sigmoid, SigmoidOp, INFINIOP_CUDA_FLOAT_TYPES) \
-  X(Silu, silu, SiluOp, INFINIOP_CUDA_FLOAT_TYPES)          \
-  X(Gelu, gelu, GeluOp, INFINIOP_CUDA_FLOAT_TYPES)          \
-  X(GeluTanh, gelutanh, GeluTanhOp, INFINIOP_CUDA_FLOAT_TYPES)
+#define INFINIOP_CUDA_UNARY_OPERATORS(X)                       \
+  X(Relu, relu, ReluOp, INFINIOP_CUDA_FLOAT_TYPES)             \
+  X(Sigmoid, sigmoid, SigmoidOp, INFINIOP_CUDA_FLOAT_TYPES)    \
+  X(Silu, silu, SiluOp, INFINIOP_CUDA_FLOAT_TYPES)             \
+  X(Gelu, gelu, GeluOp, INFINIOP_CUDA_FLOAT_TYPES)             \
+  X(GeluTanh, gelutanh, GeluTanhOp, INFINIOP_CUDA_FLOAT_TYPES) \
+  X(MulScalar, mul_scalar, MulScalarOp, INFINIOP_CUDA_FLOAT_TYPES)
 
 #ifdef __CUDACC__
 // Each functor computes in its type's Value (float for F16 and BF16, unsigned for integers, so
@@ -111,6 +112,18 @@ struct GeluTanhOp {
     const V two_u = Mul(V(1.59576912160573071175), x + Mul(V(0.044715), cube));
     return Mul(x, Sigmoid(two_u));
   }
+};
+
+// x * alpha, alpha the call's (a double), rounded to the computing type first as the CPU does:
+// float for F16, BF16 and F32, double for F64. A functor constructible from the KernelCall is made
+// from each call's.
+struct MulScalarOp {
+  __device__ explicit MulScalarOp(const KernelCall& call) : alpha(call.alpha_f64) {}
+  template <class V>
+  __device__ V operator()(V x) const {
+    return Mul(x, static_cast<V>(alpha));
+  }
+  double alpha;
 };
 
 }  // namespace infinirt::infiniop_cuda_family::kernels

@@ -3,7 +3,8 @@
 // kernels/elementwise_operators.h, Rearrange, RMSNorm, CausalSoftmax, RoPE and RandomSample here;
 // LayerNorm, AddRMSNorm, Softmax, LogSoftmax, SiluAndMul and Embedding in kernels/model_kernels.h;
 // KVCaching, PagedCaching, PagedAttention, PagedAttentionPrefill, FlashAttention and Attention in
-// kernels/attention_kernels.h; DequantizeAWQ and I8Gemm in kernels/quantized_kernels.h. Each
+// kernels/attention_kernels.h; DequantizeAWQ and I8Gemm in kernels/quantized_kernels.h; TopK,
+// Topksoftmax and Topkrouter in kernels/routing_kernels.h. Each
 // kernel is extern "C" and takes one argument struct of family_kernel_abi.h by value, its
 // KernelCall first; family_plans.cc (and family_plans_model.cc, family_plans_attention.cc) make
 // the plans that launch them (and say which kernel each dtype combination uses).
@@ -15,6 +16,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include <type_traits>
 #include <utility>
 
 #include "family_kernel_abi.h"
@@ -211,6 +213,17 @@ __device__ inline uint64_t FirstIndex() {
 
 __device__ inline uint64_t GridStride() { return static_cast<uint64_t>(gridDim.x) * blockDim.x; }
 
+// An elementwise functor for a call: made from the call when it reads its parameters (MulScalar's
+// alpha).
+template <class Op>
+__device__ Op MakeOp(const KernelCall& call) {
+  if constexpr (std::is_constructible_v<Op, const KernelCall&>) {
+    return Op(call);
+  } else {
+    return Op{};
+  }
+}
+
 // out = op(in...) elementwise over the strided layout, inputs I + 1 (Index: 32-bit where the
 // count allows).
 template <class Type, class Op, class Index, size_t... I>
@@ -218,7 +231,7 @@ __device__ void ComputeStrided(const ElementwiseArgs& args, std::index_sequence<
   using S = typename Type::Storage;
   constexpr int kTensors = sizeof...(I) + 1;
   S* out = static_cast<S*>(args.call.buffers[0]);
-  const Op op;
+  const Op op = MakeOp<Op>(args.call);
   for (uint64_t i = FirstIndex(); i < args.elements; i += GridStride()) {
     int64_t offsets[kTensors];
     OffsetsOf<kTensors>(args, static_cast<Index>(i), offsets);
@@ -231,7 +244,7 @@ template <class Type, class Op, size_t... I>
 __device__ void ComputeContiguous(const ElementwiseArgs& args, std::index_sequence<I...>) {
   using S = typename Type::Storage;
   S* out = static_cast<S*>(args.call.buffers[0]);
-  const Op op;
+  const Op op = MakeOp<Op>(args.call);
   for (uint64_t i = FirstIndex(); i < args.elements; i += GridStride()) {
     out[i] = Type::Store(op(Type::Load(static_cast<const S*>(args.call.buffers[I + 1])[i])...));
   }
@@ -903,6 +916,7 @@ __device__ void RandomSampleLarge(const RandomSampleArgs& args) {
 #include "kernels/attention_kernels.h"
 #include "kernels/model_kernels.h"
 #include "kernels/quantized_kernels.h"
+#include "kernels/routing_kernels.h"
 
 // --- The kernels -------------------------------------------------------------------------------
 
@@ -922,6 +936,8 @@ using infinirt::infiniop_cuda_family::PagedCachingArgs;
 using infinirt::infiniop_cuda_family::RandomSampleArgs;
 using infinirt::infiniop_cuda_family::RMSNormArgs;
 using infinirt::infiniop_cuda_family::RoPEArgs;
+using infinirt::infiniop_cuda_family::RouterArgs;
+using infinirt::infiniop_cuda_family::TopKArgs;
 
 // A kernel per row of elementwise_operators.h's tables and dtype: infiniop_<snake>_<dtype>.
 #define INFINIOP_ELEMENTWISE_KERNEL_(inputs, Name, snake, Op, suffix, Type) \
@@ -1013,6 +1029,17 @@ INFINIOP_FLOAT_KERNELS_(INFINIOP_KERNEL_, infiniop_softmax, LineArgs, ik::Softma
 INFINIOP_FLOAT_KERNELS_(INFINIOP_KERNEL_, infiniop_log_softmax, LineArgs, ik::LogSoftmax)
 INFINIOP_FLOAT_KERNELS_(INFINIOP_KERNEL_, infiniop_silu_and_mul, LineArgs, ik::SiluAndMul)
 INFINIOP_FLOAT_KERNELS_(INFINIOP_KERNEL_, infiniop_embedding, EmbeddingArgs, ik::Embedding)
+
+// The selections (kernels/routing_kernels.h): TopK sorting in shared memory or in the workspace;
+// the routers on F16, BF16 and F32 scores, as on the CPU.
+INFINIOP_FLOAT_KERNELS_(INFINIOP_KERNEL_, infiniop_topk, TopKArgs, ik::TopKShared)
+INFINIOP_FLOAT_KERNELS_(INFINIOP_KERNEL_, infiniop_topk_workspace, TopKArgs, ik::TopKWorkspace)
+INFINIOP_KERNEL_(infiniop_topksoftmax_f16, RouterArgs, ik::Topksoftmax<ik::F16>)
+INFINIOP_KERNEL_(infiniop_topksoftmax_bf16, RouterArgs, ik::Topksoftmax<ik::BF16>)
+INFINIOP_KERNEL_(infiniop_topksoftmax_f32, RouterArgs, ik::Topksoftmax<ik::F32>)
+INFINIOP_KERNEL_(infiniop_topkrouter_f16, RouterArgs, ik::Topkrouter<ik::F16>)
+INFINIOP_KERNEL_(infiniop_topkrouter_bf16, RouterArgs, ik::Topkrouter<ik::BF16>)
+INFINIOP_KERNEL_(infiniop_topkrouter_f32, RouterArgs, ik::Topkrouter<ik::F32>)
 
 #define INFINIOP_ADD_RMS_NORM_KERNEL_(name, X, W)                                \
   extern "C" __global__ void __launch_bounds__(1024) name(AddRMSNormArgs args) { \
