@@ -307,9 +307,69 @@ class AddRMSNormPlan final : public Plan {
 // A contiguous line of Softmax (kLog: LogSoftmax): the max and the sum of exp(x - max) in kBlock
 // running lanes, so that both vectorise, then the outputs. Always inlined into the versions
 // below, each compiled for its instructions.
+// The sum of n floats in 16-wide vector accumulators (GCC vector extensions: a running sum in
+// lanes that the vectoriser leaves scalar otherwise, as it may not reorder the additions).
+[[gnu::always_inline]] inline float VectorSum(const float* y, size_t n) {
+  typedef float Vec16 __attribute__((vector_size(64)));
+  Vec16 even = {}, odd = {}, chunk;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    std::memcpy(&chunk, y + i, sizeof chunk);
+    even += chunk;
+    std::memcpy(&chunk, y + i + 16, sizeof chunk);
+    odd += chunk;
+  }
+  even += odd;
+  float sum = 0;
+  for (int k = 0; k < 16; ++k) sum += even[k];
+  for (; i < n; ++i) sum += y[i];
+  return sum;
+}
+
+// The largest of n floats in 16-wide vectors; a NaN among them makes it NaN, as the lanes below.
+[[gnu::always_inline]] inline float VectorMax(const float* x, size_t n) {
+  typedef float Vec16 __attribute__((vector_size(64)));
+  const float lowest = -std::numeric_limits<float>::infinity();
+  Vec16 max = Vec16{} + lowest, chunk;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    std::memcpy(&chunk, x + i, sizeof chunk);
+    max = max > chunk ? max : chunk;
+  }
+  float result = lowest;
+  for (int k = 0; k < 16; ++k) result = result > max[k] ? result : max[k];
+  for (; i < n; ++i) result = result > x[i] ? result : x[i];
+  return result;
+}
+
+// A float line: each exponential computed once, into y (a loop that vectorises), summed in
+// vectors, then scaled; the log form reads x after, so it is used out of place only.
+template <bool kLog>
+[[gnu::always_inline]] inline void SoftmaxFloatLine(float* y, const float* x, size_t n) {
+  const float max = VectorMax(x, n);
+  INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+  for (size_t i = 0; i < n; ++i) y[i] = Exp(x[i] - max);
+  const float sum = VectorSum(y, n);
+  if constexpr (kLog) {
+    const float shift = max + std::log(sum);
+    INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+    for (size_t i = 0; i < n; ++i) y[i] = x[i] - shift;
+  } else {
+    const float inverse = 1.0f / sum;
+    INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+    for (size_t i = 0; i < n; ++i) y[i] *= inverse;
+  }
+}
+
 template <class T, bool kLog>
 [[gnu::always_inline]] inline void SoftmaxLineLoop(T* y, const T* x, size_t n) {
   using V = ValueOf<T>;
+  if constexpr (std::is_same_v<T, float>) {
+    if (!kLog || y != x) {
+      SoftmaxFloatLine<kLog>(y, x, n);
+      return;
+    }
+  }
   V maxima[kBlock];
   for (size_t k = 0; k < kBlock; ++k) maxima[k] = -std::numeric_limits<V>::infinity();
   size_t j = 0;

@@ -91,6 +91,16 @@ bool SelectFirstByHeap(const T* line, ptrdiff_t step, size_t n, size_t k, bool l
   return true;
 }
 
+// The k largest of n floats into candidates[0, k), in order: by the heap where k is small against
+// n and no NaN is among them, else by sorting.
+void SelectLargest(const float* values, size_t n, size_t k,
+                   std::vector<Candidate<float>>& candidates) {
+  if (k > 0 && k * 8 <= n && SelectFirstByHeap(values, 1, n, k, true, candidates)) return;
+  candidates.resize(n);
+  for (size_t e = 0; e < n; ++e) candidates[e] = {values[e], e};
+  SelectFirst(candidates, k, /*largest=*/true);
+}
+
 // --- TopK --------------------------------------------------------------------------------------
 
 // One dimension other than the selected one: its size and each tensor's stride along it.
@@ -261,12 +271,11 @@ class RouterPlan final : public Plan {
     float max = -INFINITY;
     for (float score : scores) max = std::max(max, score);
     float sum = 0;
-    for (float score : scores) sum += std::exp(score - max);
-    for (size_t e = 0; e < experts_; ++e) candidates[e] = {scores[e], e};
-    SelectFirst(candidates, topk, /*largest=*/true);
+    for (float score : scores) sum += Exp(score - max);
+    SelectLargest(scores.data(), experts_, topk, candidates);
     float chosen = 0;
     for (size_t j = 0; j < topk; ++j) {
-      values[j] = std::exp(candidates[j].value - max) / sum;
+      values[j] = Exp(candidates[j].value - max) / sum;
       indices[j] = static_cast<int32_t>(candidates[j].index);
       chosen += values[j];
     }
@@ -295,10 +304,10 @@ class RouterPlan final : public Plan {
     SelectFirst(groups, kRouterKeptGroups, /*largest=*/true);
     std::vector<bool> kept(kRouterGroups, false);
     for (size_t g = 0; g < kRouterKeptGroups; ++g) kept[groups[g].index] = true;
-    for (size_t e = 0; e < experts_; ++e) {
-      if (!kept[e / group_size]) candidates[e].value = 0.0f;
-    }
-    SelectFirst(candidates, topk, /*largest=*/true);
+    std::vector<float> masked(experts_);
+    for (size_t e = 0; e < experts_; ++e)
+      masked[e] = kept[e / group_size] ? candidates[e].value : 0.0f;
+    SelectLargest(masked.data(), experts_, topk, candidates);
     float chosen = 0;
     for (size_t j = 0; j < topk; ++j) chosen += scores[candidates[j].index];
     for (size_t j = 0; j < topk; ++j) {
