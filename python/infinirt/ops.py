@@ -405,6 +405,16 @@ def _pending_of(device: int, stream: Optional[int]) -> _Pending:
     return pending
 
 
+def _stream_done(device: int, stream: Optional[int]) -> None:
+    """The stream's work so far is done: its kept calls are let go."""
+    pending = _pending.get((device, stream))
+    if pending is None or not pending.calls:
+        return
+    with _pending_lock:
+        while pending.calls:
+            pending.free_events.append(pending.calls.popleft()[0])
+
+
 def _retire(pending: _Pending) -> None:
     calls = pending.calls
     while calls:
@@ -523,6 +533,11 @@ def _queue(operator: _Operator, device: int, args: Sequence[Optional[_Arg]],
         _Capture.hold(stream, captured)  # type: ignore[arg-type]
         return
     _check(code, f"infiniop{name}")
+    # Done already (a small call on an idle stream runs in the caller): nothing to keep, and the
+    # calls kept before on the stream are done too.
+    if rt.StreamQuery(stream_handle) == 0:
+        _stream_done(device, stream_handle)
+        return
     _keep_until_done(device, stream_handle, keep)
 
 
