@@ -21,7 +21,7 @@ import inspect
 import sys
 import threading
 from collections import OrderedDict, deque
-from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 from . import _c_api, _library, _runtime
 from ._dlpack import Tensor, from_dlpack
@@ -551,6 +551,145 @@ def _scalar(value: Any, default: Any) -> Any:
     return float(value) if isinstance(default, float) else int(value)
 
 
+# --- The functional form: the outputs made, like the first input ----------------------------
+#
+# Called with its inputs only (``y = ops.gelu(x)``), or with ``out=`` (a tensor, or a tuple of
+# the outputs in order), an operator makes (or takes) its outputs and returns them: one, or a
+# tuple. Each output's shape and dtype follow from the inputs and scalars by the rule below; its
+# type is the first input's (a NumPy array, a PyTorch tensor on the same device, an
+# infinirt Tensor over a Buffer of the same device, from the caching allocator). The operators
+# that update caches in part (PagedCaching, KVCaching, Attention) have no functional form.
+
+# (shape, dtype name) per output, from the inputs (by name: an _Arg, or None) and the scalars.
+_Rule = Callable[[Dict[str, Optional[_Arg]], Dict[str, Any]], List[Tuple[Tuple[int, ...], str]]]
+
+
+def _like(name: str) -> _Rule:
+    return lambda t, s: [(tuple(t[name].shape), t[name].dtype)]  # type: ignore[union-attr]
+
+
+def _gemm_output(t: Dict[str, Optional[_Arg]], s: Dict[str, Any]) -> List[Tuple[Tuple[int, ...], str]]:
+    a, b = t["a"], t["b"]
+    assert a is not None and b is not None
+    shape = (a.shape[-2], b.shape[-1])
+    batches = [x.shape[0] for x in (a, b) if len(x.shape) == 3]
+    return [((max(batches),) + shape if batches else shape, a.dtype)]
+
+
+def _topk_outputs(t: Dict[str, Optional[_Arg]], s: Dict[str, Any]) -> List[Tuple[Tuple[int, ...], str]]:
+    x = t["input"]
+    assert x is not None
+    shape = list(x.shape)
+    if 0 <= int(s["dim"]) < len(shape):
+        shape[int(s["dim"])] = int(s["k"])
+    return [(tuple(shape), x.dtype), (tuple(shape), "int64")]
+
+
+def _router_outputs(t: Dict[str, Optional[_Arg]], s: Dict[str, Any]) -> List[Tuple[Tuple[int, ...], str]]:
+    x = t["x"]
+    assert x is not None
+    shape = (x.shape[0] if x.shape else 1, int(s["topk"]))
+    return [(shape, "float32"), (shape, "int32")]
+
+
+def _i8_gemm_output(t: Dict[str, Optional[_Arg]], s: Dict[str, Any]) -> List[Tuple[Tuple[int, ...], str]]:
+    x, w, bias = t["x"], t["weights"], t["bias"]
+    assert x is not None and w is not None
+    return [((x.shape[0], w.shape[1]), bias.dtype if bias is not None else "float32")]
+
+
+_OUTPUT_RULES: Dict[str, _Rule] = {
+    "Add": _like("a"), "Mul": _like("a"), "Sub": _like("a"), "SwiGLU": _like("a"),
+    "Gemm": _gemm_output,
+    "RMSNorm": _like("x"), "RoPE": _like("x"), "CausalSoftmax": _like("x"),
+    "Rearrange": _like("src"),
+    "RandomSample": lambda t, s: [((), "int64")],
+    "Relu": _like("x"), "Sigmoid": _like("x"), "Silu": _like("input"), "Gelu": _like("input"),
+    "GeluTanh": _like("x"), "Softmax": _like("x"), "LogSoftmax": _like("input"),
+    "MulScalar": _like("input"),
+    "LayerNorm": lambda t, s: [(tuple(t["input"].shape), t["input"].dtype)] * 2 + [  # type: ignore
+        (tuple(t["input"].shape[:-1]), t["input"].dtype)],  # type: ignore[union-attr]
+    "AddRMSNorm": lambda t, s: [(tuple(t["a"].shape), t["a"].dtype)] * 2,  # type: ignore
+    "Embedding": lambda t, s: [(tuple(t["input"].shape) + (t["weight"].shape[1],),  # type: ignore
+                                t["weight"].dtype)],  # type: ignore[union-attr]
+    "PagedAttention": _like("q"), "PagedAttentionPrefill": _like("q"),
+    "FlashAttention": _like("q"),
+    "SiluAndMul": lambda t, s: [(tuple(t["x"].shape[:-1]) + (t["x"].shape[-1] // 2,),  # type: ignore
+                                 t["x"].dtype)],  # type: ignore[union-attr]
+    "DequantizeAWQ": lambda t, s: [((t["qweight"].shape[0], t["qweight"].shape[1] * 8),  # type: ignore
+                                    t["scales"].dtype)],  # type: ignore[union-attr]
+    "I8Gemm": _i8_gemm_output,
+    "TopK": _topk_outputs, "Topksoftmax": _router_outputs, "Topkrouter": _router_outputs,
+}
+
+
+def _tensor_like(value: Any) -> bool:
+    return value is None or isinstance(value, Tensor) or hasattr(value, "__dlpack__")
+
+
+def _allocate_like(first: Any, shape: Tuple[int, ...], dtype: str) -> Any:
+    """A new contiguous tensor of the type (and device) of `first`."""
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(first, numpy.ndarray):
+        same = first.dtype.name == dtype
+        return numpy.empty(shape, dtype=first.dtype if same else numpy.dtype(dtype))
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(first, torch.Tensor):
+        return torch.empty(shape, dtype=getattr(torch, dtype), device=first.device)
+    if isinstance(first, Tensor):
+        from . import _dlpack
+        code, size = _library.dtype_code(dtype)
+        del code
+        count = 1
+        for extent in shape:
+            count *= extent
+        # Host memory in (device None): the CPU device's memory out, which is host memory too.
+        device = first.device if first.device is not None else get_device()
+        buffer = Buffer(max(count * size, 1), device=device)
+        made = Tensor(buffer.ptr, tuple(shape), _dlpack._contiguous_strides(shape), dtype, size,
+                      first.device, _dlpack.device_of(buffer), False, None, None)
+        made._source = buffer
+        return made
+    raise TypeError(f"cannot make an output like a {type(first).__name__}: pass the outputs")
+
+
+def _functional(name: str, python_name: str, tensors: Sequence[_TensorEntry], args: Tuple[Any, ...],
+                kwargs: Dict[str, Any], run: Callable[..., None]) -> Any:
+    """The functional call: outputs made from the rule (or `out`), then the outputs-first call."""
+    rule = _OUTPUT_RULES.get(name)
+    outputs = [entry[0] for entry in tensors if entry[1]]
+    inputs = [entry[0] for entry in tensors if not entry[1]]
+    if rule is None or any(tensors[i][1] for i in range(len(outputs), len(tensors))):
+        raise TypeError(f"{python_name} updates its outputs in part: pass them first")
+    out = kwargs.pop("out", None)
+    given = list(args[:len(inputs)])
+    rest = args[len(inputs):]
+    # The scalars by name (defaults first), for the rules.
+    scalars: Dict[str, Any] = {}
+    operator = _operator(name)
+    for scalar, default, again in (*operator.create_scalars, *operator.call_scalars):
+        if not again:
+            scalars[scalar] = default
+    for scalar, value in zip([n for n in _scalar_names(operator)], rest):
+        scalars[scalar] = value
+    scalars.update({k: v for k, v in kwargs.items() if k != "stream"})
+    if out is None:
+        described = {n: (None if v is None else _argument(v, n)) for n, v in zip(inputs, given)}
+        first = next(v for v in given if v is not None)
+        made = [_allocate_like(first, shape, dtype) for shape, dtype in rule(described, scalars)]
+    else:
+        made = list(out) if isinstance(out, (tuple, list)) else [out]
+        if len(made) != len(outputs):
+            raise TypeError(f"{python_name} has {len(outputs)} outputs, out= gave {len(made)}")
+    run(*made, *given, *rest, **kwargs)
+    return made[0] if len(made) == 1 else tuple(made)
+
+
+def _scalar_names(operator: _Operator) -> List[str]:
+    return [scalar for scalar, _, again in (*operator.create_scalars, *operator.call_scalars)
+            if not again]
+
+
 def _define(name: str, python_name: str, tensors: Sequence[_TensorEntry],
             create_scalars: Sequence[_ScalarEntry], call_scalars: Sequence[_ScalarEntry],
             summary: str) -> Any:
@@ -581,7 +720,15 @@ def _define(name: str, python_name: str, tensors: Sequence[_TensorEntry],
         bound.apply_defaults()
         return [bound.arguments[n] for n in names], bound.arguments["stream"]
 
-    def operator(*args: Any, **kwargs: Any) -> None:
+    output_count = sum(1 for entry in tensors if entry[1])
+    input_count = tensor_count - output_count
+
+    def operator(*args: Any, **kwargs: Any) -> Any:
+        if "out" in kwargs or (args and _leading_tensors(args) == input_count):
+            return _functional(name, python_name, tensors, args, kwargs, outputs_first)
+        return outputs_first(*args, **kwargs)
+
+    def outputs_first(*args: Any, **kwargs: Any) -> None:
         values, stream = values_of(args, kwargs)
         by_name = dict(zip(names, values)) if call_scalars else {}
         calls = [_scalar(values[create_index[scalar]] if again else by_name[scalar],
@@ -593,9 +740,19 @@ def _define(name: str, python_name: str, tensors: Sequence[_TensorEntry],
              calls, stream,
              {scalar: value for (scalar, _, _), value in zip(call_scalars, calls)})
 
+    def _leading_tensors(args: Tuple[Any, ...]) -> int:
+        count = 0
+        for value in args:
+            if not _tensor_like(value) or count == tensor_count:
+                break
+            count += 1
+        return count
+
     operator.__name__ = operator.__qualname__ = python_name
     operator.__signature__ = signature  # type: ignore[attr-defined]
-    operator.__doc__ = f"{name}: {summary} Outputs first; queued on ``stream``."
+    operator.__doc__ = (f"{name}: {summary} Outputs first; queued on ``stream``. Given its inputs "
+                        f"only (or out=), it makes its outputs like the first input and returns "
+                        f"them.")
     return operator
 
 
