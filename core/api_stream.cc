@@ -152,6 +152,29 @@ struct StreamCallback {
   }
 };
 
+// LaunchHostFunc, and LaunchHostWork when `bytes` is given: fn queued on the stream (or recorded
+// into its capture as a host node). A backend without LaunchHostWork (every vendor's) queues the
+// work as LaunchHostFunc does.
+infinirtError_t QueueHostFunction(infinirtStream_t stream, infinirtHostFn_t fn, void* userData,
+                                  const size_t* bytes, const char* function_name) {
+  Runtime& runtime = Runtime::Get();
+  StreamTarget target;
+  if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
+  if (fn == nullptr) return Fail(infinirtErrorInvalidValue, "{}: fn is NULL", function_name);
+  infinirtError_t captured;
+  if (runtime.captures().Record(target.ref, HostNode(fn, userData), &captured)) return captured;
+  if (bytes != nullptr) {
+    const infinirtError_t queued =
+        target.backend->table.LaunchHostWork(target.local, target.stream, fn, userData, *bytes);
+    if (queued != infinirtErrorNotSupported) {
+      return BackendAnswer(queued, *target.backend, function_name);
+    }
+  }
+  return BackendAnswer(
+      target.backend->table.LaunchHostFunc(target.local, target.stream, fn, userData),
+      *target.backend, function_name);
+}
+
 }  // namespace
 
 extern "C" {
@@ -520,36 +543,14 @@ infinirtError_t infinirtStreamWaitEvent(infinirtStream_t stream, infinirtEvent_t
 infinirtError_t infinirtLaunchHostFunc(infinirtStream_t stream, infinirtHostFn_t fn,
                                        void* userData) {
   return Guard(__func__, [&](const char* function_name) {
-    Runtime& runtime = Runtime::Get();
-    StreamTarget target;
-    if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
-    if (fn == nullptr) return Fail(infinirtErrorInvalidValue, "{}: fn is NULL", function_name);
-    infinirtError_t captured;
-    if (runtime.captures().Record(target.ref, HostNode(fn, userData), &captured)) return captured;
-    return BackendAnswer(
-        target.backend->table.LaunchHostFunc(target.local, target.stream, fn, userData),
-        *target.backend, function_name);
+    return QueueHostFunction(stream, fn, userData, nullptr, function_name);
   });
 }
 
-// A backend without LaunchHostWork (every vendor's) queues the work as LaunchHostFunc does.
 infinirtError_t infinirtLaunchHostWork(infinirtStream_t stream, infinirtHostFn_t fn, void* userData,
                                        size_t bytes) {
   return Guard(__func__, [&](const char* function_name) {
-    Runtime& runtime = Runtime::Get();
-    StreamTarget target;
-    if (auto error = ResolveStream(runtime, stream, &target, function_name)) return error;
-    if (fn == nullptr) return Fail(infinirtErrorInvalidValue, "{}: fn is NULL", function_name);
-    infinirtError_t captured;
-    if (runtime.captures().Record(target.ref, HostNode(fn, userData), &captured)) return captured;
-    const infinirtError_t queued =
-        target.backend->table.LaunchHostWork(target.local, target.stream, fn, userData, bytes);
-    if (queued != infinirtErrorNotSupported) {
-      return BackendAnswer(queued, *target.backend, function_name);
-    }
-    return BackendAnswer(
-        target.backend->table.LaunchHostFunc(target.local, target.stream, fn, userData),
-        *target.backend, function_name);
+    return QueueHostFunction(stream, fn, userData, &bytes, function_name);
   });
 }
 
