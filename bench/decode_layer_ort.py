@@ -17,30 +17,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
-from typing import Callable
 
 import numpy as np
 
+from timing import median_seconds
+
 HIDDEN, HEADS, HEAD, FFN, PAST = 2048, 32, 64, 5632, 511
 EPS = 1e-6
-
-
-def median_seconds(call: Callable[[], None], runs: int = 7, min_time: float = 0.3) -> float:
-    call()
-    results = []
-    for _ in range(runs):
-        iterations, start = 0, time.perf_counter()
-        while True:
-            call()
-            iterations += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= min_time:
-                break
-        results.append(elapsed / iterations)
-    return statistics.median(results)
 
 
 def weights(rng: np.random.Generator):
@@ -192,7 +176,8 @@ def main() -> int:
     ours()
     theirs()
     difference = float(np.abs(ours.y - their_y).max())
-    ours_s, theirs_s = median_seconds(ours), median_seconds(theirs)
+    ours_s = median_seconds(ours, min_time=0.3, runs=7)
+    theirs_s = median_seconds(theirs, min_time=0.3, runs=7)
     print(f"decode step, hidden {HIDDEN}, {HEADS} heads of {HEAD}, FFN {FFN}, {PAST} cached, F32, "
           f"{args.threads} threads: infinirt {ours_s * 1e3:.3f} ms, ONNX Runtime "
           f"{theirs_s * 1e3:.3f} ms, infinirt / ORT {ours_s / theirs_s:.2f}; largest output "

@@ -5,29 +5,13 @@ reused. Prints one JSON object: benchmark name -> median seconds per call over 5
 Run by scripts/bench_numpy.sh, which compares it with InfiniOP's numbers."""
 
 import json
-import statistics
-import time
 
 import ml_dtypes
 import numpy as np
 
+from timing import median_seconds
+
 MIB = 1 << 20
-
-
-def median_seconds(call, min_time=0.5, runs=5):
-    """The median over `runs` of the mean time of a call, each run repeating it for min_time."""
-    call()  # warm-up: page faults, caches
-    results = []
-    for _ in range(runs):
-        iterations, start = 0, time.perf_counter()
-        while True:
-            call()
-            iterations += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= min_time:
-                break
-        results.append(elapsed / iterations)
-    return statistics.median(results)
 
 
 def gemm(n, dtype):
@@ -96,7 +80,7 @@ def main():
     results = {}
     for name, call in cases.items():
         results[name] = (median_seconds(call, min_time=0, runs=1) if name in slow
-                         else median_seconds(call))
+                         else median_seconds(call, min_time=0.5))
     print(json.dumps({"numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__,
                       "seconds": results}))
 

@@ -6,36 +6,21 @@ few-node) model with its outputs bound, so that neither side allocates per call.
 
     PYTHONPATH=build/python-dev python bench/onnxruntime_ops.py [--threads N] [--markdown]
 
-scripts/bench_onnxruntime.sh prepares the environment (onnxruntime and onnx from PyPI) and runs it.
+It needs onnxruntime and onnx from PyPI (the model tests' environment has them: tests/models/
+requirements.txt).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
 from typing import Callable, Dict, List, Tuple
 
 import numpy as np
 
+from timing import median_seconds
+
 HIDDEN, SEQ, FFN, HEADS, VOCAB = 4096, 512, 11008, 32, 32000
-
-
-def median_seconds(call: Callable[[], None], min_time: float = 0.4, runs: int = 5) -> float:
-    """The median over `runs` of the mean time of a call, each run repeating it for min_time."""
-    call()
-    results = []
-    for _ in range(runs):
-        iterations, start = 0, time.perf_counter()
-        while True:
-            call()
-            iterations += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= min_time:
-                break
-        results.append(elapsed / iterations)
-    return statistics.median(results)
 
 
 def onnx_runner(nodes, inputs: Dict[str, np.ndarray], outputs: Dict[str, np.ndarray], threads: int,
