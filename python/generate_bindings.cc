@@ -75,12 +75,25 @@ std::string Spelling() {
   }
 }
 
-// "(void* p, float p)": a function's parameter list, with the types only (named p).
+// "(void* p, float p)": the parameter list of a function of type F, with the types only (named
+// p). From the type alone (Parameters<decltype(f)>()): taking the function's address would link
+// this tool against libinfiniop, which it does not need (and does not link at -O1, where the
+// unused address is not optimised away).
+template <class F>
+struct ParameterList;
+
 template <class R, class... Arguments>
-std::string Parameters(R (*)(Arguments...)) {
-  std::string list;
-  ((list += (list.empty() ? "" : ", ") + Spelling<Arguments>() + " p"), ...);
-  return "(" + (list.empty() ? std::string("void") : list) + ")";
+struct ParameterList<R(Arguments...)> {
+  static std::string Spelled() {
+    std::string list;
+    ((list += (list.empty() ? "" : ", ") + Spelling<Arguments>() + " p"), ...);
+    return "(" + (list.empty() ? std::string("void") : list) + ")";
+  }
+};
+
+template <class F>
+std::string Parameters() {
+  return ParameterList<F>::Spelled();
 }
 
 #define FUNCTION_(ret, name, params)                                              \
@@ -144,14 +157,14 @@ void Operators() {
 #define INFINIOP_SCALAR_AS(type, name, default_value, field) \
   INFINIOP_SCALAR(type, name, default_value)
 #define INFINIOP_SCALAR_AGAIN(type, name) "(" + Quoted(#name) + ", None, True), " +
-#define OPERATOR_(name, snake, number, workspace, tensors, create, call, summary)             \
-  std::printf("    (%s, %s, [%s], [%s], [%s], %s, %s, %s, %s),\n", Quoted(#name).c_str(),     \
-              Quoted(#snake).c_str(), (std::string() + INFINIOP_EXPAND tensors "").c_str(),  \
-              (std::string() + INFINIOP_EXPAND create "").c_str(),                           \
-              (std::string() + INFINIOP_EXPAND call "").c_str(),                             \
-              workspace == INFINIOP_WORKSPACE ? "True" : "False", Quoted(summary).c_str(),    \
-              Quoted(Parameters(&infiniopCreate##name##Descriptor).c_str()).c_str(),         \
-              Quoted(Parameters(&infiniop##name).c_str()).c_str());
+#define OPERATOR_(name, snake, number, workspace, tensors, create, call, summary)               \
+  std::printf("    (%s, %s, [%s], [%s], [%s], %s, %s, %s, %s),\n", Quoted(#name).c_str(),       \
+              Quoted(#snake).c_str(), (std::string() + INFINIOP_EXPAND tensors "").c_str(),     \
+              (std::string() + INFINIOP_EXPAND create "").c_str(),                              \
+              (std::string() + INFINIOP_EXPAND call "").c_str(),                                \
+              workspace == INFINIOP_WORKSPACE ? "True" : "False", Quoted(summary).c_str(),      \
+              Quoted(Parameters<decltype(infiniopCreate##name##Descriptor)>().c_str()).c_str(), \
+              Quoted(Parameters<decltype(infiniop##name)>().c_str()).c_str());
   INFINIOP_OPERATORS(OPERATOR_)
 #undef OPERATOR_
 #undef INFINIOP_SCALAR_AGAIN
@@ -170,7 +183,7 @@ void Operators() {
   std::printf("]\n\nOP_FUNCTIONS = [\n");
 #define OP_FUNCTION_(name)                                     \
   std::printf("    ('int', %s, %s),\n", Quoted(#name).c_str(), \
-              Quoted(Parameters(&infiniop##name).c_str()).c_str());
+              Quoted(Parameters<decltype(infiniop##name)>().c_str()).c_str());
   OP_FUNCTION_(CreateHandle)
   OP_FUNCTION_(DestroyHandle)
   OP_FUNCTION_(CreateTensorDescriptor)

@@ -77,7 +77,8 @@ std::string ParameterName(const std::string& parameter) {
   return parameter.substr(begin, end + 1 - begin);
 }
 
-// Which parameters of a function are streams.
+// Which parameters of a function are streams, from its type alone (called with a null pointer of
+// it): this tool does not link the runtime, which a function's address would need at -O1.
 template <class R, class... Arguments>
 std::vector<bool> StreamParameters(R (*)(Arguments...)) {
   return {std::is_same_v<Arguments, infinirtStream_t>...};
@@ -123,9 +124,10 @@ std::vector<Variant> Variants() {
                                decltype(StreamAppended(&infinirt##name))>,                \
                 "infinirt" #name "Async is not infinirt" #name " with a stream appended");
 #define PER_THREAD_CHECK_ptsz(name)
-#define PER_THREAD_VARIANT_(name, variant)                                                 \
-  PER_THREAD_CHECK_##variant(name) variants.push_back(                                     \
-      {#name, #variant, lists.at(#name), StreamParameters(&infinirt##name)});
+#define PER_THREAD_VARIANT_(name, variant)                  \
+  PER_THREAD_CHECK_##variant(name)                          \
+      variants.push_back({#name, #variant, lists.at(#name), \
+                          StreamParameters(static_cast<decltype(&infinirt##name)>(nullptr))});
   INFINIRT_PER_THREAD_STREAM_FUNCTIONS(PER_THREAD_VARIANT_)
 #undef PER_THREAD_VARIANT_
 #undef PER_THREAD_CHECK_ptsz
