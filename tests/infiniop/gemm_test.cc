@@ -42,13 +42,18 @@ std::vector<GemmCase> GemmCases() {
       {"one row", Layout::Contiguous({1, 33}), Layout::Contiguous({1, 65}),
        Layout::Contiguous({65, 33}), 1.0f, 0.0f},
       // One row is a matrix-vector product on the CPU: b by rows, b as a weight's transposed
-      // view, strided a and c, beta, widths across its blocks of 256 columns and threads.
+      // view, strided a and c, beta, widths across its blocks of 2048 columns and threads, rows
+      // and columns beyond its groups of four and its vectors of 16.
       {"one row, b a transposed view", Layout::Contiguous({1, 600}), Layout::Contiguous({1, 70}),
        Layout{{70, 600}, {1, 70}}, 0.5f, 0.0f},
       {"one row, strided a and c, beta", Layout{{1, 300}, {300, 2}}, Layout{{1, 40}, {40, 3}},
        Layout::Contiguous({40, 300}), 1.25f, -0.5f},
       {"one row of a long product", Layout::Contiguous({1, 520}), Layout::Contiguous({1, 2100}),
        Layout{{2100, 520}, {1, 2100}}, 1.0f, 1.0f},
+      {"one row, b by rows across blocks", Layout::Contiguous({1, 4099}),
+       Layout::Contiguous({1, 7}), Layout::Contiguous({7, 4099}), 1.0f, 0.0f},
+      {"one row, b transposed, a strided, columns beyond fours", Layout::Contiguous({1, 603}),
+       Layout{{1, 37}, {37, 2}}, Layout{{37, 603}, {1, 37}}, 1.0f, 0.5f},
   };
 }
 

@@ -14,6 +14,7 @@
 
 #include "cpu_common.h"
 #include "cpu_convert.h"
+#include "cpu_isa.h"
 #include "cpu_onednn_gemm.h"
 #include "cpu_parallel.h"
 
@@ -112,6 +113,122 @@ class BlasGemmPlan final : public Plan {
   GemmShape s_;
 };
 
+// The operands of a vector-matrix product a b: a [k] (a_step apart), b [k, n] with rows ld apart
+// (or its transpose, b^T [n, k], rows ld apart).
+struct VectorMatrix {
+  const float* a;
+  ptrdiff_t a_step;
+  const float* b;
+  ptrdiff_t ld;
+  size_t k;
+
+  float A(size_t i) const { return a[static_cast<ptrdiff_t>(i) * a_step]; }
+  const float* Row(size_t i) const { return b + static_cast<ptrdiff_t>(i) * ld; }
+};
+
+// b [k, n] by rows: sums[j - j0] = sum over i of a[i] * b[i][j], four rows a pass (a quarter of
+// the loads and stores of sums; four streams for the prefetchers).
+[[gnu::always_inline]] inline void SumRowsLoop(const VectorMatrix& p, size_t j0, size_t j1,
+                                               float* sums) {
+  const size_t width = j1 - j0;
+  for (size_t j = 0; j < width; ++j) sums[j] = 0;
+  size_t i = 0;
+  for (; i + 4 <= p.k; i += 4) {
+    const float a0 = p.A(i), a1 = p.A(i + 1), a2 = p.A(i + 2), a3 = p.A(i + 3);
+    const float *r0 = p.Row(i) + j0, *r1 = r0 + p.ld, *r2 = r1 + p.ld, *r3 = r2 + p.ld;
+    INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+    for (size_t j = 0; j < width; ++j) {
+      sums[j] += (a0 * r0[j] + a1 * r1[j]) + (a2 * r2[j] + a3 * r3[j]);
+    }
+  }
+  for (; i < p.k; ++i) {
+    const float ai = p.A(i);
+    const float* row = p.Row(i) + j0;
+    INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+    for (size_t j = 0; j < width; ++j) sums[j] += ai * row[j];
+  }
+}
+
+// b^T [n, k] by rows (a weight's transposed view): sums[j - j0] = b^T[j] . a, four rows at a time
+// where a is packed (each load of a serves four rows; four streams for the prefetchers).
+[[gnu::always_inline]] inline void DotColumnsLoop(const VectorMatrix& p, size_t j0, size_t j1,
+                                                  float* sums) {
+  // 16 floats as one value (by reference, so that no function passes a 64-byte vector by value,
+  // whose ABI differs between the versions compiled for AVX-512 and the others).
+  typedef float Vec16 __attribute__((vector_size(64)));
+  Vec16 x, y;
+  const auto load = [](Vec16& v, const float* from) { std::memcpy(&v, from, sizeof v); };
+  const auto total = [](const Vec16& v) {
+    float sum = 0;
+    for (int l = 0; l < 16; ++l) sum += v[l];
+    return sum;
+  };
+  const bool packed = p.k <= 1 || p.a_step == 1;
+  const size_t whole = packed ? p.k / 16 * 16 : 0;  // the part read 16 at a time
+  size_t j = j0;
+  for (; packed && j + 4 <= j1; j += 4) {
+    const float *w0 = p.Row(j), *w1 = w0 + p.ld, *w2 = w1 + p.ld, *w3 = w2 + p.ld;
+    Vec16 s0 = {}, s1 = {}, s2 = {}, s3 = {};
+    for (size_t i = 0; i < whole; i += 16) {
+      load(x, p.a + i);
+      load(y, w0 + i);
+      s0 += x * y;
+      load(y, w1 + i);
+      s1 += x * y;
+      load(y, w2 + i);
+      s2 += x * y;
+      load(y, w3 + i);
+      s3 += x * y;
+    }
+    float d0 = total(s0), d1 = total(s1), d2 = total(s2), d3 = total(s3);
+    for (size_t i = whole; i < p.k; ++i) {
+      d0 += p.a[i] * w0[i];
+      d1 += p.a[i] * w1[i];
+      d2 += p.a[i] * w2[i];
+      d3 += p.a[i] * w3[i];
+    }
+    sums[j - j0] = d0;
+    sums[j + 1 - j0] = d1;
+    sums[j + 2 - j0] = d2;
+    sums[j + 3 - j0] = d3;
+  }
+  for (; j < j1; ++j) {
+    const float* w = p.Row(j);
+    Vec16 s0 = {};
+    for (size_t i = 0; i < whole; i += 16) {
+      load(x, p.a + i);
+      load(y, w + i);
+      s0 += x * y;
+    }
+    float dot = total(s0);
+    for (size_t i = whole; i < p.k; ++i) dot += p.A(i) * w[i];
+    sums[j - j0] = dot;
+  }
+}
+
+// Each compiled for its instructions (cpu_isa.h).
+void SumRowsBaseline(VectorMatrix p, size_t j0, size_t j1, float* sums) {
+  SumRowsLoop(p, j0, j1, sums);
+}
+void DotColumnsBaseline(VectorMatrix p, size_t j0, size_t j1, float* sums) {
+  DotColumnsLoop(p, j0, j1, sums);
+}
+#if INFINIOP_CPU_HAS_X86_KERNELS
+INFINIOP_CPU_TARGET_AVX2 void SumRowsAvx2(VectorMatrix p, size_t j0, size_t j1, float* sums) {
+  SumRowsLoop(p, j0, j1, sums);
+}
+INFINIOP_CPU_TARGET_AVX512 void SumRowsAvx512(VectorMatrix p, size_t j0, size_t j1, float* sums) {
+  SumRowsLoop(p, j0, j1, sums);
+}
+INFINIOP_CPU_TARGET_AVX2 void DotColumnsAvx2(VectorMatrix p, size_t j0, size_t j1, float* sums) {
+  DotColumnsLoop(p, j0, j1, sums);
+}
+INFINIOP_CPU_TARGET_AVX512 void DotColumnsAvx512(VectorMatrix p, size_t j0, size_t j1,
+                                                 float* sums) {
+  DotColumnsLoop(p, j0, j1, sums);
+}
+#endif
+
 // One row (m = 1, one batch) in F32: a matrix-vector product, c = b^T a, computed here across
 // the backend's threads. A general product of one row goes through the matrix kernels' packing,
 // and OpenBLAS's gemv, called from the stream's worker, runs its own threads against the
@@ -130,15 +247,19 @@ class GemvPlan final : public Plan {
     float* c = static_cast<float*>(buffers[0]);
     const float* a = static_cast<const float*>(buffers[1]);
     const float* b = static_cast<const float*>(buffers[2]);
-    const size_t grain = std::max<size_t>(kColumns, kParallelGrain / s_.k);
+    const size_t grain = std::max<size_t>(kLeastColumns, kParallelGrain / s_.k);
     ParallelFor(s_.n, grain, [&](size_t first, size_t end) {
       for (size_t j0 = first; j0 < end; j0 += kColumns) {
         const size_t j1 = std::min(end, j0 + kColumns);
         float sums[kColumns];
+        const VectorMatrix product{a, s_.a.col_stride, b, s_.b_view.ld, s_.k};
         if (s_.b_view.trans == CblasNoTrans) {
-          SumRows(a, b, j0, j1, sums);
+          RunForIsa(INFINIOP_CPU_X86_ONLY(&SumRowsAvx512), INFINIOP_CPU_X86_ONLY(&SumRowsAvx2),
+                    &SumRowsBaseline, product, j0, j1, sums);
         } else {
-          DotColumns(a, b, j0, j1, sums);
+          RunForIsa(INFINIOP_CPU_X86_ONLY(&DotColumnsAvx512),
+                    INFINIOP_CPU_X86_ONLY(&DotColumnsAvx2), &DotColumnsBaseline, product, j0, j1,
+                    sums);
         }
         for (size_t j = j0; j < j1; ++j) {
           float& out = c[static_cast<ptrdiff_t>(j) * s_.c.col_stride];
@@ -149,47 +270,12 @@ class GemvPlan final : public Plan {
   }
 
  private:
-  static constexpr size_t kColumns = 256;
-
-  float A(const float* a, size_t k) const { return a[static_cast<ptrdiff_t>(k) * s_.a.col_stride]; }
-
-  // b [k, n] by rows (ld apart): sums[j - j0] = sum over k of a[k] * b[k][j], row by row.
-  void SumRows(const float* a, const float* b, size_t j0, size_t j1, float* sums) const {
-    const size_t width = j1 - j0;
-    for (size_t j = 0; j < width; ++j) sums[j] = 0;
-    for (size_t k = 0; k < s_.k; ++k) {
-      const float ak = A(a, k);
-      const float* row = b + static_cast<ptrdiff_t>(k) * s_.b_view.ld + j0;
-      INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
-      for (size_t j = 0; j < width; ++j) sums[j] += ak * row[j];
-    }
-  }
-
-  // b's transpose [n, k] by rows (a weight's transposed view): sums[j - j0] = W[j] . a.
-  void DotColumns(const float* a, const float* b, size_t j0, size_t j1, float* sums) const {
-    typedef float Vec16 __attribute__((vector_size(64)));
-    const bool packed = s_.k <= 1 || s_.a.col_stride == 1;
-    for (size_t j = j0; j < j1; ++j) {
-      const float* w = b + static_cast<ptrdiff_t>(j) * s_.b_view.ld;
-      float dot = 0;
-      size_t k = 0;
-      if (packed) {
-        Vec16 even = {}, odd = {}, x, y;
-        for (; k + 32 <= s_.k; k += 32) {
-          std::memcpy(&x, a + k, sizeof x);
-          std::memcpy(&y, w + k, sizeof y);
-          even += x * y;
-          std::memcpy(&x, a + k + 16, sizeof x);
-          std::memcpy(&y, w + k + 16, sizeof y);
-          odd += x * y;
-        }
-        even += odd;
-        for (int l = 0; l < 16; ++l) dot += even[l];
-      }
-      for (; k < s_.k; ++k) dot += A(a, k) * w[k];
-      sums[j - j0] = dot;
-    }
-  }
+  // Columns a thread computes at a time (their sums stay in the first-level cache), and the
+  // fewest a thread is given. Wide, because b by rows is read kColumns floats of a row at a time:
+  // at 256 (1 KiB of each 16 KiB row of a 4096-wide b), every read was on another page, and the
+  // product ran at a third of the memory's speed.
+  static constexpr size_t kColumns = 2048;
+  static constexpr size_t kLeastColumns = 256;
 
   GemmShape s_;
 };

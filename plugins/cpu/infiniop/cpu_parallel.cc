@@ -1,12 +1,15 @@
 // The CPU operator backend's pool of helper threads (cpu_parallel.h). The helpers are made on the
 // first parallel call and live until the process exits (the pool is never destroyed: a host
-// function may run during exit); between calls they sleep on a condition variable.
+// function may run during exit); between calls they spin for a moment, then sleep on a condition
+// variable.
 #include "cpu_parallel.h"
 
 #include <sched.h>
 #include <stdlib.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -31,6 +34,35 @@ size_t ThreadsFromEnvironment() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+// How long a helper that finished a part looks for the next job before it sleeps, and how long
+// a job's caller, its own part done, looks for the helpers' end before it sleeps. A model's calls
+// come a few microseconds apart, and a sleeping thread takes tens to wake on a virtual machine:
+// without the spin, each call's second half would start that much after its first (measured on
+// 2 cores: Relu of 512 x 4096 floats took 1.55 times ONNX Runtime's time, whose helpers spin too;
+// with it 1.1).
+constexpr std::chrono::microseconds kHelperSpin{200};
+constexpr std::chrono::microseconds kJoinSpin{200};
+
+// Whether ready() turned true within `time`, polled with the processor's spin-wait hint and, every
+// 64th poll, a yield of the core to a thread that wants it (with as many threads as cores, often
+// the one about to post the work waited for).
+template <class Ready>
+bool SpinFor(std::chrono::microseconds time, Ready ready) {
+  const auto deadline = std::chrono::steady_clock::now() + time;
+  for (unsigned poll = 1; !ready(); ++poll) {
+    if (poll % 64 == 0) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::yield();
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+  return true;
+}
+
 class Pool {
  public:
   explicit Pool(size_t helpers) {
@@ -47,18 +79,22 @@ class Pool {
   bool TryRun(size_t parts, const std::function<void(size_t)>& part) {
     std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
+    bool wake;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       job_ = &part;
       parts_ = parts;
-      pending_ = parts - 1;
-      ++generation_;
+      pending_.store(parts - 1, std::memory_order_relaxed);
+      generation_.store(generation_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+      wake = sleepers_ > 0;  // the others are spinning, and see the generation change
     }
-    wake_.notify_all();
+    if (wake) wake_.notify_all();
     part(0);
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return pending_ == 0; });
-    job_ = nullptr;
+    const auto joined = [this] { return pending_.load(std::memory_order_acquire) == 0; };
+    if (!SpinFor(kJoinSpin, joined)) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_.wait(lock, joined);
+    }
     return true;
   }
 
@@ -66,16 +102,28 @@ class Pool {
   // Helper `index` (1-based) runs part `index` of each job that has one.
   void Serve(size_t index) {
     size_t seen = 0;
-    std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return generation_ != seen; });
-      seen = generation_;
-      if (index >= parts_) continue;
-      const std::function<void(size_t)>* job = job_;
-      lock.unlock();
+      const auto posted = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+      if (!SpinFor(kHelperSpin, posted)) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ++sleepers_;
+        wake_.wait(lock, posted);
+        --sleepers_;
+      }
+      const std::function<void(size_t)>* job;
+      size_t parts;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);  // the job's fields, as TryRun posted them
+        seen = generation_.load(std::memory_order_relaxed);
+        job = job_;
+        parts = parts_;
+      }
+      if (index >= parts) continue;
       (*job)(index);
-      lock.lock();
-      if (--pending_ == 0) done_.notify_one();
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard<std::mutex> lock(mutex_);  // a caller between its check and its wait
+        done_.notify_one();
+      }
     }
   }
 
@@ -85,8 +133,9 @@ class Pool {
   std::condition_variable done_;
   const std::function<void(size_t)>* job_ = nullptr;
   size_t parts_ = 0;
-  size_t pending_ = 0;
-  size_t generation_ = 0;
+  size_t sleepers_ = 0;  // helpers waiting on wake_
+  std::atomic<size_t> pending_{0};
+  std::atomic<size_t> generation_{0};
   size_t helpers_ = 0;
 };
 
