@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-from timing import median_seconds
+from timing import paired_median_seconds
 
 HIDDEN, HEADS, HEAD, FFN, PAST = 2048, 32, 64, 5632, 511
 EPS = 1e-6
@@ -176,8 +176,7 @@ def main() -> int:
     ours()
     theirs()
     difference = float(np.abs(ours.y - their_y).max())
-    ours_s = median_seconds(ours, min_time=0.3, runs=7)
-    theirs_s = median_seconds(theirs, min_time=0.3, runs=7)
+    ours_s, theirs_s = paired_median_seconds(ours, theirs, min_time=0.3, runs=7)
     print(f"decode step, hidden {HIDDEN}, {HEADS} heads of {HEAD}, FFN {FFN}, {PAST} cached, F32, "
           f"{args.threads} threads: infinirt {ours_s * 1e3:.3f} ms, ONNX Runtime "
           f"{theirs_s * 1e3:.3f} ms, infinirt / ORT {ours_s / theirs_s:.2f}; largest output "

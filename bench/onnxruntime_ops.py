@@ -18,7 +18,7 @@ from typing import Callable, Dict, List, Tuple
 
 import numpy as np
 
-from timing import median_seconds
+from timing import paired_median_seconds
 
 HIDDEN, SEQ, FFN, HEADS, VOCAB = 4096, 512, 11008, 32, 32000
 
@@ -236,7 +236,7 @@ def main() -> None:
     if args.markdown:
         print("| --- | ---: | ---: | ---: |")
     for name, our_call, their_call in cases(args.threads):
-        ours_s, theirs_s = median_seconds(our_call), median_seconds(their_call)
+        ours_s, theirs_s = paired_median_seconds(our_call, their_call)
         if args.markdown:
             print(f"| {name} | {ours_s * 1e3:.3f} | {theirs_s * 1e3:.3f} | {ours_s / theirs_s:.2f} |")
         else:

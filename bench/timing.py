@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable
+from typing import Callable, Tuple
 
 
 def median_seconds(call: Callable[[], object], min_time: float = 0.4, runs: int = 5) -> float:
@@ -22,3 +22,22 @@ def median_seconds(call: Callable[[], object], min_time: float = 0.4, runs: int 
                 break
         results.append(elapsed / iterations)
     return statistics.median(results)
+
+
+def paired_median_seconds(first: Callable[[], object], second: Callable[[], object],
+                          min_time: float = 0.25, runs: int = 7,
+                          settle: float = 0.05) -> Tuple[float, float]:
+    """The median time of a call of each of two, measured in alternation: run r of `first`, then
+    run r of `second`, and so on, so that both meet the same moments of a shared machine (other
+    processes, the memory bus's load) rather than one a quiet minute and the other a busy one."""
+    times: Tuple[list, list] = ([], [])
+    for _ in range(runs):
+        for side, call in enumerate((first, second)):
+            # Calls untimed for a while first: the other side's threads may still be spinning for
+            # work (ONNX Runtime's do for milliseconds), and would take this side's cores.
+            settle_until = time.perf_counter() + settle
+            while time.perf_counter() < settle_until:
+                call()
+            times[side].append(median_seconds(call, min_time=min_time, runs=1))
+    return statistics.median(times[0]), statistics.median(times[1])
+
