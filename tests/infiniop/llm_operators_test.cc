@@ -300,21 +300,29 @@ TEST_F(InfiniopTest, RandomSamplesArgMaxIsTheFirstMaximumAndIgnoresNan) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   struct Case {
     const char* name;
-    std::vector<std::pair<size_t, double>> set;  // over zeros
+    size_t voc;
+    std::vector<std::pair<size_t, double>> set;  // over -1
     int64_t expected;
   };
+  // 100,000 scores are split across threads on the CPU (parts of at least 16 Ki).
   const Case cases[] = {
-      {"two maxima: the first", {{70, 5.0}, {30, 5.0}, {99, 4.0}}, 30},
-      {"a NaN in the middle is ignored", {{50, nan}, {98, 3.0}}, 98},
-      {"the maximum in the remainder", {{99, 2.0}}, 99},
-      {"a NaN first wins", {{0, nan}, {10, 9.0}}, 0},
+      {"two maxima: the first", 100, {{70, 5.0}, {30, 5.0}, {99, 4.0}}, 30},
+      {"a NaN in the middle is ignored", 100, {{50, nan}, {98, 3.0}}, 98},
+      {"the maximum in the remainder", 100, {{99, 2.0}}, 99},
+      {"a NaN first wins", 100, {{0, nan}, {10, 9.0}}, 0},
+      {"maxima in two threads' parts: the first", 100000, {{90000, 5.0}, {20001, 5.0}}, 20001},
+      {"two maxima in one lane: the first", 100000, {{64, 5.0}, {16, 5.0}, {32, 5.0}}, 16},
+      {"a NaN opening the second part", 100000, {{50000, nan}, {99999, 3.0}}, 99999},
+      {"the maximum in the last part's remainder", 100000, {{99999, 2.0}}, 99999},
+      {"every score -inf but NaNs: the first", 100000, {{0, -HUGE_VAL}, {1, nan}}, 0},
   };
   for (infiniDtype_t dtype : kFloatDtypes) {
     for (const Case& c : cases) {
       SCOPED_TRACE(std::string(c.name) + ", dtype " + std::to_string(dtype));
-      Tensor probs(Layout::Contiguous({100}), dtype),
+      Tensor probs(Layout::Contiguous({c.voc}), dtype),
           result(Layout::Contiguous({}), INFINI_DTYPE_I64);
-      for (size_t i = 0; i < 100; ++i) probs.Set(i, -1.0);
+      const bool all_infinite = c.set.front().second == -HUGE_VAL;
+      for (size_t i = 0; i < c.voc; ++i) probs.Set(i, all_infinite ? -HUGE_VAL : -1.0);
       for (const auto& [at, value] : c.set) probs.Set(at, value);
       probs.Upload(stream);
       infiniopRandomSampleDescriptor_t desc = nullptr;

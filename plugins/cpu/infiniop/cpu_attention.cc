@@ -241,10 +241,10 @@ template <int kLanes>
   float block_max = -std::numeric_limits<float>::infinity();
   for (size_t j = 0; j < n; ++j) block_max = std::max(block_max, s[j]);
   const float new_max = std::max(*max, block_max);
-  const float correction = Exp(*max - new_max);  // 0 for the first block
+  const float correction = ExpOfNonPositive(*max - new_max);  // 0 for the first block
   float block_sum = 0;
   for (size_t j = 0; j < n; ++j) {
-    s[j] = Exp(s[j] - new_max);
+    s[j] = ExpOfNonPositive(s[j] - new_max);
     block_sum += s[j];
   }
   for (size_t j = n; j < kKeyBlock; ++j) s[j] = 0;

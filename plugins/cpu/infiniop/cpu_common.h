@@ -221,12 +221,54 @@ constexpr size_t kParallelGrain = size_t{1} << 16;
   return x < 0.0f ? 2.0f - erfc_z : erfc_z;
 }
 
+// e^x for x <= 0 (as softmax's x - max and sigmoid's -|x| are) in float, with half the
+// instructions of VectorisableExp: n = round(x / ln 2) is then at most 0 (at most 127 up to x =
+// 88), so 2^n is one normal float and there is no overflow to handle. 0 below -87.3, NaN for NaN.
+[[gnu::always_inline]] inline float VectorisableExpOfNonPositive(float x) {
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kLn2High = 0.693359375f, kLn2Low = -2.12194440e-4f;
+  constexpr float kMin = -87.33654475f;
+  constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  constexpr int32_t kShifterBits = 0x4b400000;
+  const float clamped = x > kMin ? x : kMin;  // NaN too: the answer is chosen at the end
+  const float shifted = clamped * kLog2e + kShifter;
+  const float fn = shifted - kShifter;
+  int32_t shifted_bits;
+  std::memcpy(&shifted_bits, &shifted, 4);
+  const float r = (clamped - fn * kLn2High) - fn * kLn2Low;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float e_r = p * (r * r) + r + 1.0f;
+  const uint32_t bits = static_cast<uint32_t>(shifted_bits - kShifterBits + 127) << 23;
+  float two_n;
+  std::memcpy(&two_n, &bits, 4);
+  const float y = x < kMin ? 0.0f : e_r * two_n;
+  return x != x ? x : y;
+}
+
 // The functions the floating operators compute with: in float without a call, so that their
 // loops vectorise; in double, the C library's.
 [[gnu::always_inline]] inline float Exp(float x) { return VectorisableExp(x); }
 inline double Exp(double x) { return std::exp(x); }
+// Exp for arguments at most 0 (the float version's only domain: see above).
+[[gnu::always_inline]] inline float ExpOfNonPositive(float x) {
+  return VectorisableExpOfNonPositive(x);
+}
+inline double ExpOfNonPositive(double x) { return std::exp(x); }
 inline float Erfc(float x) { return VectorisableErfc(x); }
 inline double Erfc(double x) { return std::erfc(x); }
+
+// 1 / (1 + e^-x), from e = e^-|x| (never overflowing): 1 / (1 + e) for x >= 0, e / (1 + e) below,
+// which keeps its relative precision where the result is tiny. 0 at -inf, 1 at inf, NaN for NaN.
+template <class V>
+[[gnu::always_inline]] inline V Sigmoid(V x) {
+  const V e = ExpOfNonPositive(x < V(0) ? x : -x);
+  return (x < V(0) ? e : V(1)) / (V(1) + e);
+}
 
 // --- Plans -------------------------------------------------------------------------------------
 

@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <memory>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -360,6 +362,83 @@ bool IsResultDtype(infiniDtype_t dtype) {
          dtype == INFINI_DTYPE_U64;
 }
 
+// The largest number among scores[begin, end) and the first index holding it, in one pass of
+// kBlock running lanes, each keeping its largest and where it first saw it (a loop that
+// vectorises: the indices are as wide as the values). A NaN is above nothing, so never taken;
+// where no number is above -inf, the answer is -inf (and its index means nothing).
+template <class T>
+struct LargestAt {
+  ValueOf<T> value;
+  size_t index;
+};
+
+template <class T>
+[[gnu::always_inline]] inline LargestAt<T> FirstLargestLoop(const T* scores, size_t begin,
+                                                            size_t end) {
+  using V = ValueOf<T>;
+  using Index = std::conditional_t<sizeof(V) == 8, uint64_t, uint32_t>;
+  V lanes[kBlock];
+  Index where[kBlock];
+  for (size_t k = 0; k < kBlock; ++k) {
+    lanes[k] = -std::numeric_limits<V>::infinity();
+    where[k] = 0;
+  }
+  size_t i = begin;
+  for (; i + kBlock <= end; i += kBlock) {
+    for (size_t k = 0; k < kBlock; ++k) {
+      const V value = Load(scores[i + k]);
+      const bool above = value > lanes[k];
+      lanes[k] = above ? value : lanes[k];
+      where[k] = above ? static_cast<Index>(i + k) : where[k];
+    }
+  }
+  LargestAt<T> best{-std::numeric_limits<V>::infinity(), 0};
+  for (size_t k = 0; k < kBlock; ++k) {
+    if (lanes[k] > best.value || (lanes[k] == best.value && where[k] < best.index)) {
+      best = {lanes[k], where[k]};
+    }
+  }
+  for (; i < end; ++i) {  // after every lane's index, so only a larger value wins
+    const V value = Load(scores[i]);
+    if (value > best.value) best = {value, i};
+  }
+  return best;
+}
+
+template <class T>
+LargestAt<T> FirstLargestBaseline(const T* scores, size_t begin, size_t end) {
+  return FirstLargestLoop(scores, begin, end);
+}
+
+#if INFINIOP_CPU_HAS_X86_KERNELS
+template <class T>
+INFINIOP_CPU_TARGET_AVX2 LargestAt<T> FirstLargestAvx2(const T* scores, size_t begin, size_t end) {
+  return FirstLargestLoop(scores, begin, end);
+}
+
+template <class T>
+INFINIOP_CPU_TARGET_AVX512 LargestAt<T> FirstLargestAvx512(const T* scores, size_t begin,
+                                                           size_t end) {
+  return FirstLargestLoop(scores, begin, end);
+}
+#endif
+
+template <class T>
+LargestAt<T> FirstLargest(const T* scores, size_t begin, size_t end) {
+  const Isa isa = SelectedIsa();
+#if INFINIOP_CPU_HAS_X86_KERNELS
+  if (isa == Isa::kAvx512) return FirstLargestAvx512(scores, begin, end);
+  if (isa == Isa::kAvx2) return FirstLargestAvx2(scores, begin, end);
+#else
+  (void)isa;
+#endif
+  return FirstLargestBaseline(scores, begin, end);
+}
+
+// The least part of an arg max worth a thread: 16 Ki scores (64 KiB of floats) take a few
+// microseconds, about what handing them to a spinning helper costs.
+constexpr size_t kArgMaxGrain = size_t{1} << 14;
+
 // One index drawn from probs [voc] (voc at least 1), written to the 0-D result in its dtype: the
 // first maximum when random_val, topp or temperature is 0 or topk is 1, else SampleSorted's draw.
 // The sort's candidates are allocated here, per call (Create reports no workspace); were that to
@@ -393,29 +472,20 @@ class RandomSamplePlan final : public Plan {
     return best;
   }
 
-  // The same for packed scores: the maximum in kBlock running lanes (a loop that vectorises),
-  // then the first index holding it.
+  // The same for packed scores, in parallel: each part's first largest (FirstLargest), then the
+  // parts' in order. With no number above -inf, scores[0] (not NaN here) is the first maximum.
   size_t ContiguousArgMax(const T* probs) const {
-    using V = ValueOf<T>;
-    V lanes[kBlock];
-    for (size_t k = 0; k < kBlock; ++k) lanes[k] = Load(probs[0]);
-    size_t i = 0;
-    for (; i + kBlock <= voc_; i += kBlock) {
-      for (size_t k = 0; k < kBlock; ++k) {
-        const V value = Load(probs[i + k]);
-        lanes[k] = value > lanes[k] ? value : lanes[k];  // a NaN is not above anything
+    if (voc_ > UINT32_MAX) return FirstLargest(probs, 0, voc_).index;  // lanes' indices are 32-bit
+    std::mutex mutex;
+    LargestAt<T> best{-std::numeric_limits<ValueOf<T>>::infinity(), 0};
+    ParallelFor(voc_, kArgMaxGrain, [&](size_t begin, size_t end) {
+      const LargestAt<T> part = FirstLargest(probs, begin, end);
+      std::lock_guard<std::mutex> lock(mutex);
+      if (part.value > best.value || (part.value == best.value && part.index < best.index)) {
+        best = part;
       }
-    }
-    V max = lanes[0];
-    for (size_t k = 1; k < kBlock; ++k) max = lanes[k] > max ? lanes[k] : max;
-    for (; i < voc_; ++i) {
-      const V value = Load(probs[i]);
-      max = value > max ? value : max;
-    }
-    for (size_t j = 0; j < voc_; ++j) {
-      if (Load(probs[j]) == max) return j;
-    }
-    return 0;  // not reached: max is one of the scores
+    });
+    return best.value == -std::numeric_limits<ValueOf<T>>::infinity() ? 0 : best.index;
   }
 
   size_t Sample(const T* probs, const infiniopBackendRunParams& params) const {

@@ -343,18 +343,21 @@ class AddRMSNormPlan final : public Plan {
 }
 
 // A float line: each exponential computed once, into y (a loop that vectorises), summed in
-// vectors, then scaled; the log form reads x after, so it is used out of place only.
+// vectors, then scaled. The log form sums the exponentials in running lanes without storing them,
+// then writes y = x - (max + log sum) in one pass (in place too: each x is read before its y is
+// written).
 template <bool kLog>
 [[gnu::always_inline]] inline void SoftmaxFloatLine(float* y, const float* x, size_t n) {
   const float max = VectorMax(x, n);
-  INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
-  for (size_t i = 0; i < n; ++i) y[i] = Exp(x[i] - max);
-  const float sum = VectorSum(y, n);
   if constexpr (kLog) {
+    const float sum = SumOf<float>(x, n, [max](float v) { return ExpOfNonPositive(v - max); });
     const float shift = max + std::log(sum);
     INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
     for (size_t i = 0; i < n; ++i) y[i] = x[i] - shift;
   } else {
+    INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
+    for (size_t i = 0; i < n; ++i) y[i] = ExpOfNonPositive(x[i] - max);
+    const float sum = VectorSum(y, n);
     const float inverse = 1.0f / sum;
     INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
     for (size_t i = 0; i < n; ++i) y[i] *= inverse;
@@ -365,10 +368,8 @@ template <class T, bool kLog>
 [[gnu::always_inline]] inline void SoftmaxLineLoop(T* y, const T* x, size_t n) {
   using V = ValueOf<T>;
   if constexpr (std::is_same_v<T, float>) {
-    if (!kLog || y != x) {
-      SoftmaxFloatLine<kLog>(y, x, n);
-      return;
-    }
+    SoftmaxFloatLine<kLog>(y, x, n);
+    return;
   }
   V maxima[kBlock];
   for (size_t k = 0; k < kBlock; ++k) maxima[k] = -std::numeric_limits<V>::infinity();
@@ -382,7 +383,7 @@ template <class T, bool kLog>
   V max = -std::numeric_limits<V>::infinity();
   for (size_t k = 0; k < kBlock; ++k) max = std::max(max, maxima[k]);
   for (; j < n; ++j) max = std::max(max, Load(x[j]));
-  const V sum = SumOf<V>(x, n, [max](V v) { return Exp(v - max); });
+  const V sum = SumOf<V>(x, n, [max](V v) { return ExpOfNonPositive(v - max); });
   if constexpr (kLog) {
     const V shift = max + std::log(sum);
     INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
@@ -390,7 +391,7 @@ template <class T, bool kLog>
   } else {
     const V inverse = V(1) / sum;
     INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
-    for (size_t i = 0; i < n; ++i) y[i] = Store<T>(Exp(Load(x[i]) - max) * inverse);
+    for (size_t i = 0; i < n; ++i) y[i] = Store<T>(ExpOfNonPositive(Load(x[i]) - max) * inverse);
   }
 }
 
@@ -454,18 +455,20 @@ class SoftmaxPlan final : public Plan {
     V lanes[kBlock] = {};
     ptrdiff_t j = 0;
     for (; j + static_cast<ptrdiff_t>(kBlock) <= n; j += kBlock) {
-      for (size_t k = 0; k < kBlock; ++k) lanes[k] += Exp(Load(x[(j + k) * x_step]) - max);
+      for (size_t k = 0; k < kBlock; ++k) {
+        lanes[k] += ExpOfNonPositive(Load(x[(j + k) * x_step]) - max);
+      }
     }
     V sum = 0;
     for (size_t k = 0; k < kBlock; ++k) sum += lanes[k];
-    for (; j < n; ++j) sum += Exp(Load(x[j * x_step]) - max);
+    for (; j < n; ++j) sum += ExpOfNonPositive(Load(x[j * x_step]) - max);
     if constexpr (kLog) {
       const V shift = max + std::log(sum);
       for (ptrdiff_t i = 0; i < n; ++i) y[i * y_step] = Store<T>(Load(x[i * x_step]) - shift);
     } else {
       const V inverse = V(1) / sum;
       for (ptrdiff_t i = 0; i < n; ++i) {
-        y[i * y_step] = Store<T>(Exp(Load(x[i * x_step]) - max) * inverse);
+        y[i * y_step] = Store<T>(ExpOfNonPositive(Load(x[i * x_step]) - max) * inverse);
       }
     }
   }
@@ -506,7 +509,7 @@ class SiluAndMulPlan final : public Plan {
   static ValueOf<T> Product(T gate_element, T up_element) {
     using V = ValueOf<T>;
     const V gate = Load(gate_element);
-    return gate / (V(1) + Exp(-gate)) * Load(up_element);
+    return gate * Sigmoid(gate) * Load(up_element);
   }
 
   Lines lines_;

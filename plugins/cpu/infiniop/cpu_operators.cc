@@ -35,12 +35,6 @@ namespace infinirt::infiniop_cpu {
 
 namespace {
 
-// 1 / (1 + e^-x): 0 where e^-x overflows, 1 where it underflows.
-template <class V>
-V Sigmoid(V x) {
-  return V(1) / (V(1) + Exp(-x));
-}
-
 // --- Binary operators: c = op(a, b) --------------------------------------------------------------
 
 struct AddOp {

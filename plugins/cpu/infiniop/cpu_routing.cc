@@ -271,11 +271,11 @@ class RouterPlan final : public Plan {
     float max = -INFINITY;
     for (float score : scores) max = std::max(max, score);
     float sum = 0;
-    for (float score : scores) sum += Exp(score - max);
+    for (float score : scores) sum += ExpOfNonPositive(score - max);
     SelectLargest(scores.data(), experts_, topk, candidates);
     float chosen = 0;
     for (size_t j = 0; j < topk; ++j) {
-      values[j] = Exp(candidates[j].value - max) / sum;
+      values[j] = ExpOfNonPositive(candidates[j].value - max) / sum;
       indices[j] = static_cast<int32_t>(candidates[j].index);
       chosen += values[j];
     }
