@@ -1439,9 +1439,10 @@ typedef struct infinirtBackendProp {
   X(infinirtError_t, StreamGetNativeHandle, (void** nativeStream, infinirtStream_t stream))        \
   /* LaunchHostFunc for host work that touches about `bytes` bytes: where the backend runs host    \
      work itself (the CPU backend) and the stream has nothing pending, work of at most its inline  \
-     threshold (plugins.cpu.inline_bytes) runs in the calling thread, in stream order, before the  \
-     call returns; otherwise, and on the other backends, it is queued as LaunchHostFunc queues.    \
-     Captured as LaunchHostFunc. fn must not wait for anything the caller does after the call. */  \
+     threshold (plugins.cpu.work_inline_bytes) runs in the calling thread, in stream order,        \
+     before the call returns; otherwise, and on the other backends, it is queued as LaunchHostFunc \
+     queues. Captured as LaunchHostFunc. fn must not wait for anything the caller does after the   \
+     call. */                                                                                      \
   X(infinirtError_t, LaunchHostWork,                                                               \
     (infinirtStream_t stream, infinirtHostFn_t fn, void* userData, size_t bytes))                  \
   /* The vendor runtime's own event behind an InfiniRT event (a cudaEvent_t for NVIDIA). An event  \

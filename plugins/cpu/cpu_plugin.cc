@@ -39,6 +39,12 @@ constexpr int kMaxDevices = 64;
 // doing it (bench/: "InlineThreshold").
 constexpr int64_t kDefaultInlineBytes = 16 << 10;
 constexpr int64_t kMaxInlineBytes = int64_t{1} << 30;
+// Host work (LaunchHostWork: InfiniOP's CPU operators) up to this size runs in the calling thread
+// when its stream is idle. Its measure is not the caller's time in the call but the call's time
+// to its result: handing work to a worker and waking the waiting thread afterwards costs tens of
+// microseconds on a virtual machine, a few hundredths of an operator that touches 64 MiB (a
+// millisecond or two). (ONNX Runtime and PyTorch run every CPU operator in the calling thread.)
+constexpr int64_t kDefaultWorkInlineBytes = int64_t{64} << 20;
 
 struct StreamHandle {
   std::shared_ptr<Stream> stream;
@@ -112,6 +118,7 @@ struct PluginState {
   uint64_t epoch = 0;
   int worker_threads = 0;
   size_t inline_bytes = 0;
+  size_t work_inline_bytes = 0;
   bool shareable_memory = false;  // Malloc gives memory other processes can open (shared_memory.h)
   int device_count = 1;
   std::unique_ptr<WorkerPool> pool;  // shared by every device
@@ -189,18 +196,19 @@ Stream& StreamOf(int device, infinirtPluginStream_t handle) {
 }
 
 // Queues a copy or set of `bytes` on a stream: done in the caller when the stream is idle and the
-// work small or `synchronous` (a host-to-host copy, which CUDA makes synchronous: the caller
-// waits for it anyway, so doing it is never slower), otherwise by the workers. Synchronous work
-// returns done, and is refused inside a host function, where waiting is not allowed (`what`
-// names it).
+// work small (at most `inline_limit`) or `synchronous` (a host-to-host copy, which CUDA makes
+// synchronous: the caller waits for it anyway, so doing it is never slower), otherwise by the
+// workers. Synchronous work returns done, and is refused inside a host function, where waiting is
+// not allowed (`what` names it).
 template <class Work>
 infinirtError_t QueueWork(int device, infinirtPluginStream_t stream, bool synchronous, size_t bytes,
-                          const char* what, Work work) {
+                          const char* what, Work work,
+                          size_t inline_limit = g_state->inline_bytes) {
   if (synchronous && OnWorkerThread()) return RefuseOnWorker(what);
   Device& engine = EngineOf(device);
   Stream& target = StreamOf(device, stream);
   uint64_t seq;
-  if ((synchronous || bytes <= g_state->inline_bytes) && engine.TryRunInline(target, work, &seq)) {
+  if ((synchronous || bytes <= inline_limit) && engine.TryRunInline(target, work, &seq)) {
     return infinirtSuccess;
   }
   seq = engine.Submit(target, {}, std::move(work));
@@ -294,6 +302,9 @@ void ReadConfig(const char* config_json, PluginState* state) {
   state->worker_threads = threads == 0 ? automatic : static_cast<int>(threads);
   state->inline_bytes = static_cast<size_t>(IntegerFromConfig(
       config, "inline_bytes", 0, kMaxInlineBytes, kDefaultInlineBytes, "0 = never inline"));
+  state->work_inline_bytes =
+      static_cast<size_t>(IntegerFromConfig(config, "work_inline_bytes", 0, kMaxInlineBytes,
+                                            kDefaultWorkInlineBytes, "0 = never inline"));
   state->device_count =
       static_cast<int>(IntegerFromConfig(config, "devices", 1, kMaxDevices, 1, "the CPU devices"));
   state->shareable_memory = BooleanFromConfig(config, "shareable_memory", false,
@@ -724,8 +735,9 @@ struct CpuPlugin {
   // Small host work on an idle stream runs in the caller, as small copies do.
   static infinirtError_t LaunchHostWork(int device, infinirtPluginStream_t stream,
                                         infinirtHostFn_t fn, void* user_data, size_t bytes) {
-    return QueueWork(device, stream, /*synchronous=*/false, bytes, "LaunchHostWork",
-                     [fn, user_data] { fn(user_data); });
+    return QueueWork(
+        device, stream, /*synchronous=*/false, bytes, "LaunchHostWork",
+        [fn, user_data] { fn(user_data); }, g_state->work_inline_bytes);
   }
 
   static infinirtError_t EventCreate(int, infinirtPluginEvent_t* event, unsigned int flags) {

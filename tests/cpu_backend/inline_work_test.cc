@@ -38,6 +38,22 @@ class InlineWorkTest : public ::testing::Test {
     infinirtFinalize();
   }
   bool WorkersStarted() const { return ProcessThreadCount() > threads_before_; }
+  // Restarts the runtime with `config` as its configuration file (INFINIRT_CONFIG).
+  void RestartWith(const std::string& config) {
+    char path[] = "/tmp/infinirt_inline_XXXXXX";
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, config.data(), config.size()), static_cast<ssize_t>(config.size()));
+    close(fd);
+    infinirtFree(device_);
+    device_ = nullptr;
+    ASSERT_OK(infinirtFinalize());
+    setenv("INFINIRT_CONFIG", path, 1);
+    ASSERT_OK(infinirtInit());
+    unlink(path);
+    unsetenv("INFINIRT_CONFIG");
+    ASSERT_OK(infinirtMalloc(&device_, 2 * kSmall));
+  }
   bool DeviceHolds(int value, size_t offset = 0) const {
     const auto* bytes = static_cast<const unsigned char*>(device_) + offset;
     for (size_t i = 0; i < kSmall; ++i) {
@@ -239,20 +255,7 @@ TEST_F(InlineWorkTest, ASmallGraphWithoutHostNodesRunsInTheCaller) {
 
 // plugins.cpu.inline_bytes = 0: nothing asynchronous runs in the caller.
 TEST_F(InlineWorkTest, AThresholdOfZeroHandsEverythingToTheWorkers) {
-  char path[] = "/tmp/infinirt_inline_XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  const std::string config = R"({"plugins": {"cpu": {"inline_bytes": 0}}})";
-  ASSERT_EQ(write(fd, config.data(), config.size()), static_cast<ssize_t>(config.size()));
-  close(fd);
-  infinirtFree(device_);
-  device_ = nullptr;
-  ASSERT_OK(infinirtFinalize());
-  setenv("INFINIRT_CONFIG", path, 1);
-  ASSERT_OK(infinirtInit());
-  unlink(path);
-  unsetenv("INFINIRT_CONFIG");
-  ASSERT_OK(infinirtMalloc(&device_, 2 * kSmall));
+  ASSERT_NO_FATAL_FAILURE(RestartWith(R"({"plugins": {"cpu": {"inline_bytes": 0}}})"));
   ASSERT_OK(infinirtMemcpyAsync(device_, host_.data(), kSmall, infinirtMemcpyHostToDevice,
                                 infinirtStreamPerThread));
   ASSERT_OK(infinirtStreamSynchronize(infinirtStreamPerThread));
@@ -284,6 +287,13 @@ TEST_F(InlineWorkTest, SmallHostWorkOnAnIdleStreamRunsInTheCaller) {
     EXPECT_EQ(small.thread, std::this_thread::get_id());
   }
   EXPECT_FALSE(WorkersStarted());
+  // Host work has a threshold of its own (plugins.cpu.work_inline_bytes, 64 MiB by default),
+  // above the copies' (16 KiB): 1 MiB runs in the caller too.
+  HostWorkRecord medium{{}, 0, &counter};
+  ASSERT_OK(infinirtLaunchHostWork(nullptr, &RecordHostWork, &medium, size_t{1} << 20));
+  EXPECT_NE(medium.order, 0) << "not run when the call returned";
+  EXPECT_EQ(medium.thread, std::this_thread::get_id());
+  EXPECT_FALSE(WorkersStarted());
   // Too large: a worker runs it.
   HostWorkRecord large{{}, 0, &counter};
   ASSERT_OK(infinirtLaunchHostWork(nullptr, &RecordHostWork, &large, size_t{1} << 30));
@@ -292,6 +302,27 @@ TEST_F(InlineWorkTest, SmallHostWorkOnAnIdleStreamRunsInTheCaller) {
   EXPECT_NE(large.thread, std::this_thread::get_id());
   EXPECT_EQ(infinirtLaunchHostWork(nullptr, nullptr, &small, 0), infinirtErrorInvalidValue);
   infinirtGetLastError();
+}
+
+// plugins.cpu.work_inline_bytes: host work above it is handed to a worker, and at 0 all of it.
+TEST_F(InlineWorkTest, HostWorkAboveItsThresholdRunsOnAWorker) {
+  ASSERT_NO_FATAL_FAILURE(RestartWith(R"({"plugins": {"cpu": {"work_inline_bytes": 4096}}})"));
+  std::atomic<int> counter{0};
+  HostWorkRecord small{{}, 0, &counter}, large{{}, 0, &counter};
+  ASSERT_OK(infinirtLaunchHostWork(nullptr, &RecordHostWork, &small, 4096));
+  EXPECT_EQ(small.thread, std::this_thread::get_id());
+  EXPECT_FALSE(WorkersStarted());
+  ASSERT_OK(infinirtLaunchHostWork(nullptr, &RecordHostWork, &large, 4097));
+  ASSERT_OK(infinirtStreamSynchronize(nullptr));
+  EXPECT_NE(large.order, 0);
+  EXPECT_NE(large.thread, std::this_thread::get_id());
+
+  ASSERT_NO_FATAL_FAILURE(RestartWith(R"({"plugins": {"cpu": {"work_inline_bytes": 0}}})"));
+  HostWorkRecord tiny{{}, 0, &counter};
+  ASSERT_OK(infinirtLaunchHostWork(nullptr, &RecordHostWork, &tiny, 1));
+  ASSERT_OK(infinirtStreamSynchronize(nullptr));
+  EXPECT_NE(tiny.order, 0);
+  EXPECT_NE(tiny.thread, std::this_thread::get_id());
 }
 
 TEST_F(InlineWorkTest, SmallHostWorkBehindPendingWorkKeepsItsPlace) {

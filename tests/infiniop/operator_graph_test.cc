@@ -171,7 +171,7 @@ TEST_F(InfiniopTest, EveryOperatorRunsInStreamOrderAndReplaysInAGraphAsItRuns) {
 // its output is written when the call returns. Behind pending work it waits its turn.
 TEST_F(InfiniopTest, ASmallCpuCallOnAnIdleStreamIsDoneWhenItReturns) {
   if (device_type != INFINI_DEVICE_CPU) GTEST_SKIP() << "the CPU backend's behaviour";
-  constexpr size_t kCount = 1024;  // 12 KiB in all: under the 16 KiB inline threshold
+  constexpr size_t kCount = 1024;  // 12 KiB in all: under the 64 MiB threshold of host work
   std::vector<float> a(kCount, 1.5f), b(kCount, 2.0f), c(kCount, 0.0f);
   const size_t shape[] = {kCount};
   infiniopTensorDescriptor_t desc_t = nullptr;
