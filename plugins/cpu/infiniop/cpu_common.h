@@ -160,25 +160,23 @@ constexpr size_t kParallelGrain = size_t{1} << 16;
 #define INFINIOP_CPU_NO_LOOP_CARRIED_DEPENDENCE
 #endif
 
-// e^x in float without a call or a branch, so that a loop of it vectorises (a loop calling expf
-// does not): x = n ln 2 + r with |r| <= ln 2 / 2, e^r by Cephes' polynomial for expf (about 1 ulp),
-// 2^n through the exponent bits. Below -87.3 (where 2^n would leave the normal range) it answers
-// 0, above 88.72 infinity, and NaN for NaN, as expf does (but for denormal results, flushed to 0).
-// Its comparisons vectorise only where they may not trap (-fno-trapping-math: CMakeLists.txt).
-[[gnu::always_inline]] inline float VectorisableExp(float x) {
+// e^x = 2^n e^r for an x the caller has clamped to where its 2^n is representable: x = n ln 2 + r
+// with |r| <= ln 2 / 2, e^r by Cephes' polynomial for expf (about 1 ulp). Without a call or a
+// branch, so that a loop of it vectorises (a loop calling expf does not).
+struct ExpParts {
+  float e_r;  // e^r
+  int32_t n;
+};
+
+[[gnu::always_inline]] inline ExpParts ReducedExp(float clamped) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2High = 0.693359375f, kLn2Low = -2.12194440e-4f;
-  constexpr float kMin = -87.33654475f, kMax = 88.72283905f;
   constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   constexpr int32_t kShifterBits = 0x4b400000;
-  // NaN compares false: it becomes kMin here (n stays in range), and NaN again at the end.
-  float clamped = x > kMin ? x : kMin;
-  clamped = clamped < kMax ? clamped : kMax;
   const float shifted = clamped * kLog2e + kShifter;  // n in the low mantissa bits
   const float fn = shifted - kShifter;
   int32_t shifted_bits;
   std::memcpy(&shifted_bits, &shifted, 4);
-  const int32_t n = shifted_bits - kShifterBits;
   const float r = (clamped - fn * kLn2High) - fn * kLn2Low;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -186,16 +184,30 @@ constexpr size_t kParallelGrain = size_t{1} << 16;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  const float e_r = p * (r * r) + r + 1.0f;
+  return {p * (r * r) + r + 1.0f, shifted_bits - kShifterBits};
+}
+
+// Below this e^x is 0 to the exponentials here: 2^n would leave the normal range.
+constexpr float kExpMin = -87.33654475f;
+
+// e^x in float, vectorisable (ReducedExp): 0 below kExpMin, infinity above 88.72, and NaN for
+// NaN, as expf does (but for denormal results, flushed to 0). Its comparisons vectorise only
+// where they may not trap (-fno-trapping-math: CMakeLists.txt).
+[[gnu::always_inline]] inline float VectorisableExp(float x) {
+  constexpr float kMax = 88.72283905f;
+  // NaN compares false: it becomes kExpMin here (n stays in range), and NaN again at the end.
+  float clamped = x > kExpMin ? x : kExpMin;
+  clamped = clamped < kMax ? clamped : kMax;
+  const ExpParts parts = ReducedExp(clamped);
   // 2^n for n in [-126, 128] as 2^(n/2) * 2^(n - n/2), each a normal float.
-  const int32_t half = n >> 1;
+  const int32_t half = parts.n >> 1;
   const uint32_t bits_a = static_cast<uint32_t>(half + 127) << 23;
-  const uint32_t bits_b = static_cast<uint32_t>(n - half + 127) << 23;
+  const uint32_t bits_b = static_cast<uint32_t>(parts.n - half + 127) << 23;
   float two_a, two_b;
   std::memcpy(&two_a, &bits_a, 4);
   std::memcpy(&two_b, &bits_b, 4);
-  float y = e_r * two_a * two_b;
-  y = x < kMin ? 0.0f : y;
+  float y = parts.e_r * two_a * two_b;
+  y = x < kExpMin ? 0.0f : y;
   y = x > kMax ? std::numeric_limits<float>::infinity() : y;
   return x != x ? x : y;
 }
@@ -221,32 +233,17 @@ constexpr size_t kParallelGrain = size_t{1} << 16;
   return x < 0.0f ? 2.0f - erfc_z : erfc_z;
 }
 
-// e^x for x <= 0 (as softmax's x - max and sigmoid's -|x| are) in float, with half the
-// instructions of VectorisableExp: n = round(x / ln 2) is then at most 0 (at most 127 up to x =
-// 88), so 2^n is one normal float and there is no overflow to handle. 0 below -87.3, NaN for NaN.
+// e^x for x <= 0 (as softmax's x - max and sigmoid's -|x| are) in float, with fewer
+// instructions than VectorisableExp: n = round(x / ln 2) is then at most 0 (at most 127 up to x =
+// 88), so 2^n is one normal float and there is no overflow to handle. 0 below kExpMin, NaN for
+// NaN.
 [[gnu::always_inline]] inline float VectorisableExpOfNonPositive(float x) {
-  constexpr float kLog2e = 1.44269504088896341f;
-  constexpr float kLn2High = 0.693359375f, kLn2Low = -2.12194440e-4f;
-  constexpr float kMin = -87.33654475f;
-  constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  constexpr int32_t kShifterBits = 0x4b400000;
-  const float clamped = x > kMin ? x : kMin;  // NaN too: the answer is chosen at the end
-  const float shifted = clamped * kLog2e + kShifter;
-  const float fn = shifted - kShifter;
-  int32_t shifted_bits;
-  std::memcpy(&shifted_bits, &shifted, 4);
-  const float r = (clamped - fn * kLn2High) - fn * kLn2Low;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float e_r = p * (r * r) + r + 1.0f;
-  const uint32_t bits = static_cast<uint32_t>(shifted_bits - kShifterBits + 127) << 23;
+  const float clamped = x > kExpMin ? x : kExpMin;  // NaN too: the answer is chosen at the end
+  const ExpParts parts = ReducedExp(clamped);
+  const uint32_t bits = static_cast<uint32_t>(parts.n + 127) << 23;
   float two_n;
   std::memcpy(&two_n, &bits, 4);
-  const float y = x < kMin ? 0.0f : e_r * two_n;
+  const float y = x < kExpMin ? 0.0f : parts.e_r * two_n;
   return x != x ? x : y;
 }
 
